@@ -1,0 +1,60 @@
+"""ensstab_dask: fast estimation of the stability of ensemble feature selectors, on Dask.
+
+Implements Onda et al., "Fast Estimation Method for the Stability of Ensemble Feature
+Selectors": a two-parameter simulator (n_useful, p) of a weak feature selector is fitted
+to a few real runs and predicts the stability of ensembles of that selector.
+"""
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+from .aggregation import aggregate_rankings, rank_scores, top_k
+from .estimation import (
+    FixedPointCheck,
+    FixedPointIteration,
+    PEstimate,
+    check_fixed_point,
+    count_useful,
+    estimate_p,
+    iterate_fixed_point,
+    selection_counts,
+    simulated_n_useful,
+    uniform_subsets,
+    uniform_threshold,
+)
+from .seeding import derive, make_rng
+from .simulation import simulate_ensembles, simulate_rankings, simulated_stability
+from .stability import NogueiraStability, NogueiraTest, nogueira_stability, nogueira_test, pairwise_similarity, stability
+
+try:
+    __version__ = _version("ensstab_dask")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    "__version__",
+    "aggregate_rankings",
+    "check_fixed_point",
+    "count_useful",
+    "derive",
+    "estimate_p",
+    "FixedPointCheck",
+    "FixedPointIteration",
+    "iterate_fixed_point",
+    "make_rng",
+    "nogueira_stability",
+    "nogueira_test",
+    "NogueiraStability",
+    "NogueiraTest",
+    "pairwise_similarity",
+    "PEstimate",
+    "rank_scores",
+    "selection_counts",
+    "simulate_ensembles",
+    "simulate_rankings",
+    "simulated_n_useful",
+    "simulated_stability",
+    "stability",
+    "top_k",
+    "uniform_subsets",
+    "uniform_threshold",
+]

@@ -1,0 +1,138 @@
+"""Input validation shared by the public functions.
+
+Errors name the parameter and what is allowed, in the style of
+``sklearn.utils.check_scalar``: TypeError for a wrong type, ValueError for a value out
+of range.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
+INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
+
+
+def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer count in ``[minimum, maximum]``; bools and floats are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name} must be {bound}; got {value}")
+    if maximum is not None and value > maximum:
+        bound = f"in [{minimum}, {maximum}]" if minimum is not None else f"<= {maximum}"
+        raise ValueError(f"{name} must be {bound}; got {value}")
+    return value
+
+
+def check_real(
+    value,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_minimum: bool = False,
+    open_maximum: bool = False,
+) -> float:
+    """A finite real number in the given (closed unless said otherwise) interval."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    value = float(value)
+    lo = "(" if open_minimum else "["
+    hi = ")" if open_maximum else "]"
+    allowed = f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
+    if math.isnan(value):
+        raise ValueError(f"{name} must be a number {allowed}; got NaN")
+    if (
+        (minimum is not None and (value < minimum or (open_minimum and value == minimum)))
+        or (maximum is not None and (value > maximum or (open_maximum and value == maximum)))
+        or math.isinf(value)
+    ):
+        raise ValueError(f"{name} must be {allowed}; got {value}")
+    return value
+
+
+def check_p(p, name: str = "p") -> float:
+    """The simulator's probability of picking from S_m: a number in [0, 1]."""
+    return check_real(p, name, minimum=0.0, maximum=1.0)
+
+
+def check_problem(n_feature, n_target, n_useful=None) -> tuple[int, int, int | None]:
+    """Validate ``1 <= n_target <= n_useful <= n_feature``."""
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    n_target = check_int(n_target, "n_target", minimum=1, maximum=n_feature)
+    if n_useful is not None:
+        n_useful = check_int(n_useful, "n_useful", minimum=n_target, maximum=n_feature)
+    return n_feature, n_target, n_useful
+
+
+def check_choice(value, name: str, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
+
+
+def check_subsets(
+    subsets, n_feature: int, *, size: int | None = None, name: str = "subsets", min_count: int = 1
+) -> list[np.ndarray]:
+    """Validate a collection of feature subsets and return them as sorted int arrays.
+
+    ``subsets`` may be a 2-D integer array (one subset per row), a boolean membership
+    matrix of shape ``(n_subsets, n_feature)``, or any iterable of iterables of feature
+    indices. Indices must be integers in ``[0, n_feature)`` without duplicates; with
+    ``size`` every subset must have exactly that many features.
+    """
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    if isinstance(subsets, np.ndarray) and subsets.dtype == bool:
+        if subsets.ndim != 2 or subsets.shape[1] != n_feature:
+            raise ValueError(
+                f"a boolean {name} matrix must have shape (n_subsets, n_feature={n_feature}); "
+                f"got {subsets.shape}"
+            )
+        rows = [np.flatnonzero(r) for r in subsets]
+    else:
+        if isinstance(subsets, (str, bytes)) or not isinstance(subsets, (Iterable, np.ndarray)):
+            raise TypeError(f"{name} must be a sequence of subsets of feature indices")
+        rows = []
+        for i, s in enumerate(subsets):
+            if isinstance(s, (set, frozenset)):
+                s = sorted(s)
+            arr = np.asarray(s)
+            if arr.ndim != 1:
+                raise ValueError(f"{name}[{i}] must be a 1-D collection of feature indices")
+            if arr.size and not np.issubdtype(arr.dtype, np.integer):
+                if np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr)):
+                    arr = arr.astype(np.int64)
+                else:
+                    raise TypeError(f"{name}[{i}] must hold integer feature indices; got dtype {arr.dtype}")
+            arr = arr.astype(np.int64, copy=False)
+            if arr.size and (arr.min() < 0 or arr.max() >= n_feature):
+                raise ValueError(
+                    f"{name}[{i}] has feature indices outside [0, {n_feature}): "
+                    f"min {arr.min()}, max {arr.max()}"
+                )
+            u = np.unique(arr)
+            if u.size != arr.size:
+                raise ValueError(f"{name}[{i}] has duplicate feature indices")
+            rows.append(u)
+    if len(rows) < min_count:
+        raise ValueError(f"{name} must hold at least {min_count} subsets; got {len(rows)}")
+    if size is not None:
+        for i, r in enumerate(rows):
+            if r.size != size:
+                raise ValueError(f"{name}[{i}] must have exactly {size} features (n_target); got {r.size}")
+    return rows
+
+
+def membership(rows: list[np.ndarray], n_feature: int, dtype=np.float64) -> np.ndarray:
+    """The (n_subsets, n_feature) 0/1 matrix of validated subsets."""
+    z = np.zeros((len(rows), n_feature), dtype=dtype)
+    for i, r in enumerate(rows):
+        z[i, r] = 1
+    return z

@@ -1,0 +1,125 @@
+"""Ensemble algorithms E: rankings in, ``n_target`` features out (SPEC section 3).
+
+Every aggregate is turned into an integer score per feature (lower is better) so that
+exact ties stay exact ties, and ties are broken uniformly at random, never by feature
+index: ``S'`` is the first ``n_useful`` indices, so an index tie-break would inflate the
+simulated stability.
+
+* ``mean_rank`` (default): sum of ranks (same order as the mean rank).
+* ``median_rank``: twice the median rank (an integer even for even ``m_ensemble``).
+* ``vote``: minus the number of weak selectors whose top ``n_target`` holds the feature.
+* ``reciprocal_rank``: minus the sum of ``1/rank`` in fixed point, ``floor(2**b / rank)``
+  with ``b`` as large as int64 allows; equal multisets of ranks tie exactly. Two
+  different multisets whose reciprocal sums differ by less than ``m * 2**-b`` may be
+  ordered by rounding rather than at random.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import AGGREGATES, check_choice, check_int
+from .seeding import SeedLike, make_rng
+
+__all__ = ["aggregate_rankings", "ensemble_scores", "top_k", "rank_scores"]
+
+
+def ensemble_scores(ranks: np.ndarray, n_target: int, aggregate: str = "mean_rank") -> np.ndarray:
+    """Integer scores (lower is better) of ``ranks`` of shape (..., m_ensemble, n_feature)."""
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    ranks = np.asarray(ranks)
+    m = ranks.shape[-2]
+    if aggregate == "mean_rank":
+        return ranks.sum(axis=-2, dtype=np.int64)
+    if aggregate == "median_rank":
+        # 2 * median is an exact integer: ranks are far below 2**52.
+        return np.rint(2.0 * np.median(ranks, axis=-2)).astype(np.int64)
+    if aggregate == "vote":
+        return -(ranks <= n_target).sum(axis=-2, dtype=np.int64)
+    bits = 62 - int(np.ceil(np.log2(m + 1)))
+    return -((np.int64(1) << np.int64(bits)) // ranks.astype(np.int64)).sum(axis=-2, dtype=np.int64)
+
+
+def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = None) -> np.ndarray:
+    """Indices of the ``k`` lowest scores of each row, ties broken uniformly at random.
+
+    Parameters
+    ----------
+    scores : array of shape (..., n_feature)
+        Any real dtype; exact equality defines a tie.
+    k : int
+    seed : None, int, SeedSequence or Generator
+        Consumed for one random permutation of the features per row.
+
+    Returns
+    -------
+    ndarray of int64, shape (..., k), each row sorted.
+    """
+    scores = np.asarray(scores)
+    n = scores.shape[-1]
+    k = check_int(k, "k", minimum=1, maximum=n)
+    rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
+    lead = scores.shape[:-1]
+    flat = scores.reshape(-1, n)
+    perm = np.broadcast_to(np.arange(n, dtype=np.int64), flat.shape).copy()
+    rng.permuted(perm, axis=1, out=perm)
+    if k == n:
+        chosen = np.broadcast_to(np.arange(n), flat.shape)
+    else:
+        # Everything strictly better than the k-th value is in; among the tied at that
+        # value the ones with the smallest random key are: a uniform subset of the ties.
+        kth = np.partition(flat, k - 1, axis=1)[:, k - 1 : k]
+        key = np.where(flat < kth, -1, np.where(flat == kth, perm, n))
+        chosen = np.argpartition(key, k - 1, axis=1)[:, :k]
+    return np.sort(chosen, axis=1).reshape(*lead, k).astype(np.int64)
+
+
+def aggregate_rankings(
+    ranks: np.ndarray, n_target: int, *, aggregate: str = "mean_rank", seed: SeedLike = None
+) -> np.ndarray:
+    """The ``n_target`` features an ensemble keeps.
+
+    Parameters
+    ----------
+    ranks : int array of shape (m_ensemble, n_feature) or (n_ensembles, m_ensemble, n_feature)
+        Ranks 1..n_feature of each weak selector.
+    n_target : int
+    aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
+    seed : None, int, SeedSequence or Generator
+        For the random tie-break.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_target,) or (n_ensembles, n_target), sorted.
+    """
+    ranks = np.asarray(ranks)
+    if ranks.ndim not in (2, 3):
+        raise ValueError(f"ranks must have shape (m_ensemble, n_feature) or (n_ensembles, m_ensemble, n_feature); got {ranks.shape}")
+    if not np.issubdtype(ranks.dtype, np.integer):
+        raise TypeError(f"ranks must hold integer ranks; got dtype {ranks.dtype}")
+    n_feature = ranks.shape[-1]
+    n_target = check_int(n_target, "n_target", minimum=1, maximum=n_feature)
+    if ranks.size and (ranks.min() < 1 or ranks.max() > n_feature):
+        raise ValueError(f"ranks must lie in [1, {n_feature}]")
+    return top_k(ensemble_scores(ranks, n_target, aggregate), n_target, seed=seed)
+
+
+def rank_scores(scores: np.ndarray, *, seed: SeedLike = None, descending: bool = True) -> np.ndarray:
+    """Ranks 1..n (1 = best) of the scores of each row, ties broken uniformly at random.
+
+    Used for real selectors, whose importances tie often (a random forest gives most
+    features importance 0).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if np.isnan(scores).any():
+        raise ValueError("scores must not contain NaN")
+    rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
+    lead, n = scores.shape[:-1], scores.shape[-1]
+    flat = scores.reshape(-1, n)
+    key = -flat if descending else flat
+    perm = np.broadcast_to(np.arange(n), flat.shape).copy()
+    rng.permuted(perm, axis=1, out=perm)
+    order = np.lexsort((perm, key), axis=-1)
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, n + 1)[None, :].repeat(len(flat), 0), axis=1)
+    return ranks.reshape(*lead, n).astype(np.int64)

@@ -1,0 +1,326 @@
+"""Estimating the simulator's parameters (SPEC sections 4-6).
+
+* :func:`uniform_threshold`: t_uniform, the largest selection count of the uniform
+  selector over ``n_runs`` runs.
+* :func:`count_useful`: A[f], the number of features a selector picks more often than
+  t_uniform.
+* :func:`simulated_n_useful`: A[f_{u,p}], the same statistic for the simulated selector.
+* :func:`estimate_p`: the p whose simulated single-selector stability matches a target.
+* :func:`check_fixed_point` and :func:`iterate_fixed_point`: the fixed point u = A[f_{u,p}].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import INDICES, check_choice, check_int, check_p, check_problem, check_real, check_subsets
+from .seeding import SeedLike, as_seed_sequence, derive, make_rng
+from .simulation import block_rows, simulate_rankings, simulated_stability, top_subsets
+
+__all__ = [
+    "uniform_subsets",
+    "uniform_threshold",
+    "selection_counts",
+    "count_useful",
+    "simulated_n_useful",
+    "estimate_p",
+    "PEstimate",
+    "check_fixed_point",
+    "FixedPointCheck",
+    "iterate_fixed_point",
+    "FixedPointIteration",
+]
+
+
+def uniform_subsets(n_feature: int, n_target: int, size: int, *, seed: SeedLike = None) -> np.ndarray:
+    """``size`` uniformly random ``n_target``-subsets of ``range(n_feature)``, sorted rows.
+
+    A partial Fisher-Yates shuffle (``n_target`` vectorised swaps per block of rows).
+    """
+    n_feature, n_target, _ = check_problem(n_feature, n_target)
+    size = check_int(size, "size", minimum=0)
+    rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
+    out = np.empty((size, n_target), dtype=np.int64)
+    step = block_rows(n_feature)
+    for start in range(0, size, step):
+        m = min(step, size - start)
+        arr = np.broadcast_to(np.arange(n_feature, dtype=np.int64), (m, n_feature)).copy()
+        rows = np.arange(m)
+        picks = rng.integers(np.arange(n_target)[:, None], n_feature, size=(n_target, m))
+        for t in range(n_target):
+            j = picks[t]
+            held = arr[:, t].copy()
+            arr[:, t] = arr[rows, j]
+            arr[rows, j] = held
+        out[start : start + m] = np.sort(arr[:, :n_target], axis=1)
+    return out
+
+
+def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) -> np.ndarray:
+    """How often each feature appears in ``subsets``: int64 array of length n_feature."""
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    if isinstance(subsets, np.ndarray) and subsets.ndim == 2 and np.issubdtype(subsets.dtype, np.integer) and (
+        n_target is None or subsets.shape[1] == n_target
+    ):
+        # Fast path for the (n_runs, n_target) arrays the library itself produces.
+        if subsets.size and (subsets.min() < 0 or subsets.max() >= n_feature):
+            raise ValueError(f"subsets has feature indices outside [0, {n_feature})")
+        if subsets.shape[1] > 1 and (np.diff(np.sort(subsets, axis=1), axis=1) == 0).any():
+            raise ValueError("subsets has a subset with duplicate feature indices")
+        return np.bincount(subsets.ravel(), minlength=n_feature).astype(np.int64)
+    rows = check_subsets(subsets, n_feature, size=n_target)
+    return np.bincount(np.concatenate(rows), minlength=n_feature).astype(np.int64) if rows else np.zeros(n_feature, np.int64)
+
+
+def uniform_threshold(n_feature: int, n_target: int, n_runs: int, *, seed: SeedLike = None) -> int:
+    """t_uniform: the largest selection count of ``n_runs`` uniform selectors (SPEC 4)."""
+    n_feature, n_target, _ = check_problem(n_feature, n_target)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    counts = selection_counts(uniform_subsets(n_feature, n_target, n_runs, seed=seed), n_feature)
+    return int(counts.max())
+
+
+def count_useful(subsets, n_feature: int, threshold: int, *, n_target: int | None = None) -> int:
+    """A[f]: the number of features selected in more than ``threshold`` of ``subsets``.
+
+    Parameters
+    ----------
+    subsets : the top-``n_target`` subsets of ``n_runs`` runs of a selector
+    n_feature : int
+    threshold : int
+        Usually :func:`uniform_threshold` with the same ``n_runs``.
+    n_target : int, optional
+        If given, every subset must have exactly this size.
+    """
+    threshold = check_int(threshold, "threshold", minimum=0)
+    return int((selection_counts(subsets, n_feature, n_target=n_target) > threshold).sum())
+
+
+def simulated_n_useful(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    n_runs: int,
+    threshold: int | None = None,
+    seed: SeedLike = None,
+) -> int:
+    """A[f_{u,p}]: n_useful recomputed with the simulated selector (SPEC section 6).
+
+    ``n_runs`` simulated selectors (stream ``derive(seed, 0)``) are counted against
+    ``threshold``; if it is None, t_uniform is drawn from ``n_runs`` uniform selectors on
+    stream ``derive(seed, 1)``.
+    """
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    p = check_p(p)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    ss = as_seed_sequence(seed)
+    if threshold is None:
+        threshold = uniform_threshold(n_feature, n_target, n_runs, seed=derive(ss, 1))
+    ranks = simulate_rankings(n_feature, n_target, n_useful, p, size=n_runs, seed=derive(ss, 0))
+    return count_useful(top_subsets(ranks, n_target), n_feature, threshold)
+
+
+@dataclass(frozen=True)
+class PEstimate:
+    """Result of :func:`estimate_p`. ``float(result)`` is ``result.p``."""
+
+    p: float
+    stability: float
+    target: float
+    method: str
+    evaluations: tuple[tuple[float, float], ...] = field(repr=False)
+    at_boundary: bool = False
+
+    def __float__(self) -> float:
+        return self.p
+
+
+def estimate_p(
+    target_stability: float,
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    *,
+    m_stability: int = 50,
+    method: str = "bisect",
+    grid=None,
+    bounds: tuple[float, float] | None = None,
+    xtol: float = 1e-3,
+    index: str = "jaccard",
+    seed: SeedLike = 0,
+) -> PEstimate:
+    """The p whose simulated single-selector stability is closest to ``target_stability``.
+
+    Every evaluation uses the same seed (common random numbers), so the simulated
+    curve is one fixed, smooth function of p (see :mod:`ensstab_dask.simulation`).
+
+    Parameters
+    ----------
+    target_stability : float
+        Observed stability of the single real selector, same ``index``.
+    method : {'bisect', 'grid'}
+        ``'grid'`` evaluates every p in ``grid`` (default 0, 0.01, ..., 1) and returns the
+        closest. ``'bisect'`` keeps a bracket ``S(lo) < target <= S(hi)`` on the curve
+        and halves it until it is narrower than ``xtol``; it then returns whichever end
+        is closer to the target. The bracket invariant holds for any function, so
+        residual Monte-Carlo wiggles cannot derail it. The curve falls slightly between
+        p = 0 and p ~ n_target/n_feature (the uniform point) and rises after; bisection
+        searches the rising branch, ``bounds`` default ``(n_target/n_feature, 1)``.
+    m_stability : int
+        Simulated runs per evaluation of the curve.
+    seed : int, SeedSequence or Generator
+        Shared by all evaluations.
+
+    Returns
+    -------
+    PEstimate
+    """
+    target = check_real(target_stability, "target_stability", minimum=-1.0, maximum=1.0)
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    check_choice(method, "method", ("bisect", "grid"))
+    check_choice(index, "index", INDICES)
+    xtol = check_real(xtol, "xtol", minimum=0.0, maximum=1.0, open_minimum=True)
+    ss = as_seed_sequence(seed)
+    cache: dict[float, float] = {}
+
+    def curve(p: float) -> float:
+        if p not in cache:
+            cache[p] = simulated_stability(
+                n_feature, n_target, n_useful, p, m_stability=m_stability, index=index, seed=ss
+            )
+        return cache[p]
+
+    if method == "grid":
+        ps = np.round(np.linspace(0.0, 1.0, 101), 10) if grid is None else np.asarray(grid, dtype=float)
+        if ps.ndim != 1 or ps.size == 0:
+            raise ValueError("grid must be a non-empty 1-D sequence of p values")
+        for g in ps:
+            check_p(float(g), "grid values")
+        vals = np.array([curve(float(g)) for g in ps])
+        best = int(np.argmin(np.abs(vals - target)))
+        p_hat = float(ps[best])
+        boundary = best in (0, len(ps) - 1) and len(ps) > 1
+    else:
+        if grid is not None:
+            raise ValueError("grid is only used with method='grid'")
+        lo, hi = bounds if bounds is not None else (n_target / n_feature, 1.0)
+        lo, hi = check_p(lo, "bounds[0]"), check_p(hi, "bounds[1]")
+        if not lo < hi:
+            raise ValueError(f"bounds must satisfy bounds[0] < bounds[1]; got {bounds}")
+        boundary = False
+        if target <= curve(lo):
+            p_hat, boundary = lo, True
+        elif target >= curve(hi):
+            p_hat, boundary = hi, target > curve(hi)
+        else:
+            while hi - lo > xtol:
+                mid = 0.5 * (lo + hi)
+                if curve(mid) < target:
+                    lo = mid
+                else:
+                    hi = mid
+            p_hat = lo if abs(curve(lo) - target) < abs(curve(hi) - target) else hi
+    evaluations = tuple(sorted(cache.items()))
+    return PEstimate(p_hat, curve(p_hat), target, method, evaluations, bool(boundary))
+
+
+@dataclass(frozen=True)
+class FixedPointCheck:
+    """Whether u = A[f_{u,p}] holds, from ``repeats`` independent values of A[f_{u,p}]."""
+
+    n_useful: int
+    p: float
+    values: np.ndarray = field(repr=False)
+    mean: float
+    std: float
+    tolerance: float
+    holds: bool
+
+
+def check_fixed_point(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    n_runs: int,
+    repeats: int = 20,
+    tolerance: float = 2.0,
+    seed: SeedLike = 0,
+) -> FixedPointCheck:
+    """Compare u with the mean of ``repeats`` draws of A[f_{u,p}] (SPEC section 6).
+
+    The fixed point holds when ``|mean - u| <= max(tolerance, 2 * std / sqrt(repeats))``:
+    within the calibration tolerance (default +-2, as in SPEC section 6) or within two
+    standard errors of the Monte-Carlo mean. Repeat ``r`` uses ``derive(seed, r)``.
+    """
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    p = check_p(p)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    tolerance = check_real(tolerance, "tolerance", minimum=0.0)
+    values = _n_useful_v_repeats(n_feature, n_target, n_useful, p, n_runs, repeats, as_seed_sequence(seed))
+    mean = float(values.mean())
+    std = float(values.std(ddof=1)) if repeats > 1 else 0.0
+    allowed = max(tolerance, 2.0 * std / np.sqrt(repeats))
+    return FixedPointCheck(n_useful, p, values, mean, std, tolerance, bool(abs(mean - n_useful) <= allowed))
+
+
+def _n_useful_v_repeats(N, K, u, p, n_runs, repeats, ss) -> np.ndarray:
+    return np.array([simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(ss, r)) for r in range(repeats)])
+
+
+@dataclass(frozen=True)
+class FixedPointIteration:
+    """Result of :func:`iterate_fixed_point`: ``history[0]`` is the start."""
+
+    n_useful: int
+    converged: bool
+    history: tuple[int, ...]
+    means: tuple[float, ...]
+    reason: str
+
+
+def iterate_fixed_point(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    n_runs: int,
+    repeats: int = 20,
+    max_iter: int = 50,
+    seed: SeedLike = 0,
+) -> FixedPointIteration:
+    """Iterate u <- round(mean over repeats of A[f_{u,p}]) until it settles.
+
+    The same seed is used at every step (common random numbers), so the map is a fixed
+    function of u and the iteration either reaches a fixed point (``converged=True``)
+    or enters a cycle or hits ``max_iter`` (``converged=False``; ``reason`` says which).
+    u is kept in ``[n_target, n_feature]``, where the simulator is defined.
+    """
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    p = check_p(p)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    ss = as_seed_sequence(seed)
+    history, means = [n_useful], []
+    u = n_useful
+    for _ in range(max_iter):
+        mean = float(_n_useful_v_repeats(n_feature, n_target, u, p, n_runs, repeats, ss).mean())
+        means.append(mean)
+        new = int(min(max(round(mean), n_target), n_feature))
+        if new == u:
+            return FixedPointIteration(u, True, tuple(history), tuple(means), "fixed point")
+        if new in history:
+            history.append(new)
+            return FixedPointIteration(new, False, tuple(history), tuple(means), "cycle")
+        history.append(new)
+        u = new
+    return FixedPointIteration(u, False, tuple(history), tuple(means), "max_iter reached")

@@ -1,0 +1,233 @@
+"""The simulated weak selector (SPEC section 2) and simulated ensembles (section 3).
+
+How the fast kernel draws exactly from the literal algorithm
+------------------------------------------------------------
+In the literal algorithm each step picks from ``S_m`` with probability ``p`` while both
+pools are non-empty, and from the only non-empty pool otherwise; within a pool the pick
+is uniform. So the *positions* at which ``S_m`` features are ranked and the *order* in
+which the features of each pool come out are independent:
+
+* positions: take an endless Bernoulli(p) sequence with success times
+  ``s_1 < s_2 < ...`` (``s_i`` is a sum of ``i`` Geometric(p) gaps). The ``i``-th
+  feature of ``S_m`` is ranked at ``q_i = min(s_i, n_feature - n_target + i)``: either
+  the ``i``-th success comes first, or the other pool runs dry and every remaining
+  ``S_m`` feature follows in a block at the end. The other features take the remaining
+  positions ``o_1 < o_2 < ...``.
+* order: the ``S_m`` features receive ``q_1..q_K`` in uniformly random order, and the
+  other ``n_feature - n_target`` features receive ``o_1..`` in uniformly random order,
+  where ``S_m`` itself is a uniformly random ``n_target``-subset of ``S'``.
+
+The kernel draws ``K`` geometric gaps per selector (by inversion of one uniform each),
+shuffles the ``o`` values with NumPy's Fisher-Yates and drops the ``q`` values into a
+uniformly random ``K``-arrangement of the ``S'`` slots with ``K`` reverse Fisher-Yates
+swaps; see ``tests/oracle.py`` for the literal algorithm it is tested against.
+
+Common random numbers
+---------------------
+All draws are made in an order that does not depend on ``p``, and each ``q_i`` is a
+non-increasing function of ``p`` for fixed draws (each ``o_j`` non-decreasing), while
+the feature that receives ``q_i`` or ``o_j`` does not depend on ``p``. So, with one
+seed, raising ``p`` moves every ``S_m`` feature up and every other feature down: the
+simulated curves over ``p`` are smooth, which is what makes bisection on ``p`` work.
+
+Streams
+-------
+With parent seed ``s``: rankings come in blocks of rows; block ``b`` uses
+``derive(s, 0, b)``; ensemble tie-breaks use ``derive(s, 1)``. The block size depends
+only on ``n_feature``, so a result depends on the arguments and the seed only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_p, check_problem
+from .aggregation import aggregate_rankings
+from .seeding import SeedLike, as_seed_sequence, make_rng
+
+__all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]
+
+# Working memory of one block of the kernel, in bytes (about three int64 arrays);
+# small enough to stay in cache, large enough to amortise the per-block overhead.
+_BLOCK_BYTES = 12 * 2**20
+_BYTES_PER_CELL = 24
+RANKING_STREAM = 0
+TIE_STREAM = 1
+
+
+def block_rows(n_feature: int) -> int:
+    """Rows of the kernel per block: bounds working memory whatever ``size`` is."""
+    return max(1, _BLOCK_BYTES // (_BYTES_PER_CELL * n_feature))
+
+
+def _ranking_block(
+    rng: np.random.Generator, n_feature: int, n_target: int, n_useful: int, p: float, size: int
+) -> np.ndarray:
+    """``size`` simulated rankings, int64 ranks 1..n_feature; see the module docstring."""
+    N, K, u, M = n_feature, n_target, n_useful, size
+    L = N - K
+    # Draw order is fixed (uniforms, shuffle, swaps) whatever p is: common random numbers.
+    uniforms = rng.random((M, K))
+    i = np.arange(1, K + 1, dtype=np.int64)
+    if p == 0.0:
+        q = np.broadcast_to(L + i, (M, K))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Inversion: P(gap > x) = P(1 - U <= (1-p)^x) = (1-p)^x.
+            gaps = np.floor(np.log1p(-uniforms) / np.log1p(-p)) + 1.0
+        # p = 1 gives 0/-inf = -0 (gap 1); clip huge gaps, which cannot change q.
+        gaps = np.clip(np.nan_to_num(gaps, nan=1.0, posinf=N + 1.0), 1.0, N + 1.0).astype(np.int64)
+        q = np.minimum(np.cumsum(gaps, axis=1), L + i)
+
+    ranks = np.empty((M, N), dtype=np.int64)
+    ranks[:, :K] = q
+    if L:
+        # o: positions 1..N not in q, ascending in each row.
+        free = np.ones((M, N), dtype=bool)
+        free[np.arange(M)[:, None], q - 1] = False
+        ranks[:, K:] = np.broadcast_to(np.arange(1, N + 1, dtype=np.int64), (M, N))[free].reshape(M, L)
+        out = ranks[:, K:]
+        rng.permuted(out, axis=1, out=out)
+    # Reverse Fisher-Yates on the first u slots, K steps: slot i's value goes to a
+    # uniformly random K-arrangement of the S' slots; S_m = where the q's land.
+    swaps = rng.integers(np.arange(K)[:, None], u, size=(K, M))
+    rows = np.arange(M)
+    for t in range(K - 1, -1, -1):
+        j = swaps[t]
+        held = ranks[:, t].copy()
+        ranks[:, t] = ranks[rows, j]
+        ranks[rows, j] = held
+    return ranks
+
+
+class _RankingStream:
+    """Rows of simulated rankings from one seed, produced block by block."""
+
+    def __init__(self, seed: SeedLike, n_feature: int, n_target: int, n_useful: int, p: float, n_rows: int):
+        self._ss = as_seed_sequence(seed)
+        self._args = (n_feature, n_target, n_useful, p)
+        self._n_rows = n_rows
+        self._block = block_rows(n_feature)
+        self._next_block = 0
+        self._buffer = np.empty((0, n_feature), dtype=np.int64)
+
+    def take(self, n: int) -> np.ndarray:
+        parts = []
+        need = n
+        while need:
+            if not len(self._buffer):
+                start = self._next_block * self._block
+                rows = min(self._block, self._n_rows - start)
+                if rows <= 0:
+                    raise RuntimeError("ranking stream exhausted")
+                rng = make_rng(self._ss, RANKING_STREAM, self._next_block)
+                self._buffer = _ranking_block(rng, *self._args, rows)
+                self._next_block += 1
+            got = self._buffer[:need]
+            self._buffer = self._buffer[need:]
+            parts.append(got)
+            need -= len(got)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def simulate_rankings(
+    n_feature: int, n_target: int, n_useful: int, p: float, *, size: int = 1, seed: SeedLike = None
+) -> np.ndarray:
+    """Rankings of ``size`` independent simulated weak selectors (SPEC section 2).
+
+    Parameters
+    ----------
+    n_feature, n_target, n_useful : int
+        ``1 <= n_target <= n_useful <= n_feature``. ``S' = range(n_useful)``.
+    p : float
+        Probability in [0, 1] of picking the next feature from ``S_m``.
+    size : int
+        Number of weak selectors, each with its own ``S_m``.
+    seed : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ranks : ndarray of int64, shape (size, n_feature)
+        ``ranks[i, f]`` is the rank (1 = best) of feature ``f`` in selector ``i``.
+    """
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    p = check_p(p)
+    size = check_int(size, "size", minimum=0)
+    if size == 0:
+        return np.empty((0, n_feature), dtype=np.int64)
+    return _RankingStream(seed, n_feature, n_target, n_useful, p, size).take(size)
+
+
+def top_subsets(ranks: np.ndarray, n_target: int) -> np.ndarray:
+    """The top-``n_target`` features of each ranking (ranks are a permutation), sorted."""
+    rows, cols = np.nonzero(ranks <= n_target)
+    return cols.reshape(len(ranks), n_target)
+
+
+def simulate_ensembles(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    m_ensemble: int = 1,
+    size: int = 1,
+    aggregate: str = "mean_rank",
+    seed: SeedLike = None,
+) -> np.ndarray:
+    """Feature subsets chosen by ``size`` independent simulated ensembles (SPEC section 3).
+
+    Each ensemble aggregates ``m_ensemble`` independent simulated weak selectors with
+    ``aggregate`` (ties broken uniformly at random) and keeps ``n_target`` features.
+    Ensemble ``e`` uses rows ``e*m_ensemble .. (e+1)*m_ensemble - 1`` of
+    ``simulate_rankings(..., size=size * m_ensemble, seed=seed)``.
+
+    Returns
+    -------
+    subsets : ndarray of int64, shape (size, n_target), each row sorted.
+    """
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    p = check_p(p)
+    m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
+    size = check_int(size, "size", minimum=1)
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    ss = as_seed_sequence(seed)
+    stream = _RankingStream(ss, n_feature, n_target, n_useful, p, size * m_ensemble)
+    if m_ensemble == 1:
+        # One ranking is a permutation: its top n_target has no ties for any aggregate.
+        return top_subsets(stream.take(size), n_target)
+    tie_rng = make_rng(ss, TIE_STREAM)
+    group = max(1, block_rows(n_feature) // m_ensemble)
+    out = np.empty((size, n_target), dtype=np.int64)
+    for start in range(0, size, group):
+        g = min(group, size - start)
+        ranks = stream.take(g * m_ensemble).reshape(g, m_ensemble, n_feature)
+        out[start : start + g] = aggregate_rankings(ranks, n_target, aggregate=aggregate, seed=tie_rng)
+    return out
+
+
+def simulated_stability(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    m_ensemble: int = 1,
+    m_stability: int = 50,
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: SeedLike = None,
+) -> float:
+    """Stability of ``m_stability`` independent simulated ensembles (SPEC section 3).
+
+    With ``m_ensemble=1`` this is the stability of a single simulated selector, the
+    curve that calibrates ``p``. See :func:`simulate_ensembles` for the streams.
+    """
+    from .stability import _stability_of_array
+
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    check_choice(index, "index", INDICES)
+    subsets = simulate_ensembles(
+        n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed
+    )
+    return _stability_of_array(subsets, n_feature, index)

@@ -1,0 +1,180 @@
+"""Stability indices of a collection of feature subsets.
+
+* ``jaccard`` (default, SPEC section 1): mean over pairs of |a & b| / |a | b|.
+* ``dice``: mean over pairs of 2 |a & b| / (|a| + |b|).
+* ``kuncheva``: mean over pairs of (r n - k^2) / (k (n - k)), subsets of equal size k.
+* ``nogueira``: Nogueira, Sechidis & Brown (JMLR 2018, Definition 4),
+  1 - mean_f s_f^2 / ((k/n)(1 - k/n)) with s_f^2 = M/(M-1) p_f (1 - p_f).
+
+For ``nogueira`` :func:`nogueira_stability` also gives the variance of the estimator,
+Var = (4 / M^2) sum_i (phi_i - mean phi)^2 with the per-run terms phi_i of the paper's
+reference (Python/Matlab) code, a normal confidence interval, and
+:func:`nogueira_test` the two-sample test of equal population stabilities.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _stats
+
+from ._validation import INDICES, check_choice, check_int, check_real, check_subsets, membership
+
+__all__ = ["stability", "pairwise_similarity", "nogueira_stability", "nogueira_test", "NogueiraStability", "NogueiraTest"]
+
+
+def _pair_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
+    """Pairwise similarity matrix of the 0/1 membership matrix ``z``."""
+    inter = z @ z.T
+    size = np.diag(inter).copy()
+    a, b = size[:, None], size[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if index == "jaccard":
+            return inter / (a + b - inter)
+        if index == "dice":
+            return 2.0 * inter / (a + b)
+        if index == "kuncheva":
+            k = size[0]
+            return (inter * n_feature - k * k) / (k * (n_feature - k))
+    raise ValueError(f"no pairwise form for index {index!r}")
+
+
+def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """Stability, variance and per-run terms phi_i (Nogueira et al. 2018)."""
+    M, d = z.shape
+    pf = z.mean(axis=0)
+    k = z.sum(axis=1)
+    kbar = k.mean()
+    denom = (kbar / d) * (1.0 - kbar / d)
+    stab = 1.0 - (M / (M - 1)) * np.mean(pf * (1.0 - pf)) / denom
+    phi = (
+        (z @ pf) / d
+        - k * kbar / d**2
+        + (stab / 2.0) * (2.0 * k * kbar / d**2 - k / d - kbar / d + 1.0)
+    ) / denom
+    var = 4.0 / M**2 * np.sum((phi - phi.mean()) ** 2)
+    return float(stab), float(var), phi
+
+
+def _check_sizes(rows: list[np.ndarray], n_feature: int, index: str) -> None:
+    sizes = np.array([r.size for r in rows])
+    if index in ("jaccard", "dice") and (sizes == 0).any():
+        raise ValueError(f"subsets must not be empty for index {index!r}")
+    if index == "kuncheva":
+        if (sizes != sizes[0]).any():
+            raise ValueError("subsets must all have the same size for index 'kuncheva'")
+        if sizes[0] in (0, n_feature):
+            raise ValueError(f"index 'kuncheva' needs 0 < subset size < n_feature={n_feature}; got {sizes[0]}")
+    if index == "nogueira":
+        kbar = sizes.mean()
+        if kbar in (0, n_feature):
+            raise ValueError(
+                f"index 'nogueira' needs 0 < mean subset size < n_feature={n_feature}; got {kbar}"
+            )
+
+
+def _stability_of_array(subsets: np.ndarray, n_feature: int, index: str) -> float:
+    """Fast path for an already valid (n_subsets, k) integer array of distinct indices."""
+    z = np.zeros((len(subsets), n_feature), dtype=np.float64)
+    z[np.arange(len(subsets))[:, None], subsets] = 1.0
+    return _stability_of_membership(z, n_feature, index)
+
+
+def _stability_of_membership(z: np.ndarray, n_feature: int, index: str) -> float:
+    if index == "nogueira":
+        return _nogueira_parts(z)[0]
+    sim = _pair_matrix(z, n_feature, index)
+    U = len(z)
+    return float((sim.sum() - np.trace(sim)) / (U * (U - 1)))
+
+
+def stability(subsets, n_feature: int, *, index: str = "jaccard") -> float:
+    """Stability of the feature subsets chosen by independent runs of a selector.
+
+    Parameters
+    ----------
+    subsets : 2-D int array, boolean (n_subsets, n_feature) matrix, or sequence of sequences
+        At least two subsets of feature indices in ``[0, n_feature)``.
+    n_feature : int
+    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
+        Pairwise indices are averaged over all pairs ``i < j``.
+
+    Returns
+    -------
+    float
+    """
+    check_choice(index, "index", INDICES)
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    rows = check_subsets(subsets, n_feature, min_count=2)
+    _check_sizes(rows, n_feature, index)
+    return _stability_of_membership(membership(rows, n_feature), n_feature, index)
+
+
+def pairwise_similarity(subsets, n_feature: int, *, index: str = "jaccard") -> np.ndarray:
+    """The (n_subsets, n_subsets) matrix of pairwise similarities (not for 'nogueira')."""
+    check_choice(index, "index", ("jaccard", "dice", "kuncheva"))
+    rows = check_subsets(subsets, n_feature, min_count=1)
+    _check_sizes(rows, n_feature, index)
+    return _pair_matrix(membership(rows, n_feature), n_feature, index)
+
+
+@dataclass(frozen=True)
+class NogueiraStability:
+    """Nogueira's stability estimate with its variance and a normal confidence interval."""
+
+    stability: float
+    variance: float
+    lower: float
+    upper: float
+    alpha: float
+    n_subsets: int
+
+    @property
+    def std(self) -> float:
+        return math.sqrt(self.variance)
+
+
+@dataclass(frozen=True)
+class NogueiraTest:
+    """Two-sample test of H0: the two population stabilities are equal."""
+
+    statistic: float
+    pvalue: float
+    reject: bool
+    alpha: float
+    stability_a: float
+    stability_b: float
+
+
+def nogueira_stability(subsets, n_feature: int, *, alpha: float = 0.05) -> NogueiraStability:
+    """Nogueira's estimator, its variance and the (1 - alpha) confidence interval.
+
+    The interval is ``stability +/- z_{1-alpha/2} sqrt(variance)`` (asymptotically normal,
+    Nogueira et al. 2018, Theorem 7).
+    """
+    alpha = check_real(alpha, "alpha", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    rows = check_subsets(subsets, n_feature, min_count=2)
+    _check_sizes(rows, n_feature, "nogueira")
+    stab, var, _ = _nogueira_parts(membership(rows, n_feature))
+    half = _stats.norm.ppf(1 - alpha / 2) * math.sqrt(var)
+    return NogueiraStability(stab, var, stab - half, stab + half, alpha, len(rows))
+
+
+def nogueira_test(subsets_a, subsets_b, n_feature: int, *, alpha: float = 0.05) -> NogueiraTest:
+    """Test whether two selectors have the same population stability (two-sided).
+
+    T = (stab_b - stab_a) / sqrt(var_a + var_b) is asymptotically standard normal under
+    H0; the p-value is 2 (1 - Phi(|T|)).
+    """
+    a = nogueira_stability(subsets_a, n_feature, alpha=alpha)
+    b = nogueira_stability(subsets_b, n_feature, alpha=alpha)
+    total = a.variance + b.variance
+    if total == 0.0:
+        t = 0.0 if a.stability == b.stability else math.copysign(math.inf, b.stability - a.stability)
+    else:
+        t = (b.stability - a.stability) / math.sqrt(total)
+    pvalue = float(2.0 * _stats.norm.sf(abs(t)))
+    return NogueiraTest(float(t), pvalue, bool(pvalue < alpha), alpha, a.stability, b.stability)

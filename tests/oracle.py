@@ -1,0 +1,106 @@
+"""The literal algorithms of SPEC.md, written plainly: the oracles of the test suite.
+
+Nothing here is fast or clever on purpose. The benchmark also times
+:func:`literal_rankings` as the baseline the fast kernel is compared with.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+
+def literal_ranking(n_feature, n_target, n_useful, p, rng):
+    """One simulated weak selector, exactly as SPEC section 2 states it."""
+    s_m = rng.choice(n_useful, size=n_target, replace=False).tolist()
+    remaining_in = list(s_m)
+    remaining_out = [f for f in range(n_feature) if f not in s_m]
+    rank = [0] * n_feature
+    for i in range(1, n_feature + 1):
+        r = rng.random()
+        if (r < p and not remaining_in) or (r >= p and remaining_out):
+            s = remaining_out.pop(rng.integers(len(remaining_out)))
+        else:
+            s = remaining_in.pop(rng.integers(len(remaining_in)))
+        rank[s] = i
+    return rank
+
+
+def literal_rankings(n_feature, n_target, n_useful, p, size, seed):
+    rng = np.random.default_rng(seed)
+    return np.array([literal_ranking(n_feature, n_target, n_useful, p, rng) for _ in range(size)], dtype=np.int64)
+
+
+def exact_ranking_distribution(n_feature, n_target, n_useful, p):
+    """Exact probability of every full ranking under the literal algorithm.
+
+    Enumerates S_m and every sequence of picks, with exact rational arithmetic when p is
+    a Fraction. Returns a dict mapping the tuple ``rank`` (rank of each feature) to its
+    probability. Only for tiny n_feature.
+    """
+    p = Fraction(p)
+    dist: dict[tuple, Fraction] = {}
+    subsets = list(itertools.combinations(range(n_useful), n_target))
+    w_subset = Fraction(1, len(subsets))
+
+    def walk(remaining_in, remaining_out, order, prob):
+        if not remaining_in and not remaining_out:
+            rank = [0] * n_feature
+            for pos, f in enumerate(order, start=1):
+                rank[f] = pos
+            key = tuple(rank)
+            dist[key] = dist.get(key, Fraction(0)) + prob
+            return
+        if remaining_in and remaining_out:
+            p_in, p_out = p, 1 - p
+        elif remaining_in:
+            p_in, p_out = Fraction(1), Fraction(0)
+        else:
+            p_in, p_out = Fraction(0), Fraction(1)
+        if p_in:
+            for f in remaining_in:
+                walk(remaining_in - {f}, remaining_out, order + [f], prob * p_in / len(remaining_in))
+        if p_out:
+            for f in remaining_out:
+                walk(remaining_in, remaining_out - {f}, order + [f], prob * p_out / len(remaining_out))
+
+    for s in subsets:
+        walk(frozenset(s), frozenset(range(n_feature)) - frozenset(s), [], w_subset)
+    return dist
+
+
+def literal_ensemble_subset(ranks, n_target, aggregate, rng):
+    """Aggregate one ensemble's rankings, literally, with a uniform random tie-break."""
+    m, n = ranks.shape
+    if aggregate == "mean_rank":
+        score = [Fraction(int(ranks[:, f].sum()), m) for f in range(n)]
+    elif aggregate == "median_rank":
+        score = [Fraction(int(np.sort(ranks[:, f])[(m - 1) // 2] + np.sort(ranks[:, f])[m // 2]), 2) for f in range(n)]
+    elif aggregate == "vote":
+        score = [-int((ranks[:, f] <= n_target).sum()) for f in range(n)]
+    elif aggregate == "reciprocal_rank":
+        score = [-sum(Fraction(1, int(r)) for r in ranks[:, f]) for f in range(n)]
+    else:
+        raise ValueError(aggregate)
+    tiebreak = rng.permutation(n)
+    order = sorted(range(n), key=lambda f: (score[f], tiebreak[f]))
+    return sorted(order[:n_target])
+
+
+def literal_jaccard(subsets):
+    subsets = [set(s) for s in subsets]
+    total, pairs = 0.0, 0
+    for a, b in itertools.combinations(subsets, 2):
+        total += len(a & b) / len(a | b)
+        pairs += 1
+    return total / pairs
+
+
+def literal_uniform_threshold(n_feature, n_target, n_runs, rng):
+    counts = [0] * n_feature
+    for _ in range(n_runs):
+        for f in rng.choice(n_feature, size=n_target, replace=False):
+            counts[f] += 1
+    return max(counts)
