@@ -18,7 +18,7 @@ which the features of each pool come out are independent:
   where ``S_m`` itself is a uniformly random ``n_target``-subset of ``S'``.
 
 The kernel draws ``K`` geometric gaps per selector (by inversion of one uniform each),
-shuffles the ``o`` values with NumPy's Fisher-Yates and drops the ``q`` values into a
+shuffles the ``o`` values (sorting random keys, ties re-drawn) and drops the ``q`` values into a
 uniformly random ``K``-arrangement of the ``S'`` slots with ``K`` reverse Fisher-Yates
 swaps; see ``tests/oracle.py`` for the literal algorithm it is tested against.
 
@@ -60,11 +60,57 @@ def block_rows(n_feature: int) -> int:
     return max(1, _BLOCK_BYTES // (_BYTES_PER_CELL * n_feature))
 
 
-def _ranking_block(
-    rng: np.random.Generator, n_feature: int, n_target: int, n_useful: int, p: float, size: int
+def _shuffle_rows(
+    rng: np.random.Generator, values: np.ndarray, max_value: int, *, key_bits: int | None = None
 ) -> np.ndarray:
-    """``size`` simulated rankings, int64 ranks 1..n_feature; see the module docstring."""
-    N, K, u, M = n_feature, n_target, n_useful, size
+    """Each row of ``values`` (distinct ints in ``[0, max_value]``) in uniformly random order.
+
+    Sorts random keys with the value packed into the low bits, which is faster here
+    than NumPy's Fisher-Yates, then breaks the rare ties between random parts with
+    fresh random draws, so the order is exactly uniform. The slot given to the ``j``-th
+    value of a row depends only on the stream, not on the values: common random
+    numbers survive. ``key_bits`` (tests only) keeps fewer random bits, to force ties.
+    """
+    M, L = values.shape
+    b = int(max_value).bit_length()
+    # 32-bit keys while their random part keeps ties rare (n_feature < 4096).
+    dtype = np.uint32 if b <= 12 else np.uint64
+    width = 32 if dtype is np.uint32 else 64
+    raw = rng.bit_generator.random_raw((M * L * width + 63) // 64)
+    keys = raw.view(dtype)[: M * L].reshape(M, L)
+    random_mask = ((1 << width) - 1) >> b << b
+    if key_bits is not None:
+        random_mask &= ((1 << key_bits) - 1) << b
+    keys &= dtype(random_mask)
+    keys |= values.astype(dtype)
+    keys.sort(axis=1)
+    low = dtype((1 << b) - 1)
+    tied = (keys[:, 1:] ^ keys[:, :-1]) <= low  # equal random parts
+    keys &= low
+    out = keys.astype(np.int64)
+    flat = np.flatnonzero(tied)  # sparse: much faster than a 2-D nonzero
+    if flat.size:
+        rows, cols = np.divmod(flat, L - 1)
+        new_group = np.ones(len(rows), dtype=bool)
+        new_group[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1] + 1)
+        group = np.cumsum(new_group) - 1
+        links = np.bincount(group)
+        pairs = np.flatnonzero(new_group)[links == 1]
+        swap = rng.random(len(pairs)) < 0.5
+        r, c = rows[pairs[swap]], cols[pairs[swap]]
+        out[r, c], out[r, c + 1] = out[r, c + 1], out[r, c].copy()
+        for g in np.flatnonzero(links > 1):
+            first = np.flatnonzero(new_group)[g]
+            r, c, n = rows[first], cols[first], links[g] + 1
+            out[r, c : c + n] = rng.permutation(out[r, c : c + n])
+    return out
+
+
+def _ranking_block(
+    rng: np.random.Generator, n_feature: int, n_target: int, n_useful: int, p: float, out: np.ndarray
+) -> np.ndarray:
+    """Fill ``out`` (shape (M, n_feature)) with simulated rankings; see the module docstring."""
+    N, K, u, M = n_feature, n_target, n_useful, len(out)
     L = N - K
     # Draw order is fixed (uniforms, shuffle, swaps) whatever p is: common random numbers.
     uniforms = rng.random((M, K))
@@ -78,26 +124,23 @@ def _ranking_block(
         # p = 1 gives 0/-inf = -0 (gap 1); clip huge gaps, which cannot change q.
         gaps = np.clip(np.nan_to_num(gaps, nan=1.0, posinf=N + 1.0), 1.0, N + 1.0).astype(np.int64)
         q = np.minimum(np.cumsum(gaps, axis=1), L + i)
-
-    ranks = np.empty((M, N), dtype=np.int64)
-    ranks[:, :K] = q
+    out[:, :K] = q
     if L:
-        # o: positions 1..N not in q, ascending in each row.
+        # o: positions 1..N not in q, ascending in each row, then shuffled.
         free = np.ones((M, N), dtype=bool)
         free[np.arange(M)[:, None], q - 1] = False
-        ranks[:, K:] = np.broadcast_to(np.arange(1, N + 1, dtype=np.int64), (M, N))[free].reshape(M, L)
-        out = ranks[:, K:]
-        rng.permuted(out, axis=1, out=out)
+        o = np.broadcast_to(np.arange(1, N + 1, dtype=np.int64), (M, N))[free].reshape(M, L)
+        out[:, K:] = _shuffle_rows(rng, o, N)
     # Reverse Fisher-Yates on the first u slots, K steps: slot i's value goes to a
     # uniformly random K-arrangement of the S' slots; S_m = where the q's land.
     swaps = rng.integers(np.arange(K)[:, None], u, size=(K, M))
     rows = np.arange(M)
     for t in range(K - 1, -1, -1):
         j = swaps[t]
-        held = ranks[:, t].copy()
-        ranks[:, t] = ranks[rows, j]
-        ranks[rows, j] = held
-    return ranks
+        held = out[:, t].copy()
+        out[:, t] = out[rows, j]
+        out[rows, j] = held
+    return out
 
 
 class _RankingStream:
@@ -121,7 +164,7 @@ class _RankingStream:
                 if rows <= 0:
                     raise RuntimeError("ranking stream exhausted")
                 rng = make_rng(self._ss, RANKING_STREAM, self._next_block)
-                self._buffer = _ranking_block(rng, *self._args, rows)
+                self._buffer = _ranking_block(rng, *self._args, np.empty((rows, self._args[0]), dtype=np.int64))
                 self._next_block += 1
             got = self._buffer[:need]
             self._buffer = self._buffer[need:]
@@ -153,9 +196,13 @@ def simulate_rankings(
     n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
     p = check_p(p)
     size = check_int(size, "size", minimum=0)
-    if size == 0:
-        return np.empty((0, n_feature), dtype=np.int64)
-    return _RankingStream(seed, n_feature, n_target, n_useful, p, size).take(size)
+    ss = as_seed_sequence(seed)
+    out = np.empty((size, n_feature), dtype=np.int64)
+    step = block_rows(n_feature)
+    for b, start in enumerate(range(0, size, step)):
+        # Same blocks and streams as _RankingStream, written in place.
+        _ranking_block(make_rng(ss, RANKING_STREAM, b), n_feature, n_target, n_useful, p, out[start : start + step])
+    return out
 
 
 def top_subsets(ranks: np.ndarray, n_target: int) -> np.ndarray:

@@ -187,3 +187,26 @@ def test_ensemble_stability_levels_off_at_random_subsets_of_s_prime():
     hyper = stats.hypergeom(u, K, K)
     expected = sum(hyper.pmf(r) * r / (2 * K - r) for r in range(K + 1))
     assert abs(s - expected) < 0.03
+
+
+@pytest.mark.parametrize("key_bits", [1, 2, 3])
+def test_shuffle_is_uniform_even_when_random_keys_tie(key_bits):
+    # With 1-3 random bits per key almost every row has ties of every size: the
+    # re-draw of tied groups must still give each of the 4! orders probability 1/24.
+    from ensstab_dask.simulation import _shuffle_rows
+
+    n = 48_000
+    values = np.broadcast_to(np.arange(4, dtype=np.int64), (n, 4))
+    out = _shuffle_rows(np.random.default_rng(key_bits), values, 3, key_bits=key_bits)
+    assert (np.sort(out, axis=1) == np.arange(4)).all()
+    perms = {p: i for i, p in enumerate(itertools.permutations(range(4)))}
+    counts = np.bincount([perms[tuple(r)] for r in out], minlength=24)
+    assert stats.chisquare(counts).pvalue > P_MIN
+
+
+def test_shuffle_uses_wide_keys_for_many_features():
+    from ensstab_dask.simulation import _shuffle_rows
+
+    values = np.broadcast_to(np.arange(1, 6001, dtype=np.int64), (3, 6000))
+    out = _shuffle_rows(np.random.default_rng(0), values, 6000)
+    assert (np.sort(out, axis=1) == values).all() and not (out == values).all()

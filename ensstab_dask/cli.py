@@ -1,0 +1,139 @@
+"""The ``ensstab`` command line.
+
+Bad input is reported as one line on stderr with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import __version__
+from ._validation import AGGREGATES, INDICES
+
+__all__ = ["main", "parse_values"]
+
+
+class UsageError(Exception):
+    """A problem with the command line itself: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> list:
+    """Parse ``"1,5,10"`` or an inclusive range ``"start:stop:step"`` (or a mix: ``"1,5:9:2"``)."""
+    values: list = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise UsageError(f"{name}: empty item in {text!r}")
+        try:
+            if ":" in part:
+                bits = part.split(":")
+                if len(bits) != 3:
+                    raise ValueError
+                start, stop, step = (kind(b) for b in bits)
+                if step <= 0 or stop < start:
+                    raise UsageError(f"{name}: range {part!r} needs step > 0 and stop >= start")
+                count = int(np.floor((stop - start) / step + 1e-9)) + 1
+                values.extend(kind(round(start + k * step, 12)) if kind is float else start + k * step for k in range(count))
+            else:
+                values.append(kind(part))
+        except ValueError:
+            what = "integers" if kind is int else "numbers"
+            raise UsageError(f"{name}: expected {what} like 1,5,10 or start:stop:step; got {part!r}") from None
+    return values
+
+
+def _add_problem_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n-feature", type=int, default=2000, help="number of features (default 2000)")
+    p.add_argument("--n-target", type=int, default=20, help="features each selector keeps (default 20)")
+    p.add_argument("--m-stability", type=int, default=50, help="copies used to measure stability (default 50)")
+    p.add_argument("--aggregate", default="mean_rank", choices=AGGREGATES)
+    p.add_argument("--index", default="jaccard", choices=INDICES)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _cmd_simulate(args) -> int:
+    from .simulation import simulated_stability
+
+    m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
+    start = time.perf_counter()
+    curve = {
+        m: simulated_stability(
+            args.n_feature,
+            args.n_target,
+            args.n_useful,
+            args.p,
+            m_ensemble=m,
+            m_stability=args.m_stability,
+            aggregate=args.aggregate,
+            index=args.index,
+            seed=args.seed,
+        )
+        for m in m_values
+    }
+    seconds = time.perf_counter() - start
+    print(
+        f"simulated {args.index} stability of {args.aggregate} ensembles: n_feature={args.n_feature} "
+        f"n_target={args.n_target} n_useful={args.n_useful} p={args.p} m_stability={args.m_stability} seed={args.seed}"
+    )
+    print(f"{'m_ensemble':>10}  stability")
+    for m, s in curve.items():
+        print(f"{m:>10}  {s:.4f}")
+    print(f"({seconds:.2f} s)")
+    if args.json:
+        payload = {k: getattr(args, k) for k in ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed")}
+        payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
+        with open(args.json, "w") as fh:
+            json.dump(payload, fh, indent=2)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ensstab", description="Estimate the stability of ensemble feature selectors.")
+    parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    sim = sub.add_parser("simulate", help="print the simulated stability curve over ensemble sizes")
+    _add_problem_options(sim)
+    sim.add_argument("--n-useful", type=int, default=60, help="size of S' (default 60)")
+    sim.add_argument("--p", type=float, default=0.7, help="probability of picking from S_m (default 0.7)")
+    sim.add_argument("--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes, list or start:stop:step")
+    sim.add_argument("--json", metavar="OUT.json", help="also write the curve as JSON")
+    sim.set_defaults(func=_cmd_simulate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return args.func(args)
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as exc:
+        print(f"ensstab: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"ensstab: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ensstab: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
