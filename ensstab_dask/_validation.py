@@ -72,6 +72,12 @@ def check_problem(n_feature, n_target, n_useful=None) -> tuple[int, int, int | N
     return n_feature, n_target, n_useful
 
 
+def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, float]:
+    """Validate the simulator's parameters (SPEC section 2)."""
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    return n_feature, n_target, n_useful, check_p(p)
+
+
 def check_choice(value, name: str, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")

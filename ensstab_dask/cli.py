@@ -91,7 +91,8 @@ def _cmd_simulate(args) -> int:
         print(f"{m:>10}  {s:.4f}")
     print(f"({seconds:.2f} s)")
     if args.json:
-        payload = {k: getattr(args, k) for k in ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed")}
+        keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed")
+        payload = {k: getattr(args, k) for k in keys}
         payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
         with open(args.json, "w") as fh:
             json.dump(payload, fh, indent=2)

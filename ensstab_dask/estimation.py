@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import INDICES, check_choice, check_int, check_p, check_problem, check_real, check_subsets
+from ._validation import check_simulator, INDICES, check_choice, check_int, check_p, check_problem, check_real, check_subsets
 from .seeding import SeedLike, as_seed_sequence, derive, make_rng
 from .simulation import block_rows, simulate_rankings, simulated_stability, top_subsets
 
@@ -114,8 +114,7 @@ def simulated_n_useful(
     ``threshold``; if it is None, t_uniform is drawn from ``n_runs`` uniform selectors on
     stream ``derive(seed, 1)``.
     """
-    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
-    p = check_p(p)
+    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     ss = as_seed_sequence(seed)
     if threshold is None:
@@ -259,8 +258,7 @@ def check_fixed_point(
     within the calibration tolerance (default +-2, as in SPEC section 6) or within two
     standard errors of the Monte-Carlo mean. Repeat ``r`` uses ``derive(seed, r)``.
     """
-    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
-    p = check_p(p)
+    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=1)
     tolerance = check_real(tolerance, "tolerance", minimum=0.0)
@@ -304,8 +302,7 @@ def iterate_fixed_point(
     or enters a cycle or hits ``max_iter`` (``converged=False``; ``reason`` says which).
     u is kept in ``[n_target, n_feature]``, where the simulator is defined.
     """
-    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
-    p = check_p(p)
+    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=1)
     max_iter = check_int(max_iter, "max_iter", minimum=1)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_p, check_problem
+from ._validation import check_simulator, AGGREGATES, INDICES, check_choice, check_int
 from .aggregation import aggregate_rankings
 from .seeding import SeedLike, as_seed_sequence, make_rng
 
@@ -193,8 +193,7 @@ def simulate_rankings(
     ranks : ndarray of int64, shape (size, n_feature)
         ``ranks[i, f]`` is the rank (1 = best) of feature ``f`` in selector ``i``.
     """
-    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
-    p = check_p(p)
+    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     size = check_int(size, "size", minimum=0)
     ss = as_seed_sequence(seed)
     out = np.empty((size, n_feature), dtype=np.int64)
@@ -233,8 +232,7 @@ def simulate_ensembles(
     -------
     subsets : ndarray of int64, shape (size, n_target), each row sorted.
     """
-    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
-    p = check_p(p)
+    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
     size = check_int(size, "size", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)

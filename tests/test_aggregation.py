@@ -1,7 +1,6 @@
 """Ensemble aggregation and random tie-breaking, against exact distributions."""
 
 import itertools
-import math
 from fractions import Fraction
 
 import numpy as np

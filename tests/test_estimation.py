@@ -1,7 +1,6 @@
 """t_uniform, n_useful, p and the fixed point (SPEC sections 4-6)."""
 
 import itertools
-import math
 
 import numpy as np
 import pytest
