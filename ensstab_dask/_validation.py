@@ -113,7 +113,7 @@ def check_subsets(
             if arr.ndim != 1:
                 raise ValueError(f"{name}[{i}] must be a 1-D collection of feature indices")
             if arr.size and not np.issubdtype(arr.dtype, np.integer):
-                if np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr)):
+                if np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all() and np.all(arr == np.round(arr)):
                     arr = arr.astype(np.int64)
                 else:
                     raise TypeError(f"{name}[{i}] must hold integer feature indices; got dtype {arr.dtype}")

@@ -8,13 +8,15 @@ simulated stability.
 * ``mean_rank`` (default): sum of ranks (same order as the mean rank).
 * ``median_rank``: twice the median rank (an integer even for even ``m_ensemble``).
 * ``vote``: minus the number of weak selectors whose top ``n_target`` holds the feature.
-* ``reciprocal_rank``: minus the sum of ``1/rank`` in fixed point, ``floor(2**b / rank)``
-  with ``b`` as large as int64 allows; equal multisets of ranks tie exactly. Two
-  different multisets whose reciprocal sums differ by less than ``m * 2**-b`` may be
-  ordered by rounding rather than at random.
+* ``reciprocal_rank``: the sum of ``1/rank``, higher is better. It is computed in fixed
+  point, ``floor(2**b / rank)`` summed, which is within ``m`` units of the exact sum;
+  the features near the cut-off (within that error) are then settled with exact
+  rational sums, so exact ties (1/3 + 1/6 = 1/4 + 1/4) are broken at random too.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,10 +27,13 @@ __all__ = ["aggregate_rankings", "ensemble_scores", "top_k", "rank_scores"]
 
 
 def ensemble_scores(ranks: np.ndarray, n_target: int, aggregate: str = "mean_rank") -> np.ndarray:
-    """Integer scores (lower is better) of ``ranks`` of shape (..., m_ensemble, n_feature)."""
+    """Integer scores (lower is better) of ``ranks`` of shape (..., m_ensemble, n_feature).
+
+    For ``reciprocal_rank`` the score is the fixed-point sum, exact only up to ``m``
+    units; :func:`aggregate_rankings` settles the features near the cut-off exactly.
+    """
     check_choice(aggregate, "aggregate", AGGREGATES)
     ranks = np.asarray(ranks)
-    m = ranks.shape[-2]
     if aggregate == "mean_rank":
         return ranks.sum(axis=-2, dtype=np.int64)
     if aggregate == "median_rank":
@@ -36,8 +41,40 @@ def ensemble_scores(ranks: np.ndarray, n_target: int, aggregate: str = "mean_ran
         return np.rint(2.0 * np.median(ranks, axis=-2)).astype(np.int64)
     if aggregate == "vote":
         return -(ranks <= n_target).sum(axis=-2, dtype=np.int64)
+    return -_reciprocal_fixed_point(ranks)
+
+
+def _reciprocal_fixed_point(ranks: np.ndarray) -> np.ndarray:
+    """sum_j floor(2**b / rank_j) >= 0: within m units below 2**b * the exact sum."""
+    m = ranks.shape[-2]
     bits = 62 - int(np.ceil(np.log2(m + 1)))
-    return -((np.int64(1) << np.int64(bits)) // ranks.astype(np.int64)).sum(axis=-2, dtype=np.int64)
+    return ((np.int64(1) << np.int64(bits)) // ranks.astype(np.int64)).sum(axis=-2, dtype=np.int64)
+
+
+def _random_keys(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """A uniformly random permutation of range(n) in each row: exact tie-break keys."""
+    perm = np.broadcast_to(np.arange(shape[1], dtype=np.int64), shape).copy()
+    rng.permuted(perm, axis=1, out=perm)
+    return perm
+
+
+def _top_k_reciprocal(ranks: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Exact reciprocal-rank top-k of (n_ensembles, m, n_feature) ranks, random tie-break."""
+    m = ranks.shape[-2]
+    fixed = _reciprocal_fixed_point(ranks)  # exact * 2**b lies in [fixed, fixed + m)
+    keys = _random_keys(rng, fixed.shape)
+    n = fixed.shape[-1]
+    out = np.empty((len(fixed), k), dtype=np.int64)
+    for e, (row, key) in enumerate(zip(fixed, keys)):
+        v = np.partition(row, n - k)[n - k]  # k-th largest fixed-point sum
+        # The exact k-th largest lies in [v, v + m): rows at or above v + m are surely in,
+        # rows at or below v - m surely out; the rest are compared exactly.
+        sure = np.flatnonzero(row >= v + m)
+        maybe = np.flatnonzero((row > v - m) & (row < v + m))
+        exact = {f: sum((Fraction(1, int(r)) for r in ranks[e, :, f]), Fraction(0)) for f in maybe}
+        chosen = sorted(maybe, key=lambda f: (-exact[f], key[f]))[: k - len(sure)]
+        out[e] = np.sort(np.concatenate([sure, np.asarray(chosen, dtype=np.int64)]))
+    return out
 
 
 def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = None) -> np.ndarray:
@@ -58,11 +95,12 @@ def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = None) -> np.ndarray:
     scores = np.asarray(scores)
     n = scores.shape[-1]
     k = check_int(k, "k", minimum=1, maximum=n)
+    if np.issubdtype(scores.dtype, np.floating) and np.isnan(scores).any():
+        raise ValueError("scores must not contain NaN")
     rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
     lead = scores.shape[:-1]
     flat = scores.reshape(-1, n)
-    perm = np.broadcast_to(np.arange(n, dtype=np.int64), flat.shape).copy()
-    rng.permuted(perm, axis=1, out=perm)
+    perm = _random_keys(rng, flat.shape)
     if k == n:
         chosen = np.broadcast_to(np.arange(n), flat.shape)
     else:
@@ -104,6 +142,12 @@ def aggregate_rankings(
     n_target = check_int(n_target, "n_target", minimum=1, maximum=n_feature)
     if ranks.size and (ranks.min() < 1 or ranks.max() > n_feature):
         raise ValueError(f"ranks must lie in [1, {n_feature}]")
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    if aggregate == "reciprocal_rank":
+        rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
+        lead = ranks.shape[:-2]
+        flat = ranks.reshape(-1, *ranks.shape[-2:])
+        return _top_k_reciprocal(flat, n_target, rng).reshape(*lead, n_target)
     return top_k(ensemble_scores(ranks, n_target, aggregate), n_target, seed=seed)
 
 
@@ -120,8 +164,7 @@ def rank_scores(scores: np.ndarray, *, seed: SeedLike = None, descending: bool =
     lead, n = scores.shape[:-1], scores.shape[-1]
     flat = scores.reshape(-1, n)
     key = -flat if descending else flat
-    perm = np.broadcast_to(np.arange(n), flat.shape).copy()
-    rng.permuted(perm, axis=1, out=perm)
+    perm = _random_keys(rng, flat.shape)
     order = np.lexsort((perm, key), axis=-1)
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(1, n + 1)[None, :].repeat(len(flat), 0), axis=1)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import check_simulator, INDICES, check_choice, check_int, check_p, check_problem, check_real, check_subsets
-from .seeding import SeedLike, as_seed_sequence, derive, make_rng
+from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .simulation import block_rows, simulate_rankings, simulated_stability, top_subsets
 
 __all__ = [
@@ -110,16 +110,16 @@ def simulated_n_useful(
 ) -> int:
     """A[f_{u,p}]: n_useful recomputed with the simulated selector (SPEC section 6).
 
-    ``n_runs`` simulated selectors (stream ``derive(seed, 0)``) are counted against
-    ``threshold``; if it is None, t_uniform is drawn from ``n_runs`` uniform selectors on
-    stream ``derive(seed, 1)``.
+    ``n_runs`` simulated selectors (stream ``derive(seed, Stream.N_USEFUL_V_RUNS)``) are
+    counted against ``threshold``; if it is None, t_uniform is drawn from ``n_runs``
+    uniform selectors on stream ``derive(seed, Stream.UNIFORM_THRESHOLD)``.
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     ss = as_seed_sequence(seed)
     if threshold is None:
-        threshold = uniform_threshold(n_feature, n_target, n_runs, seed=derive(ss, 1))
-    ranks = simulate_rankings(n_feature, n_target, n_useful, p, size=n_runs, seed=derive(ss, 0))
+        threshold = uniform_threshold(n_feature, n_target, n_runs, seed=derive(ss, Stream.UNIFORM_THRESHOLD))
+    ranks = simulate_rankings(n_feature, n_target, n_useful, p, size=n_runs, seed=derive(ss, Stream.N_USEFUL_V_RUNS))
     return count_useful(top_subsets(ranks, n_target), n_feature, threshold)
 
 
@@ -162,13 +162,14 @@ def estimate_p(
     target_stability : float
         Observed stability of the single real selector, same ``index``.
     method : {'bisect', 'grid'}
-        ``'grid'`` evaluates every p in ``grid`` (default 0, 0.01, ..., 1) and returns the
-        closest. ``'bisect'`` keeps a bracket ``S(lo) < target <= S(hi)`` on the curve
-        and halves it until it is narrower than ``xtol``; it then returns whichever end
-        is closer to the target. The bracket invariant holds for any function, so
+        ``'grid'`` evaluates every p in ``grid`` (default n_target/n_feature, then the
+        multiples of 0.01 above it up to 1) and returns the closest. ``'bisect'`` keeps a
+        bracket ``S(lo) < target <= S(hi)`` on the curve and halves it until it is
+        narrower than ``xtol``; it then returns whichever end is closer to the target. The bracket invariant holds for any function, so
         residual Monte-Carlo wiggles cannot derail it. The curve falls slightly between
         p = 0 and p ~ n_target/n_feature (the uniform point) and rises after; bisection
-        searches the rising branch, ``bounds`` default ``(n_target/n_feature, 1)``.
+        searches the rising branch, ``bounds`` default ``(n_target/n_feature, 1)``, and so
+        does the default grid.
     m_stability : int
         Simulated runs per evaluation of the curve.
     seed : int, SeedSequence or Generator
@@ -178,12 +179,16 @@ def estimate_p(
     -------
     PEstimate
     """
-    target = check_real(target_stability, "target_stability", minimum=-1.0, maximum=1.0)
+    check_choice(index, "index", INDICES)
+    low = -1.0 if index in ("kuncheva", "nogueira") else 0.0
+    target = check_real(target_stability, "target_stability", minimum=low, maximum=1.0)
     n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    if n_target == n_feature:
+        raise ValueError("p cannot be estimated when n_target == n_feature: every selector picks all features")
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(method, "method", ("bisect", "grid"))
-    check_choice(index, "index", INDICES)
     xtol = check_real(xtol, "xtol", minimum=0.0, maximum=1.0, open_minimum=True)
+    uniform_p = n_target / n_feature
     ss = as_seed_sequence(seed)
     cache: dict[float, float] = {}
 
@@ -195,20 +200,27 @@ def estimate_p(
         return cache[p]
 
     if method == "grid":
-        ps = np.round(np.linspace(0.0, 1.0, 101), 10) if grid is None else np.asarray(grid, dtype=float)
-        if ps.ndim != 1 or ps.size == 0:
-            raise ValueError("grid must be a non-empty 1-D sequence of p values")
-        for g in ps:
-            check_p(float(g), "grid values")
+        if grid is None:
+            # The rising branch only, as for bisection: n_target/n_feature, then 0.01 steps.
+            steps = np.round(np.arange(1, 101) / 100, 2)
+            ps = np.concatenate([[uniform_p], steps[steps > uniform_p]])
+        else:
+            if isinstance(grid, (str, bytes)) or np.ndim(grid) != 1 or len(grid) == 0:
+                raise ValueError("grid must be a non-empty 1-D sequence of p values")
+            ps = np.array([check_p(g, "grid values") for g in grid], dtype=float)
         vals = np.array([curve(float(g)) for g in ps])
         best = int(np.argmin(np.abs(vals - target)))
         p_hat = float(ps[best])
-        boundary = best in (0, len(ps) - 1) and len(ps) > 1
+        boundary = len(ps) > 1 and p_hat in (ps.min(), ps.max())
     else:
         if grid is not None:
             raise ValueError("grid is only used with method='grid'")
-        lo, hi = bounds if bounds is not None else (n_target / n_feature, 1.0)
-        lo, hi = check_p(lo, "bounds[0]"), check_p(hi, "bounds[1]")
+        if bounds is None:
+            lo, hi = uniform_p, 1.0
+        else:
+            if isinstance(bounds, (str, bytes)) or np.ndim(bounds) != 1 or len(bounds) != 2:
+                raise ValueError(f"bounds must be a pair (low, high) of p values; got {bounds!r}")
+            lo, hi = check_p(bounds[0], "bounds[0]"), check_p(bounds[1], "bounds[1]")
         if not lo < hi:
             raise ValueError(f"bounds must satisfy bounds[0] < bounds[1]; got {bounds}")
         boundary = False
@@ -256,7 +268,8 @@ def check_fixed_point(
 
     The fixed point holds when ``|mean - u| <= max(tolerance, 2 * std / sqrt(repeats))``:
     within the calibration tolerance (default +-2, as in SPEC section 6) or within two
-    standard errors of the Monte-Carlo mean. Repeat ``r`` uses ``derive(seed, r)``.
+    standard errors of the Monte-Carlo mean. Repeat ``r`` uses the stream
+    ``derive(seed, Stream.FIXED_POINT_REPEAT, r)``.
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -270,7 +283,10 @@ def check_fixed_point(
 
 
 def _n_useful_v_repeats(N, K, u, p, n_runs, repeats, ss) -> np.ndarray:
-    return np.array([simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(ss, r)) for r in range(repeats)])
+    return np.array([
+        simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(ss, Stream.FIXED_POINT_REPEAT, r))
+        for r in range(repeats)
+    ])
 
 
 @dataclass(frozen=True)
@@ -299,8 +315,9 @@ def iterate_fixed_point(
 
     The same seed is used at every step (common random numbers), so the map is a fixed
     function of u and the iteration either reaches a fixed point (``converged=True``)
-    or enters a cycle or hits ``max_iter`` (``converged=False``; ``reason`` says which).
-    u is kept in ``[n_target, n_feature]``, where the simulator is defined.
+    or enters a cycle, hits ``max_iter``, or falls below ``n_target`` where the simulator
+    is undefined (``converged=False``; ``reason`` says which; ``n_useful`` is then the
+    last value tried).
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -312,7 +329,10 @@ def iterate_fixed_point(
     for _ in range(max_iter):
         mean = float(_n_useful_v_repeats(n_feature, n_target, u, p, n_runs, repeats, ss).mean())
         means.append(mean)
-        new = int(min(max(round(mean), n_target), n_feature))
+        new = int(round(mean))
+        if new < n_target:
+            # The simulator is undefined below n_target: clamping would fake a fixed point.
+            return FixedPointIteration(u, False, tuple(history), tuple(means), "below n_target")
         if new == u:
             return FixedPointIteration(u, True, tuple(history), tuple(means), "fixed point")
         if new in history:

@@ -10,14 +10,28 @@ its key, never on what was drawn or spawned before.
 
 from __future__ import annotations
 
+import enum
 import numbers
 from typing import Union
 
 import numpy as np
 
-__all__ = ["SeedLike", "as_seed_sequence", "derive", "make_rng"]
+__all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng"]
 
 SeedLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
+
+
+class Stream(enum.IntEnum):
+    """First key of every derived stream: one value per use, so that no two uses of one
+    seed ever draw from the same stream, whichever functions a caller combines."""
+
+    RANKINGS = 0  # simulated rankings; block b is (RANKINGS, b)
+    ENSEMBLE_TIES = 1  # tie-breaks when simulated ensembles aggregate
+    UNIFORM_THRESHOLD = 2  # the uniform selector's runs behind t_uniform in A[f_{u,p}]
+    N_USEFUL_V_RUNS = 3  # the simulated runs behind A[f_{u,p}]
+    FIXED_POINT_REPEAT = 4  # repeat r of the fixed-point check: (FIXED_POINT_REPEAT, r)
+    SWEEP_STABILITY = 5  # sweep cell: (SWEEP_STABILITY, n_useful, m_ensemble, repeat)
+    SWEEP_N_USEFUL_V = 6  # sweep cell: (SWEEP_N_USEFUL_V, n_useful, n_runs, repeat)
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

@@ -33,7 +33,8 @@ simulated curves over ``p`` are smooth, which is what makes bisection on ``p`` w
 Streams
 -------
 With parent seed ``s``: rankings come in blocks of rows; block ``b`` uses
-``derive(s, 0, b)``; ensemble tie-breaks use ``derive(s, 1)``. The block size depends
+``derive(s, Stream.RANKINGS, b)``; ensemble tie-breaks use
+``derive(s, Stream.ENSEMBLE_TIES)``. The block size depends
 only on ``n_feature``, so a result depends on the arguments and the seed only.
 """
 
@@ -43,7 +44,7 @@ import numpy as np
 
 from ._validation import check_simulator, AGGREGATES, INDICES, check_choice, check_int
 from .aggregation import aggregate_rankings
-from .seeding import SeedLike, as_seed_sequence, make_rng
+from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]
 
@@ -51,8 +52,6 @@ __all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]
 # small enough to stay in cache, large enough to amortise the per-block overhead.
 _BLOCK_BYTES = 12 * 2**20
 _BYTES_PER_CELL = 24
-RANKING_STREAM = 0
-TIE_STREAM = 1
 
 
 def block_rows(n_feature: int) -> int:
@@ -163,7 +162,7 @@ class _RankingStream:
                 rows = min(self._block, self._n_rows - start)
                 if rows <= 0:
                     raise RuntimeError("ranking stream exhausted")
-                rng = make_rng(self._ss, RANKING_STREAM, self._next_block)
+                rng = make_rng(self._ss, Stream.RANKINGS, self._next_block)
                 self._buffer = _ranking_block(rng, *self._args, np.empty((rows, self._args[0]), dtype=np.int64))
                 self._next_block += 1
             got = self._buffer[:need]
@@ -200,7 +199,7 @@ def simulate_rankings(
     step = block_rows(n_feature)
     for b, start in enumerate(range(0, size, step)):
         # Same blocks and streams as _RankingStream, written in place.
-        _ranking_block(make_rng(ss, RANKING_STREAM, b), n_feature, n_target, n_useful, p, out[start : start + step])
+        _ranking_block(make_rng(ss, Stream.RANKINGS, b), n_feature, n_target, n_useful, p, out[start : start + step])
     return out
 
 
@@ -241,7 +240,7 @@ def simulate_ensembles(
     if m_ensemble == 1:
         # One ranking is a permutation: its top n_target has no ties for any aggregate.
         return top_subsets(stream.take(size), n_target)
-    tie_rng = make_rng(ss, TIE_STREAM)
+    tie_rng = make_rng(ss, Stream.ENSEMBLE_TIES)
     group = max(1, block_rows(n_feature) // m_ensemble)
     out = np.empty((size, n_target), dtype=np.int64)
     for start in range(0, size, group):
@@ -272,6 +271,8 @@ def simulated_stability(
 
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(index, "index", INDICES)
+    if index in ("kuncheva", "nogueira") and n_target == n_feature:
+        raise ValueError(f"index {index!r} is undefined when n_target == n_feature (every subset is all features)")
     subsets = simulate_ensembles(
         n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed
     )

@@ -1,6 +1,7 @@
 """Ensemble aggregation and random tie-breaking, against exact distributions."""
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -112,3 +113,38 @@ def test_literal_ensemble_oracle_agrees_with_library():
             if len(exact) == 1:
                 assert tuple(es.aggregate_rankings(ranks, 3, aggregate=agg, seed=0)) == next(iter(exact))
                 assert tuple(literal_ensemble_subset(ranks, 3, agg, rng)) == next(iter(exact))
+
+
+def test_reciprocal_rank_exact_ties_are_broken_at_random():
+    # f0 has ranks (3, 6) and f1 has (4, 4): 1/3 + 1/6 = 1/4 + 1/4 exactly, though their
+    # fixed-point sums differ. Exact sums: f2 2, f3 and f7 5/8, f0 and f1 1/2, then f6
+    # 10/21, f5 11/30, f4 12/35. The top 4 is f2, f3, f7 and one of f0, f1 at random.
+    ranks = np.array([[3, 4, 1, 2, 5, 6, 7, 8], [6, 4, 1, 8, 7, 5, 3, 2]])
+    n = 400
+    picks = [tuple(es.aggregate_rankings(ranks, 4, aggregate="reciprocal_rank", seed=s)) for s in range(n)]
+    assert all({2, 3, 7} <= set(p) and len(set(p) & {0, 1}) == 1 for p in picks)
+    f0 = sum(0 in p for p in picks) / n
+    assert abs(f0 - 0.5) < 4 * math.sqrt(0.25 / n)
+
+
+@pytest.mark.parametrize("aggregate", ["mean_rank", "median_rank", "vote", "reciprocal_rank"])
+def test_ensemble_subsets_match_literal_pipeline_on_six_features(aggregate):
+    # Too many ranking triples to enumerate: compare the law of the chosen subset with
+    # the literal algorithm + literal aggregation (exact rationals, random tie-break).
+    from oracle import literal_rankings
+
+    N, K, u, p, m = 6, 2, 4, 0.65, 3
+    n_fast, n_lit = 30_000, 3000
+    fast = es.simulate_ensembles(N, K, u, p, m_ensemble=m, size=n_fast, aggregate=aggregate, seed=5)
+    lit_ranks = literal_rankings(N, K, u, p, n_lit * m, seed=6).reshape(n_lit, m, N)
+    rng = np.random.default_rng(7)
+    lit = np.array([literal_ensemble_subset(r, K, aggregate, rng) for r in lit_ranks])
+    combos = {c: i for i, c in enumerate(itertools.combinations(range(N), K))}
+    table = np.array(
+        [
+            np.bincount([combos[tuple(r)] for r in fast], minlength=len(combos)),
+            np.bincount([combos[tuple(r)] for r in lit], minlength=len(combos)),
+        ]
+    )
+    table = table[:, table.sum(axis=0) > 0]
+    assert stats.chi2_contingency(table).pvalue > P_MIN

@@ -80,6 +80,21 @@ def test_estimate_p_bisection_bracket_and_boundaries():
     assert abs(fit.stability - 0.1) < 0.03
 
 
+def test_estimate_p_accepts_negative_targets_for_chance_corrected_indices():
+    fit = es.estimate_p(-0.01, 2000, 20, 60, index="kuncheva", m_stability=20, seed=0)
+    assert fit.at_boundary and fit.p == pytest.approx(0.01)
+
+
+def test_default_grid_stays_on_the_rising_branch():
+    # Below n_target/n_feature the curve falls again; a target there is ambiguous, and the
+    # default grid, like bisection, answers on the rising branch and says it hit the end.
+    N, K, u = 100, 10, 30
+    low = es.simulated_stability(N, K, u, 0.0, m_stability=50, seed=0)
+    for method in ("grid", "bisect"):
+        fit = es.estimate_p(low, N, K, u, method=method, seed=0)
+        assert fit.p >= K / N
+
+
 def test_estimate_p_grid_is_custom():
     fit = es.estimate_p(0.1, 2000, 20, 60, method="grid", grid=[0.1, 0.5, 0.9], seed=0)
     assert fit.p in (0.1, 0.5, 0.9) and len(fit.evaluations) == 3
@@ -93,15 +108,22 @@ def test_fixed_point_holds_where_it_must():
     assert it.converged and it.n_useful == 10 and it.history == (10,)
 
 
-def test_fixed_point_iteration_reports_its_path():
-    it = es.iterate_fixed_point(2000, 20, 300, 0.9, n_runs=30, repeats=10, max_iter=30, seed=0)
-    assert it.history[0] == 300
-    assert len(it.means) >= 1
-    if it.converged:
-        chk = es.check_fixed_point(2000, 20, it.n_useful, 0.9, n_runs=30, repeats=10, seed=0)
-        assert abs(chk.mean - it.n_useful) <= 0.5
-    else:
-        assert it.reason in ("cycle", "max_iter reached")
+def test_fixed_point_iteration_converges_to_a_checked_fixed_point():
+    # p = 1, u = 15 > n_target: S' features clear t_uniform only sometimes, so A < u and
+    # the iteration walks down; wherever it stops, the check must agree it is a fixed point.
+    it = es.iterate_fixed_point(500, 10, 15, 1.0, n_runs=20, repeats=10, max_iter=30, seed=0)
+    assert it.history[0] == 15 and len(it.means) == len(it.history) - (0 if it.converged else 1)
+    assert it.converged and it.reason == "fixed point"
+    chk = es.check_fixed_point(500, 10, it.n_useful, 1.0, n_runs=20, repeats=10, seed=0)
+    assert abs(chk.mean - it.n_useful) <= 0.5 and chk.holds
+
+
+def test_fixed_point_iteration_never_fakes_convergence_below_n_target():
+    # With p small almost nothing clears t_uniform: A[f] falls below n_target, where the
+    # simulator is undefined; clamping would report a spurious fixed point.
+    it = es.iterate_fixed_point(2000, 20, 500, 0.05, n_runs=30, repeats=5, seed=0)
+    assert not it.converged and it.reason == "below n_target"
+    assert it.means[-1] < 20
 
 
 def test_fixed_point_fails_far_from_it():
@@ -141,6 +163,14 @@ BAD = [
     (lambda: es.estimate_p(0.3, 10, 3, 5, method="newton"), ValueError, "method must be one of"),
     (lambda: es.estimate_p(float("nan"), 10, 3, 5), ValueError, "target_stability must be a number"),
     (lambda: es.estimate_p(0.3, 10, 3, 5, method="grid", grid=[0.5, 2.0]), ValueError, "grid values must be in"),
+    (lambda: es.estimate_p(0.3, 10, 3, 5, bounds=0.1), ValueError, "bounds must be a pair"),
+    (lambda: es.estimate_p(0.3, 10, 3, 5, bounds=[0.1]), ValueError, "bounds must be a pair"),
+    (lambda: es.estimate_p(0.3, 10, 3, 5, bounds=[0.5, 0.2]), ValueError, "bounds must satisfy"),
+    (lambda: es.estimate_p(0.3, 10, 10, 10), ValueError, "n_target == n_feature"),
+    (lambda: es.estimate_p(-0.2, 10, 3, 5), ValueError, "target_stability must be in \\[0.0, 1.0\\]"),
+    (lambda: es.simulated_stability(10, 10, 10, 0.5, index="nogueira"), ValueError, "undefined when n_target == n_feature"),
+    (lambda: es.top_k(np.array([np.nan, 0.0, 1.0]), 2), ValueError, "NaN"),
+    (lambda: es.count_useful([[0.0, float("inf")]], 5, 1), TypeError, "integer feature indices"),
     (lambda: es.check_fixed_point(10, 3, 5, 0.5, n_runs=5, repeats=0), ValueError, "repeats must be >= 1"),
     (lambda: es.iterate_fixed_point(10, 3, 5, 0.5, n_runs=5, max_iter=0), ValueError, "max_iter must be >= 1"),
     (lambda: es.aggregate_rankings(np.array([[1, 2, 3]]), 4), ValueError, "n_target must be in"),
