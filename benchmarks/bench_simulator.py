@@ -26,8 +26,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-import ensstab_dask as es  # noqa: E402
 from oracle import literal_rankings  # noqa: E402
+
+import ensstab_dask as es  # noqa: E402
 
 N, K, U, P = 2000, 20, 60, 0.7
 

@@ -5,9 +5,10 @@ Selectors": a two-parameter simulator (n_useful, p) of a weak feature selector i
 to a few real runs and predicts the stability of ensembles of that selector.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
+from ._version import __version__
 from .aggregation import aggregate_rankings, rank_scores, top_k
+from .calibration import calibrate
+from .cluster import SchedulerUnreachable, connect
 from .estimation import (
     FixedPointCheck,
     FixedPointIteration,
@@ -23,16 +24,26 @@ from .estimation import (
 )
 from .seeding import derive, make_rng
 from .simulation import simulate_ensembles, simulate_rankings, simulated_stability
-from .stability import NogueiraStability, NogueiraTest, nogueira_stability, nogueira_test, pairwise_similarity, stability
-
-try:
-    __version__ = _version("ensstab_dask")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+unknown"
+from .stability import (
+    NogueiraStability,
+    NogueiraTest,
+    nogueira_stability,
+    nogueira_test,
+    pairwise_similarity,
+    stability,
+)
+from .storage import StoreMismatch, export_netcdf
+from .sweep import sweep
 
 __all__ = [
     "__version__",
     "aggregate_rankings",
+    "calibrate",
+    "connect",
+    "export_netcdf",
+    "SchedulerUnreachable",
+    "StoreMismatch",
+    "sweep",
     "check_fixed_point",
     "count_useful",
     "derive",

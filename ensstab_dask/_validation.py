@@ -98,8 +98,7 @@ def check_subsets(
     if isinstance(subsets, np.ndarray) and subsets.dtype == bool:
         if subsets.ndim != 2 or subsets.shape[1] != n_feature:
             raise ValueError(
-                f"a boolean {name} matrix must have shape (n_subsets, n_feature={n_feature}); "
-                f"got {subsets.shape}"
+                f"a boolean {name} matrix must have shape (n_subsets, n_feature={n_feature}); got {subsets.shape}"
             )
         rows = [np.flatnonzero(r) for r in subsets]
     else:
@@ -120,8 +119,7 @@ def check_subsets(
             arr = arr.astype(np.int64, copy=False)
             if arr.size and (arr.min() < 0 or arr.max() >= n_feature):
                 raise ValueError(
-                    f"{name}[{i}] has feature indices outside [0, {n_feature}): "
-                    f"min {arr.min()}, max {arr.max()}"
+                    f"{name}[{i}] has feature indices outside [0, {n_feature}): min {arr.min()}, max {arr.max()}"
                 )
             u = np.unique(arr)
             if u.size != arr.size:

@@ -133,8 +133,7 @@ def aggregate_rankings(
     ranks = np.asarray(ranks)
     if ranks.ndim not in (2, 3):
         raise ValueError(
-            "ranks must have shape (m_ensemble, n_feature) or (n_ensembles, m_ensemble, n_feature); "
-            f"got {ranks.shape}"
+            f"ranks must have shape (m_ensemble, n_feature) or (n_ensembles, m_ensemble, n_feature); got {ranks.shape}"
         )
     if not np.issubdtype(ranks.dtype, np.integer):
         raise TypeError(f"ranks must hold integer ranks; got dtype {ranks.dtype}")

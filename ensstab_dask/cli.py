@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import __version__
 from ._validation import AGGREGATES, INDICES
+from ._version import __version__
 
 __all__ = ["main", "parse_values"]
 
@@ -44,7 +44,9 @@ def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> lis
                 if step <= 0 or stop < start:
                     raise UsageError(f"{name}: range {part!r} needs step > 0 and stop >= start")
                 count = int(np.floor((stop - start) / step + 1e-9)) + 1
-                values.extend(kind(round(start + k * step, 12)) if kind is float else start + k * step for k in range(count))
+                values.extend(
+                    kind(round(start + k * step, 12)) if kind is float else start + k * step for k in range(count)
+                )
             else:
                 values.append(kind(part))
         except ValueError:
@@ -99,6 +101,54 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    import os
+
+    from .sweep import sweep
+
+    if args.output and os.path.exists(args.output) and not args.overwrite:
+        raise UsageError(f"ensstab sweep: --output {args.output} exists; pass --overwrite to replace it")
+    ds = sweep(
+        args.n_feature,
+        args.n_target,
+        n_useful=parse_values(args.n_useful, int, name="--n-useful"),
+        p=parse_values(args.p, float, name="--p"),
+        m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
+        m_stability=args.m_stability,
+        n_runs=args.n_runs,
+        repeats=args.repeats,
+        aggregate=args.aggregate,
+        index=args.index,
+        seed=args.seed,
+        store=args.store,
+        client=args.scheduler,
+        batch_size=args.batch_size,
+        progress=not args.no_progress,
+        timeout=args.timeout,
+    )
+    if args.output:
+        from .storage import write_netcdf
+
+        write_netcdf(ds, args.output, overwrite=args.overwrite)
+    sizes = ", ".join(f"{d}: {n}" for d, n in ds.sizes.items() if d != "repeat")
+    print(
+        f"sweep done ({sizes})"
+        + (f"; store {args.store}" if args.store else "")
+        + (f"; wrote {args.output}" if args.output else "")
+    )
+    if not args.store and not args.output:
+        print(ds["stability"].to_dataframe().drop(columns="n_runs", errors="ignore").to_string())
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from .storage import export_netcdf
+
+    out = export_netcdf(args.store, args.out, overwrite=args.overwrite, allow_incomplete=args.allow_incomplete)
+    print(f"wrote {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ensstab", description="Estimate the stability of ensemble feature selectors.")
     parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
@@ -111,6 +161,34 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes, list or start:stop:step")
     sim.add_argument("--json", metavar="OUT.json", help="also write the curve as JSON")
     sim.set_defaults(func=_cmd_simulate)
+
+    sw = sub.add_parser("sweep", help="simulated stability and n_useful_v over a (n_useful, p, m_ensemble) grid")
+    _add_problem_options(sw)
+    sw.add_argument("--n-useful", required=True, help="grid of n_useful, e.g. 20:810:10 or 20,40,80")
+    sw.add_argument("--p", required=True, help="grid of p, e.g. 0.01:1.0:0.01")
+    sw.add_argument("--m-ensemble", default="1", help="grid of ensemble sizes, e.g. 1,5,10,30 (default 1)")
+    sw.add_argument("--n-runs", type=int, default=None, help="runs behind each n_useful_v (default: m_ensemble)")
+    sw.add_argument("--repeats", type=int, default=10, help="independent draws per cell (default 10)")
+    sw.add_argument("--store", metavar="PATH.zarr", help="zarr store: written as blocks finish, resumed on rerun")
+    sw.add_argument("--output", metavar="OUT.nc", help="also write the finished sweep to netCDF")
+    sw.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
+    sw.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="Dask scheduler address (tcp://host:8786), or processes (default), threads, synchronous",
+    )
+    sw.add_argument("--batch-size", type=int, default=None, help="cells per task (default: about 0.5 s of work)")
+    sw.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler (default 10)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_cmd_sweep)
+
+    ex = sub.add_parser("export", help="write a finished sweep store to netCDF")
+    ex.add_argument("store", metavar="STORE")
+    ex.add_argument("out", metavar="OUT.nc")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT.nc")
+    ex.add_argument("--allow-incomplete", action="store_true", help="export even if some cells are not computed yet")
+    ex.set_defaults(func=_cmd_export)
     return parser
 
 
@@ -131,8 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 2
+    except (ConnectionError, ImportError) as exc:
+        print(f"ensstab: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print("ensstab: interrupted", file=sys.stderr)
+        print(
+            "ensstab: interrupted; finished blocks are in the store, rerun the same command to resume", file=sys.stderr
+        )
         return 130
 
 

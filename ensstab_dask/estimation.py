@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_simulator, INDICES, check_choice, check_int, check_p, check_problem, check_real, check_subsets
+from ._validation import (
+    INDICES,
+    check_choice,
+    check_int,
+    check_p,
+    check_problem,
+    check_real,
+    check_simulator,
+    check_subsets,
+)
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .simulation import block_rows, simulate_rankings, simulated_stability, top_subsets
 
@@ -61,8 +70,11 @@ def uniform_subsets(n_feature: int, n_target: int, size: int, *, seed: SeedLike 
 def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) -> np.ndarray:
     """How often each feature appears in ``subsets``: int64 array of length n_feature."""
     n_feature = check_int(n_feature, "n_feature", minimum=1)
-    if isinstance(subsets, np.ndarray) and subsets.ndim == 2 and np.issubdtype(subsets.dtype, np.integer) and (
-        n_target is None or subsets.shape[1] == n_target
+    if (
+        isinstance(subsets, np.ndarray)
+        and subsets.ndim == 2
+        and np.issubdtype(subsets.dtype, np.integer)
+        and (n_target is None or subsets.shape[1] == n_target)
     ):
         # Fast path for the (n_runs, n_target) arrays the library itself produces.
         if subsets.size and (subsets.min() < 0 or subsets.max() >= n_feature):
@@ -71,7 +83,11 @@ def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) ->
             raise ValueError("subsets has a subset with duplicate feature indices")
         return np.bincount(subsets.ravel(), minlength=n_feature).astype(np.int64)
     rows = check_subsets(subsets, n_feature, size=n_target)
-    return np.bincount(np.concatenate(rows), minlength=n_feature).astype(np.int64) if rows else np.zeros(n_feature, np.int64)
+    return (
+        np.bincount(np.concatenate(rows), minlength=n_feature).astype(np.int64)
+        if rows
+        else np.zeros(n_feature, np.int64)
+    )
 
 
 def uniform_threshold(n_feature: int, n_target: int, n_runs: int, *, seed: SeedLike = None) -> int:
@@ -165,10 +181,11 @@ def estimate_p(
         ``'grid'`` evaluates every p in ``grid`` (default n_target/n_feature, then the
         multiples of 0.01 above it up to 1) and returns the closest. ``'bisect'`` keeps a
         bracket ``S(lo) < target <= S(hi)`` on the curve and halves it until it is
-        narrower than ``xtol``; it then returns whichever end is closer to the target. The bracket invariant holds for any function, so
-        residual Monte-Carlo wiggles cannot derail it. The curve falls slightly between
-        p = 0 and p ~ n_target/n_feature (the uniform point) and rises after; bisection
-        searches the rising branch, ``bounds`` default ``(n_target/n_feature, 1)``, and so
+        narrower than ``xtol``; it then returns whichever end is closer to the target.
+        The bracket invariant holds for any function, so residual Monte-Carlo wiggles
+        cannot derail it. The curve falls slightly between p = 0 and p ~
+        n_target/n_feature (the uniform point) and rises after; bisection searches the
+        rising branch, ``bounds`` default ``(n_target/n_feature, 1)``, and so
         does the default grid.
     m_stability : int
         Simulated runs per evaluation of the curve.
@@ -283,10 +300,12 @@ def check_fixed_point(
 
 
 def _n_useful_v_repeats(N, K, u, p, n_runs, repeats, ss) -> np.ndarray:
-    return np.array([
-        simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(ss, Stream.FIXED_POINT_REPEAT, r))
-        for r in range(repeats)
-    ])
+    return np.array(
+        [
+            simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(ss, Stream.FIXED_POINT_REPEAT, r))
+            for r in range(repeats)
+        ]
+    )
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_simulator, AGGREGATES, INDICES, check_choice, check_int
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_simulator
 from .aggregation import aggregate_rankings
 from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
 

@@ -22,7 +22,14 @@ from scipy import stats as _stats
 
 from ._validation import INDICES, check_choice, check_int, check_real, check_subsets, membership
 
-__all__ = ["stability", "pairwise_similarity", "nogueira_stability", "nogueira_test", "NogueiraStability", "NogueiraTest"]
+__all__ = [
+    "stability",
+    "pairwise_similarity",
+    "nogueira_stability",
+    "nogueira_test",
+    "NogueiraStability",
+    "NogueiraTest",
+]
 
 
 def _pair_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
@@ -49,11 +56,7 @@ def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:
     kbar = k.mean()
     denom = (kbar / d) * (1.0 - kbar / d)
     stab = 1.0 - (M / (M - 1)) * np.mean(pf * (1.0 - pf)) / denom
-    phi = (
-        (z @ pf) / d
-        - k * kbar / d**2
-        + (stab / 2.0) * (2.0 * k * kbar / d**2 - k / d - kbar / d + 1.0)
-    ) / denom
+    phi = ((z @ pf) / d - k * kbar / d**2 + (stab / 2.0) * (2.0 * k * kbar / d**2 - k / d - kbar / d + 1.0)) / denom
     var = 4.0 / M**2 * np.sum((phi - phi.mean()) ** 2)
     return float(stab), float(var), phi
 
@@ -70,9 +73,7 @@ def _check_sizes(rows: list[np.ndarray], n_feature: int, index: str) -> None:
     if index == "nogueira":
         kbar = sizes.mean()
         if kbar in (0, n_feature):
-            raise ValueError(
-                f"index 'nogueira' needs 0 < mean subset size < n_feature={n_feature}; got {kbar}"
-            )
+            raise ValueError(f"index 'nogueira' needs 0 < mean subset size < n_feature={n_feature}; got {kbar}")
 
 
 def _stability_of_array(subsets: np.ndarray, n_feature: int, index: str) -> float:

@@ -6,11 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from oracle import exact_ranking_distribution, literal_ensemble_subset
 from scipy import stats
 
 import ensstab_dask as es
-
-from oracle import exact_ranking_distribution, literal_ensemble_subset
 
 P_MIN = 1e-4
 

@@ -10,7 +10,9 @@ from ensstab_dask.cli import UsageError, main, parse_values
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_simulate_prints_curve_and_writes_json(tmp_path):

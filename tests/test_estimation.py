@@ -4,11 +4,10 @@ import itertools
 
 import numpy as np
 import pytest
+from oracle import literal_uniform_threshold
 from scipy import stats
 
 import ensstab_dask as es
-
-from oracle import literal_uniform_threshold
 
 P_MIN = 1e-4
 
@@ -168,14 +167,22 @@ BAD = [
     (lambda: es.estimate_p(0.3, 10, 3, 5, bounds=[0.5, 0.2]), ValueError, "bounds must satisfy"),
     (lambda: es.estimate_p(0.3, 10, 10, 10), ValueError, "n_target == n_feature"),
     (lambda: es.estimate_p(-0.2, 10, 3, 5), ValueError, "target_stability must be in \\[0.0, 1.0\\]"),
-    (lambda: es.simulated_stability(10, 10, 10, 0.5, index="nogueira"), ValueError, "undefined when n_target == n_feature"),
+    (
+        lambda: es.simulated_stability(10, 10, 10, 0.5, index="nogueira"),
+        ValueError,
+        "undefined when n_target == n_feature",
+    ),
     (lambda: es.top_k(np.array([np.nan, 0.0, 1.0]), 2), ValueError, "NaN"),
     (lambda: es.count_useful([[0.0, float("inf")]], 5, 1), TypeError, "integer feature indices"),
     (lambda: es.check_fixed_point(10, 3, 5, 0.5, n_runs=5, repeats=0), ValueError, "repeats must be >= 1"),
     (lambda: es.iterate_fixed_point(10, 3, 5, 0.5, n_runs=5, max_iter=0), ValueError, "max_iter must be >= 1"),
     (lambda: es.aggregate_rankings(np.array([[1, 2, 3]]), 4), ValueError, "n_target must be in"),
     (lambda: es.aggregate_rankings(np.array([[1.0, 2.0, 3.0]]), 1), TypeError, "integer ranks"),
-    (lambda: es.aggregate_rankings(np.array([[1, 2, 3]]), 1, aggregate="borda"), ValueError, "aggregate must be one of"),
+    (
+        lambda: es.aggregate_rankings(np.array([[1, 2, 3]]), 1, aggregate="borda"),
+        ValueError,
+        "aggregate must be one of",
+    ),
 ]
 
 

@@ -12,12 +12,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from oracle import exact_ranking_distribution, literal_rankings
 from scipy import stats
 
 import ensstab_dask as es
 from ensstab_dask.simulation import block_rows
-
-from oracle import exact_ranking_distribution, literal_rankings
 
 P_MIN = 1e-4  # goodness-of-fit threshold, about 4 standard errors
 

@@ -4,11 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from oracle import literal_jaccard
 from scipy import stats
 
 import ensstab_dask as es
-
-from oracle import literal_jaccard
 
 # Three subsets of 6 features, worked by hand:
 #   a = {0,1,2}, b = {1,2,3}, c = {0,1,4}
@@ -86,7 +85,9 @@ def reference_nogueira_variance(z):
     phi = np.zeros(M)
     for i in range(M):
         phi[i] = (1 / denom) * (
-            np.mean(z[i] * pf) - (k[i] * kbar) / d**2 + (stab / 2) * ((2 * k[i] * kbar) / d**2 - k[i] / d - kbar / d + 1)
+            np.mean(z[i] * pf)
+            - (k[i] * kbar) / d**2
+            + (stab / 2) * ((2 * k[i] * kbar) / d**2 - k[i] / d - kbar / d + 1)
         )
     return stab, (4 / M**2) * np.sum((phi - phi.mean()) ** 2)
 
@@ -137,7 +138,9 @@ def test_nogueira_two_sample_test():
     R = 400
     ranks = es.simulate_rankings(Nf, K, 20, 0.6, size=2 * M * R, seed=9) <= K
     for r in range(R):
-        rejections += es.nogueira_test(ranks[2 * r * M : (2 * r + 1) * M], ranks[(2 * r + 1) * M : (2 * r + 2) * M], Nf).reject
+        rejections += es.nogueira_test(
+            ranks[2 * r * M : (2 * r + 1) * M], ranks[(2 * r + 1) * M : (2 * r + 2) * M], Nf
+        ).reject
     rate = rejections / R
     assert abs(rate - 0.05) < 4 * math.sqrt(0.05 * 0.95 / R)
 

@@ -1,0 +1,104 @@
+"""Where the work runs: a local Dask cluster by default, or any cluster by address.
+
+``client`` arguments across the package accept:
+
+* ``None`` or ``"processes"``: a :class:`distributed.LocalCluster` of one single-threaded
+  worker process per core (the default: the simulator holds the GIL for much of its
+  time, so processes beat threads; see ``benchmarks/bench_sweep.py``);
+* ``"threads"``: a LocalCluster of one process with one thread per core;
+* ``"synchronous"``: no cluster, everything in this process (debugging, tiny jobs);
+* a :class:`distributed.Client`: used as is and left open;
+* an address such as ``"tcp://10.0.0.5:8786"`` (or ``tls://...`` with ``security``):
+  a client is connected within ``timeout`` seconds or :class:`SchedulerUnreachable` is
+  raised; a malformed address raises ValueError at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any, Union
+
+__all__ = ["SchedulerUnreachable", "connect", "ClientLike"]
+
+ClientLike = Union[None, str, Any]
+_LOCAL = ("processes", "threads", "synchronous")
+
+
+class SchedulerUnreachable(ConnectionError):
+    """The Dask scheduler at the given address could not be reached in time."""
+
+
+def _local_cluster(kind: str, n_workers: int | None):
+    from distributed import LocalCluster
+
+    cores = n_workers or os.cpu_count() or 1
+    if kind == "threads":
+        return LocalCluster(
+            n_workers=1, threads_per_worker=cores, processes=False, dashboard_address=":0", silence_logs=logging.ERROR
+        )
+    return LocalCluster(
+        n_workers=cores, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+    )
+
+
+def check_address(address: str) -> str:
+    """Validate a scheduler address before any connection attempt; return it normalised.
+
+    A malformed address must fail at once: a Client half-built from one can hang in
+    its finaliser.
+    """
+    from distributed.comm.addressing import get_address_host_port, normalize_address
+
+    try:
+        normal = normalize_address(address)
+        host, port = get_address_host_port(normal)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"client: malformed scheduler address {address!r}: {exc}") from None
+    if not host or not 0 < int(port) < 65536:
+        raise ValueError(
+            f"client: malformed scheduler address {address!r}: expected scheme://host:port with port 1-65535"
+        )
+    return normal
+
+
+@contextlib.contextmanager
+def connect(
+    client: ClientLike = None, *, timeout: float = 10.0, n_workers: int | None = None, security=None
+) -> Iterator[Any]:
+    """Yield a :class:`distributed.Client` for ``client`` (None for ``"synchronous"``).
+
+    Clusters and clients made here are closed on exit, also on error or Ctrl-C; a
+    Client passed in is left open.
+    """
+    from distributed import Client
+
+    if isinstance(client, Client):
+        yield client
+        return
+    if client is None or client in _LOCAL:
+        kind = client or "processes"
+        if kind == "synchronous":
+            yield None
+            return
+        with _local_cluster(kind, n_workers) as cluster, Client(cluster) as c:
+            yield c
+        return
+    if not isinstance(client, str):
+        raise TypeError(
+            "client must be None, 'processes', 'threads', 'synchronous', a scheduler address string "
+            f"or a distributed.Client; got {type(client).__name__}"
+        )
+    address = check_address(client.strip())
+    try:
+        c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerUnreachable(
+            f"could not reach the Dask scheduler at {address} within {timeout:g} s ({exc})"
+        ) from None
+    try:
+        yield c
+    finally:
+        c.close()

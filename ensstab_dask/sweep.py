@@ -1,0 +1,451 @@
+"""Sweeps of the simulator over (n_useful, p, m_ensemble), run as Dask tasks, into xarray.
+
+Each cell ``(u, p, m)`` holds ``repeats`` independent draws of
+
+* the simulated stability of ``m_stability`` ensembles of ``m`` weak selectors, and
+* n_useful_v = A[f_{u,p}] from ``n_runs`` simulated runs (``n_runs = m`` by default),
+
+and their mean and standard deviation: the two surfaces of SPEC sections 6 and 9.
+
+Determinism
+-----------
+Repeat ``r`` of a cell uses the streams ``derive(seed, Stream.SWEEP_STABILITY, u, m, r)``
+(stability) and ``derive(seed, Stream.SWEEP_N_USEFUL_V, u, n_runs, r)`` (n_useful_v):
+they depend on the cell's coordinates and the seed only, never on the batch, the
+scheduler, the worker or the order in which tasks finish, so a sweep is bit-identical
+however it is run or resumed. ``p`` is deliberately *not* in the key: all cells of one
+``(u, m)`` share common random numbers across ``p``, which makes every curve over ``p``
+smooth (and monotone up to the model's own shape), the property bisection and the
+calibration contours rely on. The price is that neighbouring ``p`` cells are
+correlated, so do not treat them as independent replicates.
+
+Batching
+--------
+Cells are grouped into tasks of about half a second of work by a cost model (or
+``batch_size`` cells per task): whole ``n_useful`` rows when cells are cheap, runs of
+``p`` when they are not. The store is chunked by (``n_useful`` row, ``m_ensemble``)
+whatever the batching, so the number of files stays small.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_p, check_problem
+from ._version import __version__
+from .cluster import ClientLike, connect
+from .estimation import simulated_n_useful
+from .seeding import Stream, derive
+from .simulation import simulated_stability
+from .storage import SweepStore
+
+__all__ = ["sweep", "compute_block", "plan_blocks", "Block"]
+
+logger = logging.getLogger(__name__)
+
+# Bump when the meaning of a cell's random streams changes: old stores are then refused.
+STREAM_LAYOUT = 1
+TARGET_TASK_SECONDS = 0.5
+DIMS = ("n_useful", "p", "m_ensemble")
+
+
+def _selector_seconds(n_feature: int) -> float:
+    # Measured: about 41 us per simulated selector at n_feature=2000 (README, Performance).
+    return 2.0e-8 * n_feature + 3e-6
+
+
+def cell_seconds(n_feature: int, m: int, m_stability: int, n_runs: int, repeats: int) -> float:
+    """Rough cost of one cell, for batching only (never affects results)."""
+    sel = _selector_seconds(n_feature)
+    ensembles = m_stability * m * sel + (m_stability * sel if m > 1 else 0.0)
+    return repeats * (ensembles + n_runs * sel * 1.3 + 2e-4)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A rectangle of cells at one m_ensemble: rows ``u0:u1`` and columns ``p0:p1``."""
+
+    im: int
+    u0: int
+    u1: int
+    p0: int
+    p1: int
+
+    def region(self) -> dict[str, slice]:
+        return {
+            "n_useful": slice(self.u0, self.u1),
+            "p": slice(self.p0, self.p1),
+            "m_ensemble": slice(self.im, self.im + 1),
+        }
+
+    def cells(self) -> list[Block]:
+        """The block as one-cell blocks."""
+        return [
+            Block(self.im, iu, iu + 1, ip, ip + 1) for iu in range(self.u0, self.u1) for ip in range(self.p0, self.p1)
+        ]
+
+    @property
+    def n_cells(self) -> int:
+        return (self.u1 - self.u0) * (self.p1 - self.p0)
+
+
+def plan_blocks(n_u: int, n_p: int, cell_cost: Sequence[float], *, batch_size: int | None = None) -> list[Block]:
+    """Group cells into blocks of about TARGET_TASK_SECONDS (or ``batch_size`` cells).
+
+    A block is whole ``n_useful`` rows (all of ``p``) or a run of ``p`` in one row, at
+    one m_ensemble. ``cell_cost[im]`` is the cost of one cell at ``m_ensemble[im]``.
+    """
+    blocks = []
+    for im, cost in enumerate(cell_cost):
+        cells = batch_size if batch_size is not None else max(1, int(TARGET_TASK_SECONDS / max(cost, 1e-9)))
+        if cells >= n_p:
+            rows = max(1, cells // n_p)
+            blocks += [Block(im, u, min(u + rows, n_u), 0, n_p) for u in range(0, n_u, rows)]
+        else:
+            blocks += [Block(im, u, u + 1, p, min(p + cells, n_p)) for u in range(n_u) for p in range(0, n_p, cells)]
+    return blocks
+
+
+def compute_block(
+    settings: dict, n_useful: Sequence[int], p: Sequence[float], m: int, n_runs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Raw draws of one block: two float arrays of shape (len(n_useful), len(p), repeats).
+
+    Pure function of its arguments (see the module docstring for the streams); this is
+    what each Dask task runs.
+    """
+    N, K, R, seed = settings["n_feature"], settings["n_target"], settings["repeats"], settings["seed"]
+    stab = np.empty((len(n_useful), len(p), R))
+    nuv = np.empty((len(n_useful), len(p), R))
+    for i, u in enumerate(n_useful):
+        for j, pj in enumerate(p):
+            for r in range(R):
+                stab[i, j, r] = simulated_stability(
+                    N,
+                    K,
+                    int(u),
+                    float(pj),
+                    m_ensemble=m,
+                    m_stability=settings["m_stability"],
+                    aggregate=settings["aggregate"],
+                    index=settings["index"],
+                    seed=derive(seed, Stream.SWEEP_STABILITY, int(u), m, r),
+                )
+                nuv[i, j, r] = simulated_n_useful(
+                    N,
+                    K,
+                    int(u),
+                    float(pj),
+                    n_runs=n_runs,
+                    seed=derive(seed, Stream.SWEEP_N_USEFUL_V, int(u), n_runs, r),
+                )
+    return stab, nuv
+
+
+def _summary(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = draws.mean(axis=-1)
+    std = draws.std(axis=-1, ddof=1) if draws.shape[-1] > 1 else np.full(draws.shape[:-1], np.nan)
+    return mean, std
+
+
+def _check_grid(values, name: str, kind: str, n_feature: int, n_target: int) -> np.ndarray:
+    if np.isscalar(values):
+        values = [values]
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name} must hold at least one value")
+    if kind == "p":
+        arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
+    elif kind == "n_useful":
+        arr = np.array(
+            [check_int(v, f"{name} values", minimum=n_target, maximum=n_feature) for v in values], dtype=np.int64
+        )
+    else:
+        arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
+    if len(np.unique(arr)) != len(arr):
+        raise ValueError(f"{name} has duplicate values")
+    return np.sort(arr)
+
+
+def _var_attrs(index: str) -> dict[str, dict]:
+    return {
+        "stability": {"long_name": f"simulated ensemble stability ({index}), mean over repeats", "units": "1"},
+        "stability_std": {"long_name": "standard deviation of the stability over repeats", "units": "1"},
+        "n_useful_v": {
+            "long_name": "n_useful recomputed on the simulator, A[f_{u,p}], mean over repeats",
+            "units": "features",
+        },
+        "n_useful_v_std": {"long_name": "standard deviation of n_useful_v over repeats", "units": "features"},
+        "stability_draws": {"long_name": f"simulated ensemble stability ({index}), one value per repeat", "units": "1"},
+        "n_useful_v_draws": {"long_name": "A[f_{u,p}], one value per repeat", "units": "features"},
+    }
+
+
+def _coords(grid: dict[str, np.ndarray], n_runs: np.ndarray, repeats: int) -> dict:
+    return {
+        "n_useful": (
+            "n_useful",
+            grid["n_useful"],
+            {"long_name": "size of S', the simulated useful features (n_useful)", "units": "features"},
+        ),
+        "p": ("p", grid["p"], {"long_name": "probability of picking the next feature from S_m (p)", "units": "1"}),
+        "m_ensemble": (
+            "m_ensemble",
+            grid["m_ensemble"],
+            {"long_name": "weak selectors per ensemble (m_ensemble)", "units": "selectors"},
+        ),
+        "n_runs": ("m_ensemble", n_runs, {"long_name": "runs behind each n_useful_v (n_runs)", "units": "runs"}),
+        "repeat": ("repeat", np.arange(repeats), {"long_name": "independent repeat"}),
+    }
+
+
+def _dataset(grid, n_runs, settings: dict, stab_draws, nuv_draws) -> xr.Dataset:
+    """The sweep Dataset from raw draws (NumPy, or lazy NaN for a store's template)."""
+    attrs = _var_attrs(settings["index"])
+    if isinstance(stab_draws, np.ndarray):
+        stab, stab_std = _summary(stab_draws)
+        nuv, nuv_std = _summary(nuv_draws)
+    else:  # template: lazy all-NaN arrays with the draws' chunking, minus repeat
+        stab = stab_std = nuv = nuv_std = stab_draws[..., 0]
+    data = {
+        "stability": (DIMS, stab),
+        "stability_std": (DIMS, stab_std),
+        "n_useful_v": (DIMS, nuv),
+        "n_useful_v_std": (DIMS, nuv_std),
+        "stability_draws": (DIMS + ("repeat",), stab_draws),
+        "n_useful_v_draws": (DIMS + ("repeat",), nuv_draws),
+    }
+    ds = xr.Dataset(
+        {k: (d, v, attrs[k]) for k, (d, v) in data.items()}, coords=_coords(grid, n_runs, settings["repeats"])
+    )
+    import dask
+
+    ds.attrs.update(
+        title="ensstab_dask sweep of the simulated weak selector",
+        **{k: ("m_ensemble" if v is None else v) for k, v in settings.items()},
+        common_random_numbers="shared across p within each (n_useful, m_ensemble, repeat)",
+        ensstab_dask_version=__version__,
+        numpy_version=np.__version__,
+        dask_version=dask.__version__,
+        xarray_version=xr.__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    return ds
+
+
+def _block_dataset(stab: np.ndarray, nuv: np.ndarray, index: str) -> xr.Dataset:
+    """A block's variables, shaped for a region write (adds the m_ensemble axis)."""
+    stab, nuv = stab[:, :, None, :], nuv[:, :, None, :]
+    s_mean, s_std = _summary(stab)
+    v_mean, v_std = _summary(nuv)
+    attrs = _var_attrs(index)
+    data = {
+        "stability": (DIMS, s_mean),
+        "stability_std": (DIMS, s_std),
+        "n_useful_v": (DIMS, v_mean),
+        "n_useful_v_std": (DIMS, v_std),
+        "stability_draws": (DIMS + ("repeat",), stab),
+        "n_useful_v_draws": (DIMS + ("repeat",), nuv),
+    }
+    return xr.Dataset({k: (d, v, attrs[k]) for k, (d, v) in data.items()})
+
+
+def _progress_bar(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="cell", desc="ensstab sweep")
+
+
+def sweep(
+    n_feature: int,
+    n_target: int,
+    *,
+    n_useful,
+    p,
+    m_ensemble,
+    m_stability: int = 50,
+    n_runs: int | None = None,
+    repeats: int = 10,
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: int = 0,
+    store=None,
+    client: ClientLike = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+    timeout: float = 10.0,
+    security=None,
+) -> xr.Dataset:
+    """Simulated stability and n_useful_v over a grid of (n_useful, p, m_ensemble).
+
+    Parameters
+    ----------
+    n_feature, n_target : int
+    n_useful, p, m_ensemble : sequences (or scalars)
+        The grid. Sorted; duplicates are refused. ``n_useful`` in [n_target, n_feature],
+        ``p`` in [0, 1], ``m_ensemble`` >= 1.
+    m_stability : int
+        Simulated ensembles per stability value.
+    n_runs : int or None
+        Runs behind each n_useful_v; None means ``n_runs = m_ensemble`` in each cell,
+        as in the method.
+    repeats : int
+        Independent draws per cell (kept in ``*_draws``; mean and std summarise them).
+    aggregate, index : str
+        Ensemble algorithm and stability index.
+    seed : int
+        The cell streams derive from it (see the module docstring).
+    store : path, optional
+        A zarr store. Created from a template before any work; every finished block is
+        written as it completes. Rerunning the same call resumes: only missing blocks
+        are computed. A store made with other settings is refused and left untouched.
+    client : None, 'processes', 'threads', 'synchronous', address or distributed.Client
+        Where to run; see :mod:`ensstab_dask.cluster`. An unreachable address fails
+        within ``timeout`` seconds.
+    batch_size : int, optional
+        Cells per task; by default about 0.5 s of work per task.
+    progress : bool
+        A progress bar (terminal or notebook) and the dashboard link.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``n_useful``, ``p``, ``m_ensemble`` (and ``repeat`` for the draws); variables
+        ``stability``, ``stability_std``, ``n_useful_v``, ``n_useful_v_std``,
+        ``stability_draws``, ``n_useful_v_draws``; the settings in ``attrs``.
+    """
+    n_feature, n_target, _ = check_problem(n_feature, n_target)
+    grid = {
+        "n_useful": _check_grid(n_useful, "n_useful", "n_useful", n_feature, n_target),
+        "p": _check_grid(p, "p", "p", n_feature, n_target),
+        "m_ensemble": _check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
+    }
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    if n_runs is not None:
+        n_runs = check_int(n_runs, "n_runs", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    check_choice(index, "index", INDICES)
+    if index in ("kuncheva", "nogueira") and n_target == n_feature:
+        raise ValueError(f"index {index!r} is undefined when n_target == n_feature")
+    seed = check_int(seed, "seed", minimum=0)
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+
+    settings = dict(
+        n_feature=n_feature,
+        n_target=n_target,
+        m_stability=m_stability,
+        n_runs=n_runs,
+        repeats=repeats,
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        stream_layout=STREAM_LAYOUT,
+    )
+    runs = grid["m_ensemble"] if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs, dtype=np.int64)
+    n_u, n_p, n_m = (len(grid[d]) for d in DIMS)
+    costs = [cell_seconds(n_feature, int(m), m_stability, int(r), repeats) for m, r in zip(grid["m_ensemble"], runs)]
+    sw = None
+    if store is not None:
+        import dask.array as da
+
+        # One zarr chunk per (n_useful row, m_ensemble): few files, whatever the batching.
+        # Blocks need not align with chunks: only this process writes, one block at a
+        # time, and zarr replaces each chunk file atomically.
+        chunks = (1, n_p, 1)
+        lazy = da.full((n_u, n_p, n_m, repeats), np.nan, chunks=chunks + (repeats,))
+        template = _dataset(grid, runs, settings, lazy, lazy)
+        template["completed"] = (
+            DIMS,
+            da.zeros((n_u, n_p, n_m), dtype=np.int8, chunks=chunks),
+            {"long_name": "1 once the cell's block has been written (completion record)"},
+        )
+        store_settings = dict(settings, **{k: grid[k].tolist() for k in DIMS})
+        sw = SweepStore.open_or_create(store, template, store_settings)
+
+    blocks = plan_blocks(n_u, n_p, costs, batch_size=batch_size)
+    if sw is not None:
+        done = sw.completed()
+        todo = []
+        for b in blocks:
+            cells = done[b.u0 : b.u1, b.p0 : b.p1, b.im]
+            if cells.all():
+                continue
+            if cells.any():  # planned differently last time: redo what is missing, per cell
+                todo += [c for c in b.cells() if not done[c.u0, c.p0, c.im]]
+            else:
+                todo.append(b)
+        blocks = todo
+    else:
+        stab_all = np.full((n_u, n_p, n_m, repeats), np.nan)
+        nuv_all = np.full((n_u, n_p, n_m, repeats), np.nan)
+
+    def args(b: Block):
+        return (
+            settings,
+            grid["n_useful"][b.u0 : b.u1].tolist(),
+            grid["p"][b.p0 : b.p1].tolist(),
+            int(grid["m_ensemble"][b.im]),
+            int(runs[b.im]),
+        )
+
+    def finish(b: Block, result) -> None:
+        stab, nuv = result
+        if sw is not None:
+            sw.write_block(_block_dataset(stab, nuv, index), b.region())
+        else:
+            stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = stab
+            nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = nuv
+
+    todo_cells = sum(b.n_cells for b in blocks)
+    logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
+    if progress and sw is not None and todo_cells < n_u * n_p * n_m:
+        print(f"Resuming {sw.path}: {n_u * n_p * n_m - todo_cells} cells already done, {todo_cells} to compute")
+    if blocks:
+        _run(blocks, args, finish, client=client, timeout=timeout, security=security, progress=progress)
+    if sw is not None:
+        return sw.load()
+    return _dataset(grid, runs, settings, stab_all, nuv_all)
+
+
+def _run(blocks, args, finish, *, client, timeout, security, progress) -> None:
+    """Run ``compute_block`` for every block, handing each result to ``finish`` as it lands."""
+    with connect(client, timeout=timeout, security=security) as c:
+        bar = _progress_bar(sum(b.n_cells for b in blocks), progress)
+        try:
+            if c is None:
+                import dask
+
+                for b in blocks:
+                    finish(b, dask.delayed(compute_block, pure=True)(*args(b)).compute(scheduler="synchronous"))
+                    if bar is not None:
+                        bar.update(b.n_cells)
+                return
+            from distributed import as_completed
+
+            if progress and getattr(c, "dashboard_link", None):
+                print(f"Dask dashboard: {c.dashboard_link}")
+            futures = c.map(compute_block, *zip(*(args(b) for b in blocks)), pure=True)
+            by_key = {f.key: b for f, b in zip(futures, blocks)}
+            try:
+                for fut in as_completed(futures):
+                    b = by_key[fut.key]
+                    finish(b, fut.result())
+                    fut.release()
+                    if bar is not None:
+                        bar.update(b.n_cells)
+            except BaseException:
+                c.cancel(futures)
+                raise
+        finally:
+            if bar is not None:
+                bar.close()

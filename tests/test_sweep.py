@@ -1,0 +1,304 @@
+"""Sweeps: schema, determinism across batching and schedulers, stores, resume, CLI."""
+
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import ensstab_dask as es
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.storage import SweepStore
+
+GRID = dict(n_useful=[10, 25, 40], p=[0.3, 0.6, 0.9], m_ensemble=[1, 4], m_stability=12, repeats=3, seed=7)
+N, K = 300, 10
+VARS = ("stability", "stability_std", "n_useful_v", "n_useful_v_std", "stability_draws", "n_useful_v_draws")
+
+
+def assert_same(a: xr.Dataset, b: xr.Dataset) -> None:
+    """Bit-identical data and coordinates (attrs like the creation time may differ)."""
+    for v in VARS:
+        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v, strict=True)
+    for c in a.coords:
+        np.testing.assert_array_equal(a[c].values, b[c].values, err_msg=c)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return es.sweep(N, K, client="synchronous", progress=False, **GRID)
+
+
+@pytest.fixture(scope="module")
+def two_process_client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster, Client(cluster) as client:
+        yield client
+
+
+def test_schema(reference):
+    ds = reference
+    assert dict(ds.sizes) == {"n_useful": 3, "p": 3, "m_ensemble": 2, "repeat": 3}
+    for v in VARS:
+        assert v in ds and ds[v].attrs["long_name"] and "units" in ds[v].attrs
+    assert ds["stability"].dims == ("n_useful", "p", "m_ensemble")
+    assert ds["stability_draws"].dims == ("n_useful", "p", "m_ensemble", "repeat")
+    for c in ("n_useful", "p", "m_ensemble", "n_runs", "repeat"):
+        assert ds[c].attrs["long_name"]
+    # n_runs=None: n_runs equals m_ensemble in each cell.
+    assert list(ds["n_runs"].values) == [1, 4]
+    for key in ("n_feature", "n_target", "m_stability", "n_runs", "repeats", "aggregate", "index", "seed"):
+        assert key in ds.attrs
+    assert ds.attrs["n_runs"] == "m_ensemble" and ds.attrs["seed"] == 7
+    for key in ("ensstab_dask_version", "numpy_version", "dask_version", "created"):
+        assert ds.attrs[key]
+    assert not ds["stability"].isnull().any()
+    # Summaries are the summaries of the draws.
+    np.testing.assert_allclose(ds["stability"], ds["stability_draws"].mean("repeat"))
+    np.testing.assert_allclose(ds["n_useful_v_std"], ds["n_useful_v_draws"].std("repeat", ddof=1))
+
+
+def test_cells_equal_direct_library_calls(reference):
+    from ensstab_dask.seeding import Stream, derive
+
+    u, p, m, r = 25, 0.6, 4, 2
+    direct = es.simulated_stability(
+        N, K, u, p, m_ensemble=m, m_stability=12, seed=derive(7, Stream.SWEEP_STABILITY, u, m, r)
+    )
+    assert reference["stability_draws"].sel(n_useful=u, p=p, m_ensemble=m, repeat=r).item() == direct
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 5, 1000])
+def test_identical_across_batch_sizes(reference, batch_size):
+    assert_same(reference, es.sweep(N, K, client="synchronous", batch_size=batch_size, progress=False, **GRID))
+
+
+def test_identical_on_a_two_process_cluster(reference, two_process_client):
+    ds = es.sweep(N, K, client=two_process_client, batch_size=2, progress=False, **GRID)
+    assert_same(reference, ds)
+
+
+def test_identical_on_local_threads(reference):
+    assert_same(reference, es.sweep(N, K, client="threads", progress=False, **GRID))
+
+
+def test_cell_results_do_not_depend_on_the_rest_of_the_grid(reference):
+    small = es.sweep(N, K, client="synchronous", progress=False, **dict(GRID, n_useful=[25], p=[0.9], m_ensemble=[4]))
+    np.testing.assert_array_equal(
+        small["stability_draws"].squeeze(["n_useful", "p", "m_ensemble"]).values,
+        reference["stability_draws"].sel(n_useful=25, p=0.9, m_ensemble=4).values,
+    )
+
+
+def test_store_roundtrip_and_resume_without_recompute(reference, tmp_path, caplog, two_process_client):
+    store = tmp_path / "s.zarr"
+    ds = es.sweep(N, K, store=store, client=two_process_client, batch_size=1, progress=False, **GRID)
+    assert_same(reference, ds)
+    with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"):
+        again = es.sweep(N, K, store=store, client="synchronous", progress=False, **GRID)
+    assert "computing 0 of 18 cells" in caplog.text
+    assert_same(reference, again)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_interrupted_sweep_resumes_with_only_missing_blocks(reference, tmp_path, caplog, monkeypatch):
+    store = tmp_path / "s.zarr"
+    writes = {"n": 0}
+    original = SweepStore.write_block
+
+    def dying_write(self, data, region):
+        writes["n"] += 1
+        if writes["n"] == 4:
+            # Die in the middle of a block: data written, completion not recorded.
+            data.to_zarr(self.path, region=region, consolidated=False)
+            raise Interrupt
+        original(self, data, region)
+
+    monkeypatch.setattr(SweepStore, "write_block", dying_write)
+    with pytest.raises(Interrupt):
+        es.sweep(N, K, store=store, client="synchronous", batch_size=1, progress=False, **GRID)
+    monkeypatch.setattr(SweepStore, "write_block", original)
+    done = SweepStore(store).completed()
+    assert done.sum() == 3  # three one-cell blocks recorded, the fourth not trusted
+    with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"):
+        ds = es.sweep(N, K, store=store, client="synchronous", batch_size=1, progress=False, **GRID)
+    assert "computing 15 of 18 cells" in caplog.text
+    assert_same(reference, ds)
+
+
+def test_killed_process_resumes(reference, tmp_path, caplog):
+    # A real process SIGKILLed in the middle of a sweep with a store.
+    store = tmp_path / "k.zarr"
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import ensstab_dask as es
+            if __name__ == "__main__":
+                es.sweep({N}, {K}, store={str(store)!r}, client="synchronous", batch_size=1, progress=False,
+                         **dict({GRID!r}, m_stability=40))
+            """
+        )
+    )
+    proc = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.monotonic() + 120
+        done = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            if store.exists():
+                try:
+                    done = int(SweepStore(store).completed().sum())
+                except Exception:  # the template may be mid-rename
+                    done = 0
+                if done >= 3:
+                    break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep finished before it could be killed: make it longer"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    done = int(SweepStore(store).completed().sum())
+    assert 3 <= done < 18
+    with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"):
+        ds = es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_stability=40))
+    assert f"computing {18 - done} of 18 cells" in caplog.text
+    full = es.sweep(N, K, client="synchronous", progress=False, **dict(GRID, m_stability=40))
+    assert_same(full, ds)
+
+
+def test_mismatched_store_is_refused_and_untouched(tmp_path):
+    store = tmp_path / "m.zarr"
+    es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_ensemble=[1]))
+
+    def snapshot():
+        return {
+            str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()
+        }
+
+    before = snapshot()
+    with pytest.raises(es.StoreMismatch, match=r"m_stability: 12 in the store, 20 requested; .*seed: 7 in the store, 8"):
+        es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_ensemble=[1], m_stability=20, seed=8))
+    with pytest.raises(es.StoreMismatch, match=r"p: \[0.3, 0.6, 0.9\] in the store, \[0.3, 0.6\] requested"):
+        es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_ensemble=[1], p=[0.3, 0.6]))
+    assert snapshot() == before
+
+
+def test_not_a_store_is_refused(tmp_path):
+    (tmp_path / "x.zarr").mkdir()
+    (tmp_path / "x.zarr" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not a readable zarr store|not an ensstab sweep store"):
+        es.sweep(N, K, store=tmp_path / "x.zarr", client="synchronous", progress=False, **GRID)
+    assert (tmp_path / "x.zarr" / "notes.txt").read_text() == "mine"
+
+
+def test_calibration_finds_the_cell_that_generated_the_observations():
+    # Observations drawn independently (other seed, more runs) at a known (u, p).
+    n_feature, n_target, u_true, p_true, n_runs = 1000, 10, 40, 0.7, 20
+    real_stab = es.simulated_stability(n_feature, n_target, u_true, p_true, m_stability=400, seed=123)
+    nuv = [es.simulated_n_useful(n_feature, n_target, u_true, p_true, n_runs=n_runs, seed=s) for s in range(100)]
+    ds = es.sweep(
+        n_feature,
+        n_target,
+        n_useful=[20, 40, 80, 160],
+        p=[0.3, 0.5, 0.7, 0.9],
+        m_ensemble=[1],
+        n_runs=n_runs,
+        m_stability=100,
+        repeats=30,
+        client="synchronous",
+        progress=False,
+    )
+    # n_useful_v has sd ~5 here: 4 standard errors of the difference of the two means
+    # (30 and 100 draws) is about 4.5 features.
+    atol = 4 * float(np.std(nuv, ddof=1)) * np.sqrt(1 / 30 + 1 / 100)
+    cal = ds.ensstab.calibrate(real_stab, float(np.mean(nuv)), stability_rtol=0.15, n_useful_atol=atol)
+    assert bool(cal["consistent"].sel(n_useful=u_true, p=p_true))
+    assert (cal.attrs["best_n_useful"], cal.attrs["best_p"]) == (u_true, p_true)
+    assert ds.ensstab.best(real_stab, float(np.mean(nuv)), stability_rtol=0.15, n_useful_atol=atol) == (u_true, p_true)
+    assert cal["consistent"].sum() < cal["consistent"].size  # the observations do discriminate
+
+
+def test_calibration_needs_the_right_slices(reference):
+    with pytest.raises(ValueError, match="n_runs must be given"):
+        reference.ensstab.calibrate(0.1, 12)
+    with pytest.raises(ValueError, match="n_runs=7 is not in this sweep"):
+        reference.ensstab.calibrate(0.1, 12, n_runs=7)
+    with pytest.raises(ValueError, match="m_ensemble=1"):
+        reference.sel(m_ensemble=[4]).ensstab.calibrate(0.1, 12, n_runs=4)
+    cal = reference.ensstab.calibrate(0.1, 12, n_runs=4)
+    assert set(cal.dims) == {"n_useful", "p"}
+
+
+def test_cli_sweep_and_export_round_trip(reference, tmp_path, capsys):
+    store, out = tmp_path / "c.zarr", tmp_path / "c.nc"
+    args = ["sweep", "--n-feature", str(N), "--n-target", str(K), "--n-useful", "10:40:15", "--p", "0.3:0.9:0.3"]
+    args += ["--m-ensemble", "1,4", "--m-stability", "12", "--repeats", "3", "--seed", "7", "--store", str(store)]
+    assert cli_main(args + ["--scheduler", "synchronous", "--no-progress"]) == 0
+    assert cli_main(["export", str(store), str(out)]) == 0
+    assert_same(reference, xr.open_dataset(out).load())
+    # An existing output is never overwritten by accident.
+    assert cli_main(["export", str(store), str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_export_refuses_an_incomplete_store(tmp_path, monkeypatch):
+    store = tmp_path / "i.zarr"
+
+    def stop(self, data, region):
+        raise Interrupt
+
+    monkeypatch.setattr(SweepStore, "write_block", stop)
+    with pytest.raises(Interrupt):
+        es.sweep(N, K, store=store, client="synchronous", progress=False, **GRID)
+    with pytest.raises(ValueError, match="incomplete"):
+        es.export_netcdf(store, tmp_path / "i.nc")
+    assert not (tmp_path / "i.nc").exists()
+
+
+def test_unreachable_scheduler_fails_fast():
+    start = time.monotonic()
+    with pytest.raises(es.SchedulerUnreachable, match="could not reach the Dask scheduler at tcp://127.0.0.1:9"):
+        es.sweep(N, K, client="tcp://127.0.0.1:9", timeout=2, progress=False, **GRID)
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:notaport", "bogus://x", "tcp://127.0.0.1", "tcp://:8786"])
+def test_malformed_address_fails_at_once(address):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="malformed scheduler address"):
+        es.sweep(N, K, client=address, progress=False, **GRID)
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(n_useful=[5]), re.escape("n_useful values must be in [10, 300]")),
+        (dict(n_useful=[10, 10]), "n_useful has duplicate values"),
+        (dict(p=[1.2]), re.escape("p values must be in [0.0, 1.0]")),
+        (dict(m_ensemble=[0]), "m_ensemble values must be >= 1"),
+        (dict(m_ensemble=[]), "m_ensemble must hold at least one value"),
+        (dict(repeats=0), "repeats must be >= 1"),
+        (dict(seed=-1), "seed must be >= 0"),
+        (dict(batch_size=0), "batch_size must be >= 1"),
+        (dict(aggregate="max"), "aggregate must be one of"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        es.sweep(N, K, client="synchronous", progress=False, **dict(GRID, **kwargs))
