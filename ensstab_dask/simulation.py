@@ -59,10 +59,18 @@ def block_rows(n_feature: int) -> int:
     return max(1, _BLOCK_BYTES // (_BYTES_PER_CELL * n_feature))
 
 
+def key_dtype(max_value: int) -> type:
+    """Unsigned dtype of the shuffle keys: 32 bits while their random part (32 minus the
+    bits of ``max_value``) keeps ties rare, i.e. for n_feature < 4096; else 64 bits."""
+    return np.uint32 if int(max_value).bit_length() <= 12 else np.uint64
+
+
 def _shuffle_rows(
     rng: np.random.Generator, values: np.ndarray, max_value: int, *, key_bits: int | None = None
 ) -> np.ndarray:
     """Each row of ``values`` (distinct ints in ``[0, max_value]``) in uniformly random order.
+
+    Returns an array of :func:`key_dtype` (``values`` in that dtype avoid a copy).
 
     Sorts random keys with the value packed into the low bits, which is faster here
     than NumPy's Fisher-Yates, then breaks the rare ties between random parts with
@@ -72,8 +80,7 @@ def _shuffle_rows(
     """
     M, L = values.shape
     b = int(max_value).bit_length()
-    # 32-bit keys while their random part keeps ties rare (n_feature < 4096).
-    dtype = np.uint32 if b <= 12 else np.uint64
+    dtype = key_dtype(max_value)
     width = 32 if dtype is np.uint32 else 64
     raw = rng.bit_generator.random_raw((M * L * width + 63) // 64)
     keys = raw.view(dtype)[: M * L].reshape(M, L)
@@ -81,12 +88,12 @@ def _shuffle_rows(
     if key_bits is not None:
         random_mask &= ((1 << key_bits) - 1) << b
     keys &= dtype(random_mask)
-    keys |= values.astype(dtype)
+    keys |= values if values.dtype == dtype else values.astype(dtype)
     keys.sort(axis=1)
     low = dtype((1 << b) - 1)
     tied = (keys[:, 1:] ^ keys[:, :-1]) <= low  # equal random parts
     keys &= low
-    out = keys.astype(np.int64)
+    out = keys
     flat = np.flatnonzero(tied)  # sparse: much faster than a 2-D nonzero
     if flat.size:
         rows, cols = np.divmod(flat, L - 1)
@@ -128,7 +135,7 @@ def _ranking_block(
         # o: positions 1..N not in q, ascending in each row, then shuffled.
         free = np.ones((M, N), dtype=bool)
         free[np.arange(M)[:, None], q - 1] = False
-        o = np.broadcast_to(np.arange(1, N + 1, dtype=np.int64), (M, N))[free].reshape(M, L)
+        o = np.broadcast_to(np.arange(1, N + 1, dtype=key_dtype(N)), (M, N))[free].reshape(M, L)
         out[:, K:] = _shuffle_rows(rng, o, N)
     # Reverse Fisher-Yates on the first u slots, K steps: slot i's value goes to a
     # uniformly random K-arrangement of the S' slots; S_m = where the q's land.

@@ -34,7 +34,12 @@ __all__ = [
 
 def _pair_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
     """Pairwise similarity matrix of the 0/1 membership matrix ``z``."""
-    inter = z @ z.T
+    return _similarity(z @ z.T, n_feature, index)
+
+
+def _similarity(inter: np.ndarray, n_feature: int, index: str) -> np.ndarray:
+    """Pairwise similarities from the matrix of intersection sizes (sizes on the diagonal)."""
+    inter = inter.astype(np.float64)
     size = np.diag(inter).copy()
     a, b = size[:, None], size[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -77,10 +82,19 @@ def _check_sizes(rows: list[np.ndarray], n_feature: int, index: str) -> None:
 
 
 def _stability_of_array(subsets: np.ndarray, n_feature: int, index: str) -> float:
-    """Fast path for an already valid (n_subsets, k) integer array of distinct indices."""
-    z = np.zeros((len(subsets), n_feature), dtype=np.float64)
-    z[np.arange(len(subsets))[:, None], subsets] = 1.0
-    return _stability_of_membership(z, n_feature, index)
+    """Fast path for an already valid (n_subsets, k) integer array of distinct indices.
+
+    Intersections are counted by gathering, not by a BLAS product: exact, and no BLAS
+    threads to oversubscribe the cores of a worker running many of these.
+    """
+    U = len(subsets)
+    z = np.zeros((U, n_feature), dtype=bool)
+    z[np.arange(U)[:, None], subsets] = True
+    if index == "nogueira":
+        return _nogueira_parts(z.astype(np.float64))[0]
+    inter = z[:, subsets].sum(axis=2)
+    sim = _similarity(inter, n_feature, index)
+    return float((sim.sum() - np.trace(sim)) / (U * (U - 1)))
 
 
 def _stability_of_membership(z: np.ndarray, n_feature: int, index: str) -> float:

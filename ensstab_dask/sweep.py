@@ -30,6 +30,7 @@ whatever the batching, so the number of files stays small.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,26 +46,24 @@ from .seeding import Stream, derive
 from .simulation import simulated_stability
 from .storage import SweepStore
 
-__all__ = ["sweep", "compute_block", "plan_blocks", "Block"]
+__all__ = ["sweep", "make_plan", "SweepPlan", "compute_block", "plan_blocks", "submit_blocks", "Block"]
 
 logger = logging.getLogger(__name__)
 
 # Bump when the meaning of a cell's random streams changes: old stores are then refused.
 STREAM_LAYOUT = 1
 TARGET_TASK_SECONDS = 0.5
+MIN_TASKS = 64  # small sweeps are still cut into enough tasks to keep every worker busy
 DIMS = ("n_useful", "p", "m_ensemble")
 
 
-def _selector_seconds(n_feature: int) -> float:
-    # Measured: about 41 us per simulated selector at n_feature=2000 (README, Performance).
-    return 2.0e-8 * n_feature + 3e-6
-
-
 def cell_seconds(n_feature: int, m: int, m_stability: int, n_runs: int, repeats: int) -> float:
-    """Rough cost of one cell, for batching only (never affects results)."""
-    sel = _selector_seconds(n_feature)
-    ensembles = m_stability * m * sel + (m_stability * sel if m > 1 else 0.0)
-    return repeats * (ensembles + n_runs * sel * 1.3 + 2e-4)
+    """Rough cost of one cell on this project's 2-core machine, for batching only (it never
+    affects results): about 2e-8 s per feature per simulated selector, plus a fixed cost
+    per library call (seeding, aggregation, the stability index)."""
+    selector = 2.0e-8 * n_feature + 1e-5
+    selectors = m_stability * m + n_runs
+    return repeats * (selectors * selector + 1.5e-3)
 
 
 @dataclass(frozen=True)
@@ -100,10 +99,12 @@ def plan_blocks(n_u: int, n_p: int, cell_cost: Sequence[float], *, batch_size: i
 
     A block is whole ``n_useful`` rows (all of ``p``) or a run of ``p`` in one row, at
     one m_ensemble. ``cell_cost[im]`` is the cost of one cell at ``m_ensemble[im]``.
+    Small sweeps get shorter tasks, so that there are at least ``MIN_TASKS`` of them.
     """
+    target = min(TARGET_TASK_SECONDS, n_u * n_p * sum(cell_cost) / MIN_TASKS)
     blocks = []
     for im, cost in enumerate(cell_cost):
-        cells = batch_size if batch_size is not None else max(1, int(TARGET_TASK_SECONDS / max(cost, 1e-9)))
+        cells = batch_size if batch_size is not None else max(1, int(target / max(cost, 1e-9)))
         if cells >= n_p:
             rows = max(1, cells // n_p)
             blocks += [Block(im, u, min(u + rows, n_u), 0, n_p) for u in range(0, n_u, rows)]
@@ -264,6 +265,107 @@ def _progress_bar(total: int, enabled: bool):
     return tqdm(total=total, unit="cell", desc="ensstab sweep")
 
 
+@dataclass(frozen=True)
+class SweepPlan:
+    """A validated sweep: its grid and settings; makes the blocks and their task arguments."""
+
+    settings: dict
+    grid: dict
+    runs: np.ndarray  # n_runs for each m_ensemble
+    costs: tuple  # estimated seconds per cell for each m_ensemble
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return tuple(len(self.grid[d]) for d in DIMS)
+
+    def blocks(self, batch_size: int | None = None) -> list[Block]:
+        n_u, n_p, _ = self.shape
+        return plan_blocks(n_u, n_p, self.costs, batch_size=batch_size)
+
+    def task_args(self, b: Block) -> tuple:
+        """Arguments of ``compute_block`` for ``b``: small, so a task is cheap to ship."""
+        return (
+            self.settings,
+            self.grid["n_useful"][b.u0 : b.u1].tolist(),
+            self.grid["p"][b.p0 : b.p1].tolist(),
+            int(self.grid["m_ensemble"][b.im]),
+            int(self.runs[b.im]),
+        )
+
+    def store_settings(self) -> dict:
+        """What a store must agree on to be resumed: the settings and the grid."""
+        return dict(self.settings, **{k: self.grid[k].tolist() for k in DIMS})
+
+    def template(self) -> xr.Dataset:
+        """The store's template: every variable NaN (lazily), ``completed`` all 0."""
+        import dask.array as da
+
+        n_u, n_p, n_m = self.shape
+        repeats = self.settings["repeats"]
+        # One zarr chunk per (n_useful row, m_ensemble): few files, whatever the batching.
+        # Blocks need not align with chunks: only the client writes, one block at a time,
+        # and zarr replaces each chunk file atomically. The lazy arrays are one dask chunk
+        # each (a tiny graph, never computed); the zarr chunks come from the encoding.
+        lazy = da.full((n_u, n_p, n_m, repeats), np.nan, chunks=-1)
+        template = _dataset(self.grid, self.runs, self.settings, lazy, lazy)
+        template["completed"] = (
+            DIMS,
+            da.zeros((n_u, n_p, n_m), dtype=np.int8, chunks=-1),
+            {"long_name": "1 once the cell's block has been written (completion record)"},
+        )
+        for var in template.data_vars.values():
+            var.encoding["chunks"] = (1, n_p, 1, repeats)[: var.ndim]
+        return template
+
+
+def make_plan(
+    n_feature: int,
+    n_target: int,
+    *,
+    n_useful,
+    p,
+    m_ensemble,
+    m_stability: int = 50,
+    n_runs: int | None = None,
+    repeats: int = 10,
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: int = 0,
+) -> SweepPlan:
+    """Validate a sweep's arguments (see :func:`sweep`) into a :class:`SweepPlan`."""
+    n_feature, n_target, _ = check_problem(n_feature, n_target)
+    grid = {
+        "n_useful": _check_grid(n_useful, "n_useful", "n_useful", n_feature, n_target),
+        "p": _check_grid(p, "p", "p", n_feature, n_target),
+        "m_ensemble": _check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
+    }
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    if n_runs is not None:
+        n_runs = check_int(n_runs, "n_runs", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    check_choice(index, "index", INDICES)
+    if index in ("kuncheva", "nogueira") and n_target == n_feature:
+        raise ValueError(f"index {index!r} is undefined when n_target == n_feature")
+    seed = check_int(seed, "seed", minimum=0)
+    settings = dict(
+        n_feature=n_feature,
+        n_target=n_target,
+        m_stability=m_stability,
+        n_runs=n_runs,
+        repeats=repeats,
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        stream_layout=STREAM_LAYOUT,
+    )
+    runs = grid["m_ensemble"] if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs, dtype=np.int64)
+    costs = tuple(
+        cell_seconds(n_feature, int(m), m_stability, int(r), repeats) for m, r in zip(grid["m_ensemble"], runs)
+    )
+    return SweepPlan(settings, grid, runs, costs)
+
+
 def sweep(
     n_feature: int,
     n_target: int,
@@ -322,57 +424,24 @@ def sweep(
         ``stability``, ``stability_std``, ``n_useful_v``, ``n_useful_v_std``,
         ``stability_draws``, ``n_useful_v_draws``; the settings in ``attrs``.
     """
-    n_feature, n_target, _ = check_problem(n_feature, n_target)
-    grid = {
-        "n_useful": _check_grid(n_useful, "n_useful", "n_useful", n_feature, n_target),
-        "p": _check_grid(p, "p", "p", n_feature, n_target),
-        "m_ensemble": _check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
-    }
-    m_stability = check_int(m_stability, "m_stability", minimum=2)
-    if n_runs is not None:
-        n_runs = check_int(n_runs, "n_runs", minimum=1)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    check_choice(aggregate, "aggregate", AGGREGATES)
-    check_choice(index, "index", INDICES)
-    if index in ("kuncheva", "nogueira") and n_target == n_feature:
-        raise ValueError(f"index {index!r} is undefined when n_target == n_feature")
-    seed = check_int(seed, "seed", minimum=0)
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
-
-    settings = dict(
-        n_feature=n_feature,
-        n_target=n_target,
+    plan = make_plan(
+        n_feature,
+        n_target,
+        n_useful=n_useful,
+        p=p,
+        m_ensemble=m_ensemble,
         m_stability=m_stability,
         n_runs=n_runs,
         repeats=repeats,
         aggregate=aggregate,
         index=index,
         seed=seed,
-        stream_layout=STREAM_LAYOUT,
     )
-    runs = grid["m_ensemble"] if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs, dtype=np.int64)
-    n_u, n_p, n_m = (len(grid[d]) for d in DIMS)
-    costs = [cell_seconds(n_feature, int(m), m_stability, int(r), repeats) for m, r in zip(grid["m_ensemble"], runs)]
-    sw = None
-    if store is not None:
-        import dask.array as da
-
-        # One zarr chunk per (n_useful row, m_ensemble): few files, whatever the batching.
-        # Blocks need not align with chunks: only this process writes, one block at a
-        # time, and zarr replaces each chunk file atomically.
-        chunks = (1, n_p, 1)
-        lazy = da.full((n_u, n_p, n_m, repeats), np.nan, chunks=chunks + (repeats,))
-        template = _dataset(grid, runs, settings, lazy, lazy)
-        template["completed"] = (
-            DIMS,
-            da.zeros((n_u, n_p, n_m), dtype=np.int8, chunks=chunks),
-            {"long_name": "1 once the cell's block has been written (completion record)"},
-        )
-        store_settings = dict(settings, **{k: grid[k].tolist() for k in DIMS})
-        sw = SweepStore.open_or_create(store, template, store_settings)
-
-    blocks = plan_blocks(n_u, n_p, costs, batch_size=batch_size)
+    n_u, n_p, n_m = plan.shape
+    sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
+    blocks = plan.blocks(batch_size)
     if sw is not None:
         done = sw.completed()
         todo = []
@@ -386,17 +455,8 @@ def sweep(
                 todo.append(b)
         blocks = todo
     else:
-        stab_all = np.full((n_u, n_p, n_m, repeats), np.nan)
-        nuv_all = np.full((n_u, n_p, n_m, repeats), np.nan)
-
-    def args(b: Block):
-        return (
-            settings,
-            grid["n_useful"][b.u0 : b.u1].tolist(),
-            grid["p"][b.p0 : b.p1].tolist(),
-            int(grid["m_ensemble"][b.im]),
-            int(runs[b.im]),
-        )
+        stab_all = np.full(plan.shape + (repeats,), np.nan)
+        nuv_all = np.full(plan.shape + (repeats,), np.nan)
 
     def finish(b: Block, result) -> None:
         stab, nuv = result
@@ -411,10 +471,15 @@ def sweep(
     if progress and sw is not None and todo_cells < n_u * n_p * n_m:
         print(f"Resuming {sw.path}: {n_u * n_p * n_m - todo_cells} cells already done, {todo_cells} to compute")
     if blocks:
-        _run(blocks, args, finish, client=client, timeout=timeout, security=security, progress=progress)
+        _run(blocks, plan.task_args, finish, client=client, timeout=timeout, security=security, progress=progress)
     if sw is not None:
         return sw.load()
-    return _dataset(grid, runs, settings, stab_all, nuv_all)
+    return _dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
+
+
+def submit_blocks(client, blocks: list[Block], args) -> list:
+    """One task per block: ``compute_block(*args(block))``, keys from the arguments."""
+    return client.map(compute_block, *zip(*(args(b) for b in blocks)), pure=True)
 
 
 def _run(blocks, args, finish, *, client, timeout, security, progress) -> None:
@@ -434,17 +499,30 @@ def _run(blocks, args, finish, *, client, timeout, security, progress) -> None:
 
             if progress and getattr(c, "dashboard_link", None):
                 print(f"Dask dashboard: {c.dashboard_link}")
-            futures = c.map(compute_block, *zip(*(args(b) for b in blocks)), pure=True)
-            by_key = {f.key: b for f, b in zip(futures, blocks)}
+            # A sliding window of tasks in flight: the client and the scheduler hold a
+            # few futures, not one per block of a 100,000-cell sweep.
+            window = max(16, 4 * sum(c.nthreads().values()))
+            todo = iter(blocks)
+            in_flight: dict = {}
+
+            def submit(n: int) -> list:
+                batch = list(itertools.islice(todo, n))
+                futures = submit_blocks(c, batch, args) if batch else []
+                in_flight.update((f.key, (f, b)) for f, b in zip(futures, batch))
+                return futures
+
+            running = as_completed(submit(window))
             try:
-                for fut in as_completed(futures):
-                    b = by_key[fut.key]
+                for fut in running:
+                    _, b = in_flight.pop(fut.key)
                     finish(b, fut.result())
                     fut.release()
                     if bar is not None:
                         bar.update(b.n_cells)
+                    for new in submit(1):
+                        running.add(new)
             except BaseException:
-                c.cancel(futures)
+                c.cancel([f for f, _ in in_flight.values()])
                 raise
         finally:
             if bar is not None:

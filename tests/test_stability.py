@@ -175,3 +175,12 @@ def test_bad_input(subsets, n_feature, index, exc, match):
 def test_bad_alpha():
     with pytest.raises(ValueError, match=r"alpha must be in \(0.0, 1.0\)"):
         es.nogueira_stability(SUBSETS, N, alpha=1.5)
+
+
+def test_fast_path_of_the_simulations_equals_the_public_function():
+    from ensstab_dask.stability import _stability_of_array
+
+    rng = np.random.default_rng(0)
+    subsets = np.sort(np.stack([rng.choice(300, 10, replace=False) for _ in range(30)]), axis=1)
+    for index in ("jaccard", "dice", "kuncheva", "nogueira"):
+        assert _stability_of_array(subsets, 300, index) == es.stability(subsets, 300, index=index)

@@ -39,9 +39,12 @@ def reference():
 def two_process_client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    ) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         yield client
 
 
@@ -186,13 +189,20 @@ def test_mismatched_store_is_refused_and_untouched(tmp_path):
     es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_ensemble=[1]))
 
     def snapshot():
-        return {
-            str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()
-        }
+        return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
 
     before = snapshot()
-    with pytest.raises(es.StoreMismatch, match=r"m_stability: 12 in the store, 20 requested; .*seed: 7 in the store, 8"):
-        es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_ensemble=[1], m_stability=20, seed=8))
+    with pytest.raises(
+        es.StoreMismatch, match=r"m_stability: 12 in the store, 20 requested; .*seed: 7 in the store, 8"
+    ):
+        es.sweep(
+            N,
+            K,
+            store=store,
+            client="synchronous",
+            progress=False,
+            **dict(GRID, m_ensemble=[1], m_stability=20, seed=8),
+        )
     with pytest.raises(es.StoreMismatch, match=r"p: \[0.3, 0.6, 0.9\] in the store, \[0.3, 0.6\] requested"):
         es.sweep(N, K, store=store, client="synchronous", progress=False, **dict(GRID, m_ensemble=[1], p=[0.3, 0.6]))
     assert snapshot() == before
@@ -302,3 +312,14 @@ def test_malformed_address_fails_at_once(address):
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         es.sweep(N, K, client="synchronous", progress=False, **dict(GRID, **kwargs))
+
+
+def test_local_default_workers_keep_glibc_malloc_defaults():
+    # Dask's MALLOC_TRIM_THRESHOLD_=65536 made the simulator 15-25 % slower.
+    from distributed import Client
+
+    from ensstab_dask.cluster import local_cluster
+
+    with local_cluster("processes", 1, dashboard_address=None) as cluster, Client(cluster) as client:
+        env = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
+    assert list(env.values()) == [(None, "1")]
