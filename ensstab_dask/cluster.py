@@ -47,10 +47,15 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
     options.update(kwargs)
     if kind == "threads":
         return LocalCluster(n_workers=1, threads_per_worker=cores, processes=False, **options)
-    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        return LocalCluster(n_workers=cores, threads_per_worker=1, processes=True, **options)
+    # A Nanny copies its pre-spawn environment into this process's os.environ (and
+    # children inherit it), so an earlier default cluster leaves the variable behind.
+    inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            return LocalCluster(n_workers=cores, threads_per_worker=1, processes=True, **options)
+    finally:
+        if inherited is not None:
+            os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
 
 
 def check_address(address: str) -> str:

@@ -314,12 +314,14 @@ def test_bad_input(kwargs, match):
         es.sweep(N, K, client="synchronous", progress=False, **dict(GRID, **kwargs))
 
 
-def test_local_default_workers_keep_glibc_malloc_defaults():
+def test_local_default_workers_keep_glibc_malloc_defaults(monkeypatch):
     # Dask's MALLOC_TRIM_THRESHOLD_=65536 made the simulator 15-25 % slower.
     from distributed import Client
 
     from ensstab_dask.cluster import local_cluster
 
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier default Dask cluster leaves it
     with local_cluster("processes", 1, dashboard_address=None) as cluster, Client(cluster) as client:
         env = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
     assert list(env.values()) == [(None, "1")]
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # restored for this process
