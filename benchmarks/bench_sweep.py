@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     from ensstab_dask.storage import SweepStore
     from ensstab_dask.sweep import make_plan, submit_blocks, sweep
 
-    quiet = dict(dashboard_address=None)
+    quiet = dict(dashboard_address=":0")
     setups = {  # the library's own local default, as sweep(client=None) makes it
         "1 process": local_cluster("processes", 1, **quiet),
         "2 processes": local_cluster("processes", 2, **quiet),

@@ -41,7 +41,7 @@ def two_process_client():
 
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
     ):
@@ -321,7 +321,7 @@ def test_local_default_workers_keep_glibc_malloc_defaults(monkeypatch):
     from ensstab_dask.cluster import local_cluster
 
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier default Dask cluster leaves it
-    with local_cluster("processes", 1, dashboard_address=None) as cluster, Client(cluster) as client:
+    with local_cluster("processes", 1) as cluster, Client(cluster) as client:
         env = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
     assert list(env.values()) == [(None, "1")]
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # restored for this process
