@@ -1,0 +1,211 @@
+"""Data: files of the user's, the reference datasets, and an embedded default.
+
+* :func:`load_dataset` reads scikit-feature ``.mat`` files (``X``, ``Y``), ``.npz``
+  (``X`` and ``y`` or ``Y``, optional ``feature_names``) and CSV (one row per sample,
+  a header, the label column chosen by ``label=``).
+* :func:`reference_dataset` reads Colon, Lymphoma or Prostate from
+  ``$ENSSTAB_DATA_DIR`` (never shipped with the package).
+* :func:`make_microarray` is the embedded default: a synthetic two-class problem shaped
+  like a microarray study, generated from a seed, with known informative features.
+
+Every loader ends in :func:`check_data`, which refuses what the method cannot use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validation import check_int, check_real
+from .seeding import SeedLike, make_rng
+
+__all__ = ["Data", "load_dataset", "check_data", "make_microarray", "reference_dataset", "REFERENCE_FILES"]
+
+REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate": "Prostate_GE.mat"}
+DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
+
+
+class Data(NamedTuple):
+    """A dataset: ``X`` (n_samples, n_feature) float, ``y`` labels, optional names."""
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: np.ndarray | None = None
+    informative: np.ndarray | None = None  # known only for synthetic data
+
+
+def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a feature matrix and labels for the method; return them as arrays.
+
+    Refuses NaN or inf in X, X and y of different lengths, fewer than 4 samples, a
+    single class, and (with ``n_target``) ``n_target >= n_feature``.
+    """
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"X must be a numeric (n_samples, n_feature) array: {exc}") from None
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_feature); got shape {X.shape}")
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per sample); got shape {y.shape}")
+    if len(y) != len(X):
+        raise ValueError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
+    if len(X) < 4:
+        raise ValueError(f"X must have at least 4 samples; got {len(X)}")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(f"X contains NaN or inf ({int(bad.sum())} values; first at sample {r}, feature {c})")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("y contains NaN or inf")
+    if len(np.unique(y)) < 2:
+        raise ValueError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
+    if n_target is not None:
+        check_int(n_target, "n_target", minimum=1)
+        if n_target >= X.shape[1]:
+            raise ValueError(f"n_target must be < n_feature={X.shape[1]}; got {n_target}")
+    return X, y
+
+
+def _load_mat(path: Path) -> Data:
+    from scipy.io import loadmat
+
+    try:
+        mat = loadmat(path)
+    except Exception as exc:  # noqa: BLE001 - scipy raises many kinds for a bad file
+        raise ValueError(f"{path}: not a readable MATLAB .mat file ({exc})") from None
+    for key in ("X", "Y"):
+        if key not in mat:
+            found = sorted(k for k in mat if not k.startswith("__"))
+            raise ValueError(f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found {found}")
+    return Data(mat["X"], np.asarray(mat["Y"]).ravel())
+
+
+def _load_npz(path: Path) -> Data:
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001
+        raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+    if "X" not in npz:
+        raise ValueError(f"{path}: key 'X' is missing; found {sorted(npz.files)}")
+    ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
+    if ykey is None:
+        raise ValueError(f"{path}: key 'y' (or 'Y') is missing; found {sorted(npz.files)}")
+    names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
+    return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
+
+
+def _load_csv(path: Path, label) -> Data:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except Exception as exc:  # noqa: BLE001
+        raise ValueError(f"{path}: not a readable CSV file ({exc})") from None
+    if label is None:
+        candidates = [c for c in frame.columns if str(c).lower() in ("label", "y", "class", "target")]
+        if len(candidates) != 1:
+            raise ValueError(
+                f"{path}: choose the label column with label= (CLI: --label); columns start {list(frame.columns[:5])}"
+            )
+        label = candidates[0]
+    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
+        if not -frame.shape[1] <= label < frame.shape[1]:
+            raise ValueError(f"{path}: label column index {label} is out of range for {frame.shape[1]} columns")
+        label = frame.columns[label]
+    if label not in frame.columns:
+        raise ValueError(f"{path}: label column {label!r} is missing; columns start {list(frame.columns[:5])}")
+    y = frame[label].to_numpy()
+    features = frame.drop(columns=[label])
+    non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+    if non_numeric:
+        raise ValueError(f"{path}: feature columns must be numeric; {non_numeric[:3]} are not")
+    return Data(features.to_numpy(dtype=np.float64), y, np.asarray(features.columns, dtype=str))
+
+
+def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
+    """Read a dataset from ``.mat`` (scikit-feature), ``.npz`` or ``.csv``.
+
+    Parameters
+    ----------
+    path : path
+    label : str or int, optional
+        CSV only: the label column, by name or position (default: the one column named
+        label, y, class or target).
+
+    Returns
+    -------
+    Data
+        ``X, y, feature_names, informative = load_dataset(...)``; names where the file
+        has them, else None.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"data file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".mat":
+        data = _load_mat(path)
+    elif suffix == ".npz":
+        data = _load_npz(path)
+    elif suffix == ".csv":
+        data = _load_csv(path, label)
+    else:
+        raise ValueError(f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz or .csv")
+    X, y = check_data(data.X, data.y)
+    return Data(X, y, data.feature_names)
+
+
+def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -> Data:
+    """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``."""
+    key = str(name).lower()
+    if key not in REFERENCE_FILES:
+        raise ValueError(f"name must be one of {sorted(REFERENCE_FILES)}; got {name!r}")
+    folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
+    if not folder:
+        raise ValueError(f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]}")
+    return load_dataset(Path(folder) / REFERENCE_FILES[key])
+
+
+def make_microarray(
+    *,
+    n_samples: int = 62,
+    n_feature: int = 2000,
+    n_informative: int = 40,
+    effect: float = 1.0,
+    class_ratio: float = 22 / 62,
+    seed: SeedLike = 0,
+) -> Data:
+    """The embedded default: a synthetic two-class microarray-like study.
+
+    ``n_samples`` samples (by default 62, 22 of class 1, like Colon) of ``n_feature``
+    log-expression-like features: correlated background (a few latent factors plus
+    noise, as genes co-vary), and ``n_informative`` features whose mean in class 1 is
+    shifted by ``effect`` standard deviations, half up, half down. The informative
+    features are scattered at random positions, returned in ``informative``, so the
+    estimated n_useful can be compared with the truth.
+    """
+    n_samples = check_int(n_samples, "n_samples", minimum=4)
+    n_feature = check_int(n_feature, "n_feature", minimum=2)
+    n_informative = check_int(n_informative, "n_informative", minimum=0, maximum=n_feature)
+    effect = check_real(effect, "effect", minimum=0.0)
+    class_ratio = check_real(class_ratio, "class_ratio", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
+    rng = make_rng(seed)
+    n1 = min(max(1, round(class_ratio * n_samples)), n_samples - 1)
+    y = np.zeros(n_samples, dtype=np.int64)
+    y[rng.permutation(n_samples)[:n1]] = 1
+    factors = rng.standard_normal((n_samples, 5))
+    loadings = rng.standard_normal((5, n_feature)) * 0.5
+    # Not a BLAS product: its rounding may depend on the thread count, the data must not.
+    X = (factors[:, :, None] * loadings[None, :, :]).sum(axis=1) + rng.standard_normal((n_samples, n_feature))
+    X /= X.std(axis=0, keepdims=True)
+    informative = np.sort(rng.choice(n_feature, size=n_informative, replace=False))
+    signs = np.where(np.arange(n_informative) % 2 == 0, 1.0, -1.0)
+    X[np.ix_(y == 1, informative)] += effect * signs
+    names = np.array([f"g{i:05d}" for i in range(n_feature)])
+    return Data(X, y, names, informative)

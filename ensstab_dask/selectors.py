@@ -1,0 +1,160 @@
+"""Real base selectors and their runs (SPEC section 8).
+
+A *real run* fits the base selector on a resample of the data with its own seed, ranks
+all features by score (ties broken uniformly at random: a random forest gives most
+features importance 0) and keeps the top ``n_target``.
+
+* base selector: ``None`` is the default random forest
+  (``RandomForestClassifier(n_estimators=300, max_features="sqrt", criterion="gini",
+  n_jobs=1)``, scored by ``feature_importances_``); any scikit-learn estimator with
+  ``feature_importances_`` or ``coef_`` (absolute value; multi-class: the norm over
+  classes); or a callable ``(X, y, rng) -> scores``.
+* resample: ``"half"`` (default: a random half without replacement, the method's
+  feature-selection half), ``"bootstrap"``, or a fraction in (0, 1] without replacement.
+
+Run ``i`` of a batch seeded ``seed`` uses ``derive(seed, i)``: the result of a run does
+not depend on how runs are batched or where they execute. :func:`real_runs` spreads runs
+over a Dask cluster in small batches, sending the data to the workers once.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ._validation import check_int, check_real
+from .aggregation import rank_scores
+from .cluster import ClientLike, connect
+from .datasets import check_data
+from .seeding import SeedLike, as_seed_sequence, derive, make_rng
+
+__all__ = ["default_selector", "make_scorer", "resample_indices", "real_run", "real_runs"]
+
+Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
+
+
+def default_selector(n_estimators: int = 300):
+    """The method's base selector: a Gini random forest, one thread (parallelism is Dask's)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=n_estimators, max_features="sqrt", criterion="gini", n_jobs=1)
+
+
+def make_scorer(selector=None) -> Scorer:
+    """Turn ``selector`` into a function ``(X, y, rng) -> scores`` (higher is better)."""
+    if selector is None:
+        selector = default_selector()
+    if hasattr(selector, "fit") and hasattr(selector, "get_params"):
+        return _EstimatorScorer(selector)
+    if callable(selector):
+        return selector
+    raise TypeError(
+        "selector must be None, a scikit-learn estimator exposing feature_importances_ or coef_, "
+        f"or a callable (X, y, rng) -> scores; got {type(selector).__name__}"
+    )
+
+
+class _EstimatorScorer:
+    """Fits a fresh clone per run, seeded from the run's Generator."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from sklearn.base import clone
+
+        est = clone(self.estimator)
+        if "random_state" in est.get_params():
+            est.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
+        est.fit(X, y)
+        if hasattr(est, "feature_importances_"):
+            return np.asarray(est.feature_importances_, dtype=np.float64)
+        if hasattr(est, "coef_"):
+            coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
+            return np.linalg.norm(coef, axis=0) if len(coef) > 1 else np.abs(coef[0])
+        raise TypeError(f"{type(est).__name__} exposes neither feature_importances_ nor coef_ after fit")
+
+
+def _check_resample(resample) -> str | float:
+    if isinstance(resample, str):
+        if resample not in ("half", "bootstrap"):
+            raise ValueError(f"resample must be 'half', 'bootstrap' or a fraction in (0, 1]; got {resample!r}")
+        return resample
+    if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
+        return check_real(resample, "resample", minimum=0.0, maximum=1.0, open_minimum=True)
+    raise TypeError(f"resample must be 'half', 'bootstrap' or a fraction in (0, 1]; got {resample!r}")
+
+
+def resample_indices(n_samples: int, resample, rng: np.random.Generator) -> np.ndarray:
+    """Sample indices of one run: a half or a fraction without replacement, or a bootstrap."""
+    resample = _check_resample(resample)
+    if resample == "bootstrap":
+        return rng.integers(0, n_samples, size=n_samples)
+    fraction = 0.5 if resample == "half" else float(resample)
+    size = max(2, int(np.floor(fraction * n_samples)))
+    return np.sort(rng.choice(n_samples, size=min(size, n_samples), replace=False))
+
+
+def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
+    """One real run: ranks 1..n_feature (1 = best) of every feature.
+
+    The top ``n_target`` of a run is ``np.flatnonzero(ranks <= n_target)``.
+    """
+    X, y = check_data(X, y, n_target=n_target)
+    return _run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
+
+
+def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Sequence) -> np.ndarray:
+    """Ranks of one run per seed: what each Dask task executes."""
+    out = np.empty((len(seeds), X.shape[1]), dtype=np.int64)
+    for i, ss in enumerate(seeds):
+        rng = make_rng(ss)
+        idx = resample_indices(len(X), resample, rng)
+        scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
+        if scores.shape != (X.shape[1],):
+            raise ValueError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
+        out[i] = rank_scores(scores, seed=rng)
+    return out
+
+
+def real_runs(
+    X,
+    y,
+    n_target: int,
+    *,
+    n_runs: int,
+    selector=None,
+    resample="half",
+    seed: SeedLike = 0,
+    client: ClientLike = None,
+    batch_size: int = 1,
+    timeout: float = 10.0,
+    security=None,
+) -> np.ndarray:
+    """``n_runs`` independent real runs, spread over Dask workers.
+
+    Run ``i`` is seeded ``derive(seed, i)``, so the result is the same whatever
+    ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the workers once.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_runs, n_feature): the ranks of each run.
+    """
+    X, y = check_data(X, y, n_target=n_target)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    _check_resample(resample)
+    scorer = make_scorer(selector)
+    ss = as_seed_sequence(seed)
+    seeds = [derive(ss, i) for i in range(n_runs)]
+    batches = [seeds[i : i + batch_size] for i in range(0, n_runs, batch_size)]
+    with connect(client, timeout=timeout, security=security) as c:
+        if c is None:
+            parts = [_run_batch(scorer, X, y, resample, b) for b in batches]
+        else:
+            X_f, y_f = c.scatter([X, y], broadcast=True)
+            futures = [c.submit(_run_batch, scorer, X_f, y_f, resample, b, pure=False) for b in batches]
+            parts = c.gather(futures)
+    return np.concatenate(parts)

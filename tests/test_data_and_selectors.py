@@ -1,0 +1,185 @@
+"""Datasets (files, reference data, embedded default) and real selector runs."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.io import savemat
+
+from ensstab_dask.datasets import check_data, load_dataset, make_microarray, reference_dataset
+from ensstab_dask.selectors import default_selector, real_run, real_runs, resample_indices
+
+DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
+needs_data = pytest.mark.skipif(
+    not DATA_DIR or not Path(DATA_DIR, "colon.mat").exists(),
+    reason="reference datasets not found: set ENSSTAB_DATA_DIR to the folder holding colon.mat",
+)
+
+
+def small():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 6))
+    y = np.array([0, 1] * 6)
+    return X, y
+
+
+def test_load_mat_npz_csv_agree(tmp_path):
+    X, y = small()
+    savemat(tmp_path / "d.mat", {"X": X, "Y": y[:, None]})
+    np.savez(tmp_path / "d.npz", X=X, y=y, feature_names=np.array([f"f{i}" for i in range(6)]))
+    header = ",".join([f"f{i}" for i in range(6)] + ["label"])
+    rows = [",".join([repr(float(v)) for v in r] + [str(int(c))]) for r, c in zip(X, y)]
+    (tmp_path / "d.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    for name in ("d.mat", "d.npz", "d.csv"):
+        d = load_dataset(tmp_path / name)
+        np.testing.assert_allclose(d.X, X)
+        assert list(d.y) == list(y)
+    assert list(load_dataset(tmp_path / "d.csv").feature_names) == [f"f{i}" for i in range(6)]
+    assert list(load_dataset(tmp_path / "d.csv", label=-1).y) == list(y)
+
+
+@pytest.mark.parametrize(
+    "write, match",
+    [
+        (lambda p: savemat(p / "x.mat", {"X": np.ones((5, 3))}), "key 'Y' is missing"),
+        (lambda p: savemat(p / "x.mat", {"data": np.ones((5, 3))}), "key 'X' is missing"),
+        (lambda p: (p / "x.mat").write_bytes(b"not a mat file"), "not a readable MATLAB"),
+        (lambda p: np.savez(p / "x.npz", X=np.ones((5, 3))), "key 'y' \\(or 'Y'\\) is missing"),
+        (lambda p: (p / "x.csv").write_text("a,b\n1,2\n3,4\n"), "choose the label column"),
+        (lambda p: (p / "x.txt").write_text("1"), "unknown format '.txt'"),
+    ],
+)
+def test_malformed_files_name_what_is_missing(tmp_path, write, match):
+    write(tmp_path)
+    (path,) = [p for p in tmp_path.iterdir()]
+    with pytest.raises(ValueError, match=match):
+        load_dataset(path)
+
+
+def test_csv_label_column_errors(tmp_path):
+    (tmp_path / "x.csv").write_text("a,b,label\n1,2,0\n3,4,1\n5,6,0\n7,8,1\n")
+    with pytest.raises(ValueError, match="label column 'klass' is missing"):
+        load_dataset(tmp_path / "x.csv", label="klass")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_dataset(tmp_path / "nope.csv")
+
+
+@pytest.mark.parametrize(
+    "X, y, kw, match",
+    [
+        (np.array([[1.0, np.nan]] * 6), [0, 1] * 3, {}, "NaN or inf"),
+        (np.array([[1.0, np.inf]] * 6), [0, 1] * 3, {}, "NaN or inf"),
+        (np.ones((6, 3)), [0, 1] * 2, {}, "different lengths: 6 samples in X, 4 labels"),
+        (np.ones((6, 3)), [1] * 6, {}, "at least 2 classes"),
+        (np.ones((3, 3)), [0, 1, 0], {}, "at least 4 samples"),
+        (np.ones((6, 3)), [0, 1] * 3, {"n_target": 3}, "n_target must be < n_feature=3"),
+        (np.ones(6), [0, 1] * 3, {}, "X must be 2-D"),
+    ],
+)
+def test_bad_data_is_refused(X, y, kw, match):
+    with pytest.raises(ValueError, match=match):
+        check_data(X, y, **kw)
+
+
+def test_embedded_default_is_deterministic_and_informative():
+    a, b = make_microarray(seed=0), make_microarray(seed=0)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+    assert a.X.shape == (62, 2000) and np.bincount(a.y).tolist() == [40, 22]
+    assert len(a.informative) == 40 and len(set(a.informative)) == 40
+    # Informative features separate the classes; the others do not (beyond chance).
+    t = stats.ttest_ind(a.X[a.y == 1], a.X[a.y == 0]).statistic
+    other = np.setdiff1d(np.arange(2000), a.informative)
+    assert np.median(np.abs(t[a.informative])) > 3 * np.median(np.abs(t[other]))
+    assert not np.array_equal(make_microarray(seed=1).X, a.X)
+
+
+@needs_data
+def test_reference_datasets_match_their_readme():
+    shapes = {"colon": (62, 2000, 2), "lymphoma": (96, 4026, 9), "prostate": (102, 5966, 2)}
+    for name, (n, d, k) in shapes.items():
+        data = reference_dataset(name)
+        assert data.X.shape == (n, d) and len(np.unique(data.y)) == k
+
+
+def test_reference_dataset_needs_a_folder(monkeypatch):
+    monkeypatch.delenv("ENSSTAB_DATA_DIR", raising=False)
+    with pytest.raises(ValueError, match="set ENSSTAB_DATA_DIR"):
+        reference_dataset("colon")
+    with pytest.raises(ValueError, match="name must be one of"):
+        reference_dataset("iris")
+
+
+def test_resampling():
+    rng = np.random.default_rng(0)
+    half = resample_indices(62, "half", rng)
+    assert len(half) == 31 and len(set(half)) == 31
+    assert len(resample_indices(62, 0.8, rng)) == 49
+    boot = resample_indices(62, "bootstrap", rng)
+    assert len(boot) == 62 and len(set(boot)) < 62
+    with pytest.raises(ValueError, match="resample must be"):
+        resample_indices(62, "thirds", rng)
+    with pytest.raises(ValueError, match=r"resample must be in \(0.0, 1.0\]"):
+        resample_indices(62, 1.5, rng)
+
+
+def test_real_run_ranks_and_reproducibility():
+    d = make_microarray(n_feature=300, n_informative=10, effect=2.0, seed=0)
+    sel = default_selector(n_estimators=50)
+    r1 = real_run(d.X, d.y, 10, selector=sel, seed=4)
+    assert (np.sort(r1) == np.arange(1, 301)).all()
+    assert (real_run(d.X, d.y, 10, selector=sel, seed=4) == r1).all()
+    top = np.flatnonzero(r1 <= 10)
+    assert np.isin(top, d.informative).sum() >= 5  # a strong signal is found
+
+
+def test_ties_in_scores_are_broken_at_random():
+    d = make_microarray(n_feature=5, n_informative=0, seed=0)
+
+    def flat(X, y, rng):
+        return np.zeros(X.shape[1])
+
+    ranks = real_runs(d.X, d.y, 2, n_runs=3000, selector=flat, seed=0, client="synchronous", batch_size=500)
+    first = np.argmin(ranks, axis=1)
+    assert stats.chisquare(np.bincount(first, minlength=5)).pvalue > 1e-4
+
+
+def test_coef_selectors_and_multiclass_norm():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 8))
+    y = np.repeat([0, 1, 2], 20)
+    X[y == 1, 3] += 3
+    X[y == 2, 5] -= 3
+    r = real_run(X, y, 2, selector=LogisticRegression(max_iter=500), resample=1.0, seed=0)
+    assert set(np.flatnonzero(r <= 2)) == {3, 5}
+
+
+def test_bad_selector():
+    d = make_microarray(n_feature=20, n_informative=2, seed=0)
+    with pytest.raises(TypeError, match="selector must be"):
+        real_run(d.X, d.y, 2, selector=42)
+    with pytest.raises(ValueError, match="scores of shape"):
+        real_run(d.X, d.y, 2, selector=lambda X, y, rng: np.zeros(3))
+
+
+def test_real_runs_identical_on_a_cluster_and_batched():
+    from distributed import Client, LocalCluster
+
+    d = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=0)
+    sel = default_selector(n_estimators=20)
+    ref = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client="synchronous")
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        got = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client=client, batch_size=4)
+    assert np.array_equal(ref, got)
+    # Run i is seeded derive(seed, i): a single run equals the i-th of the batch.
+    from ensstab_dask.seeding import derive
+
+    assert np.array_equal(real_run(d.X, d.y, 10, selector=sel, seed=derive(9, 3)), ref[3])
