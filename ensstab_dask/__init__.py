@@ -7,6 +7,7 @@ to a few real runs and predicts the stability of ensembles of that selector.
 
 from ._version import __version__
 from .aggregation import aggregate_rankings, rank_scores, top_k
+from .algorithm import Estimate, estimate, real_ensemble_stability
 from .calibration import calibrate
 from .cluster import SchedulerUnreachable, connect
 from .estimation import (
@@ -38,6 +39,9 @@ from .sweep import sweep
 __all__ = [
     "__version__",
     "aggregate_rankings",
+    "estimate",
+    "Estimate",
+    "real_ensemble_stability",
     "calibrate",
     "connect",
     "export_netcdf",

@@ -149,6 +149,100 @@ def _cmd_export(args) -> int:
     return 0
 
 
+SELECTORS = ("rf", "extra-trees", "logistic")
+
+
+def _selector(name: str, n_estimators: int):
+    if name == "rf":
+        from .selectors import default_selector
+
+        return default_selector(n_estimators)
+    if name == "extra-trees":
+        from sklearn.ensemble import ExtraTreesClassifier
+
+        return ExtraTreesClassifier(n_estimators=n_estimators, max_features="sqrt", n_jobs=1)
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=2000)
+
+
+def _cmd_estimate(args) -> int:
+    import os
+
+    from .algorithm import estimate, real_ensemble_stability
+    from .datasets import load_dataset, make_microarray
+
+    for path in (args.json, args.output):
+        if path and os.path.exists(path) and not args.overwrite:
+            raise UsageError(f"ensstab estimate: {path} exists; pass --overwrite to replace it")
+    if args.data:
+        data = load_dataset(args.data, label=args.label)
+        source = args.data
+    else:
+        data = make_microarray(seed=0)
+        source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
+    m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
+    selector = _selector(args.selector, args.n_estimators)
+    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    est = estimate(
+        data.X,
+        data.y,
+        args.n_target,
+        selector=selector,
+        m_ensemble=m_values,
+        m_stability=args.m_stability,
+        n_runs=args.n_runs,
+        repeats=args.repeats,
+        p_method=args.p_method,
+        calibrate=args.calibrate,
+        seed=args.seed,
+        client=args.scheduler,
+        timeout=args.timeout,
+    )
+    print(est.summary())
+    payload = est.to_dict()
+    payload["data"] = source
+    if data.informative is not None:
+        counts = est.selection_counts
+        t = est.t_uniform
+        payload["informative_features"] = int(len(data.informative))
+        payload["useful_that_are_informative"] = int(np.isin(np.flatnonzero(counts > t), data.informative).sum())
+        print(
+            f"  known informative features: {len(data.informative)}; of the features above t_uniform, "
+            f"{payload['useful_that_are_informative']} are informative"
+        )
+    ds = est.to_dataset()
+    if args.validate:
+        real = real_ensemble_stability(
+            data.X,
+            data.y,
+            args.n_target,
+            m_ensemble=m_values,
+            m_stability=args.m_stability,
+            selector=selector,
+            seed=args.seed,
+            client=args.scheduler,
+            timeout=args.timeout,
+        )
+        payload["validation"] = {
+            "curve": {str(int(m)): float(v) for m, v in zip(real["m_ensemble"].values, real["stability"].values)},
+            "real_runs": int(real.attrs["real_runs"]),
+            "seconds": float(real.attrs["seconds"]),
+        }
+        print("  naive real check (real runs: %d, %.1f s):" % (real.attrs["real_runs"], real.attrs["seconds"]))
+        for m, v in payload["validation"]["curve"].items():
+            print(f"    m_ensemble={int(m):>4}  real {v:.4f}  predicted {payload['curve'][m]:.4f}")
+        ds["real_stability"] = real["stability"]
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+    if args.output:
+        from .storage import write_netcdf
+
+        write_netcdf(ds, args.output, overwrite=args.overwrite)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ensstab", description="Estimate the stability of ensemble feature selectors.")
     parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
@@ -182,6 +276,33 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler (default 10)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
+
+    est = sub.add_parser("estimate", help="predict the stability of ensembles of a real selector (Algorithm 1)")
+    est.add_argument(
+        "--data", metavar="PATH", help=".mat (scikit-feature), .npz or .csv; default: the embedded default"
+    )
+    est.add_argument("--label", default=None, help="CSV label column (name or index)")
+    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps (default 20)")
+    est.add_argument("--n-runs", type=int, default=None, help="runs behind n_useful (default: largest m_ensemble)")
+    est.add_argument("--m-stability", type=int, default=30, help="copies behind each stability (default 30)")
+    est.add_argument("--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes to predict")
+    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity (default 20)")
+    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (default rf: random forest)")
+    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees (default 300)")
+    est.add_argument("--p-method", default="bisect", choices=("bisect", "grid"))
+    est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+    est.add_argument(
+        "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
+    )
+    est.add_argument("--seed", type=int, default=0)
+    est.add_argument(
+        "--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address, or processes/threads/synchronous"
+    )
+    est.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler (default 10)")
+    est.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
+    est.add_argument("--output", metavar="OUT.nc", help="write the predicted curve and results to netCDF")
+    est.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
+    est.set_defaults(func=_cmd_estimate)
 
     ex = sub.add_parser("export", help="write a finished sweep store to netCDF")
     ex.add_argument("store", metavar="STORE")

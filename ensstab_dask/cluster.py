@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterator
 from typing import Any, Union
 
-__all__ = ["SchedulerUnreachable", "connect", "check_address", "local_cluster", "ClientLike"]
+__all__ = ["SchedulerUnreachable", "connect", "check_address", "local_cluster", "map_shared", "ClientLike"]
 
 ClientLike = Union[None, str, Any]
 _LOCAL = ("processes", "threads", "synchronous")
@@ -116,3 +116,19 @@ def connect(
         yield c
     finally:
         c.close()
+
+
+def map_shared(
+    fn, shared: tuple, tasks: list[tuple], *, client: ClientLike = None, timeout: float = 10.0, security=None
+):
+    """``[fn(*shared, *task) for task in tasks]``, run where ``client`` says.
+
+    The ``shared`` arguments (the data) go to the workers once, by broadcast scatter,
+    not once per task; results come back in the order of ``tasks``.
+    """
+    with connect(client, timeout=timeout, security=security) as c:
+        if c is None:
+            return [fn(*shared, *task) for task in tasks]
+        remote = c.scatter(list(shared), broadcast=True)
+        futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
+        return c.gather(futures)

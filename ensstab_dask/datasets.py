@@ -177,7 +177,7 @@ def make_microarray(
     n_samples: int = 62,
     n_feature: int = 2000,
     n_informative: int = 40,
-    effect: float = 1.0,
+    effect: float = 1.5,
     class_ratio: float = 22 / 62,
     seed: SeedLike = 0,
 ) -> Data:

@@ -32,6 +32,9 @@ class Stream(enum.IntEnum):
     FIXED_POINT_REPEAT = 4  # repeat r of the fixed-point check: (FIXED_POINT_REPEAT, r)
     SWEEP_STABILITY = 5  # sweep cell: (SWEEP_STABILITY, n_useful, m_ensemble, repeat)
     SWEEP_N_USEFUL_V = 6  # sweep cell: (SWEEP_N_USEFUL_V, n_useful, n_runs, repeat)
+    REAL_RUNS = 7  # real run i: (REAL_RUNS, i)
+    REAL_ENSEMBLE = 8  # naive check: copy c's half (.., c), member j (.., c, j + 1), ties (.., c, 0)
+    ESTIMATE = 9  # stages of the whole estimate: (ESTIMATE, stage, ...)
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

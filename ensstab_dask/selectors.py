@@ -12,7 +12,7 @@ features importance 0) and keeps the top ``n_target``.
 * resample: ``"half"`` (default: a random half without replacement, the method's
   feature-selection half), ``"bootstrap"``, or a fraction in (0, 1] without replacement.
 
-Run ``i`` of a batch seeded ``seed`` uses ``derive(seed, i)``: the result of a run does
+Run ``i`` of a batch seeded ``seed`` uses ``derive(seed, Stream.REAL_RUNS, i)``: the result of a run does
 not depend on how runs are batched or where they execute. :func:`real_runs` spreads runs
 over a Dask cluster in small batches, sending the data to the workers once.
 """
@@ -26,9 +26,9 @@ import numpy as np
 
 from ._validation import check_int, check_real
 from .aggregation import rank_scores
-from .cluster import ClientLike, connect
+from .cluster import ClientLike, map_shared
 from .datasets import check_data
-from .seeding import SeedLike, as_seed_sequence, derive, make_rng
+from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 
 __all__ = ["default_selector", "make_scorer", "resample_indices", "real_run", "real_runs"]
 
@@ -111,11 +111,35 @@ def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Se
     out = np.empty((len(seeds), X.shape[1]), dtype=np.int64)
     for i, ss in enumerate(seeds):
         rng = make_rng(ss)
-        idx = resample_indices(len(X), resample, rng)
-        scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
-        if scores.shape != (X.shape[1],):
-            raise ValueError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
-        out[i] = rank_scores(scores, seed=rng)
+        out[i] = _fit_and_rank(scorer, X, y, resample_indices(len(X), resample, rng), rng)
+    return out
+
+
+def _fit_and_rank(
+    scorer: Scorer, X: np.ndarray, y: np.ndarray, idx: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
+    if scores.shape != (X.shape[1],):
+        raise ValueError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
+    return rank_scores(scores, seed=rng)
+
+
+def _member_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, copy_seed, member_seeds) -> np.ndarray:
+    """Ranks of weak selectors of one real ensemble copy: what each naive-check task runs.
+
+    ``"bagging"``: the copy's random half of the data (from ``copy_seed``), and each
+    member a bootstrap sample of that half. ``"independent"``: each member its own
+    random half of all the data.
+    """
+    out = np.empty((len(member_seeds), X.shape[1]), dtype=np.int64)
+    half = resample_indices(len(X), "half", make_rng(copy_seed)) if layout == "bagging" else None
+    for i, ss in enumerate(member_seeds):
+        rng = make_rng(ss)
+        if half is not None:
+            idx = half[resample_indices(len(half), "bootstrap", rng)]
+        else:
+            idx = resample_indices(len(X), "half", rng)
+        out[i] = _fit_and_rank(scorer, X, y, idx, rng)
     return out
 
 
@@ -135,7 +159,7 @@ def real_runs(
 ) -> np.ndarray:
     """``n_runs`` independent real runs, spread over Dask workers.
 
-    Run ``i`` is seeded ``derive(seed, i)``, so the result is the same whatever
+    Run ``i`` is seeded ``derive(seed, Stream.REAL_RUNS, i)``, so the result is the same whatever
     ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the workers once.
 
     Returns
@@ -148,13 +172,7 @@ def real_runs(
     _check_resample(resample)
     scorer = make_scorer(selector)
     ss = as_seed_sequence(seed)
-    seeds = [derive(ss, i) for i in range(n_runs)]
-    batches = [seeds[i : i + batch_size] for i in range(0, n_runs, batch_size)]
-    with connect(client, timeout=timeout, security=security) as c:
-        if c is None:
-            parts = [_run_batch(scorer, X, y, resample, b) for b in batches]
-        else:
-            X_f, y_f = c.scatter([X, y], broadcast=True)
-            futures = [c.submit(_run_batch, scorer, X_f, y_f, resample, b, pure=False) for b in batches]
-            parts = c.gather(futures)
+    seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(n_runs)]
+    batches = [(resample, seeds[i : i + batch_size]) for i in range(0, n_runs, batch_size)]
+    parts = map_shared(_run_batch, (scorer, X, y), batches, client=client, timeout=timeout, security=security)
     return np.concatenate(parts)

@@ -165,21 +165,13 @@ def test_bad_selector():
         real_run(d.X, d.y, 2, selector=lambda X, y, rng: np.zeros(3))
 
 
-def test_real_runs_identical_on_a_cluster_and_batched():
-    from distributed import Client, LocalCluster
-
+def test_real_runs_identical_on_a_cluster_and_batched(two_process_client):
     d = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=0)
     sel = default_selector(n_estimators=20)
     ref = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client="synchronous")
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        got = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client=client, batch_size=4)
+    got = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client=two_process_client, batch_size=4)
     assert np.array_equal(ref, got)
-    # Run i is seeded derive(seed, i): a single run equals the i-th of the batch.
-    from ensstab_dask.seeding import derive
+    # Run i is seeded derive(seed, Stream.REAL_RUNS, i): one run equals the i-th of the batch.
+    from ensstab_dask.seeding import Stream, derive
 
-    assert np.array_equal(real_run(d.X, d.y, 10, selector=sel, seed=derive(9, 3)), ref[3])
+    assert np.array_equal(real_run(d.X, d.y, 10, selector=sel, seed=derive(9, Stream.REAL_RUNS, 3)), ref[3])

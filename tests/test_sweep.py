@@ -35,19 +35,6 @@ def reference():
     return es.sweep(N, K, client="synchronous", progress=False, **GRID)
 
 
-@pytest.fixture(scope="module")
-def two_process_client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
-
-
 def test_schema(reference):
     ds = reference
     assert dict(ds.sizes) == {"n_useful": 3, "p": 3, "m_ensemble": 2, "repeat": 3}

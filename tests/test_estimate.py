@@ -1,0 +1,153 @@
+"""The whole estimate (Algorithm 1), the naive real check and `ensstab estimate`."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from ensstab_dask.algorithm import estimate, real_ensemble_stability
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.datasets import make_microarray, reference_dataset
+from ensstab_dask.selectors import default_selector
+
+DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
+SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=8, repeats=4, seed=1)
+DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
+
+
+@pytest.fixture(scope="module")
+def est():
+    return estimate(DATA.X, DATA.y, 10, client="synchronous", **SMALL)
+
+
+def test_estimate_fields(est):
+    assert est.real_runs == 8  # max(m_stability, n_runs = max(m_ensemble) = 3)
+    assert est.n_target == 10 and est.n_feature == 300
+    assert 10 <= est.n_useful <= 300 and len(est.n_useful_draws) == 4
+    assert 0 < est.real_stability <= 1
+    assert est.real_nogueira.lower <= est.real_nogueira.stability <= est.real_nogueira.upper
+    assert 0 <= est.p <= 1 and est.fixed_point_holds in (True, False)
+    assert list(est.curve["m_ensemble"].values) == [1, 3]
+    assert set(est.curve.data_vars) >= {"stability", "stability_std"}
+    assert est.simulated_runs > est.real_runs
+    assert set(est.seconds) >= {"real_runs", "p", "verify", "predict"}
+    # With m_ensemble = 1 the prediction must reproduce the stability p was fitted to,
+    # within the Monte-Carlo spread of both.
+    assert abs(est.predicted()[1] - est.real_stability) < 0.1
+    d = est.to_dict()
+    for key in ("n_feature", "n_target", "t_uniform", "n_useful", "real_stability", "p", "n_useful_v"):
+        assert key in d
+    assert set(d["curve"]) == {"1", "3"}
+    assert "predicted stability" in est.summary()
+
+
+def test_estimate_is_reproducible_and_the_same_on_a_cluster(est, two_process_client):
+    again = estimate(DATA.X, DATA.y, 10, client=two_process_client, **SMALL)
+    a, b = est.to_dict(), again.to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+
+
+def test_estimate_netcdf_round_trip(est, tmp_path):
+    path = est.to_netcdf(tmp_path / "e.nc")
+    ds = xr.open_dataset(path).load()
+    np.testing.assert_array_equal(ds["stability"].values, est.curve["stability"].values)
+    assert ds.attrs["n_useful"] == est.n_useful and ds.attrs["p"] == est.p
+    with pytest.raises(ValueError, match="exists"):
+        est.to_netcdf(tmp_path / "e.nc")
+
+
+def test_estimated_n_useful_finds_the_informative_features():
+    data = make_microarray(n_feature=400, n_informative=20, effect=2.5, seed=0)
+    e = estimate(data.X, data.y, 10, client="synchronous", **dict(SMALL, m_stability=12, m_ensemble=(1, 12)))
+    # A strong signal: n_useful should be close to the 20 informative features.
+    assert 12 <= e.n_useful_mean <= 30, e.n_useful_mean
+    useful = np.flatnonzero(e.selection_counts > e.t_uniform)
+    assert np.isin(useful, data.informative).mean() > 0.7
+
+
+def test_real_ensemble_stability(two_process_client):
+    kw = dict(selector=default_selector(10), m_ensemble=(1, 2, 4), m_stability=4, seed=2)
+    ds = real_ensemble_stability(DATA.X, DATA.y, 10, client="synchronous", **kw)
+    assert list(ds["m_ensemble"].values) == [1, 2, 4]
+    assert ds.attrs["real_runs"] == 16 and ds.attrs["layout"] == "bagging" and ds.attrs["modelled_by_simulator"] == 1
+    assert ((ds.nogueira_lower <= ds.nogueira) & (ds.nogueira <= ds.nogueira_upper)).all()
+    assert ((0 <= ds.stability) & (ds.stability <= 1)).all()
+    dist = real_ensemble_stability(DATA.X, DATA.y, 10, client=two_process_client, batch_size=3, **kw)
+    np.testing.assert_array_equal(ds["stability"].values, dist["stability"].values)
+    ind = real_ensemble_stability(DATA.X, DATA.y, 10, client="synchronous", layout="independent", **kw)
+    assert ind.attrs["modelled_by_simulator"] == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(m_ensemble=()), "m_ensemble must hold at least one"),
+        (dict(repeats=1), "repeats must be >= 2"),
+        (dict(p_method="newton"), "p_method must be one of"),
+        (dict(resample="thirds"), "resample must be"),
+        (dict(seed=-3), "seed must be >= 0"),
+    ],
+)
+def test_estimate_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(SMALL, **kwargs))
+
+
+def test_estimate_refuses_bad_data():
+    with pytest.raises(ValueError, match="n_target must be < n_feature=300"):
+        estimate(DATA.X, DATA.y, 300, client="synchronous", **SMALL)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        estimate(DATA.X, np.zeros(len(DATA.y)), 10, client="synchronous", **SMALL)
+
+
+def test_cli_estimate_json_and_netcdf(tmp_path):
+    np.savez(tmp_path / "d.npz", X=DATA.X, y=DATA.y)
+    out_json, out_nc = tmp_path / "e.json", tmp_path / "e.nc"
+    args = ["estimate", "--data", str(tmp_path / "d.npz"), "--n-target", "10", "--m-stability", "6"]
+    args += ["--m-ensemble", "1,2", "--repeats", "3", "--n-estimators", "10", "--scheduler", "synchronous"]
+    args += ["--json", str(out_json), "--output", str(out_nc), "--validate"]
+    assert cli_main(args) == 0
+    d = json.loads(out_json.read_text())
+    for key in (
+        "n_feature",
+        "n_target",
+        "t_uniform",
+        "n_useful",
+        "real_stability",
+        "p",
+        "n_useful_v",
+        "fixed_point_holds",
+        "curve",
+        "real_runs",
+        "simulated_runs",
+        "seconds",
+    ):
+        assert key in d, key
+    assert set(d["curve"]) == {"1", "2"} and set(d["validation"]["curve"]) == {"1", "2"}
+    assert d["validation"]["real_runs"] == 12
+    ds = xr.open_dataset(out_nc).load()
+    assert "real_stability" in ds and "stability" in ds
+    # Existing outputs are not overwritten by accident.
+    assert cli_main(args) == 2
+
+
+def test_cli_estimate_bad_data_file(tmp_path, capsys):
+    (tmp_path / "bad.mat").write_bytes(b"junk")
+    assert cli_main(["estimate", "--data", str(tmp_path / "bad.mat")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a readable MATLAB" in err[0]
+
+
+@pytest.mark.skipif(
+    not DATA_DIR or not Path(DATA_DIR, "colon.mat").exists(),
+    reason="reference datasets not found: set ENSSTAB_DATA_DIR to the folder holding colon.mat",
+)
+def test_estimate_on_colon_at_reduced_settings():
+    colon = reference_dataset("colon")
+    e = estimate(colon.X, colon.y, 20, client="synchronous", **dict(SMALL, m_stability=6, m_ensemble=(1, 3)))
+    assert e.n_feature == 2000 and 20 <= e.n_useful <= 2000
+    assert 0 < e.real_stability < 1
