@@ -43,9 +43,9 @@ from .estimation import PEstimate, check_fixed_point, count_useful, estimate_p, 
 from .seeding import Stream, as_seed_sequence, derive, make_rng
 from .selectors import _check_resample, _member_batch, make_scorer, real_runs
 from .simulation import top_subsets
-from .stability import NogueiraStability, _stability_of_array, nogueira_stability
+from .stability import NogueiraStability, _stability_of_array, jackknife_std, nogueira_stability
 
-__all__ = ["estimate", "Estimate", "real_ensemble_stability"]
+__all__ = ["estimate", "Estimate", "real_ensemble_stability", "prediction_accuracy", "PredictionAccuracy"]
 
 # Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...).
 _T_UNIFORM, _REAL, _POOL, _P, _VERIFY, _PREDICT, _CALIBRATE = range(7)
@@ -474,7 +474,7 @@ def real_ensemble_stability(
     for (copy, _, ms), part in zip(tasks, parts):
         ranks[copy, filled[copy] : filled[copy] + len(ms)] = part
         filled[copy] += len(ms)
-    stab, nog, lo, hi = [], [], [], []
+    stab, stab_se, nog, lo, hi = [], [], [], [], []
     for m in m_list:
         chosen = np.stack(
             [
@@ -485,6 +485,7 @@ def real_ensemble_stability(
             ]
         )
         stab.append(_stability_of_array(chosen, n_feature, index))
+        stab_se.append(jackknife_std(chosen, n_feature, index) if m_stability >= 3 else float("nan"))
         res = nogueira_stability(chosen, n_feature)
         nog.append(res.stability)
         lo.append(res.lower)
@@ -500,6 +501,11 @@ def real_ensemble_stability(
     ds = xr.Dataset(
         {
             "stability": ("m_ensemble", stab, {"long_name": f"real ensemble stability ({index})", "units": "1"}),
+            "stability_se": (
+                "m_ensemble",
+                stab_se,
+                {"long_name": "jackknife standard error of the real stability (leave one copy out)", "units": "1"},
+            ),
             "nogueira": ("m_ensemble", nog, {"long_name": "Nogueira stability of the real ensembles", "units": "1"}),
             "nogueira_lower": ("m_ensemble", lo, {"long_name": "lower end of Nogueira's 95 % interval", "units": "1"}),
             "nogueira_upper": ("m_ensemble", hi, {"long_name": "upper end of Nogueira's 95 % interval", "units": "1"}),
@@ -522,3 +528,84 @@ def real_ensemble_stability(
         ensstab_dask_version=__version__,
     )
     return ds
+
+
+@dataclass(frozen=True)
+class PredictionAccuracy:
+    """Leave-one-out accuracy of a predictor trained on the selected features."""
+
+    accuracy: float
+    std_error: float
+    n_samples: int
+    predictions: np.ndarray = field(repr=False)
+    n_target: int
+    m_ensemble: int
+
+
+def _loo_fold(scorer, predictor, X, y, n_target, m_ensemble, aggregate, fold, fold_seed):
+    """One fold: leave sample ``fold`` out, select on one half of the rest, train on the other."""
+    from sklearn.base import clone
+
+    rng = make_rng(fold_seed)
+    rest = np.delete(np.arange(len(X)), fold)
+    order = rng.permutation(rest)
+    select_half, train_half = order[: len(order) // 2], order[len(order) // 2 :]
+    if m_ensemble == 1:
+        ranks = _member_batch(scorer, X[select_half], y[select_half], "independent-full", None, [derive(fold_seed, 1)])
+    else:
+        members = [derive(fold_seed, 1 + j) for j in range(m_ensemble)]
+        ranks = _member_batch(scorer, X[select_half], y[select_half], "bagging-full", None, members)
+    chosen = aggregate_rankings(ranks, n_target, aggregate=aggregate, seed=derive(fold_seed, 0))
+    model = clone(predictor)
+    if "random_state" in model.get_params():
+        model.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
+    model.fit(X[np.ix_(train_half, chosen)], y[train_half])
+    return model.predict(X[np.ix_([fold], chosen)])[0]
+
+
+def prediction_accuracy(
+    X,
+    y,
+    n_target: int,
+    *,
+    selector=None,
+    predictor=None,
+    m_ensemble: int = 1,
+    aggregate: str = "mean_rank",
+    seed: int = 0,
+    client: ClientLike = None,
+    timeout: float = 10.0,
+    security=None,
+) -> PredictionAccuracy:
+    """The paper's way of choosing n_target (SPEC section 8), leave-one-out.
+
+    For each sample: leave it out, split the rest at random into a feature-selection
+    half and a predictor half, select ``n_target`` features on the first (one run of the
+    base selector, or an ensemble of ``m_ensemble`` runs on bootstrap samples of it),
+    train ``predictor`` (default: a 300-tree random forest) on the second with those
+    features, and predict the left-out sample. Fold ``i`` uses
+    ``derive(seed, Stream.PREDICTION, i)``; folds run as Dask tasks.
+    """
+    X, y = check_data(X, y, n_target=n_target)
+    m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    seed = check_int(seed, "seed", minimum=0)
+    scorer = make_scorer(selector)
+    if predictor is None:
+        from sklearn.ensemble import RandomForestClassifier
+
+        predictor = RandomForestClassifier(n_estimators=300, n_jobs=1)
+    ss = as_seed_sequence(seed)
+    folds = [(fold, derive(ss, Stream.PREDICTION, fold)) for fold in range(len(X))]
+    preds = map_shared(
+        _loo_fold,
+        (scorer, predictor, X, y, n_target, m_ensemble, aggregate),
+        folds,
+        client=client,
+        timeout=timeout,
+        security=security,
+    )
+    preds = np.asarray(preds)
+    correct = preds == y
+    acc = float(correct.mean())
+    return PredictionAccuracy(acc, float(np.sqrt(acc * (1 - acc) / len(y))), len(y), preds, n_target, m_ensemble)

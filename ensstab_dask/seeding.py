@@ -35,6 +35,7 @@ class Stream(enum.IntEnum):
     REAL_RUNS = 7  # real run i: (REAL_RUNS, i)
     REAL_ENSEMBLE = 8  # naive check: copy c's half (.., c), member j (.., c, j + 1), ties (.., c, 0)
     ESTIMATE = 9  # stages of the whole estimate: (ESTIMATE, stage, ...)
+    PREDICTION = 10  # leave-one-out fold i of prediction_accuracy: (PREDICTION, i)
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

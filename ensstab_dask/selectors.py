@@ -129,16 +129,21 @@ def _member_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, cop
 
     ``"bagging"``: the copy's random half of the data (from ``copy_seed``), and each
     member a bootstrap sample of that half. ``"independent"``: each member its own
-    random half of all the data.
+    random half of all the data. ``"bagging-full"`` and ``"independent-full"`` use all
+    of ``X`` as the copy's data (a bootstrap sample of it, or all of it, per member):
+    for callers that already split the data.
     """
     out = np.empty((len(member_seeds), X.shape[1]), dtype=np.int64)
-    half = resample_indices(len(X), "half", make_rng(copy_seed)) if layout == "bagging" else None
+    everything = np.arange(len(X))
+    half = resample_indices(len(X), "half", make_rng(copy_seed)) if layout == "bagging" else everything
     for i, ss in enumerate(member_seeds):
         rng = make_rng(ss)
-        if half is not None:
+        if layout in ("bagging", "bagging-full"):
             idx = half[resample_indices(len(half), "bootstrap", rng)]
-        else:
+        elif layout == "independent":
             idx = resample_indices(len(X), "half", rng)
+        else:
+            idx = everything
         out[i] = _fit_and_rank(scorer, X, y, idx, rng)
     return out
 

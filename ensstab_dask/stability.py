@@ -81,6 +81,20 @@ def _check_sizes(rows: list[np.ndarray], n_feature: int, index: str) -> None:
             raise ValueError(f"index 'nogueira' needs 0 < mean subset size < n_feature={n_feature}; got {kbar}")
 
 
+def jackknife_std(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -> float:
+    """Jackknife standard error of the stability of ``subsets`` (leave one run out).
+
+    The sampling error of a measured stability, for any index; for ``nogueira`` the
+    analytic variance of :func:`nogueira_stability` is the usual alternative.
+    """
+    subsets = np.asarray(subsets)
+    U = len(subsets)
+    if U < 3:
+        raise ValueError(f"the jackknife needs at least 3 subsets; got {U}")
+    loo = np.array([_stability_of_array(np.delete(subsets, i, axis=0), n_feature, index) for i in range(U)])
+    return float(np.sqrt((U - 1) / U * np.sum((loo - loo.mean()) ** 2)))
+
+
 def _stability_of_array(subsets: np.ndarray, n_feature: int, index: str) -> float:
     """Fast path for an already valid (n_subsets, k) integer array of distinct indices.
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from ensstab_dask.algorithm import estimate, real_ensemble_stability
+from ensstab_dask.algorithm import estimate, prediction_accuracy, real_ensemble_stability
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.datasets import make_microarray, reference_dataset
 from ensstab_dask.selectors import default_selector
@@ -146,8 +146,37 @@ def test_cli_estimate_bad_data_file(tmp_path, capsys):
     not DATA_DIR or not Path(DATA_DIR, "colon.mat").exists(),
     reason="reference datasets not found: set ENSSTAB_DATA_DIR to the folder holding colon.mat",
 )
-def test_estimate_on_colon_at_reduced_settings():
-    colon = reference_dataset("colon")
-    e = estimate(colon.X, colon.y, 20, client="synchronous", **dict(SMALL, m_stability=6, m_ensemble=(1, 3)))
-    assert e.n_feature == 2000 and 20 <= e.n_useful <= 2000
-    assert 0 < e.real_stability < 1
+@pytest.mark.parametrize("name, n_target", [("colon", 20), ("lymphoma", 40), ("prostate", 60)])
+def test_estimate_on_reference_data_at_reduced_settings(name, n_target):
+    data = reference_dataset(name)
+    e = estimate(data.X, data.y, n_target, client="synchronous", **dict(SMALL, m_stability=5, m_ensemble=(1, 3)))
+    assert e.n_feature == data.X.shape[1] and n_target <= e.n_useful <= e.n_feature
+    assert 0 < e.real_stability < 1 and e.real_runs == 5
+
+
+def test_prediction_accuracy_on_a_strong_signal(two_process_client):
+    from sklearn.ensemble import RandomForestClassifier
+
+    kw = dict(selector=default_selector(20), predictor=RandomForestClassifier(30), seed=0)
+    res = prediction_accuracy(DATA.X, DATA.y, 10, client="synchronous", **kw)
+    assert res.n_samples == 62 and len(res.predictions) == 62
+    assert res.accuracy > 0.8  # 15 features shifted by 2 sd: easy to classify
+    same = prediction_accuracy(DATA.X, DATA.y, 10, client=two_process_client, **kw)
+    assert np.array_equal(res.predictions, same.predictions)
+    ens = prediction_accuracy(DATA.X, DATA.y, 10, client="synchronous", m_ensemble=3, **kw)
+    assert ens.m_ensemble == 3 and 0 <= ens.accuracy <= 1
+
+
+def test_jackknife_error_tracks_the_sampling_error():
+    import ensstab_dask as es
+    from ensstab_dask.stability import jackknife_std
+
+    # Across 200 independent experiments of 20 runs, the jackknife standard error
+    # should match the spread of the stability itself (its SD has ~5 % relative error).
+    R, U = 200, 20
+    subsets = es.simulate_ensembles(300, 10, 30, 0.6, size=R * U, seed=4).reshape(R, U, 10)
+    values = [es.stability(s, 300) for s in subsets]
+    jack = [jackknife_std(s, 300) for s in subsets]
+    ratio = np.mean(jack) / np.std(values, ddof=1)
+    assert 0.75 < ratio < 1.35, ratio
+    assert jackknife_std(np.tile(np.arange(10), (5, 1)), 300) == 0
