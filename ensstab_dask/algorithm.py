@@ -179,7 +179,10 @@ class Estimate:
             )
         if self.calibrated is not None:
             lines.append(f"  calibrated (u, p)    ({self.calibrated[0]}, {self.calibrated[1]:.3f})")
-        lines.append("  predicted stability by ensemble size:")
+        lines.append(
+            f"  predicted stability by ensemble size (simulator at n_useful={self.curve.attrs['n_useful']}, "
+            f"p={self.curve.attrs['p']:.4f}):"
+        )
         for m, s, sd in zip(
             self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
         ):

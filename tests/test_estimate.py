@@ -51,6 +51,16 @@ def test_estimate_is_reproducible_and_the_same_on_a_cluster(est, two_process_cli
     assert a == b
 
 
+def test_calibrated_estimate_predicts_at_the_calibrated_cell():
+    e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **SMALL)
+    assert "calibrate" in e.seconds
+    if e.calibrated is not None:
+        assert (e.curve.attrs["n_useful"], e.curve.attrs["p"]) == e.calibrated
+    else:  # no consistent cell: the uncalibrated (u, p) is used, and said so
+        assert (e.curve.attrs["n_useful"], e.curve.attrs["p"]) == (e.n_useful, e.p)
+    assert f"n_useful={e.curve.attrs['n_useful']}" in e.summary()
+
+
 def test_estimate_netcdf_round_trip(est, tmp_path):
     path = est.to_netcdf(tmp_path / "e.nc")
     ds = xr.open_dataset(path).load()
