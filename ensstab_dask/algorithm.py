@@ -7,10 +7,12 @@ by simulation:
 1. t_uniform from ``n_runs`` uniform selectors, over ``repeats`` draws;
 2. n_useful = A[f] over ``repeats`` draws, each from ``n_runs`` runs taken without
    replacement from the pool (so the spread reflects the choice of runs, not fully
-   independent experiments);
+   independent experiments; when ``n_runs >= m_stability`` every draw uses the same
+   runs and the spread is the threshold's alone);
 3. the stability of the single real selector from ``m_stability`` runs of the pool,
    with Nogueira's confidence interval;
-4. p from that stability (bisection or grid, common random numbers);
+4. p from that stability (bisection or grid, common random numbers, the simulated
+   curve from ``repeats x m_stability`` copies so that its noise is small);
 5. optionally the fixed point u = A[f_{u,p}] (``verify``) and the grid intersection
    (``calibrate``);
 6. the predicted stability of ensembles for each ``m_ensemble``, ``repeats`` draws each.
@@ -23,12 +25,17 @@ the first m of the pool. Each ensemble is then exactly an ensemble of m independ
 weak selectors, so reusing the pool across m changes no ensemble's distribution (the
 curve's points are correlated, not biased). ``layout="independent"`` gives every weak
 selector its own half of all the data; the simulator does not model that layout.
+
+Note the built-in gap at ``m_ensemble = 1``: p is calibrated (SPEC section 8) on single
+runs fitted on random halves, while a one-member "bagging" ensemble is fitted on a
+bootstrap sample of a half, which is less stable.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +92,23 @@ class Estimate:
     simulated_runs: int
     seconds: dict[str, float]
     selection_counts: np.ndarray = field(repr=False, default=None)
+    t_uniform_draws: np.ndarray = field(repr=False, default=None)
+
+    @property
+    def threshold_saturated(self) -> int:
+        """Draws in which t_uniform reached n_runs: no feature can be counted above it there,
+        so those draws of A[f] are 0 whatever the selector (n_runs is too small)."""
+        return int((self.t_uniform_draws >= self.settings["n_runs"]).sum())
+
+    def _n_useful_note(self) -> str:
+        if self.threshold_saturated:
+            return (
+                f"; in {self.threshold_saturated} of {len(self.t_uniform_draws)} draws t_uniform reached "
+                f"n_runs={self.settings['n_runs']}, where A[f] cannot see useful features: increase n_runs"
+            )
+        if self.n_useful_mean < self.n_target - 0.5:
+            return f"; below n_target, raised to {self.n_target}: the selector barely beats chance"
+        return ""
 
     def predicted(self) -> dict[int, float]:
         """Predicted stability for each m_ensemble."""
@@ -162,11 +186,7 @@ class Estimate:
             f"n_feature={self.n_feature}, n_target={self.n_target})",
             f"  t_uniform            {self.t_uniform:.2f} +- {self.t_uniform_std:.2f}",
             f"  n_useful = A[f]      {self.n_useful} (mean {self.n_useful_mean:.1f} +- {self.n_useful_std:.1f})"
-            + (
-                f"; below n_target, raised to {self.n_target}: the selector barely beats chance"
-                if self.n_useful_mean < self.n_target - 0.5
-                else ""
-            ),
+            + self._n_useful_note(),
             f"  real stability       {self.real_stability:.4f}  (Nogueira {nog.stability:.4f}, "
             f"95% CI [{nog.lower:.4f}, {nog.upper:.4f}])",
             f"  p                    {self.p:.4f}"
@@ -180,8 +200,8 @@ class Estimate:
         if self.calibrated is not None:
             lines.append(f"  calibrated (u, p)    ({self.calibrated[0]}, {self.calibrated[1]:.3f})")
         lines.append(
-            f"  predicted stability by ensemble size (simulator at n_useful={self.curve.attrs['n_useful']}, "
-            f"p={self.curve.attrs['p']:.4f}):"
+            f"  predicted stability by ensemble size (simulator at n_useful={self.curve.attrs['simulator_n_useful']}, "
+            f"p={self.curve.attrs['simulator_p']:.4f}):"
         )
         for m, s, sd in zip(
             self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
@@ -299,23 +319,34 @@ def estimate(
             ]
         )
         n_useful = int(min(max(round(float(u_draws.mean())), n_target), n_feature))
+        if (t_draws >= n_runs).any():
+            warnings.warn(
+                f"t_uniform reached n_runs={n_runs} in {int((t_draws >= n_runs).sum())} of {repeats} draws: no feature "
+                "can be counted above it there, so n_useful is underestimated; increase n_runs",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         real_stab = _stability_of_array(subsets[:m_stability], n_feature, index)
         real_nog = nogueira_stability(subsets[:m_stability], n_feature)
         seconds["n_useful_and_stability"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
+        # The simulated curve gets repeats x m_stability copies: the mean pairwise index
+        # does not depend on the number of copies, its noise does, and the real side
+        # already brings its own.
+        p_copies = m_stability * repeats
         fit = estimate_p(
             real_stab,
             n_feature,
             n_target,
             n_useful,
-            m_stability=m_stability,
+            m_stability=p_copies,
             method=p_method,
             index=index,
             seed=derive(ss, Stream.ESTIMATE, _P),
         )
         seconds["p"] = time.perf_counter() - t0
-        simulated = len(fit.evaluations) * m_stability
+        simulated = len(fit.evaluations) * p_copies
 
         nuv = nuv_std = holds = None
         if verify:
@@ -387,7 +418,11 @@ def estimate(
 
     curve = pred[["stability", "stability_std", "stability_draws"]].squeeze(["n_useful", "p"], drop=True)
     curve = curve.drop_vars("n_runs", errors="ignore")
-    curve.attrs = {"title": "ensstab_dask predicted stability of ensembles", "n_useful": u_pred, "p": p_pred}
+    curve.attrs = {
+        "title": "ensstab_dask predicted stability of ensembles",
+        "simulator_n_useful": u_pred,  # calibrated when calibrate=True found a consistent cell
+        "simulator_p": p_pred,
+    }
     return Estimate(
         n_feature=n_feature,
         n_target=n_target,
@@ -411,6 +446,7 @@ def estimate(
         simulated_runs=int(simulated),
         seconds=seconds,
         selection_counts=np.bincount(subsets[:n_runs].ravel(), minlength=n_feature),
+        t_uniform_draws=t_draws,
     )
 
 

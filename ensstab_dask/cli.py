@@ -176,7 +176,8 @@ def _cmd_estimate(args) -> int:
         if path and os.path.exists(path) and not args.overwrite:
             raise UsageError(f"ensstab estimate: {path} exists; pass --overwrite to replace it")
     if args.data:
-        data = load_dataset(args.data, label=args.label)
+        label = int(args.label) if args.label is not None and args.label.lstrip("-").isdigit() else args.label
+        data = load_dataset(args.data, label=label)
         source = args.data
     else:
         data = make_microarray(seed=0)

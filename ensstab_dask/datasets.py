@@ -43,6 +43,8 @@ def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.nda
     Refuses NaN or inf in X, X and y of different lengths, fewer than 4 samples, a
     single class, and (with ``n_target``) ``n_target >= n_feature``.
     """
+    if np.iscomplexobj(X):
+        raise TypeError("X must be real-valued; got complex numbers")
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -64,6 +66,9 @@ def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.nda
         raise ValueError(f"X contains NaN or inf ({int(bad.sum())} values; first at sample {r}, feature {c})")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("y contains NaN or inf")
+    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y):
+        raise ValueError("y contains missing labels")
+
     if len(np.unique(y)) < 2:
         raise ValueError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
     if n_target is not None:

@@ -76,11 +76,17 @@ def test_csv_label_column_errors(tmp_path):
         (np.ones((3, 3)), [0, 1, 0], {}, "at least 4 samples"),
         (np.ones((6, 3)), [0, 1] * 3, {"n_target": 3}, "n_target must be < n_feature=3"),
         (np.ones(6), [0, 1] * 3, {}, "X must be 2-D"),
+        (np.ones((6, 3)), np.array([0, 1, None, 1, 0, 1], dtype=object), {}, "missing labels"),
     ],
 )
 def test_bad_data_is_refused(X, y, kw, match):
     with pytest.raises(ValueError, match=match):
         check_data(X, y, **kw)
+
+
+def test_complex_data_is_refused():
+    with pytest.raises(TypeError, match="real-valued"):
+        check_data(np.ones((6, 3)) * 1j, [0, 1] * 3)
 
 
 def test_embedded_default_is_deterministic_and_informative():

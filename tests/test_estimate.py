@@ -55,10 +55,19 @@ def test_calibrated_estimate_predicts_at_the_calibrated_cell():
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **SMALL)
     assert "calibrate" in e.seconds
     if e.calibrated is not None:
-        assert (e.curve.attrs["n_useful"], e.curve.attrs["p"]) == e.calibrated
+        assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == e.calibrated
     else:  # no consistent cell: the uncalibrated (u, p) is used, and said so
-        assert (e.curve.attrs["n_useful"], e.curve.attrs["p"]) == (e.n_useful, e.p)
-    assert f"n_useful={e.curve.attrs['n_useful']}" in e.summary()
+        assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == (e.n_useful, e.p)
+    assert f"n_useful={e.curve.attrs['simulator_n_useful']}" in e.summary()
+    ds = e.to_dataset()
+    assert ds.attrs["simulator_n_useful"] == e.curve.attrs["simulator_n_useful"] and ds.attrs["n_useful"] == e.n_useful
+
+
+def test_saturated_threshold_is_reported():
+    # n_runs = 2: t_uniform reaches n_runs, so nothing can be counted above it.
+    with pytest.warns(RuntimeWarning, match="t_uniform reached n_runs=2"):
+        e = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(SMALL, m_ensemble=(1, 2), repeats=20))
+    assert e.threshold_saturated > 0 and "increase n_runs" in e.summary()
 
 
 def test_estimate_netcdf_round_trip(est, tmp_path):
