@@ -135,7 +135,18 @@ def test_killed_process_resumes(reference, tmp_path, caplog):
     script.write_text(
         textwrap.dedent(
             f"""
+            import time
             import ensstab_dask as es
+            from ensstab_dask.storage import SweepStore
+
+            # Slow storage, so that the test reliably kills the run half way, however
+            # fast the machine: the results do not depend on it.
+            write = SweepStore.write_block
+            def slow_write(self, data, region):
+                write(self, data, region)
+                time.sleep(0.25)
+            SweepStore.write_block = slow_write
+
             if __name__ == "__main__":
                 es.sweep({N}, {K}, store={str(store)!r}, client="synchronous", batch_size=1, progress=False,
                          **dict({GRID!r}, m_stability=40))
