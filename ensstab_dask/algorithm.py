@@ -59,11 +59,10 @@ _T_UNIFORM, _REAL, _POOL, _P, _VERIFY, _PREDICT, _CALIBRATE = range(7)
 
 
 def _check_m_ensemble(m_ensemble) -> list[int]:
-    values = [m_ensemble] if np.isscalar(m_ensemble) else list(m_ensemble)
-    if not values:
-        raise ValueError("m_ensemble must hold at least one ensemble size")
-    values = sorted({check_int(m, "m_ensemble values", minimum=1) for m in values})
-    return values
+    """Ensemble sizes, validated like a sweep's grid (sorted, >= 1, no duplicates)."""
+    from .sweep import _check_grid
+
+    return _check_grid(m_ensemble, "m_ensemble", "m", 0, 0).tolist()
 
 
 @dataclass

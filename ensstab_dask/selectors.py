@@ -100,7 +100,9 @@ def resample_indices(n_samples: int, resample, rng: np.random.Generator) -> np.n
 def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
     """One real run: ranks 1..n_feature (1 = best) of every feature.
 
-    The top ``n_target`` of a run is ``np.flatnonzero(ranks <= n_target)``.
+    The run uses ``seed`` itself; run ``i`` of :func:`real_runs` is this function with
+    ``seed=derive(seed, Stream.REAL_RUNS, i)``. The top ``n_target`` of a run is
+    ``np.flatnonzero(ranks <= n_target)``.
     """
     X, y = check_data(X, y, n_target=n_target)
     return _run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
