@@ -9,7 +9,7 @@ from ._version import __version__
 from .aggregation import aggregate_rankings, rank_scores, top_k
 from .algorithm import Estimate, estimate, real_ensemble_stability
 from .calibration import calibrate
-from .cluster import SchedulerUnreachable, connect
+from .cluster import SchedulerLost, SchedulerUnreachable, connect
 from .estimation import (
     FixedPointCheck,
     FixedPointIteration,
@@ -45,6 +45,7 @@ __all__ = [
     "calibrate",
     "connect",
     "export_netcdf",
+    "SchedulerLost",
     "SchedulerUnreachable",
     "StoreMismatch",
     "sweep",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -15,6 +16,7 @@ import numpy as np
 
 from ._validation import AGGREGATES, INDICES
 from ._version import __version__
+from .cluster import SchedulerLost
 
 __all__ = ["main", "parse_values"]
 
@@ -62,6 +64,64 @@ def _add_problem_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--aggregate", default="mean_rank", choices=AGGREGATES)
     p.add_argument("--index", default="jaccard", choices=INDICES)
     p.add_argument("--seed", type=int, default=0)
+
+
+def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="Dask scheduler address (tcp://host:8786 or tls://host:8786), or processes (default), threads, "
+        "synchronous",
+    )
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler (default 10)")
+    tls = p.add_argument_group(
+        "TLS",
+        "certificates for a tls:// scheduler; without them, the dask configuration's distributed.comm.tls "
+        "section is used (a dask config file in ~/.config/dask or $DASK_CONFIG)",
+    )
+    tls.add_argument(
+        "--tls-ca-file", metavar="PEM", help="the CA certificate(s) that signed the cluster's certificates"
+    )
+    tls.add_argument("--tls-cert", metavar="PEM", help="this client's certificate (may also hold the key)")
+    tls.add_argument("--tls-key", metavar="PEM", help="this client's private key")
+
+
+def _quiet_client_logs() -> None:
+    """The CLI reports a lost or unreachable scheduler itself, in one line; distributed's
+    client would also log its reconnection attempts with tracebacks. Importing
+    distributed sets its loggers' levels, so this runs after that import."""
+    import distributed  # noqa: F401
+
+    for name in ("distributed.client", "distributed.comm"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _security(args):
+    """The ``security`` for ``--scheduler``: from the --tls-* options, else dask's config."""
+    import os
+
+    _quiet_client_logs()
+    given = {k: getattr(args, k) for k in ("tls_ca_file", "tls_cert", "tls_key")}
+    if not any(given.values()):
+        return None  # distributed then builds Security() from the dask config itself
+    for name, path in given.items():
+        if path is not None and not os.path.isfile(path):
+            raise UsageError(f"ensstab: --{name.replace('_', '-')} {path}: no such file")
+    if not given["tls_ca_file"] or not given["tls_cert"]:
+        raise UsageError(
+            "ensstab: TLS needs at least --tls-ca-file and --tls-cert (and --tls-key unless the cert holds it)"
+        )
+    if not (args.scheduler or "").startswith("tls://"):
+        raise UsageError(f"ensstab: --tls-* options need a tls:// --scheduler address, got {args.scheduler!r}")
+    from distributed.security import Security
+
+    return Security(
+        tls_ca_file=given["tls_ca_file"],
+        tls_client_cert=given["tls_cert"],
+        tls_client_key=given["tls_key"],
+        require_encryption=True,
+    )
 
 
 def _cmd_simulate(args) -> int:
@@ -125,6 +185,7 @@ def _cmd_sweep(args) -> int:
         batch_size=args.batch_size,
         progress=not args.no_progress,
         timeout=args.timeout,
+        security=_security(args),
     )
     if args.output:
         from .storage import write_netcdf
@@ -166,6 +227,17 @@ def _selector(name: str, n_estimators: int):
     return LogisticRegression(max_iter=2000)
 
 
+def _resample(text: str):
+    if text in ("half", "bootstrap"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(
+            f"ensstab estimate: --resample must be half, bootstrap or a fraction in (0, 1]; got {text!r}"
+        ) from None
+
+
 def _cmd_estimate(args) -> int:
     import os
 
@@ -184,6 +256,8 @@ def _cmd_estimate(args) -> int:
         source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
     selector = _selector(args.selector, args.n_estimators)
+    resample = _resample(args.resample)
+    security = _security(args)
     print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
     est = estimate(
         data.X,
@@ -195,10 +269,15 @@ def _cmd_estimate(args) -> int:
         n_runs=args.n_runs,
         repeats=args.repeats,
         p_method=args.p_method,
+        verify=not args.no_verify,
         calibrate=args.calibrate,
+        aggregate=args.aggregate,
+        index=args.index,
+        resample=resample,
         seed=args.seed,
         client=args.scheduler,
         timeout=args.timeout,
+        security=security,
     )
     print(est.summary())
     payload = est.to_dict()
@@ -221,9 +300,12 @@ def _cmd_estimate(args) -> int:
             m_ensemble=m_values,
             m_stability=args.m_stability,
             selector=selector,
+            aggregate=args.aggregate,
+            index=args.index,
             seed=args.seed,
             client=args.scheduler,
             timeout=args.timeout,
+            security=security,
         )
         payload["validation"] = {
             "curve": {str(int(m)): float(v) for m, v in zip(real["m_ensemble"].values, real["stability"].values)},
@@ -267,14 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--store", metavar="PATH.zarr", help="zarr store: written as blocks finish, resumed on rerun")
     sw.add_argument("--output", metavar="OUT.nc", help="also write the finished sweep to netCDF")
     sw.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
-    sw.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        default=None,
-        help="Dask scheduler address (tcp://host:8786), or processes (default), threads, synchronous",
-    )
+    _add_cluster_options(sw)
     sw.add_argument("--batch-size", type=int, default=None, help="cells per task (default: about 0.5 s of work)")
-    sw.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler (default 10)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
@@ -291,15 +367,18 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (default rf: random forest)")
     est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees (default 300)")
     est.add_argument("--p-method", default="bisect", choices=("bisect", "grid"))
+    est.add_argument(
+        "--resample", default="half", help="each real run's resample: half (default), bootstrap, or a fraction like 0.7"
+    )
+    est.add_argument("--aggregate", default="mean_rank", choices=AGGREGATES, help="ensemble rank aggregation")
+    est.add_argument("--index", default="jaccard", choices=INDICES, help="stability index")
+    est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
     est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
     est.add_argument(
         "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
     )
     est.add_argument("--seed", type=int, default=0)
-    est.add_argument(
-        "--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address, or processes/threads/synchronous"
-    )
-    est.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler (default 10)")
+    _add_cluster_options(est)
     est.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     est.add_argument("--output", metavar="OUT.nc", help="write the predicted curve and results to netCDF")
     est.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
@@ -316,12 +395,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return 2
         return args.func(args)
+    except SchedulerLost as exc:  # before OSError: it is a ConnectionError
+        hint = "; rerun the same command to resume from the store" if getattr(args, "store", None) else ""
+        print(f"ensstab: error: {exc}{hint}", file=sys.stderr)
+        return 1
     except UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2

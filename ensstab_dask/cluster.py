@@ -21,7 +21,15 @@ import os
 from collections.abc import Iterator
 from typing import Any, Union
 
-__all__ = ["SchedulerUnreachable", "connect", "check_address", "local_cluster", "map_shared", "ClientLike"]
+__all__ = [
+    "SchedulerUnreachable",
+    "SchedulerLost",
+    "connect",
+    "check_address",
+    "local_cluster",
+    "map_shared",
+    "ClientLike",
+]
 
 ClientLike = Union[None, str, Any]
 _LOCAL = ("processes", "threads", "synchronous")
@@ -29,6 +37,30 @@ _LOCAL = ("processes", "threads", "synchronous")
 
 class SchedulerUnreachable(ConnectionError):
     """The Dask scheduler at the given address could not be reached in time."""
+
+
+class SchedulerLost(ConnectionError):
+    """The connection to the Dask scheduler broke while work was running."""
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    from distributed.comm.core import CommClosedError
+
+    # distributed cancels every pending future with this reason when the scheduler goes.
+    return isinstance(exc, CommClosedError) or "scheduler-connection-lost" in str(exc)
+
+
+@contextlib.contextmanager
+def _reporting_loss(c, where: str) -> Iterator[Any]:
+    try:
+        yield c
+    except BaseException as exc:  # FutureCancelledError is a BaseException (CancelledError)
+        if _connection_lost(exc):
+            raise SchedulerLost(
+                f"lost the connection to the Dask scheduler at {where} while work was running; "
+                "results already stored are kept"
+            ) from exc
+        raise
 
 
 def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwargs):
@@ -78,6 +110,26 @@ def check_address(address: str) -> str:
     return normal
 
 
+def _check_security(address: str, security):
+    """``security`` for ``address``; a tls:// address without certificates fails here,
+    at once: distributed would fail later with a TypeError, half-built and slow to clean up.
+    """
+    if not address.startswith("tls://"):
+        return security
+    from distributed.security import Security
+
+    sec = security if security is not None else Security()  # Security() reads the dask config
+    if not isinstance(sec, Security):
+        raise TypeError(f"security must be a distributed.security.Security; got {type(sec).__name__}")
+    if not (sec.tls_ca_file and sec.tls_client_cert):
+        raise ValueError(
+            f"client: {address} is a TLS scheduler and no client certificates were given: pass "
+            "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
+            "(CLI: --tls-ca-file, --tls-cert, --tls-key) or set distributed.comm.tls in the dask config"
+        )
+    return sec
+
+
 @contextlib.contextmanager
 def connect(
     client: ClientLike = None, *, timeout: float = 10.0, n_workers: int | None = None, security=None
@@ -97,7 +149,7 @@ def connect(
         if kind == "synchronous":
             yield None
             return
-        with local_cluster(kind, n_workers) as cluster, Client(cluster) as c:
+        with local_cluster(kind, n_workers) as cluster, Client(cluster) as c, _reporting_loss(c, "local") as c:
             yield c
         return
     if not isinstance(client, str):
@@ -106,6 +158,7 @@ def connect(
             f"or a distributed.Client; got {type(client).__name__}"
         )
     address = check_address(client.strip())
+    security = _check_security(address, security)
     try:
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -113,7 +166,8 @@ def connect(
             f"could not reach the Dask scheduler at {address} within {timeout:g} s ({exc})"
         ) from None
     try:
-        yield c
+        with _reporting_loss(c, address):
+            yield c
     finally:
         c.close()
 

@@ -511,7 +511,9 @@ def _run(blocks, args, finish, *, client, timeout, security, progress) -> None:
                 in_flight.update((f.key, (f, b)) for f, b in zip(futures, batch))
                 return futures
 
-            running = as_completed(submit(window))
+            # The client's own loop: as_completed would otherwise look for a default
+            # client, and a client connected by address is deliberately not the default.
+            running = as_completed(submit(window), loop=c.loop)
             try:
                 for fut in running:
                     _, b = in_flight.pop(fut.key)

@@ -1,0 +1,374 @@
+"""The cluster path with real processes: a scheduler and workers started by
+``deploy/local/start-cluster.sh`` as separate processes over TCP (or TLS) on 127.0.0.1.
+
+Every process a test starts is stopped by its fixture's finaliser, also when the test
+fails: ``stop-cluster.sh`` signals each process group, and subprocesses are killed in
+``finally`` blocks. As a last resort, schedulers exit after ``ENSSTAB_IDLE_TIMEOUT`` of
+idleness and workers 60 s after their scheduler is gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from test_sweep import assert_same
+
+import ensstab_dask as es
+from ensstab_dask.storage import SweepStore
+
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(sys.platform == "win32", reason="deploy/local is bash and POSIX process groups"),
+    pytest.mark.skipif(shutil.which("bash") is None, reason="deploy/local/*.sh need bash"),
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+START = ROOT / "deploy" / "local" / "start-cluster.sh"
+STOP = ROOT / "deploy" / "local" / "stop-cluster.sh"
+MAKE_CERTS = ROOT / "deploy" / "tls" / "make-certs.sh"
+
+N, K = 2000, 20
+# Heavy enough cells (a few tenths of a second each) that a kill lands mid-sweep on any machine.
+GRID = dict(n_useful=[30, 60, 120], p=[0.4, 0.6, 0.8, 1.0], m_ensemble=[12], m_stability=40, repeats=3, seed=11)
+N_CELLS = 12
+
+
+def _env() -> dict:
+    env = dict(os.environ, ENSSTAB_IDLE_TIMEOUT="300s", PYTHONPATH=str(ROOT))
+    # The workers are separate processes: they must import this checkout's ensstab_dask.
+    return env
+
+
+class ProcessCluster:
+    """A scheduler and workers started by deploy/local/start-cluster.sh."""
+
+    def __init__(self, run_dir: Path, n_workers: int = 2, tls_dir: Path | None = None):
+        self.run_dir = run_dir
+        cmd = ["bash", str(START), "-n", str(n_workers), "-d", str(run_dir)]
+        if tls_dir is not None:
+            cmd += ["-t", str(tls_dir)]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=_env(), check=True)
+        except BaseException:
+            self.stop()
+            raise
+        self.address = out.stdout.strip().splitlines()[-1]
+        assert self.address.startswith(("tcp://127.0.0.1:", "tls://127.0.0.1:")), out.stdout
+
+    def pid(self, role: str) -> int:
+        return int((self.run_dir / f"{role}.pid").read_text())
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(STOP), "-d", str(self.run_dir), "-g", "5"], timeout=60, check=False)
+
+
+@pytest.fixture
+def start_cluster(tmp_path):
+    """Start clusters on demand; every one of them is stopped when the test ends."""
+    started: list[ProcessCluster] = []
+
+    def start(name: str = "cluster", **kwargs) -> ProcessCluster:
+        c = ProcessCluster(tmp_path / name, **kwargs)
+        started.append(c)
+        return c
+
+    yield start
+    for c in started:
+        c.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = ProcessCluster(tmp_path_factory.mktemp("cluster"), n_workers=2)
+    yield c
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return es.sweep(N, K, client="synchronous", progress=False, **GRID)
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ensstab_dask.cli", *args]
+
+
+def _sweep_cli_args(address: str, store: Path) -> list[str]:
+    return _cli(
+        "sweep",
+        "--n-feature", str(N), "--n-target", str(K),
+        "--n-useful", ",".join(map(str, GRID["n_useful"])),
+        "--p", ",".join(map(str, GRID["p"])),
+        "--m-ensemble", ",".join(map(str, GRID["m_ensemble"])),
+        "--m-stability", str(GRID["m_stability"]), "--repeats", str(GRID["repeats"]), "--seed", str(GRID["seed"]),
+        "--batch-size", "1", "--store", str(store), "--scheduler", address, "--no-progress",
+    )  # fmt: skip
+
+
+def _blocks_done(store: Path) -> int:
+    try:
+        return int(SweepStore(store).completed().sum())
+    except Exception:  # not there yet, or the template is mid-rename
+        return 0
+
+
+def _wait_for_blocks(store: Path, n: int, alive, timeout: float = 120) -> int:
+    """Wait until ``n`` blocks of ``store`` are done while ``alive()``; return how many are."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive():
+        done = _blocks_done(store)
+        if done >= n:
+            return done
+        time.sleep(0.05)
+    raise AssertionError(f"the sweep ended or stalled before {n} blocks were done: make it longer")
+
+
+def _resume_count(store: Path, caplog, **kwargs) -> tuple[xr.Dataset, int]:
+    """Rerun the sweep on ``store``; return the result and how many cells it computed."""
+    with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"):
+        ds = es.sweep(N, K, store=store, progress=False, **GRID, **kwargs)
+    counts = [r.getMessage() for r in caplog.records if r.getMessage().startswith("sweep: computing ")]
+    return ds, int(counts[-1].split()[2])
+
+
+# 1. Submission by address ------------------------------------------------------------
+
+
+def test_sweep_by_address_is_identical(cluster, reference, tmp_path):
+    out = tmp_path / "s.nc"
+    args = _sweep_cli_args(cluster.address, tmp_path / "s.zarr") + ["--output", str(out)]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=300, env=_env())
+    assert run.returncode == 0, run.stderr
+    with xr.open_dataset(out) as ds:
+        assert_same(reference, ds.load())
+
+
+def test_estimate_by_address_is_identical(cluster):
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    from ensstab_dask.datasets import make_microarray
+
+    data = make_microarray(seed=3, n_samples=40, n_feature=400, n_informative=15)
+    kwargs = dict(
+        selector=ExtraTreesClassifier(n_estimators=25, max_features="sqrt", n_jobs=1),
+        m_ensemble=(1, 3),
+        m_stability=6,
+        repeats=3,
+        seed=5,
+    )
+    remote = es.estimate(data.X, data.y, 10, client=cluster.address, **kwargs)
+    local = es.estimate(data.X, data.y, 10, client="synchronous", **kwargs)
+    a, b = remote.to_dict(), local.to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    np.testing.assert_array_equal(remote.selection_counts, local.selection_counts)
+    assert remote.real_runs == 6
+
+
+# 2. A worker dies mid-sweep ------------------------------------------------------------
+
+
+def test_worker_killed_mid_sweep_completes_identically(cluster, reference, tmp_path):
+    from distributed import Client
+
+    store = tmp_path / "w.zarr"
+    result: dict = {}
+
+    def run():
+        try:
+            result["ds"] = es.sweep(
+                N, K, store=store, client=cluster.address, batch_size=1, progress=False, timeout=30, **GRID
+            )
+        except BaseException as exc:  # reported by the main thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    with Client(cluster.address, timeout="30s", set_as_default=False) as c:
+        done = _wait_for_blocks(store, 1, thread.is_alive)
+        victim_address, victim = next(iter(c.run(os.getpid).items()))
+        os.kill(victim, signal.SIGKILL)
+        killed_at = _blocks_done(store)
+        thread.join(timeout=300)
+        assert not thread.is_alive(), "the sweep hung after a worker was killed"
+        # The nanny starts a new worker process in place of the killed one.
+        c.wait_for_workers(2, timeout=60)
+        assert victim not in c.run(os.getpid).values()
+    assert "error" not in result, repr(result.get("error"))
+    assert 1 <= done <= killed_at < N_CELLS, "the worker was not killed mid-sweep"
+    assert_same(reference, result["ds"])
+
+
+# 3. The client dies mid-sweep: rerun resumes ------------------------------------------
+
+
+def test_client_killed_mid_sweep_resumes(cluster, reference, tmp_path, caplog):
+    store = tmp_path / "c.zarr"
+    proc = subprocess.Popen(_sweep_cli_args(cluster.address, store), env=_env(), stderr=subprocess.PIPE)
+    try:
+        _wait_for_blocks(store, 2, lambda: proc.poll() is None)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    done = _blocks_done(store)
+    assert 2 <= done < N_CELLS
+    ds, computed = _resume_count(store, caplog, client=cluster.address, batch_size=1)
+    assert computed == N_CELLS - done
+    assert_same(reference, ds)
+
+
+# 4. The scheduler dies mid-sweep: a clear error, then a fresh cluster finishes it ------
+
+
+def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_cluster, reference, tmp_path, caplog):
+    first = start_cluster("first")
+    store = tmp_path / "k.zarr"
+    proc = subprocess.Popen(
+        _sweep_cli_args(first.address, store), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait_for_blocks(store, 2, lambda: proc.poll() is None)
+        os.kill(first.pid("scheduler"), signal.SIGKILL)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "lost the connection to the Dask scheduler" in lines[0] and "resume" in lines[0]
+    assert waited < 60
+    first.stop()
+    done = _blocks_done(store)
+    assert 2 <= done < N_CELLS
+    fresh = start_cluster("fresh")
+    ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
+    assert computed == N_CELLS - done
+    assert_same(reference, ds)
+
+
+# 5. TLS ----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="deploy/tls/make-certs.sh needs openssl")
+def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, tmp_path):
+    from distributed.security import Security
+
+    for name in ("ours", "other"):
+        subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / name)], check=True, timeout=120, capture_output=True)
+    c = start_cluster("tls", n_workers=1, tls_dir=tmp_path / "ours")
+    assert c.address.startswith("tls://")
+    small = dict(n_useful=[30], p=[0.5, 0.9], m_ensemble=[1], m_stability=10, repeats=2, seed=1)
+
+    def security(name: str) -> Security:
+        d = tmp_path / name
+        return Security(
+            tls_ca_file=str(d / "ca.pem"),
+            tls_client_cert=str(d / "client.pem"),
+            tls_client_key=str(d / "client-key.pem"),
+            require_encryption=True,
+        )
+
+    ds = es.sweep(N, K, client=c.address, security=security("ours"), progress=False, **small)
+    assert_same(es.sweep(N, K, client="synchronous", progress=False, **small), ds)
+
+    # The CLI with the certificates.
+    d = tmp_path / "ours"
+    cli_tls = ["--tls-ca-file", str(d / "ca.pem"), "--tls-cert", str(d / "client.pem")]
+    cli_tls += ["--tls-key", str(d / "client-key.pem")]
+    args = ["sweep", "--n-feature", str(N), "--n-useful", "30", "--p", "0.5", "--m-stability", "10", "--repeats", "2"]
+    run = subprocess.run(
+        _cli(*args, "--scheduler", c.address, "--no-progress", *cli_tls),
+        capture_output=True, text=True, timeout=120, env=_env(),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+
+    # No certificates: refused at once, with what to pass.
+    run = subprocess.run(
+        _cli(*args, "--scheduler", c.address, "--no-progress"), capture_output=True, text=True, timeout=60, env=_env()
+    )
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "no client certificates" in run.stderr and "--tls-ca-file" in run.stderr
+
+    # Certificates from another CA: the handshake fails, reported within the timeout.
+    start = time.monotonic()
+    with pytest.raises(es.SchedulerUnreachable, match="could not reach the Dask scheduler at tls://"):
+        es.sweep(N, K, client=c.address, security=security("other"), timeout=5, progress=False, **small)
+    assert time.monotonic() - start < 60
+
+    # Plain TCP to the TLS scheduler: refused.
+    with pytest.raises(es.SchedulerUnreachable):
+        es.sweep(N, K, client=c.address.replace("tls://", "tcp://"), timeout=5, progress=False, **small)
+
+
+# 6. Unreachable and malformed addresses, through the CLI -------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "address, message, bound",
+    [
+        (None, "could not reach the Dask scheduler at tcp://127.0.0.1:", 60),
+        ("tcp://127.0.0.1:99999", "malformed scheduler address", 20),
+        ("tcp://127.0.0.1", "malformed scheduler address", 20),
+        ("bogus://somewhere:8786", "malformed scheduler address", 20),
+    ],
+)
+def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, bound):
+    address = address or f"tcp://127.0.0.1:{_free_port()}"
+    start = time.monotonic()
+    run = subprocess.run(
+        _cli("sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", address, "--timeout", "3", "--no-progress"),
+        capture_output=True, text=True, timeout=120, env=_env(),
+    )  # fmt: skip
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], run.stderr
+    assert time.monotonic() - start < bound
+
+
+def test_stop_script_leaves_no_process(start_cluster):
+    c = start_cluster("stop", n_workers=2)
+    pids = [c.pid(r) for r in ("scheduler", "worker-1", "worker-2")]
+    c.stop()
+    assert not any(_alive(pid) for pid in pids)
+    assert not (c.run_dir / "scheduler.json").exists()
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie left for a PID 1 that does not reap (as in some containers)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
