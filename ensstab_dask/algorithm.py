@@ -46,7 +46,15 @@ from ._version import __version__
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike, connect, map_shared
 from .datasets import check_data
-from .estimation import PEstimate, check_fixed_point, count_useful, estimate_p, uniform_threshold
+from .estimation import (
+    PEstimate,
+    check_fixed_point,
+    count_useful,
+    estimate_p,
+    selection_counts,
+    uniform_subsets,
+    uniform_threshold,
+)
 from .seeding import Stream, as_seed_sequence, derive, make_rng
 from .selectors import _check_resample, _member_batch, make_scorer, real_runs
 from .simulation import top_subsets
@@ -92,6 +100,8 @@ class Estimate:
     seconds: dict[str, float]
     selection_counts: np.ndarray = field(repr=False, default=None)
     t_uniform_draws: np.ndarray = field(repr=False, default=None)
+    uniform_counts: np.ndarray = field(repr=False, default=None)
+    calibration: xr.Dataset | None = field(repr=False, default=None)
 
     @property
     def threshold_saturated(self) -> int:
@@ -148,9 +158,63 @@ class Estimate:
             "version": __version__,
         }
 
-    def to_dataset(self) -> xr.Dataset:
-        """The predicted curve with every scalar of the estimate in ``attrs``."""
+    def to_dataset(self, real: xr.Dataset | None = None) -> xr.Dataset:
+        """Everything the estimate found, as one Dataset (what the report and plots read).
+
+        Parameters
+        ----------
+        real : xarray.Dataset, optional
+            The naive check from :func:`real_ensemble_stability` on the same data, stored
+            beside the prediction as ``naive_*`` variables.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``stability``, ``stability_std``, ``stability_draws`` over ``m_ensemble`` (the
+            predicted curve); ``selection_counts`` and ``uniform_counts`` over ``feature``
+            (real runs and one draw of the uniform selector, both ``n_runs`` runs);
+            ``t_uniform_draws`` and ``n_useful_draws`` over ``repeat``; with
+            ``calibrate=True``, ``calibration_*`` surfaces over (``n_useful``, ``p``);
+            every scalar of the estimate in ``attrs``.
+        """
         ds = self.curve.copy()
+        runs = {"long_name": f"times in the top n_target of {self.settings['n_runs']} runs", "units": "runs"}
+        ds["selection_counts"] = (
+            "feature",
+            self.selection_counts,
+            dict(runs, long_name="real selector: " + runs["long_name"]),
+        )
+        if self.uniform_counts is not None:
+            ds["uniform_counts"] = (
+                "feature",
+                self.uniform_counts,
+                dict(runs, long_name="uniform selector: " + runs["long_name"]),
+            )
+        ds["t_uniform_draws"] = (
+            "repeat",
+            self.t_uniform_draws,
+            {"long_name": "t_uniform, one value per repeat", "units": "runs"},
+        )
+        ds["n_useful_draws"] = (
+            "repeat",
+            self.n_useful_draws,
+            {"long_name": "A[f], one value per repeat", "units": "features"},
+        )
+        if self.calibration is not None:
+            cal = self.calibration
+            for name in ("stability", "n_useful_v", "consistent"):
+                var = cal[name].astype("int8") if cal[name].dtype == bool else cal[name]
+                ds[f"calibration_{name}"] = var.assign_attrs(cal[name].attrs)
+            ds.attrs.update({f"calibration_{k}": v for k, v in cal.attrs.items()})
+        if real is not None:
+            for name in ("stability", "stability_se", "nogueira_lower", "nogueira_upper"):
+                ds[f"naive_{name}"] = real[name].assign_attrs(real[name].attrs)
+            ds.attrs.update(
+                naive_real_runs=int(real.attrs["real_runs"]),
+                naive_seconds=float(real.attrs["seconds"]),
+                naive_layout=real.attrs["layout"],
+                naive_m_stability=int(real.attrs["m_stability"]),
+            )
         flat = {k: v for k, v in self.to_dict().items() if k not in ("curve", "curve_std", "settings", "seconds")}
         for k, v in flat.items():
             if isinstance(v, dict):
@@ -363,7 +427,7 @@ def estimate(
             simulated += repeats * n_runs
             seconds["verify"] = time.perf_counter() - t0
 
-        u_pred, p_pred, calibrated = n_useful, fit.p, None
+        u_pred, p_pred, calibrated, cal = n_useful, fit.p, None, None
         if calibrate:
             from .sweep import sweep
 
@@ -388,6 +452,7 @@ def estimate(
                 progress=False,
             )
             cal = surf.ensstab.calibrate(max(real_stab, 1e-12), float(u_draws.mean()), n_runs=n_runs)
+            cal.attrs.update(estimate_n_useful=n_useful, estimate_p=float(fit.p))
             if cal.attrs["any_consistent"]:
                 calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
                 u_pred, p_pred = calibrated
@@ -444,8 +509,13 @@ def estimate(
         real_runs=pool_size,
         simulated_runs=int(simulated),
         seconds=seconds,
-        selection_counts=np.bincount(subsets[:n_runs].ravel(), minlength=n_feature),
+        selection_counts=selection_counts(subsets[:n_runs], n_feature),
         t_uniform_draws=t_draws,
+        # The first draw behind t_uniform, kept for the picture of counts; its max is t_draws[0].
+        uniform_counts=selection_counts(
+            uniform_subsets(n_feature, n_target, n_runs, seed=derive(ss, Stream.ESTIMATE, _T_UNIFORM, 0)), n_feature
+        ),
+        calibration=cal,
     )
 
 

@@ -21,7 +21,8 @@ from ._validation import check_real
 __all__ = ["calibrate", "EnsstabAccessor"]
 
 
-def _n_useful_v_slice(ds: xr.Dataset, n_runs: int | None) -> xr.DataArray:
+def _n_useful_v_slice(ds: xr.Dataset, n_runs: int | None, name: str = "n_useful_v") -> xr.DataArray:
+    """``ds[name]`` (n_useful_v or its std) over (n_useful, p) for the given ``n_runs``."""
     runs = np.asarray(ds["n_runs"].values)
     if n_runs is None:
         if len(np.unique(runs)) != 1:
@@ -33,7 +34,7 @@ def _n_useful_v_slice(ds: xr.Dataset, n_runs: int | None) -> xr.DataArray:
     hits = np.flatnonzero(runs == n_runs)
     if not len(hits):
         raise ValueError(f"n_runs={n_runs} is not in this sweep; it has n_runs in {sorted(set(runs.tolist()))}")
-    return ds["n_useful_v"].isel(m_ensemble=int(hits[0]), drop=True).drop_vars("n_runs", errors="ignore")
+    return ds[name].isel(m_ensemble=int(hits[0]), drop=True).drop_vars("n_runs", errors="ignore")
 
 
 def calibrate(

@@ -291,7 +291,7 @@ def _cmd_estimate(args) -> int:
             f"  known informative features: {len(data.informative)}; of the features above t_uniform, "
             f"{payload['useful_that_are_informative']} are informative"
         )
-    ds = est.to_dataset()
+    real = None
     if args.validate:
         real = real_ensemble_stability(
             data.X,
@@ -315,7 +315,8 @@ def _cmd_estimate(args) -> int:
         print("  naive real check (real runs: %d, %.1f s):" % (real.attrs["real_runs"], real.attrs["seconds"]))
         for m, v in payload["validation"]["curve"].items():
             print(f"    m_ensemble={int(m):>4}  real {v:.4f}  predicted {payload['curve'][m]:.4f}")
-        ds["real_stability"] = real["stability"]
+    ds = est.to_dataset(real)
+    ds.attrs["data"] = source
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2)
@@ -323,6 +324,22 @@ def _cmd_estimate(args) -> int:
         from .storage import write_netcdf
 
         write_netcdf(ds, args.output, overwrite=args.overwrite)
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import write_report
+
+    index = write_report(
+        args.result,
+        args.output,
+        overwrite=args.overwrite,
+        real_stability=args.real_stability,
+        n_useful=args.n_useful,
+        n_runs=args.n_runs,
+    )
+    pictures = sorted(p.name for p in index.parent.glob("*.png"))
+    print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")
     return 0
 
 
@@ -383,6 +400,15 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--output", metavar="OUT.nc", help="write the predicted curve and results to netCDF")
     est.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
     est.set_defaults(func=_cmd_estimate)
+
+    rep = sub.add_parser("report", help="pictures and a self-contained index.html of an estimate or a sweep")
+    rep.add_argument("result", metavar="RESULT.nc", help="from ensstab estimate --output, or a sweep")
+    rep.add_argument("-o", "--output", metavar="DIR", required=True, help="directory to write (PNG files, index.html)")
+    rep.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty DIR")
+    rep.add_argument("--real-stability", type=float, help="sweeps: the observed single-selector stability")
+    rep.add_argument("--n-useful", type=float, help="sweeps: the observed n_useful")
+    rep.add_argument("--n-runs", type=int, help="sweeps: the runs behind the observed n_useful")
+    rep.set_defaults(func=_cmd_report)
 
     ex = sub.add_parser("export", help="write a finished sweep store to netCDF")
     ex.add_argument("store", metavar="STORE")

@@ -3,6 +3,8 @@ import sys
 
 # The oracles live beside the tests; make them importable as `oracle`.
 sys.path.insert(0, os.path.dirname(__file__))
+# Pictures are drawn off-screen, in this process and in executed notebooks.
+os.environ.setdefault("MPLBACKEND", "Agg")
 
 
 import pytest  # noqa: E402

@@ -1,0 +1,426 @@
+"""Pictures of sweeps and estimates, with matplotlib.
+
+Every function takes what the library returns (a sweep Dataset, an :class:`Estimate`,
+or ``Estimate.to_dataset()``, also read back from netCDF) and an optional matplotlib
+``Axes``, draws on it with labels, units and a legend, and returns it:
+
+* :func:`plot_calibration`: the two surfaces over (n_useful, p), where each matches the
+  real selector, their intersection and the chosen (n_useful, p) (SPEC section 6);
+* :func:`plot_fixed_point`: n_useful_v = A[f_(u,p)] against u, with the diagonal;
+* :func:`plot_stability_curve`: predicted stability against m_ensemble, with the naive
+  real check's when it was run;
+* :func:`plot_selection_counts`: how often each feature was selected, real against
+  uniform, with t_uniform;
+* :func:`plot_cost`: wall time of the estimate against the naive check's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+__all__ = [
+    "plot_calibration",
+    "plot_fixed_point",
+    "plot_stability_curve",
+    "plot_selection_counts",
+    "plot_cost",
+    "cost_table",
+]
+
+# One colour per role, the same in every picture.
+STABILITY_COLOR = "tab:blue"
+N_USEFUL_COLOR = "tab:orange"
+REAL_COLOR = "black"
+UNIFORM_COLOR = "tab:gray"
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6.4, 4.8), layout="constrained")
+    return ax
+
+
+def _dataset(obj) -> xr.Dataset:
+    if isinstance(obj, xr.Dataset):
+        return obj
+    if hasattr(obj, "to_dataset") and hasattr(obj, "curve"):
+        return obj.to_dataset()
+    raise TypeError(f"expected a sweep Dataset, an Estimate or Estimate.to_dataset(); got {type(obj).__name__}")
+
+
+def _is_estimate(ds: xr.Dataset) -> bool:
+    return "selection_counts" in ds
+
+
+def _is_sweep(ds: xr.Dataset) -> bool:
+    return {"n_useful", "p", "m_ensemble"} <= set(ds.dims) and "n_useful_v" in ds
+
+
+def _attr(ds: xr.Dataset, key: str, default: Any = None) -> Any:
+    """An attribute, with the 'none' that netCDF needs in place of None read back as None."""
+    value = ds.attrs.get(key, default)
+    return None if isinstance(value, str) and value == "none" else value
+
+
+def _need(ds: xr.Dataset, kind: str, what: str) -> None:
+    ok = _is_estimate(ds) if kind == "estimate" else _is_sweep(ds)
+    if not ok:
+        raise ValueError(f"{what} needs {'an estimate' if kind == 'estimate' else 'a sweep'} Dataset")
+
+
+# 1. Calibration ------------------------------------------------------------------------
+
+
+def _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol) -> xr.Dataset:
+    from .calibration import calibrate
+
+    if _is_estimate(ds):
+        if "calibration_stability" not in ds:
+            raise ValueError("this estimate has no calibration surfaces: run estimate(..., calibrate=True)")
+        cal = xr.Dataset(
+            {
+                "stability": ds["calibration_stability"],
+                "n_useful_v": ds["calibration_n_useful_v"],
+                "consistent": ds["calibration_consistent"].astype(bool),
+            }
+        )
+        cal.attrs = {k[len("calibration_") :]: v for k, v in ds.attrs.items() if k.startswith("calibration_")}
+        return cal
+    _need(ds, "sweep", "plot_calibration")
+    if real_stability is None or n_useful is None:
+        raise ValueError("plot_calibration on a sweep needs real_stability and n_useful (the observed values)")
+    return calibrate(
+        ds, real_stability, n_useful, n_runs=n_runs, stability_rtol=stability_rtol, n_useful_atol=n_useful_atol
+    )
+
+
+def plot_calibration(
+    obj,
+    real_stability: float | None = None,
+    n_useful: float | None = None,
+    *,
+    n_runs: int | None = None,
+    stability_rtol: float = 0.1,
+    n_useful_atol: float = 2.0,
+    ax=None,
+):
+    """Where the simulator agrees with the real selector over (n_useful, p).
+
+    The heat map is the simulated single-selector stability. The solid white line is where
+    it equals the observed stability, and the ``//`` hatching is its ±``stability_rtol``
+    band. The dashed orange line is where n_useful_v equals the observed n_useful, and the
+    ``\\\\`` hatching is its ±``n_useful_atol`` band. Red dots mark the cells consistent
+    with both. The star is the chosen (n_useful, p), and the cross is the estimate's own
+    (n_useful, p) from bisection.
+
+    Parameters
+    ----------
+    obj : sweep Dataset (with m_ensemble = 1), or an estimate run with ``calibrate=True``
+    real_stability, n_useful : float, optional
+        The observations; needed for a sweep, read from an estimate.
+    n_runs : int, optional
+        Which n_useful_v surface of a sweep (see :func:`ensstab_dask.calibration.calibrate`).
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    ds = _dataset(obj)
+    cal = _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol)
+    ax = _axes(ax)
+    stab, nuv = cal["stability"].transpose("n_useful", "p"), cal["n_useful_v"].transpose("n_useful", "p")
+    stab.plot.pcolormesh(
+        ax=ax, x="p", y="n_useful", cmap="viridis", cbar_kwargs={"label": "simulated single-selector stability"}
+    )
+    obs_stab, obs_u = float(cal.attrs["real_stability"]), float(cal.attrs["observed_n_useful"])
+    rtol, atol = float(cal.attrs["stability_rtol"]), float(cal.attrs["n_useful_atol"])
+    P, U = np.meshgrid(stab["p"].values, stab["n_useful"].values)
+    handles = []
+    if min(P.shape) >= 2:
+        s, v = stab.values, nuv.values
+        ax.contourf(P, U, (np.abs(s - obs_stab) <= rtol * obs_stab).astype(float), levels=[0.5, 1.5],
+                    colors="none", hatches=["//"])  # fmt: skip
+        ax.contourf(P, U, (np.abs(v - obs_u) <= atol).astype(float), levels=[0.5, 1.5],
+                    colors="none", hatches=["\\\\"])  # fmt: skip
+        ax.contour(P, U, s, levels=[obs_stab], colors="white", linewidths=2)
+        ax.contour(P, U, v, levels=[obs_u], colors=N_USEFUL_COLOR, linewidths=2, linestyles="--")
+        handles += [
+            Line2D([], [], color="white", lw=2, label=f"stability = observed {obs_stab:.3f}"),
+            Patch(facecolor="none", hatch="//", label=f"within ±{rtol:.0%}"),
+            Line2D([], [], color=N_USEFUL_COLOR, lw=2, ls="--", label=f"n_useful_v = observed {obs_u:.1f}"),
+            Patch(facecolor="none", hatch="\\\\", label=f"within ±{atol:g}"),
+        ]
+    both = cal["consistent"].transpose("n_useful", "p").values
+    if both.any():
+        ax.scatter(P[both], U[both], s=14, color="tab:red", label="consistent with both")
+        handles.append(Line2D([], [], marker="o", ls="", color="tab:red", label="consistent with both"))
+    best_u, best_p = cal.attrs.get("best_n_useful"), cal.attrs.get("best_p")
+    if best_u is not None and int(best_u) >= 0:
+        word = "chosen" if int(cal.attrs.get("any_consistent", 1)) else "closest (none consistent)"
+        ax.plot([best_p], [best_u], marker="*", ms=16, color="tab:red", mec="white", ls="")
+        handles.append(
+            Line2D([], [], marker="*", ms=12, ls="", color="tab:red", label=f"{word}: u={int(best_u)}, p={best_p:.2f}")
+        )
+    est_u, est_p = cal.attrs.get("estimate_n_useful"), cal.attrs.get("estimate_p")
+    if est_u is not None:
+        ax.plot([est_p], [est_u], marker="X", ms=11, color="white", mec="black", ls="")
+        handles.append(
+            Line2D([], [], marker="X", ms=9, ls="", color="white", mec="black",
+                   label=f"estimate: u={int(est_u)}, p={float(est_p):.2f}")
+        )  # fmt: skip
+    ax.set_xlabel("p (probability of picking from S_m)")
+    ax.set_ylabel("n_useful (size of S', features)")
+    ax.set_title("Calibration: where the simulator matches the real selector")
+    ax.legend(handles=handles, loc="best", fontsize="small", framealpha=0.8)
+    return ax
+
+
+# 2. Fixed point --------------------------------------------------------------------------
+
+
+def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int = 5, ax=None):
+    """n_useful_v = A[f_(u,p)] against u for several p, with the diagonal u = n_useful_v.
+
+    Where a curve crosses the diagonal, u is a fixed point for that p. An estimate adds
+    its own point (u, A[f_(u,p)] ± sd). Its calibration surfaces, if any, add the curves.
+
+    Parameters
+    ----------
+    obj : sweep Dataset, or an estimate
+    p : sequence of float, optional
+        Which p to draw (nearest grid values); by default up to ``max_lines`` spread over the grid.
+    n_runs : int, optional
+        Which n_useful_v surface of a sweep (needed when it varies with m_ensemble).
+    """
+    from .calibration import _n_useful_v_slice
+
+    ds = _dataset(obj)
+    ax = _axes(ax)
+    mean = std = None
+    if _is_sweep(ds):
+        mean, std = _n_useful_v_slice(ds, n_runs), _n_useful_v_slice(ds, n_runs, "n_useful_v_std")
+    elif _is_estimate(ds) and "calibration_n_useful_v" in ds:
+        mean = ds["calibration_n_useful_v"]
+    elif not _is_estimate(ds):
+        _need(ds, "sweep", "plot_fixed_point")
+    lo, hi = np.inf, -np.inf
+    if mean is not None:
+        grid = mean["p"].values
+        chosen = grid[np.unique(np.linspace(0, len(grid) - 1, min(max_lines, len(grid))).round().astype(int))]
+        if p is not None:
+            chosen = mean["p"].sel(p=np.atleast_1d(p), method="nearest").values
+        import matplotlib as mpl
+
+        colors = mpl.colormaps["plasma"](np.linspace(0.05, 0.85, len(chosen)))
+        for color, pv in zip(colors, chosen):
+            u = mean["n_useful"].values
+            y = mean.sel(p=pv).values
+            yerr = None if std is None else std.sel(p=pv).values
+            ax.errorbar(u, y, yerr=yerr, marker="o", ms=3, capsize=2, color=color, label=f"p = {pv:.2f}")
+            lo, hi = min(lo, u.min(), np.nanmin(y)), max(hi, u.max(), np.nanmax(y))
+    if _is_estimate(ds) and _attr(ds, "n_useful_v") is not None:
+        u, v, sd = float(ds.attrs["n_useful"]), float(ds.attrs["n_useful_v"]), float(ds.attrs["n_useful_v_std"])
+        holds = bool(int(ds.attrs.get("fixed_point_holds", 0)))
+        ax.errorbar([u], [v], yerr=[sd], marker="D", ms=8, capsize=4, color=REAL_COLOR, ls="",
+                    label=f"estimate: u={int(u)}, p={float(ds.attrs['p']):.2f}: "
+                          f"A[f]={v:.1f} ± {sd:.1f} ({'holds' if holds else 'does not hold'})")  # fmt: skip
+        lo, hi = min(lo, u, v - sd), max(hi, u, v + sd)
+    if not np.isfinite(lo):
+        raise ValueError("plot_fixed_point: nothing to draw (an estimate run with verify=False and no calibration)")
+    pad = 0.05 * (hi - lo + 1)
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="gray", ls=":", label="u = n_useful_v (fixed point)")
+    ax.set_xlabel("u: the simulator's n_useful (features)")
+    ax.set_ylabel("n_useful_v = A[f_(u,p)] (features)")
+    ax.set_title("Fixed point: does the simulator reproduce its own n_useful?")
+    ax.legend(fontsize="small")
+    return ax
+
+
+# 3. Stability against ensemble size ------------------------------------------------------
+
+
+def _naive(ds: xr.Dataset, real: xr.Dataset | None) -> xr.Dataset | None:
+    if real is not None:
+        return xr.Dataset(
+            {
+                "stability": real["stability"],
+                "se": real["stability_se"],
+            },
+            attrs={"real_runs": real.attrs["real_runs"], "m_stability": real.attrs["m_stability"]},
+        )
+    if "naive_stability" in ds:
+        return xr.Dataset(
+            {"stability": ds["naive_stability"], "se": ds["naive_stability_se"]},
+            attrs={"real_runs": ds.attrs["naive_real_runs"], "m_stability": ds.attrs["naive_m_stability"]},
+        )
+    return None
+
+
+def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, p=None, max_lines: int = 5, ax=None):
+    """Stability of ensembles against their size m_ensemble.
+
+    For an estimate this draws the predicted curve, with a band of ±1 sd of one
+    m_stability-copy measurement. That band is where a naive measurement would fall if the
+    simulator is right. The naive real check, when it was run (``real=``, or stored in the
+    estimate's Dataset), is drawn with error bars of ±2 jackknife standard errors. For a
+    sweep, it draws one curve per p at the given ``n_useful`` (nearest grid value; by
+    default the middle one).
+    """
+    ds = _dataset(obj)
+    ax = _axes(ax)
+    if _is_estimate(ds):
+        m = ds["m_ensemble"].values
+        s, sd = ds["stability"].values, ds["stability_std"].values
+        u, pv = (
+            ds.attrs.get("simulator_n_useful", ds.attrs.get("n_useful")),
+            ds.attrs.get("simulator_p", ds.attrs.get("p")),
+        )
+        ax.plot(m, s, marker="o", color=STABILITY_COLOR, label=f"predicted (simulator u={int(u)}, p={float(pv):.2f})")
+        ax.fill_between(m, s - sd, s + sd, color=STABILITY_COLOR, alpha=0.2,
+                        label=f"±1 sd of a {ds.attrs.get('m_stability', '')}-copy measurement")  # fmt: skip
+        naive = _naive(ds, real)
+        if naive is not None:
+            ax.errorbar(naive["m_ensemble"].values, naive["stability"].values, yerr=2 * naive["se"].values,
+                        marker="s", capsize=3, color=REAL_COLOR, ls="--",
+                        label=f"naive real check ({int(naive.attrs['real_runs'])} real runs), ±2 SE")  # fmt: skip
+        index = ds.attrs.get("index", "jaccard")
+    else:
+        _need(ds, "sweep", "plot_stability_curve")
+        stab = ds["stability"]
+        u = stab["n_useful"].values[len(stab["n_useful"]) // 2] if n_useful is None else n_useful
+        stab = stab.sel(n_useful=u, method="nearest")
+        sd = ds["stability_std"].sel(n_useful=u, method="nearest")
+        grid = stab["p"].values
+        chosen = grid[np.unique(np.linspace(0, len(grid) - 1, min(max_lines, len(grid))).round().astype(int))]
+        if p is not None:
+            chosen = stab["p"].sel(p=np.atleast_1d(p), method="nearest").values
+        import matplotlib as mpl
+
+        colors = mpl.colormaps["viridis"](np.linspace(0.05, 0.85, len(chosen)))
+        m = stab["m_ensemble"].values
+        for color, pv in zip(colors, chosen):
+            y, e = stab.sel(p=pv).values, sd.sel(p=pv).values
+            ax.plot(m, y, marker="o", color=color, label=f"p = {pv:.2f}")
+            ax.fill_between(m, y - e, y + e, color=color, alpha=0.15)
+        ax.set_title(f"Simulated ensemble stability at n_useful = {int(stab['n_useful'])}")
+        index = ds.attrs.get("index", "jaccard")
+    if _is_estimate(ds):
+        ax.set_title("Stability of ensembles against their size")
+    ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
+    ax.set_ylabel(f"stability ({index})")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small")
+    return ax
+
+
+# 4. Selection counts ---------------------------------------------------------------------
+
+
+def plot_selection_counts(obj, *, ax=None):
+    """How many features were selected c times in n_runs runs, real selector against uniform.
+
+    A feature is counted in n_useful when the real selector picked it more often than
+    the uniform selector's most-picked feature (t_uniform, dotted line).
+    """
+    ds = _dataset(obj)
+    _need(ds, "estimate", "plot_selection_counts")
+    ax = _axes(ax)
+    n_runs = int(ds.attrs["n_runs"])
+    bins = np.arange(n_runs + 2)
+    real = np.bincount(ds["selection_counts"].values.astype(int), minlength=n_runs + 1)
+    width = 0.42 if "uniform_counts" in ds else 0.8
+    ax.bar(bins[:-1] - (width / 2 if "uniform_counts" in ds else 0), real, width=width, color=REAL_COLOR,
+           label="real selector")  # fmt: skip
+    if "uniform_counts" in ds:
+        uni = np.bincount(ds["uniform_counts"].values.astype(int), minlength=n_runs + 1)
+        ax.bar(bins[:-1] + width / 2, uni, width=width, color=UNIFORM_COLOR, label="uniform selector (one draw)")
+    t = float(ds.attrs["t_uniform"])
+    # Each draw counts the features selected more than its own integer threshold; the
+    # line is at the mean threshold, so the bars right of it are, on average, counted.
+    ax.axvline(t, color=N_USEFUL_COLOR, ls=":", lw=2,
+               label=f"t_uniform = {t:.1f} (mean of draws): n_useful = {int(ds.attrs['n_useful'])}")  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_xlabel(f"times selected in {n_runs} runs (top {int(ds.attrs['n_target'])})")
+    ax.set_ylabel("features")
+    ax.set_title("Selection counts: real selector against chance")
+    ax.legend(fontsize="small")
+    return ax
+
+
+# 5. Cost ---------------------------------------------------------------------------------
+
+
+def cost_table(obj) -> xr.Dataset:
+    """Wall time of the estimate against the naive check's, per m_ensemble (what :func:`plot_cost` draws).
+
+    The estimate gives the whole curve for its total time. The naive check of one
+    m_ensemble alone needs ``m_stability x m`` real runs. Its time is that count times
+    the measured seconds per real run: from the naive check when it was run ("measured"),
+    otherwise from the estimate's own real runs ("projected").
+    """
+    ds = _dataset(obj)
+    _need(ds, "estimate", "cost_table")
+    total = float(sum(v for k, v in ds.attrs.items() if k.startswith("seconds_")))
+    if "naive_seconds" in ds.attrs:
+        per_run = float(ds.attrs["naive_seconds"]) / int(ds.attrs["naive_real_runs"])
+        m_stab, basis = int(ds.attrs["naive_m_stability"]), "measured"
+    else:
+        per_run = float(ds.attrs["seconds_real_runs"]) / int(ds.attrs["real_runs"])
+        m_stab, basis = int(ds.attrs["m_stability"]), "projected"
+    m = ds["m_ensemble"].values
+    naive = m_stab * m * per_run
+    out = xr.Dataset(
+        {
+            "estimate_seconds": (
+                "m_ensemble",
+                np.full(len(m), total),
+                {"long_name": "estimate, whole curve", "units": "s"},
+            ),
+            "naive_seconds": (
+                "m_ensemble",
+                naive,
+                {"long_name": f"naive check of this m alone ({basis})", "units": "s"},
+            ),
+            "naive_real_runs": (
+                "m_ensemble",
+                m_stab * m,
+                {"long_name": "real runs of the naive check", "units": "runs"},
+            ),
+        },
+        coords={"m_ensemble": ds["m_ensemble"]},
+        attrs={"basis": basis, "seconds_per_real_run": per_run, "estimate_real_runs": int(ds.attrs["real_runs"])},
+    )
+    out["speedup"] = (out["naive_seconds"] / out["estimate_seconds"]).assign_attrs(
+        long_name="naive / estimate", units="1"
+    )
+    return out
+
+
+def plot_cost(obj, *, ax=None):
+    """Wall time: the estimate (one run gives every m_ensemble) against the naive check per m_ensemble."""
+    ds = _dataset(obj)
+    table = cost_table(ds)
+    ax = _axes(ax)
+    m = table["m_ensemble"].values
+    ax.plot(m, table["estimate_seconds"], color=STABILITY_COLOR, lw=2,
+            label=f"estimate: {float(table['estimate_seconds'][0]):.0f} s, "
+                  f"{table.attrs['estimate_real_runs']} real runs, whole curve")  # fmt: skip
+    ax.plot(m, table["naive_seconds"], marker="s", color=REAL_COLOR, ls="--",
+            label=f"naive check of each m alone ({table.attrs['basis']}: "
+                  f"m_stability × m runs at {table.attrs['seconds_per_real_run']:.2f} s/run)")  # fmt: skip
+    if "naive_seconds" in ds.attrs:
+        ax.plot([m.max()], [float(ds.attrs["naive_seconds"])], marker="o", ms=10, color=REAL_COLOR, ls="",
+                label=f"naive check as run: {float(ds.attrs['naive_seconds']):.0f} s, "
+                      f"{int(ds.attrs['naive_real_runs'])} runs for every m")  # fmt: skip
+    ax.annotate(f"{float(table['speedup'][-1]):.1f}x", (m.max(), float(table["naive_seconds"][-1])),
+                textcoords="offset points", xytext=(-30, 8))  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
+    ax.set_ylabel("wall time (s)")
+    ax.set_title("Cost: the estimate against measuring directly")
+    ax.legend(fontsize="small")
+    return ax

@@ -1,0 +1,277 @@
+"""A report of an estimate or a sweep: the pictures that apply and a self-contained index.html.
+
+``ensstab report RESULT.nc -o DIR`` writes one PNG per picture into DIR, and an
+``index.html`` that shows them with the summary numbers. The images are embedded in the
+page, so it opens with no server and can be mailed as one file. The report is written
+into a temporary directory beside DIR and renamed into place. An existing DIR is left
+alone unless ``overwrite=True``, and then it is replaced only once the new report is
+complete.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from . import plotting
+from ._version import __version__
+
+__all__ = ["write_report", "pictures_for"]
+
+# What each picture shows and how to read it: the report is for people who have not read the code.
+EXPLAIN = {
+    "calibration": (
+        "Calibration",
+        "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
+        "of features that carry signal, and p, how strongly the selector prefers them. The white line is where "
+        "the simulated stability equals the real selector's. The dashed orange line is where the simulator's "
+        "n_useful_v equals the n_useful counted on the real selector. Red dots are parameters consistent with both "
+        "observations. The star is the chosen (n_useful, p), and the cross is the estimate's own.",
+    ),
+    "fixed_point": (
+        "Fixed point",
+        "The simulator is fitted with the n_useful counted on the real selector. Counting again on the simulator "
+        "(n_useful_v = A[f_(u,p)]) should give the same number, so the point should lie on the dotted diagonal "
+        "within its error bar. If it does not, the simulator does not describe this selector well, and the "
+        "prediction should be trusted less.",
+    ),
+    "stability_curve": (
+        "Stability against ensemble size",
+        "The predicted stability of an ensemble of m weak selectors, for each m. The band is the spread of one "
+        "measurement with m_stability ensembles: a naive measurement would fall there if the simulator is right. "
+        "When the naive real check was run, its values are drawn with error bars of ±2 standard errors. Where "
+        "they miss the band, the method does not hold for that m.",
+    ),
+    "selection_counts": (
+        "Selection counts",
+        "How many features were picked 0, 1, 2, ... times in n_runs runs of the real selector (black), and of a "
+        "selector that picks features uniformly at random (gray). t_uniform, the most that chance alone gives, "
+        "is the dotted line. The features picked more often than that are n_useful.",
+    ),
+    "cost": (
+        "Cost",
+        "Wall time. The estimate gives the whole curve for one cost (blue). Measuring one ensemble size m "
+        "directly needs m_stability x m real runs (black, at the measured seconds per run). The label at the "
+        "right is the speed-up at the largest m.",
+    ),
+    "surface": (
+        "Stability surface",
+        "The simulated single-selector stability over (n_useful, p). Give the observed stability and n_useful "
+        "(--real-stability, --n-useful) to see where they match.",
+    ),
+}
+
+
+def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[str]:
+    """The pictures that apply to ``ds``, in the order the report shows them."""
+    if plotting._is_estimate(ds):
+        names = []
+        if "calibration_stability" in ds:
+            names.append("calibration")
+        if plotting._attr(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
+            names.append("fixed_point")
+        return names + ["stability_curve", "selection_counts", "cost"]
+    if plotting._is_sweep(ds):
+        has_single = 1 in ds["m_ensemble"].values
+        names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
+        names.append("fixed_point")
+        if ds.sizes["m_ensemble"] > 1:
+            names.append("stability_curve")
+        return names
+    raise ValueError("not an ensstab result: expected an estimate (ensstab estimate --output) or a sweep Dataset")
+
+
+def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) -> None:
+    if name == "calibration":
+        plotting.plot_calibration(ds, real_stability, n_useful, n_runs=n_runs, ax=ax)
+    elif name == "fixed_point":
+        plotting.plot_fixed_point(ds, n_runs=n_runs, ax=ax)
+    elif name == "stability_curve":
+        plotting.plot_stability_curve(ds, ax=ax)
+    elif name == "selection_counts":
+        plotting.plot_selection_counts(ds, ax=ax)
+    elif name == "cost":
+        plotting.plot_cost(ds, ax=ax)
+    elif name == "surface":
+        first = int(ds["m_ensemble"].values[0])
+        ds["stability"].sel(m_ensemble=first).plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis")
+        ax.set_title(f"Simulated stability, m_ensemble = {first}")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
+    a = ds.attrs
+    rows = [
+        ("data", a.get("data", "")),
+        ("features (n_feature) / kept per selector (n_target)", f"{a['n_feature']} / {a['n_target']}"),
+        ("base selector", a.get("selector", "")),
+        ("t_uniform (chance threshold)", f"{a['t_uniform']:.2f} ± {a['t_uniform_std']:.2f}"),
+        ("n_useful = A[f]", f"{a['n_useful']} (mean {a['n_useful_mean']:.1f} ± {a['n_useful_std']:.1f})"),
+        (
+            f"single real selector's stability ({a.get('index', 'jaccard')})",
+            f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
+            f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
+        ),
+        ("p", f"{a['p']:.4f}"),
+    ]
+    if plotting._attr(ds, "n_useful_v") is not None:
+        holds = "holds" if int(a["fixed_point_holds"]) else "does NOT hold"
+        rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
+    if plotting._attr(ds, "calibrated_n_useful") is not None:
+        rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
+    seconds = sum(v for k, v in a.items() if k.startswith("seconds_"))
+    rows += [
+        ("real runs / simulated runs", f"{a['real_runs']} / {a['simulated_runs']}"),
+        ("wall time of the estimate", f"{seconds:.1f} s"),
+    ]
+    if "naive_seconds" in a:
+        rows.append(("naive real check", f"{a['naive_real_runs']} real runs, {a['naive_seconds']:.1f} s"))
+    return rows
+
+
+def _curve_table(ds: xr.Dataset) -> str:
+    naive = "naive_stability" in ds
+    head = "<tr><th>m_ensemble</th><th>predicted</th><th>± sd</th>"
+    head += "<th>naive real</th><th>± SE</th><th>within 2 SE</th></tr>" if naive else "</tr>"
+    rows = []
+    for i, m in enumerate(ds["m_ensemble"].values):
+        s, sd = float(ds["stability"][i]), float(ds["stability_std"][i])
+        cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{sd:.4f}</td>"
+        if naive:
+            r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
+            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{'yes' if abs(s - r) <= 2 * se else 'no'}</td>"
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
+    rows = [(d, f"{ds.sizes[d]} values, {_fmt(ds[d].values.min())} to {_fmt(ds[d].values.max())}") for d in
+            ("n_useful", "p", "m_ensemble")]  # fmt: skip
+    keys = ("n_feature", "n_target", "m_stability", "n_runs", "repeats", "aggregate", "index", "seed")
+    return rows + [(k, _fmt(ds.attrs[k])) for k in keys if k in ds.attrs]
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; }
+figure { margin: 2rem 0; } img { max-width: 100%; } figcaption { color: #444; }
+pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; }
+"""
+
+
+def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
+    e = html.escape
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>ensstab_dask {kind} report</title>"]
+    parts.append(f"<style>{_STYLE}</style></head><body>")
+    if kind == "estimate":
+        parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
+        parts.append(
+            "<p>The estimate ran the real base selector a few times, fitted a two-parameter simulator "
+            "(n_useful, p) of it, and predicted by simulation how stable ensembles of it will be: "
+            "how much the selected features agree when the study is repeated on new data "
+            "(1 = always the same features, 0 = no overlap).</p>"
+        )
+        rows = _estimate_rows(ds)
+    else:
+        parts.append("<h1>Sweep of the simulated selector</h1>")
+        rows = _sweep_rows(ds)
+    parts.append(
+        "<table>" + "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in rows) + "</table>"
+    )
+    if kind == "estimate":
+        parts.append("<h2>Predicted stability by ensemble size</h2>" + _curve_table(ds))
+    for name, png in images:
+        title, text = EXPLAIN[name]
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(
+            f"<figure><h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{e(text)} (<code>{e(name)}.png</code>)</figcaption></figure>"
+        )
+    if "summary" in ds.attrs:
+        parts.append(f"<h2>Summary as printed</h2><pre>{e(str(ds.attrs['summary']))}</pre>")
+    written_by = ds.attrs.get("ensstab_dask_version", ds.attrs.get("version", "?"))
+    parts.append(f"<p><small>report by ensstab_dask {e(__version__)}; result by {e(str(written_by))}.</small></p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(
+    result,
+    out_dir,
+    *,
+    overwrite: bool = False,
+    real_stability: float | None = None,
+    n_useful: float | None = None,
+    n_runs: int | None = None,
+    dpi: int = 110,
+) -> Path:
+    """Write the pictures that apply to ``result`` and an ``index.html`` into ``out_dir``.
+
+    Parameters
+    ----------
+    result : path of a netCDF file, a Dataset, or an Estimate
+        From ``ensstab estimate --output`` / ``Estimate.to_dataset()``, or a sweep.
+    out_dir : path
+        Created; an existing one is replaced only with ``overwrite=True``.
+    real_stability, n_useful, n_runs : optional
+        For a sweep: the observations to calibrate against (see :func:`plotting.plot_calibration`).
+
+    Returns
+    -------
+    Path of ``index.html``.
+    """
+    from matplotlib.figure import Figure
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out_dir {out} exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise ValueError(f"out_dir {out} exists and is not empty; pass overwrite=True (CLI --overwrite) to replace it")
+    if isinstance(result, (str, os.PathLike)):
+        path = Path(result)
+        if not path.is_file():
+            raise ValueError(f"result {path}: no such file")
+        with xr.open_dataset(path) as opened:
+            ds = opened.load()
+    else:
+        ds = plotting._dataset(result)
+    kind = "estimate" if plotting._is_estimate(ds) else "sweep"
+    names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0o700 would hide the report from others
+    try:
+        images = []
+        for name in names:
+            fig = Figure(figsize=(7.5, 5.2), layout="constrained")
+            _draw(name, ds, fig.add_subplot(), real_stability=real_stability, n_useful=n_useful, n_runs=n_runs)
+            fig.savefig(tmp / f"{name}.png", dpi=dpi)
+            images.append((name, (tmp / f"{name}.png").read_bytes()))
+        (tmp / "index.html").write_text(_html(ds, kind, images), encoding="utf-8")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            os.replace(out, old / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out / "index.html"

@@ -1,0 +1,218 @@
+"""Pictures and the report: each draws the data it is given, labelled; errors are clear."""
+
+from __future__ import annotations
+
+import base64
+import re
+import subprocess
+import sys
+
+import matplotlib
+import numpy as np
+import pytest
+import xarray as xr
+
+import ensstab_dask as es
+from ensstab_dask import plotting
+from ensstab_dask.datasets import make_microarray
+from ensstab_dask.report import write_report
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+M = (1, 3, 6)
+
+
+@pytest.fixture(scope="module")
+def result():
+    """A small estimate with calibration and the naive check, and its Dataset."""
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    data = make_microarray(seed=2, n_samples=40, n_feature=300, n_informative=15)
+    sel = ExtraTreesClassifier(n_estimators=30, max_features="sqrt", n_jobs=1)
+    kw = dict(selector=sel, m_ensemble=M, m_stability=8, seed=4, client="synchronous")
+    est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, **kw)
+    real = es.real_ensemble_stability(data.X, data.y, 10, **kw)
+    return est, real, est.to_dataset(real)
+
+
+@pytest.fixture(scope="module")
+def sweep_ds():
+    return es.sweep(300, 10, n_useful=[10, 20, 40, 80], p=[0.2, 0.5, 0.8, 1.0], m_ensemble=[1, 4], n_runs=6,
+                    m_stability=10, repeats=3, seed=1, client="synchronous", progress=False)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _labelled(ax):
+    assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+    assert ax.get_legend() is not None and ax.get_legend().get_texts()
+
+
+def test_dataset_holds_what_the_pictures_need(result):
+    est, real, ds = result
+    assert ds["selection_counts"].sum() == est.settings["n_runs"] * 10
+    assert ds["uniform_counts"].sum() == est.settings["n_runs"] * 10
+    # The uniform draw kept is the first draw behind t_uniform.
+    assert int(ds["uniform_counts"].max()) == int(est.t_uniform_draws[0])
+    np.testing.assert_array_equal(ds["naive_stability"], real["stability"])
+    assert ds["calibration_consistent"].dtype == np.int8
+    assert ds.attrs["naive_real_runs"] == 8 * max(M)
+
+
+def test_stability_curve_draws_prediction_band_and_naive(result):
+    _, real, ds = result
+    fig, ax = plt.subplots()
+    assert plotting.plot_stability_curve(ds, ax=ax) is ax
+    _labelled(ax)
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("predicted")]
+    np.testing.assert_allclose(lines[0].get_ydata(), ds["stability"].values)
+    naive = [c for c in ax.containers if c.get_label().startswith("naive")][0]
+    np.testing.assert_allclose(naive.lines[0].get_ydata(), real["stability"].values)
+    # Error bars are +-2 jackknife SE.
+    segs = naive.lines[2][0].get_segments()
+    np.testing.assert_allclose([s[1, 1] - s[0, 1] for s in segs], 4 * real["stability_se"].values)
+
+
+def test_selection_counts_bars_are_the_histograms(result):
+    _, _, ds = result
+    ax = plotting.plot_selection_counts(ds)
+    _labelled(ax)
+    n_runs = int(ds.attrs["n_runs"])
+    real_bars, uni_bars = ax.containers[:2]
+    np.testing.assert_array_equal([b.get_height() for b in real_bars],
+                                  np.bincount(ds["selection_counts"].values, minlength=n_runs + 1))  # fmt: skip
+    np.testing.assert_array_equal([b.get_height() for b in uni_bars],
+                                  np.bincount(ds["uniform_counts"].values, minlength=n_runs + 1))  # fmt: skip
+    (vline,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("t_uniform")]
+    assert vline.get_xdata()[0] == pytest.approx(ds.attrs["t_uniform"])
+
+
+def test_calibration_marks_the_chosen_cell_and_the_consistent_ones(result, sweep_ds):
+    _, _, ds = result
+    ax = plotting.plot_calibration(ds)
+    _labelled(ax)
+    star = [ln for ln in ax.get_lines() if ln.get_marker() == "*"][0]
+    assert (star.get_xdata()[0], star.get_ydata()[0]) == (ds.attrs["calibration_best_p"],
+                                                          ds.attrs["calibration_best_n_useful"])  # fmt: skip
+    # On a sweep, the red dots are exactly the cells calibrate() calls consistent.
+    cal = sweep_ds.ensstab.calibrate(0.18, 6.3, n_runs=6, stability_rtol=0.3, n_useful_atol=2)
+    assert int(cal["consistent"].sum()) >= 2
+    ax = plotting.plot_calibration(sweep_ds, 0.18, 6.3, n_runs=6, stability_rtol=0.3, n_useful_atol=2)
+    dots = {tuple(xy) for xy in ax.collections[-1].get_offsets().tolist()}
+    want = cal["consistent"].transpose("n_useful", "p")
+    expected = {(float(p), float(u)) for u in want.n_useful.values for p in want.p.values
+                if want.sel(n_useful=u, p=p)}  # fmt: skip
+    assert dots == expected
+
+
+def test_fixed_point_curves_and_estimate_point(result, sweep_ds):
+    _, _, ds = result
+    ax = plotting.plot_fixed_point(sweep_ds, n_runs=6)
+    _labelled(ax)
+    curves = [c for c in ax.containers if c.get_label().startswith("p = ")]
+    assert len(curves) == 4
+    np.testing.assert_allclose(curves[0].lines[0].get_ydata(), sweep_ds["n_useful_v"].sel(p=0.2, m_ensemble=1))
+    ax = plotting.plot_fixed_point(ds)
+    point = [c for c in ax.containers if c.get_label().startswith("estimate")][0]
+    assert point.lines[0].get_ydata()[0] == pytest.approx(ds.attrs["n_useful_v"])
+    assert any(ln.get_label().startswith("u = n_useful_v") for ln in ax.get_lines())
+
+
+def test_cost_compares_whole_curve_with_each_m(result):
+    _, real, ds = result
+    table = plotting.cost_table(ds)
+    per_run = real.attrs["seconds"] / real.attrs["real_runs"]
+    np.testing.assert_allclose(table["naive_seconds"], 8 * np.array(M) * per_run)
+    assert table.attrs["basis"] == "measured"
+    total = sum(v for k, v in ds.attrs.items() if k.startswith("seconds_"))
+    np.testing.assert_allclose(table["estimate_seconds"], total)
+    _labelled(plotting.plot_cost(ds))
+    # Without the naive check the per-run cost is projected from the estimate's own runs.
+    est = result[0]
+    assert plotting.cost_table(est).attrs["basis"] == "projected"
+
+
+def test_plots_accept_the_estimate_and_a_netcdf_roundtrip(result, tmp_path):
+    est, _, ds = result
+    path = tmp_path / "e.nc"
+    es.storage.write_netcdf(ds, path)
+    with xr.open_dataset(path) as back:
+        back = back.load()
+    for fn in (plotting.plot_stability_curve, plotting.plot_selection_counts, plotting.plot_cost,
+               plotting.plot_fixed_point, plotting.plot_calibration):  # fmt: skip
+        _labelled(fn(back))
+        _labelled(fn(est))
+
+
+def test_sweep_curves(sweep_ds):
+    ax = plotting.plot_stability_curve(sweep_ds, n_useful=20, p=[0.5, 1.0])
+    _labelled(ax)
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), sweep_ds["stability"].sel(n_useful=20, p=1.0))
+
+
+def test_clear_errors(result, sweep_ds):
+    with pytest.raises(ValueError, match="needs real_stability and n_useful"):
+        plotting.plot_calibration(sweep_ds)
+    with pytest.raises(ValueError, match="plot_selection_counts needs an estimate"):
+        plotting.plot_selection_counts(sweep_ds)
+    with pytest.raises(TypeError, match="expected a sweep Dataset, an Estimate"):
+        plotting.plot_cost([1, 2])
+    est = result[0]
+    no_cal = result[2].drop_vars([v for v in result[2] if v.startswith("calibration_")])
+    with pytest.raises(ValueError, match="calibrate=True"):
+        plotting.plot_calibration(no_cal)
+    assert est is not None
+
+
+def _images(index) -> list[bytes]:
+    text = index.read_text()
+    return [base64.b64decode(b) for b in re.findall(r"src='data:image/png;base64,([^']+)'", text)]
+
+
+def test_report_is_self_contained_and_never_clobbers(result, tmp_path):
+    _, _, ds = result
+    out = tmp_path / "report"
+    index = write_report(ds, out)
+    pngs = sorted(out.glob("*.png"))
+    assert [p.stem for p in pngs] == sorted(
+        ["calibration", "fixed_point", "stability_curve", "selection_counts", "cost"]
+    )
+    embedded = _images(index)
+    assert sorted(embedded) == sorted(p.read_bytes() for p in pngs)  # every picture inside the page
+    text = index.read_text()
+    assert not re.search(r"(src|href)=['\"](?!data:)", text)  # nothing to fetch
+    assert f"{ds.attrs['p']:.4f}" in text and "within 2 SE" in text
+    # An existing report is not touched without overwrite, and replaced whole with it.
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty"):
+        write_report(ds, out)
+    assert (out / "notes.txt").read_text() == "mine"
+    write_report(ds, out, overwrite=True)
+    assert not (out / "notes.txt").exists() and (out / "index.html").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_report_of_a_sweep(sweep_ds, tmp_path):
+    index = write_report(sweep_ds, tmp_path / "a")
+    assert sorted(p.stem for p in index.parent.glob("*.png")) == ["fixed_point", "stability_curve", "surface"]
+    index = write_report(sweep_ds, tmp_path / "b", real_stability=0.3, n_useful=15, n_runs=6)
+    assert "calibration" in {p.stem for p in index.parent.glob("*.png")}
+
+
+def test_report_cli(result, tmp_path):
+    path = tmp_path / "e.nc"
+    es.storage.write_netcdf(result[2], path)
+    cli = [sys.executable, "-m", "ensstab_dask.cli", "report", str(path), "-o", str(tmp_path / "r")]
+    run = subprocess.run(cli, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "5 pictures" in run.stdout
+    again = subprocess.run(cli, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
+    missing = subprocess.run(cli[:4] + [str(tmp_path / "nope.nc"), "-o", str(tmp_path / "x")],
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert missing.returncode == 2 and "no such file" in missing.stderr
