@@ -1,0 +1,78 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Submitting to a running Dask cluster
+#
+# Start workers with `deploy/` (`deploy/local/start-cluster.sh`, Docker, Kubernetes or SLURM)
+# and give ensstab the scheduler's address. This notebook reads it from
+# `$ENSSTAB_SCHEDULER` and falls back to a local cluster when it is not set.
+
+# %%
+import os
+
+from distributed import Client, LocalCluster
+
+import ensstab_dask as es
+from ensstab_dask.datasets import make_microarray
+
+SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
+address = os.environ.get("ENSSTAB_SCHEDULER")
+if address:
+    client = Client(address, timeout="30s")
+    cluster = None
+else:
+    print("ENSSTAB_SCHEDULER not set: starting a local cluster")
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0")
+    client = Client(cluster)
+print(client)
+print("dashboard:", client.dashboard_link)
+
+# %% [markdown]
+# Client and workers must run the same versions of dask, distributed and ensstab_dask:
+# `check=True` raises if they do not.
+
+# %%
+versions = client.get_versions(check=True)
+print({k: v["packages"]["distributed"] for k, v in versions["workers"].items()})
+
+# %% [markdown]
+# A sweep and an estimate on the cluster. The results are bit-identical to a local run,
+# whatever the number of workers.
+
+# %%
+grid = dict(n_useful=[20, 40, 80], p=[0.4, 0.8], m_ensemble=[1, 5], m_stability=10, repeats=3, seed=0)
+remote = es.sweep(2000, 20, client=client, progress=False, **grid)
+local = es.sweep(2000, 20, client="synchronous", progress=False, **grid)
+assert (remote["stability_draws"] == local["stability_draws"]).all()
+remote["stability"].sel(m_ensemble=5).to_pandas().round(3)
+
+# %%
+from sklearn.ensemble import RandomForestClassifier
+
+data = make_microarray(seed=0)
+selector = RandomForestClassifier(n_estimators=20 if SMALL else 300, max_features="sqrt", n_jobs=1)
+est = es.estimate(data.X, data.y, 20, selector=selector, m_ensemble=(1, 5), m_stability=8 if SMALL else 30,
+                  repeats=4 if SMALL else 20, client=client)  # fmt: skip
+print(est.summary())
+
+# %% [markdown]
+# An address string works too (`client="tcp://host:8786"`): ensstab then opens and closes
+# its own connection. With TLS, pass `security=distributed.security.Security(...)`.
+
+# %%
+client.close()
+if cluster is not None:
+    cluster.close()
