@@ -49,11 +49,27 @@ def make_scorer(selector=None) -> Scorer:
     if hasattr(selector, "fit") and hasattr(selector, "get_params"):
         return _EstimatorScorer(selector)
     if callable(selector):
+        _check_arity(selector)
         return selector
     raise TypeError(
         "selector must be None, a scikit-learn estimator exposing feature_importances_ or coef_, "
         f"or a callable (X, y, rng) -> scores; got {type(selector).__name__}"
     )
+
+
+def _check_arity(fn) -> None:
+    """A callable selector must take (X, y, rng): say so here, not in a worker's traceback."""
+    import inspect
+
+    try:
+        inspect.signature(fn).bind(None, None, None)
+    except TypeError:
+        raise TypeError(
+            f"selector: a callable selector is called as selector(X, y, rng) -> scores; "
+            f"{getattr(fn, '__name__', type(fn).__name__)}{inspect.signature(fn)} cannot take those three arguments"
+        ) from None
+    except ValueError:  # no signature (some builtins): leave it to the call
+        pass
 
 
 class _EstimatorScorer:

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 from scipy.io import savemat
 
+import ensstab_dask as es
 from ensstab_dask.datasets import check_data, load_dataset, make_microarray, reference_dataset
 from ensstab_dask.selectors import default_selector, real_run, real_runs, resample_indices
 
@@ -169,6 +170,9 @@ def test_bad_selector():
         real_run(d.X, d.y, 2, selector=42)
     with pytest.raises(ValueError, match="scores of shape"):
         real_run(d.X, d.y, 2, selector=lambda X, y, rng: np.zeros(3))
+    # A callable of the wrong arity fails before anything is sent to a worker.
+    with pytest.raises(TypeError, match=r"selector: a callable selector is called as selector\(X, y, rng\)"):
+        es.estimate(d.X, d.y, 2, selector=lambda X, y: np.zeros(20), client="tcp://127.0.0.1:9")
 
 
 def test_real_runs_identical_on_a_cluster_and_batched(two_process_client):
