@@ -101,27 +101,21 @@ def _security(args):
     """The ``security`` for ``--scheduler``: from the --tls-* options, else dask's config."""
     import os
 
-    _quiet_client_logs()
+    if args.scheduler not in (None, "processes", "threads", "synchronous"):
+        _quiet_client_logs()
     given = {k: getattr(args, k) for k in ("tls_ca_file", "tls_cert", "tls_key")}
     if not any(given.values()):
         return None  # distributed then builds Security() from the dask config itself
     for name, path in given.items():
         if path is not None and not os.path.isfile(path):
             raise UsageError(f"ensstab: --{name.replace('_', '-')} {path}: no such file")
-    if not given["tls_ca_file"] or not given["tls_cert"]:
-        raise UsageError(
-            "ensstab: TLS needs at least --tls-ca-file and --tls-cert (and --tls-key unless the cert holds it)"
-        )
     if not (args.scheduler or "").startswith("tls://"):
         raise UsageError(f"ensstab: --tls-* options need a tls:// --scheduler address, got {args.scheduler!r}")
     from distributed.security import Security
 
-    return Security(
-        tls_ca_file=given["tls_ca_file"],
-        tls_client_cert=given["tls_cert"],
-        tls_client_key=given["tls_key"],
-        require_encryption=True,
-    )
+    # Options not given come from the dask config; cluster.connect says what is missing.
+    options = dict(tls_ca_file=given["tls_ca_file"], tls_client_cert=given["tls_cert"], tls_client_key=given["tls_key"])
+    return Security(require_encryption=True, **{k: v for k, v in options.items() if v is not None})
 
 
 def _cmd_simulate(args) -> int:
@@ -258,6 +252,12 @@ def _cmd_estimate(args) -> int:
     selector = _selector(args.selector, args.n_estimators)
     resample = _resample(args.resample)
     security = _security(args)
+    if args.validate and resample != "half":
+        print(
+            "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
+            "(each copy a random half, its members bootstrap samples of it)",
+            file=sys.stderr,
+        )
     print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
     est = estimate(
         data.X,

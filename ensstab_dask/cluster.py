@@ -56,10 +56,7 @@ def _reporting_loss(c, where: str) -> Iterator[Any]:
         yield c
     except BaseException as exc:  # FutureCancelledError is a BaseException (CancelledError)
         if _connection_lost(exc):
-            raise SchedulerLost(
-                f"lost the connection to the Dask scheduler at {where} while work was running; "
-                "results already stored are kept"
-            ) from exc
+            raise SchedulerLost(f"lost the connection to the Dask scheduler {where} while work was running") from exc
         raise
 
 
@@ -142,14 +139,19 @@ def connect(
     from distributed import Client
 
     if isinstance(client, Client):
-        yield client
+        with _reporting_loss(client, f"at {client.scheduler.address}"):
+            yield client
         return
     if client is None or client in _LOCAL:
         kind = client or "processes"
         if kind == "synchronous":
             yield None
             return
-        with local_cluster(kind, n_workers) as cluster, Client(cluster) as c, _reporting_loss(c, "local") as c:
+        with (
+            local_cluster(kind, n_workers) as cluster,
+            Client(cluster) as c,
+            _reporting_loss(c, "of the local cluster") as c,
+        ):
             yield c
         return
     if not isinstance(client, str):
@@ -166,7 +168,7 @@ def connect(
             f"could not reach the Dask scheduler at {address} within {timeout:g} s ({exc})"
         ) from None
     try:
-        with _reporting_loss(c, address):
+        with _reporting_loss(c, f"at {address}"):
             yield c
     finally:
         c.close()

@@ -67,6 +67,19 @@ def _attr(ds: xr.Dataset, key: str, default: Any = None) -> Any:
     return None if isinstance(value, str) and value == "none" else value
 
 
+def _pick_p(values: np.ndarray, p, max_lines: int) -> np.ndarray:
+    """The p values to draw: the nearest grid values to ``p``, or up to ``max_lines`` spread over the grid."""
+    if p is not None:
+        wanted = np.atleast_1d(np.asarray(p, dtype=float))
+        return values[np.abs(values[None, :] - wanted[:, None]).argmin(axis=1)]
+    return values[np.unique(np.linspace(0, len(values) - 1, min(max_lines, len(values))).round().astype(int))]
+
+
+def total_seconds(ds: xr.Dataset) -> float:
+    """Wall time of an estimate, summed over its stages (its ``seconds_*`` attrs)."""
+    return float(sum(v for k, v in ds.attrs.items() if k.startswith("seconds_")))
+
+
 def _need(ds: xr.Dataset, kind: str, what: str) -> None:
     ok = _is_estimate(ds) if kind == "estimate" else _is_sweep(ds)
     if not ok:
@@ -201,7 +214,13 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     ds = _dataset(obj)
     ax = _axes(ax)
     mean = std = None
+    runs_note = ""
     if _is_sweep(ds):
+        runs = np.unique(ds["n_runs"].values)
+        if n_runs is None and len(runs) > 1:
+            # A default sweep has n_runs = m_ensemble; the most runs give the steadiest A[f].
+            n_runs = int(runs.max())
+            runs_note = f" (n_runs = {n_runs})"
         mean, std = _n_useful_v_slice(ds, n_runs), _n_useful_v_slice(ds, n_runs, "n_useful_v_std")
     elif _is_estimate(ds) and "calibration_n_useful_v" in ds:
         mean = ds["calibration_n_useful_v"]
@@ -209,10 +228,7 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
         _need(ds, "sweep", "plot_fixed_point")
     lo, hi = np.inf, -np.inf
     if mean is not None:
-        grid = mean["p"].values
-        chosen = grid[np.unique(np.linspace(0, len(grid) - 1, min(max_lines, len(grid))).round().astype(int))]
-        if p is not None:
-            chosen = mean["p"].sel(p=np.atleast_1d(p), method="nearest").values
+        chosen = _pick_p(mean["p"].values, p, max_lines)
         import matplotlib as mpl
 
         colors = mpl.colormaps["plasma"](np.linspace(0.05, 0.85, len(chosen)))
@@ -235,7 +251,7 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="gray", ls=":", label="u = n_useful_v (fixed point)")
     ax.set_xlabel("u: the simulator's n_useful (features)")
     ax.set_ylabel("n_useful_v = A[f_(u,p)] (features)")
-    ax.set_title("Fixed point: does the simulator reproduce its own n_useful?")
+    ax.set_title("Fixed point: does the simulator reproduce its own n_useful?" + runs_note)
     ax.legend(fontsize="small")
     return ax
 
@@ -294,10 +310,7 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
         u = stab["n_useful"].values[len(stab["n_useful"]) // 2] if n_useful is None else n_useful
         stab = stab.sel(n_useful=u, method="nearest")
         sd = ds["stability_std"].sel(n_useful=u, method="nearest")
-        grid = stab["p"].values
-        chosen = grid[np.unique(np.linspace(0, len(grid) - 1, min(max_lines, len(grid))).round().astype(int))]
-        if p is not None:
-            chosen = stab["p"].sel(p=np.atleast_1d(p), method="nearest").values
+        chosen = _pick_p(stab["p"].values, p, max_lines)
         import matplotlib as mpl
 
         colors = mpl.colormaps["viridis"](np.linspace(0.05, 0.85, len(chosen)))
@@ -312,7 +325,9 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
         ax.set_title("Stability of ensembles against their size")
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
     ax.set_ylabel(f"stability ({index})")
-    ax.set_ylim(bottom=0)
+    # Kuncheva and Nogueira go below 0 (worse than chance): show it, never clip it.
+    low = min([0.0] + [float(np.nanmin(ln.get_ydata())) for ln in ax.get_lines() if len(ln.get_ydata())])
+    ax.set_ylim(bottom=low - 0.05 * abs(low) if low < 0 else 0)
     ax.legend(fontsize="small")
     return ax
 
@@ -364,7 +379,7 @@ def cost_table(obj) -> xr.Dataset:
     """
     ds = _dataset(obj)
     _need(ds, "estimate", "cost_table")
-    total = float(sum(v for k, v in ds.attrs.items() if k.startswith("seconds_")))
+    total = total_seconds(ds)
     if "naive_seconds" in ds.attrs:
         per_run = float(ds.attrs["naive_seconds"]) / int(ds.attrs["naive_real_runs"])
         m_stab, basis = int(ds.attrs["naive_m_stability"]), "measured"
@@ -406,7 +421,7 @@ def plot_cost(obj, *, ax=None):
     table = cost_table(ds)
     ax = _axes(ax)
     m = table["m_ensemble"].values
-    ax.plot(m, table["estimate_seconds"], color=STABILITY_COLOR, lw=2,
+    ax.axhline(float(table["estimate_seconds"][0]), color=STABILITY_COLOR, lw=2,
             label=f"estimate: {float(table['estimate_seconds'][0]):.0f} s, "
                   f"{table.attrs['estimate_real_runs']} real runs, whole curve")  # fmt: skip
     ax.plot(m, table["naive_seconds"], marker="s", color=REAL_COLOR, ls="--",
@@ -416,7 +431,7 @@ def plot_cost(obj, *, ax=None):
         ax.plot([m.max()], [float(ds.attrs["naive_seconds"])], marker="o", ms=10, color=REAL_COLOR, ls="",
                 label=f"naive check as run: {float(ds.attrs['naive_seconds']):.0f} s, "
                       f"{int(ds.attrs['naive_real_runs'])} runs for every m")  # fmt: skip
-    ax.annotate(f"{float(table['speedup'][-1]):.1f}x", (m.max(), float(table["naive_seconds"][-1])),
+    ax.annotate(f"{float(table['speedup'][-1]):.2g}x", (m.max(), float(table["naive_seconds"][-1])),
                 textcoords="offset points", xytext=(-30, 8))  # fmt: skip
     ax.set_yscale("log")
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")

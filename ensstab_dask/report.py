@@ -63,7 +63,8 @@ EXPLAIN = {
     ),
     "surface": (
         "Stability surface",
-        "The simulated single-selector stability over (n_useful, p). Give the observed stability and n_useful "
+        "The simulated stability over (n_useful, p), at the sweep's smallest ensemble size (the single "
+        "selector when it includes m_ensemble = 1). Give the observed stability and n_useful "
         "(--real-stability, --n-useful) to see where they match.",
     ),
 }
@@ -102,7 +103,7 @@ def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) ->
     elif name == "surface":
         first = int(ds["m_ensemble"].values[0])
         ds["stability"].sel(m_ensemble=first).plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis")
-        ax.set_title(f"Simulated stability, m_ensemble = {first}")
+        ax.set_title(f"Simulated stability, m_ensemble = {first}" + (" (single selector)" if first == 1 else ""))
 
 
 def _fmt(v) -> str:
@@ -131,13 +132,18 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
         rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
     if plotting._attr(ds, "calibrated_n_useful") is not None:
         rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
-    seconds = sum(v for k, v in a.items() if k.startswith("seconds_"))
+    seconds = plotting.total_seconds(ds)
     rows += [
         ("real runs / simulated runs", f"{a['real_runs']} / {a['simulated_runs']}"),
         ("wall time of the estimate", f"{seconds:.1f} s"),
     ]
     if "naive_seconds" in a:
-        rows.append(("naive real check", f"{a['naive_real_runs']} real runs, {a['naive_seconds']:.1f} s"))
+        rows.append(
+            (
+                "naive real check",
+                f"{a['naive_real_runs']} real runs, {a['naive_seconds']:.1f} s, layout {a.get('naive_layout', '?')}",
+            )
+        )
     return rows
 
 
@@ -151,7 +157,8 @@ def _curve_table(ds: xr.Dataset) -> str:
         cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{sd:.4f}</td>"
         if naive:
             r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
-            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{'yes' if abs(s - r) <= 2 * se else 'no'}</td>"
+            verdict = "n/a" if not np.isfinite(se) else ("yes" if abs(s - r) <= 2 * se else "no")
+            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{verdict}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
@@ -244,8 +251,12 @@ def write_report(
         path = Path(result)
         if not path.is_file():
             raise ValueError(f"result {path}: no such file")
-        with xr.open_dataset(path) as opened:
-            ds = opened.load()
+        try:
+            with xr.open_dataset(path) as opened:
+                ds = opened.load()
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(f"result {path}: not a netCDF file xarray can read ({first})") from None
     else:
         ds = plotting._dataset(result)
     kind = "estimate" if plotting._is_estimate(ds) else "sweep"
@@ -253,9 +264,7 @@ def write_report(
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0o700 would hide the report from others
+    os.chmod(tmp, 0o755)  # mkdtemp's 0o700 would hide the report from others
     try:
         images = []
         for name in names:

@@ -103,3 +103,8 @@ out = Path(tempfile.mkdtemp())
 est.to_netcdf(out / "estimate.nc")
 index = write_report(out / "estimate.nc", out / "report")
 print("report:", index)
+
+# %%
+import shutil
+
+shutil.rmtree(out)  # this notebook's temporary files

@@ -18,8 +18,8 @@
 #
 # A sweep maps, over a grid of the simulator's parameters `(n_useful, p)` and ensemble sizes
 # `m_ensemble`, the simulated stability and `n_useful_v = A[f_(u,p)]`. Each cell is its own
-# Dask task batch and depends only on its parameters and the seed, so sweeps can be stored,
-# resumed and extended.
+# Dask task batch and depends only on its parameters and the seed, so a stored sweep can be
+# resumed, and a cell computed in one sweep equals the same cell computed in another.
 
 # %%
 import os
@@ -124,3 +124,8 @@ again = es.sweep(
     progress=False,
 )
 assert (again["stability"] == ds["stability"]).all()
+
+# %%
+import shutil
+
+shutil.rmtree(store.parent)  # this notebook's temporary store

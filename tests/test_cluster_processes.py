@@ -352,8 +352,13 @@ def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, b
 
 
 def test_stop_script_leaves_no_process(start_cluster):
+    from distributed import Client
+
     c = start_cluster("stop", n_workers=2)
     pids = [c.pid(r) for r in ("scheduler", "worker-1", "worker-2")]
+    with Client(c.address, timeout="30s", set_as_default=False) as client:
+        pids += list(client.run(os.getpid).values())  # the worker processes under the nannies
+    assert len(set(pids)) == 5
     c.stop()
     assert not any(_alive(pid) for pid in pids)
     assert not (c.run_dir / "scheduler.json").exists()

@@ -216,3 +216,34 @@ def test_report_cli(result, tmp_path):
     missing = subprocess.run(cli[:4] + [str(tmp_path / "nope.nc"), "-o", str(tmp_path / "x")],
                              capture_output=True, text=True, timeout=300)  # fmt: skip
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_naive_check_must_match_the_estimate(result):
+    est, real, _ = result
+    with pytest.raises(ValueError, match=r"m_ensemble: \[1, 3, 6\] in the estimate, \[1, 3\] in the naive check"):
+        est.to_dataset(real.isel(m_ensemble=[0, 1]))
+    with pytest.raises(ValueError, match="index: jaccard in the estimate, dice in the naive check"):
+        est.to_dataset(real.assign_attrs(index="dice"))
+
+
+def test_report_of_a_default_sweep_and_unknown_standard_errors(result, tmp_path):
+    # A default sweep has n_runs = m_ensemble: the fixed point uses its largest n_runs.
+    ds = es.sweep(300, 10, n_useful=[10, 30], p=[0.5, 1.0], m_ensemble=[1, 3], m_stability=5, repeats=2,
+                  client="synchronous", progress=False)  # fmt: skip
+    index = write_report(ds, tmp_path / "s")
+    assert (index.parent / "fixed_point.png").exists()
+    # Standard errors that cannot be computed are reported as such, not as a miss.
+    est_ds = result[2].copy()
+    est_ds["naive_stability_se"] = est_ds["naive_stability_se"] * np.nan
+    text = write_report(est_ds, tmp_path / "e").read_text()
+    assert "<td>n/a</td>" in text and "<td>no</td>" not in text
+
+
+def test_report_cli_on_a_file_that_is_not_netcdf(tmp_path):
+    bogus = tmp_path / "x.nc"
+    bogus.write_text("not netcdf")
+    run = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "report", str(bogus), "-o", str(tmp_path / "r")],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "not a netCDF file" in run.stderr
+    assert not (tmp_path / "r").exists()

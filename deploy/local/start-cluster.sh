@@ -58,6 +58,9 @@ idle=()
 setsid dask scheduler --host 127.0.0.1 --port "$port" --protocol "$protocol" "${tls_scheduler[@]}" \
   --dashboard-address 127.0.0.1:0 --scheduler-file "$run_dir/scheduler.json" \
   --pid-file "$run_dir/scheduler.pid" "${idle[@]}" >"$run_dir/scheduler.log" 2>&1 < /dev/null &
+# Recorded at once (dask rewrites the same pid when it starts), so stop-cluster.sh finds
+# the process even if it dies before dask writes its own pid file.
+echo $! > "$run_dir/scheduler.pid"
 
 for _ in $(seq $((wait_seconds * 10))); do
   [[ -s $run_dir/scheduler.json ]] && break
@@ -72,6 +75,7 @@ for i in $(seq "$workers"); do
     --name "worker-$i" --dashboard-address 127.0.0.1:0 --death-timeout 60 --memory-limit 0 \
     --local-directory "$run_dir/worker-$i" --pid-file "$run_dir/worker-$i.pid" "${tls_worker[@]}" \
     >"$run_dir/worker-$i.log" 2>&1 < /dev/null &
+  echo $! > "$run_dir/worker-$i.pid"
 done
 
 # Wait until every worker has registered with the scheduler.

@@ -15,9 +15,11 @@ out=$1; shift
 hosts=("$@"); [[ ${#hosts[@]} -gt 0 ]] || hosts=(localhost 127.0.0.1)
 days=${ENSSTAB_CERT_DAYS:-365}
 command -v openssl >/dev/null || { echo "$0: openssl is needed" >&2; exit 2; }
-if [[ -e $out/ca.pem ]]; then
-  echo "$0: $out already holds certificates; not overwriting them" >&2; exit 2
-fi
+for f in ca ca-key scheduler scheduler-key worker worker-key client client-key; do
+  if [[ -e $out/$f.pem ]]; then
+    echo "$0: $out/$f.pem exists; not overwriting certificates (pick a new OUT_DIR)" >&2; exit 2
+  fi
+done
 mkdir -p "$out"
 umask 077  # private keys readable by their owner only
 
