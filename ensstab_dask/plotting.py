@@ -326,7 +326,8 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
     ax.set_ylabel(f"stability ({index})")
     # Kuncheva and Nogueira go below 0 (worse than chance): show it, never clip it.
-    low = min([0.0] + [float(np.nanmin(ln.get_ydata())) for ln in ax.get_lines() if len(ln.get_ydata())])
+    ys = [np.asarray(ln.get_ydata(), dtype=float) for ln in ax.get_lines()]
+    low = min([0.0] + [float(y[np.isfinite(y)].min()) for y in ys if np.isfinite(y).any()])
     ax.set_ylim(bottom=low - 0.05 * abs(low) if low < 0 else 0)
     ax.legend(fontsize="small")
     return ax
