@@ -16,7 +16,7 @@ import numpy as np
 
 from ._validation import AGGREGATES, INDICES
 from ._version import __version__
-from .cluster import SchedulerLost
+from .cluster import _LOCAL, SchedulerLost
 
 __all__ = ["main", "parse_values"]
 
@@ -101,7 +101,7 @@ def _security(args):
     """The ``security`` for ``--scheduler``: from the --tls-* options, else dask's config."""
     import os
 
-    if args.scheduler not in (None, "processes", "threads", "synchronous"):
+    if args.scheduler is not None and args.scheduler not in _LOCAL:
         _quiet_client_logs()
     given = {k: getattr(args, k) for k in ("tls_ca_file", "tls_cert", "tls_key")}
     if not any(given.values()):
