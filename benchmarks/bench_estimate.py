@@ -36,29 +36,13 @@ def main(argv=None) -> int:
     m_list = (1, 5, 10, 20, 30, 50)
     selector = default_selector(args.n_estimators)
     with local_cluster() as cluster, Client(cluster) as client:
+        # Both on the same running cluster, with the same selector, sizes and seed.
+        common = dict(selector=selector, m_ensemble=m_list, m_stability=args.m_stability, seed=args.seed, client=client)
         t = time.perf_counter()
-        est = estimate(
-            data.X,
-            data.y,
-            args.n_target,
-            selector=selector,
-            m_ensemble=m_list,
-            m_stability=args.m_stability,
-            seed=args.seed,
-            client=client,
-        )
+        est = estimate(data.X, data.y, args.n_target, **common)
         t_est = time.perf_counter() - t
         t = time.perf_counter()
-        real = real_ensemble_stability(
-            data.X,
-            data.y,
-            args.n_target,
-            selector=selector,
-            m_ensemble=m_list,
-            m_stability=args.m_stability,
-            seed=args.seed,
-            client=client,
-        )
+        real = real_ensemble_stability(data.X, data.y, args.n_target, **common)
         t_real = time.perf_counter() - t
     print(est.summary())
     print(

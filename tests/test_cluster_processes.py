@@ -22,10 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from test_sweep import assert_same
+from test_sweep import assert_same, blocks_done, wait_for_blocks
 
 import ensstab_dask as es
-from ensstab_dask.storage import SweepStore
 
 pytestmark = [
     pytest.mark.cluster,
@@ -45,9 +44,8 @@ N_CELLS = 12
 
 
 def _env() -> dict:
-    env = dict(os.environ, ENSSTAB_IDLE_TIMEOUT="300s", PYTHONPATH=str(ROOT))
     # The workers are separate processes: they must import this checkout's ensstab_dask.
-    return env
+    return dict(os.environ, ENSSTAB_IDLE_TIMEOUT="300s", PYTHONPATH=str(ROOT))
 
 
 class ProcessCluster:
@@ -116,24 +114,6 @@ def _sweep_cli_args(address: str, store: Path) -> list[str]:
     )  # fmt: skip
 
 
-def _blocks_done(store: Path) -> int:
-    try:
-        return int(SweepStore(store).completed().sum())
-    except Exception:  # not there yet, or the template is mid-rename
-        return 0
-
-
-def _wait_for_blocks(store: Path, n: int, alive, timeout: float = 120) -> int:
-    """Wait until ``n`` blocks of ``store`` are done while ``alive()``; return how many are."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and alive():
-        done = _blocks_done(store)
-        if done >= n:
-            return done
-        time.sleep(0.05)
-    raise AssertionError(f"the sweep ended or stalled before {n} blocks were done: make it longer")
-
-
 def _resume_count(store: Path, caplog, **kwargs) -> tuple[xr.Dataset, int]:
     """Rerun the sweep on ``store``; return the result and how many cells it computed."""
     with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"):
@@ -196,10 +176,10 @@ def test_worker_killed_mid_sweep_completes_identically(cluster, reference, tmp_p
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     with Client(cluster.address, timeout="30s", set_as_default=False) as c:
-        done = _wait_for_blocks(store, 1, thread.is_alive)
+        done = wait_for_blocks(store, 1, thread.is_alive)
         victim_address, victim = next(iter(c.run(os.getpid).items()))
         os.kill(victim, signal.SIGKILL)
-        killed_at = _blocks_done(store)
+        killed_at = blocks_done(store)
         thread.join(timeout=300)
         assert not thread.is_alive(), "the sweep hung after a worker was killed"
         # The nanny starts a new worker process in place of the killed one.
@@ -215,16 +195,16 @@ def test_worker_killed_mid_sweep_completes_identically(cluster, reference, tmp_p
 
 def test_client_killed_mid_sweep_resumes(cluster, reference, tmp_path, caplog):
     store = tmp_path / "c.zarr"
-    proc = subprocess.Popen(_sweep_cli_args(cluster.address, store), env=_env(), stderr=subprocess.PIPE)
+    proc = subprocess.Popen(_sweep_cli_args(cluster.address, store), env=_env())
     try:
-        _wait_for_blocks(store, 2, lambda: proc.poll() is None)
+        wait_for_blocks(store, 2, lambda: proc.poll() is None)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    done = _blocks_done(store)
+    done = blocks_done(store)
     assert 2 <= done < N_CELLS
     ds, computed = _resume_count(store, caplog, client=cluster.address, batch_size=1)
     assert computed == N_CELLS - done
@@ -241,7 +221,7 @@ def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_clus
         _sweep_cli_args(first.address, store), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        _wait_for_blocks(store, 2, lambda: proc.poll() is None)
+        wait_for_blocks(store, 2, lambda: proc.poll() is None)
         os.kill(first.pid("scheduler"), signal.SIGKILL)
         start = time.monotonic()
         _, err = proc.communicate(timeout=120)
@@ -256,7 +236,7 @@ def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_clus
     assert "lost the connection to the Dask scheduler" in lines[0] and "resume" in lines[0]
     assert waited < 60
     first.stop()
-    done = _blocks_done(store)
+    done = blocks_done(store)
     assert 2 <= done < N_CELLS
     fresh = start_cluster("fresh")
     ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)

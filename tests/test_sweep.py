@@ -30,6 +30,25 @@ def assert_same(a: xr.Dataset, b: xr.Dataset) -> None:
         np.testing.assert_array_equal(a[c].values, b[c].values, err_msg=c)
 
 
+def blocks_done(store) -> int:
+    """Blocks of a sweep store marked complete; 0 before the store exists or mid-rename."""
+    try:
+        return int(SweepStore(store).completed().sum())
+    except Exception:  # not there yet, or the template is mid-rename
+        return 0
+
+
+def wait_for_blocks(store, n: int, alive, timeout: float = 120) -> int:
+    """Wait until ``n`` blocks of ``store`` are done while ``alive()``; return how many are."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive():
+        done = blocks_done(store)
+        if done >= n:
+            return done
+        time.sleep(0.05)
+    raise AssertionError(f"the sweep ended or stalled before {n} blocks were done: make it longer")
+
+
 @pytest.fixture(scope="module")
 def reference():
     return es.sweep(N, K, client="synchronous", progress=False, **GRID)
@@ -155,17 +174,7 @@ def test_killed_process_resumes(reference, tmp_path, caplog):
     )
     proc = subprocess.Popen([sys.executable, str(script)])
     try:
-        deadline = time.monotonic() + 120
-        done = 0
-        while time.monotonic() < deadline and proc.poll() is None:
-            if store.exists():
-                try:
-                    done = int(SweepStore(store).completed().sum())
-                except Exception:  # the template may be mid-rename
-                    done = 0
-                if done >= 3:
-                    break
-            time.sleep(0.05)
+        wait_for_blocks(store, 3, lambda: proc.poll() is None)
         assert proc.poll() is None, "the sweep finished before it could be killed: make it longer"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
