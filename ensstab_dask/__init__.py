@@ -6,8 +6,9 @@ to a few real runs and predicts the stability of ensembles of that selector.
 """
 
 from ._version import __version__
+from .accuracy import PredictionAccuracy, prediction_accuracy
 from .aggregation import aggregate_rankings, rank_scores, top_k
-from .algorithm import Estimate, estimate, real_ensemble_stability
+from .algorithm import Estimate, estimate
 from .calibration import calibrate
 from .cluster import SchedulerLost, SchedulerUnreachable, connect
 from .estimation import (
@@ -23,6 +24,7 @@ from .estimation import (
     uniform_subsets,
     uniform_threshold,
 )
+from .naive import real_ensemble_stability
 from .seeding import derive, make_rng
 from .simulation import simulate_ensembles, simulate_rankings, simulated_stability
 from .stability import (
@@ -35,6 +37,7 @@ from .stability import (
 )
 from .storage import StoreMismatch, export_netcdf
 from .sweep import sweep
+from .validation import Validation, validate
 
 __all__ = [
     "__version__",
@@ -42,6 +45,8 @@ __all__ = [
     "estimate",
     "Estimate",
     "real_ensemble_stability",
+    "prediction_accuracy",
+    "PredictionAccuracy",
     "calibrate",
     "connect",
     "export_netcdf",
@@ -49,6 +54,8 @@ __all__ = [
     "SchedulerUnreachable",
     "StoreMismatch",
     "sweep",
+    "validate",
+    "Validation",
     "check_fixed_point",
     "count_useful",
     "derive",

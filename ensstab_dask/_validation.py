@@ -15,6 +15,10 @@ import numpy as np
 
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
 INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
+#: Named resamples of a real run (a fraction in (0, 1] is also accepted); see selectors.
+RESAMPLES = ("half", "bootstrap", "bagging")
+#: Which real runs calibrate the simulator; see algorithm.
+CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 
 
 def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:

@@ -1,52 +1,54 @@
-"""The whole estimate (SPEC section 7, the paper's Algorithm 1) and the naive real check.
+"""The whole estimate (SPEC section 7, the paper's Algorithm 1), stage by stage.
 
-:func:`estimate` runs the real base selector ``max(m_stability, n_runs)`` times (one
-pool of runs on the default resample, random halves of the data), and everything else
-by simulation:
+:func:`estimate` runs the real base selector on a few resamples of the data and
+simulates everything else. Its stages are functions of their own, so that each can be
+tested alone and re-run on resampled inputs (:mod:`ensstab_dask.uncertainty`):
 
-1. t_uniform from ``n_runs`` uniform selectors, over ``repeats`` draws;
-2. n_useful = A[f] over ``repeats`` draws, each from ``n_runs`` runs taken without
-   replacement from the pool (so the spread reflects the choice of runs, not fully
-   independent experiments; when ``n_runs >= m_stability`` every draw uses the same
-   runs and the spread is the threshold's alone);
-3. the stability of the single real selector from ``m_stability`` runs of the pool,
-   with Nogueira's confidence interval;
-4. p from that stability (bisection or grid, common random numbers, the simulated
-   curve from ``repeats x m_stability`` copies so that its noise is small);
-5. optionally the fixed point u = A[f_{u,p}] (``verify``) and the grid intersection
-   (``calibrate``);
-6. the predicted stability of ensembles for each ``m_ensemble``, ``repeats`` draws each.
+1. :func:`real_subsets`: the real runs, as their top-``n_target`` subsets;
+2. :func:`threshold_draws`: t_uniform, ``repeats`` draws of ``n_runs`` uniform selectors;
+3. :func:`useful_draws`: A[f], one draw per threshold, each from ``n_runs`` runs of the
+   pool (without replacement when the pool is larger), and :func:`round_n_useful`;
+4. :func:`real_stability_of`: the single real selector's stability, with Nogueira's
+   interval;
+5. p from that stability (:func:`~ensstab_dask.estimation.estimate_p`, common random
+   numbers, ``repeats x m_stability`` simulated copies so that its noise is small);
+6. the fixed point u = A[f_{u,p}] and :func:`fixed_point_power`, whether the check could
+   have failed at all;
+7. :func:`predict_curve`: the simulated curve for each ``m_ensemble``;
 
-:func:`real_ensemble_stability` is what the estimate replaces:
-``m_stability x max(m_ensemble)`` real runs. Each copy has its own random half of the
-data and a pool of ``max(m_ensemble)`` weak selectors fitted on bootstrap samples of it
-(``layout="bagging"``, the method's layout, SPEC section 8); the ensemble of size m is
-the first m of the pool. Each ensemble is then exactly an ensemble of m independent
-weak selectors, so reusing the pool across m changes no ensemble's distribution (the
-curve's points are correlated, not biased). ``layout="independent"`` gives every weak
-selector its own half of all the data; the simulator does not model that layout.
+then a bootstrap over the real runs gives every quantity an interval, and
+:func:`guard_rails` says when the method has nothing to say.
 
-Note the built-in gap at ``m_ensemble = 1``: p is calibrated (SPEC section 8) on single
-runs fitted on random halves, while a one-member "bagging" ensemble is fitted on a
-bootstrap sample of a half, which is less stable.
+Which runs calibrate the simulator (``calibration_layout``, SPEC section 8):
+
+* ``"paper"``: every run on ``resample`` (random halves): the paper's method, one pool
+  of ``max(m_stability, n_runs)`` runs;
+* ``"ensemble"``: p from ``m_stability`` runs in the ensemble's own weak-selector layout
+  (``member_resample``, default a bootstrap sample of a random half, as the naive check's
+  bagging ensembles), n_useful from ``n_runs`` runs on ``resample``: two pools;
+* ``"ensemble-all"``: n_useful and p both from one pool in the weak-selector layout.
+
+The naive check (:mod:`ensstab_dask.naive`), leave-one-out accuracy
+(:mod:`ensstab_dask.accuracy`) and the validation harness (:mod:`ensstab_dask.validation`)
+live in their own modules.
 """
 
 from __future__ import annotations
 
 import json
 import time
-import warnings
+import warnings as _warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int
+from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, INDICES, check_choice, check_int, check_real
 from ._version import __version__
-from .aggregation import aggregate_rankings
-from .cluster import ClientLike, connect, map_shared
+from .cluster import ClientLike, connect
 from .datasets import check_data
 from .estimation import (
+    FixedPointCheck,
     PEstimate,
     check_fixed_point,
     count_useful,
@@ -55,27 +57,212 @@ from .estimation import (
     uniform_subsets,
     uniform_threshold,
 )
-from .seeding import Stream, as_seed_sequence, derive, make_rng
-from .selectors import _check_resample, _member_batch, make_scorer, real_runs
+from .naive import _check_m_ensemble
+from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
+from .selectors import _check_resample, describe_selector, make_scorer, real_runs
 from .simulation import top_subsets
-from .stability import NogueiraStability, _stability_of_array, jackknife_std, nogueira_stability
+from .stability import NogueiraStability, _stability_of_array, nogueira_stability
+from .uncertainty import bootstrap_estimate
 
-__all__ = ["estimate", "Estimate", "real_ensemble_stability", "prediction_accuracy", "PredictionAccuracy"]
+__all__ = [
+    "estimate",
+    "Estimate",
+    "CALIBRATION_LAYOUTS",
+    "real_subsets",
+    "threshold_draws",
+    "useful_draws",
+    "round_n_useful",
+    "real_stability_of",
+    "fixed_point_power",
+    "predict_curve",
+    "guard_rails",
+]
 
-# Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...).
+# Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...). The
+# first seven are those of the paper's path and keep their values, so that
+# calibration_layout="paper" with n_boot=0 reproduces earlier results bit for bit.
 _T_UNIFORM, _REAL, _POOL, _P, _VERIFY, _PREDICT, _CALIBRATE = range(7)
+_MEMBER_RUNS, _BOOT, _BOOT_P, _BOOT_CURVE, _POWER, _T_BOOT = range(7, 13)
+
+# The fixed-point check has power when it would fail for a u this far off (factor).
+_POWER_FACTOR = 1.5
 
 
-def _check_m_ensemble(m_ensemble) -> list[int]:
-    """Ensemble sizes, validated like a sweep's grid (sorted, >= 1, no duplicates)."""
-    from .sweep import _check_grid
+# -- stages --------------------------------------------------------------------------
 
-    return _check_grid(m_ensemble, "m_ensemble", "m", 0, 0).tolist()
+
+def real_subsets(
+    X, y, n_target: int, *, n_runs: int, selector=None, resample="half", seed: SeedLike = 0, client="synchronous"
+) -> np.ndarray:
+    """Stage 1: the top-``n_target`` subsets of ``n_runs`` real runs, shape (n_runs, n_target).
+
+    Run ``i`` is :func:`~ensstab_dask.selectors.real_runs`'s run ``i`` with this seed, so
+    the first k runs of a larger pool are exactly the runs of a pool of k.
+    """
+    ranks = real_runs(X, y, n_target, n_runs=n_runs, selector=selector, resample=resample, seed=seed, client=client)
+    return top_subsets(ranks, n_target)
+
+
+def threshold_draws(n_feature: int, n_target: int, n_runs: int, *, repeats: int, seed: SeedLike = 0) -> np.ndarray:
+    """Stage 2: ``repeats`` draws of t_uniform; draw ``r`` uses ``derive(seed, r)``."""
+    return np.array(
+        [uniform_threshold(n_feature, n_target, n_runs, seed=derive(seed, r)) for r in range(repeats)], dtype=np.int64
+    )
+
+
+def useful_draws(subsets: np.ndarray, n_feature: int, thresholds, *, n_runs: int, rng: np.random.Generator):
+    """Stage 3: A[f] for each threshold, from ``n_runs`` runs of ``subsets`` each.
+
+    When the pool holds more than ``n_runs`` runs, each draw takes ``n_runs`` of them
+    without replacement (``rng``), so the spread reflects the choice of runs; otherwise
+    every draw uses the same runs and the spread is the threshold's alone.
+    """
+    pool = len(subsets)
+    return np.array(
+        [count_useful(subsets[rng.choice(pool, n_runs, replace=False)], n_feature, int(t)) for t in thresholds]
+    )
+
+
+def round_n_useful(draws, n_target: int, n_feature: int) -> int:
+    """The n_useful the simulator runs at: the mean of the draws, rounded, within [n_target, n_feature]."""
+    return int(min(max(round(float(np.mean(draws))), n_target), n_feature))
+
+
+def real_stability_of(subsets: np.ndarray, n_feature: int, index: str) -> tuple[float, NogueiraStability]:
+    """Stage 4: the stability of the single real selector, and Nogueira's 95 % interval."""
+    return float(_stability_of_array(subsets, n_feature, index)), nogueira_stability(subsets, n_feature)
+
+
+def fixed_point_power(
+    n_feature: int, n_target: int, n_useful: int, p: float, *, n_runs: int, repeats: int, seed: SeedLike = 0
+) -> FixedPointCheck | None:
+    """Stage 6b: the fixed-point check at a clearly wrong u = 1.5 n_useful.
+
+    The fixed point catches an overestimated n_useful (SPEC section 6): a simulator with
+    too many useful features is counted at fewer. Below the fitted u the map is the
+    identity whenever every S' feature is counted, so only the upper side can speak. At
+    p near 1 it cannot either: A[f_{u,p}] follows u whatever u is, and "u = A[f_{u,p}]
+    holds" is no evidence. The check has power when it *fails* here. Returns that check,
+    or None when 1.5 n_useful exceeds n_feature (nothing to try).
+    """
+    u = round(n_useful * _POWER_FACTOR)
+    if not n_useful < u <= n_feature:
+        return None
+    return check_fixed_point(n_feature, n_target, u, p, n_runs=n_runs, repeats=repeats, seed=seed)
+
+
+def predict_curve(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    m_ensemble: list[int],
+    m_stability: int,
+    n_runs: int,
+    repeats: int,
+    aggregate: str,
+    index: str,
+    seed: int,
+    client,
+) -> xr.Dataset:
+    """Stage 7: the simulated stability for each ``m_ensemble`` at (n_useful, p), a one-cell sweep."""
+    from .sweep import sweep
+
+    pred = sweep(
+        n_feature,
+        n_target,
+        n_useful=[n_useful],
+        p=[p],
+        m_ensemble=m_ensemble,
+        n_runs=n_runs,
+        m_stability=m_stability,
+        repeats=repeats,
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        client=client,
+        progress=False,
+    )
+    curve = pred[["stability", "stability_std", "stability_draws"]].squeeze(["n_useful", "p"], drop=True)
+    return curve.drop_vars("n_runs", errors="ignore")
+
+
+def guard_rails(
+    *,
+    n_target: int,
+    n_runs: int,
+    n_useful_mean: float,
+    t_draws: np.ndarray,
+    real_nogueira: NogueiraStability,
+    p_fit: PEstimate | None,
+    fixed_point: FixedPointCheck | None,
+    power: FixedPointCheck | None,
+) -> tuple[bool, list[str], list[str]]:
+    """When the method has nothing to say (SPEC section 11).
+
+    Returns ``(predictable, blocking, cautions)``: ``blocking`` reasons mean no curve
+    can be predicted at all; ``cautions`` mean the curve is simulated but is not a
+    validated prediction. The estimate is reliable when both lists are empty.
+    """
+    blocking, cautions = [], []
+    saturated = int((np.asarray(t_draws) >= n_runs).sum())
+    if n_useful_mean <= n_target:
+        blocking.append(
+            f"A[f] = {n_useful_mean:.1f} is at or below n_target = {n_target}: the selector hardly beats one that "
+            "picks features uniformly at random, so there is no n_useful to simulate"
+        )
+    if saturated * 2 > len(t_draws):
+        blocking.append(
+            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws: no feature can be counted "
+            "above it, so A[f] says nothing; increase n_runs"
+        )
+    elif saturated:
+        cautions.append(
+            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws, where A[f] cannot see "
+            "useful features: n_useful is underestimated; increase n_runs"
+        )
+    if real_nogueira.lower <= 0.0:
+        blocking.append(
+            f"the real selector's stability is not distinguishable from chance (Nogueira 95% interval "
+            f"[{real_nogueira.lower:.3f}, {real_nogueira.upper:.3f}] includes 0), so p cannot be fitted"
+        )
+    if p_fit is not None and p_fit.at_boundary:
+        cautions.append(
+            f"p = {p_fit.p:.3f} is at the end of its search range: the simulated single selector cannot reach the "
+            f"real stability {p_fit.target:.4f}"
+        )
+    if fixed_point is not None and not fixed_point.holds:
+        cautions.append(
+            f"the fixed point does not hold (u = {fixed_point.n_useful}, A[f_(u,p)] = {fixed_point.mean:.1f}): the "
+            "simulator does not reproduce this selector's counts"
+        )
+    if fixed_point is not None and fixed_point.holds and (power is None or power.holds):
+        where = (
+            f"u = A[f_(u,p)] also holds at u = {power.n_useful} (A = {power.mean:.1f})"
+            if power is not None
+            else "there is no larger u to try it at"
+        )
+        cautions.append(
+            f"the fixed-point check has no power at p = {fixed_point.p:.3f}: {where}, so it cannot confirm "
+            "n_useful (p is too close to 1)"
+        )
+    return not blocking, blocking, cautions
+
+
+# -- the result ----------------------------------------------------------------------
 
 
 @dataclass
 class Estimate:
-    """The result of :func:`estimate`. ``summary()`` for people, ``to_dataset()`` for xarray."""
+    """The result of :func:`estimate`. ``summary()`` for people, ``to_dataset()`` for xarray.
+
+    ``reliable`` is False whenever ``warnings`` is not empty. When the method has
+    nothing to say (``has_curve`` False) the curve is all NaN and is not presented.
+    ``intervals`` maps ``t_uniform``, ``n_useful``, ``real_stability`` and ``p`` to
+    their ``confidence`` intervals from the bootstrap over the real runs; the curve's
+    are ``curve["stability_lower"]`` and ``curve["stability_upper"]``.
+    """
 
     n_feature: int
     n_target: int
@@ -89,7 +276,7 @@ class Estimate:
     real_stability: float
     real_nogueira: NogueiraStability
     p: float
-    p_fit: PEstimate = field(repr=False)
+    p_fit: PEstimate | None = field(repr=False)
     n_useful_v: float | None
     n_useful_v_std: float | None
     fixed_point_holds: bool | None
@@ -102,6 +289,13 @@ class Estimate:
     t_uniform_draws: np.ndarray = field(repr=False, default=None)
     uniform_counts: np.ndarray = field(repr=False, default=None)
     calibration: xr.Dataset | None = field(repr=False, default=None)
+    reliable: bool = True
+    warnings: list[str] = field(default_factory=list)
+    has_curve: bool = True
+    fixed_point_power: bool | None = None
+    confidence: float = 0.95
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    bootstrap: xr.Dataset | None = field(repr=False, default=None)
 
     @property
     def threshold_saturated(self) -> int:
@@ -109,23 +303,33 @@ class Estimate:
         so those draws of A[f] are 0 whatever the selector (n_runs is too small)."""
         return int((self.t_uniform_draws >= self.settings["n_runs"]).sum())
 
-    def _n_useful_note(self) -> str:
-        if self.threshold_saturated:
-            return (
-                f"; in {self.threshold_saturated} of {len(self.t_uniform_draws)} draws t_uniform reached "
-                f"n_runs={self.settings['n_runs']}, where A[f] cannot see useful features: increase n_runs"
-            )
-        if self.n_useful_mean < self.n_target - 0.5:
-            return f"; below n_target, raised to {self.n_target}: the selector barely beats chance"
-        return ""
-
     def predicted(self) -> dict[int, float]:
-        """Predicted stability for each m_ensemble."""
+        """Predicted stability for each m_ensemble (NaN when there is no curve)."""
         return {int(m): float(s) for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability"].values)}
 
-    def to_dict(self) -> dict:
-        """The JSON-able summary (the keys of ``ensstab estimate --json``)."""
+    def curve_interval(self) -> dict[int, tuple[float, float]]:
+        """The ``confidence`` interval of each predicted stability (empty without a bootstrap)."""
+        if "stability_lower" not in self.curve:
+            return {}
+        c = self.curve
         return {
+            int(m): (float(lo), float(hi))
+            for m, lo, hi in zip(c["m_ensemble"].values, c["stability_lower"].values, c["stability_upper"].values)
+        }
+
+    def to_dict(self) -> dict:
+        """The JSON-able summary (the keys of ``ensstab estimate --json``); NaN becomes null."""
+
+        def num(v):
+            return None if v is None or not np.isfinite(v) else float(v)
+
+        def pair(v):
+            return None if v is None else [num(v[0]), num(v[1])]
+
+        curve = {str(m): num(s) for m, s in self.predicted().items()}
+        return {
+            "reliable": bool(self.reliable),
+            "warnings": list(self.warnings),
             "n_feature": self.n_feature,
             "n_target": self.n_target,
             "t_uniform": self.t_uniform,
@@ -139,18 +343,27 @@ class Estimate:
                 "lower": self.real_nogueira.lower,
                 "upper": self.real_nogueira.upper,
             },
-            "p": self.p,
+            "p": num(self.p),
             "n_useful_v": self.n_useful_v,
             "n_useful_v_std": self.n_useful_v_std,
             "fixed_point_holds": self.fixed_point_holds,
+            "fixed_point_power": self.fixed_point_power,
             "calibrated": None
             if self.calibrated is None
             else {"n_useful": self.calibrated[0], "p": self.calibrated[1]},
-            "curve": {str(m): s for m, s in self.predicted().items()},
+            "confidence": self.confidence,
+            "n_boot": int(self.settings.get("n_boot", 0)),
+            "t_uniform_interval": pair(self.intervals.get("t_uniform")),
+            "n_useful_interval": pair(self.intervals.get("n_useful")),
+            "real_stability_interval": pair(self.intervals.get("real_stability")),
+            "p_interval": pair(self.intervals.get("p")),
+            "curve": curve if self.has_curve else None,
+            "curve_interval": {str(m): pair(v) for m, v in self.curve_interval().items()} if self.has_curve else None,
             "curve_std": {
-                str(int(m)): float(s)
-                for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability_std"].values)
-            },
+                str(int(m)): num(s) for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability_std"].values)
+            }
+            if self.has_curve
+            else None,
             "real_runs": self.real_runs,
             "simulated_runs": self.simulated_runs,
             "seconds": self.seconds,
@@ -164,20 +377,24 @@ class Estimate:
         Parameters
         ----------
         real : xarray.Dataset, optional
-            The naive check from :func:`real_ensemble_stability` on the same data, stored
-            beside the prediction as ``naive_*`` variables.
+            The naive check from :func:`~ensstab_dask.naive.real_ensemble_stability` on the
+            same data, stored beside the prediction as ``naive_*`` variables.
 
         Returns
         -------
         xarray.Dataset
             ``stability``, ``stability_std``, ``stability_draws`` over ``m_ensemble`` (the
-            predicted curve); ``selection_counts`` and ``uniform_counts`` over ``feature``
-            (real runs and one draw of the uniform selector, both ``n_runs`` runs);
+            predicted curve) with ``stability_lower``/``stability_upper`` (its interval)
+            and ``stability_boot`` (the bootstrap replicates, over ``boot``);
+            ``n_useful_boot``, ``real_stability_boot`` and ``p_boot`` over ``boot``;
+            ``selection_counts`` and ``uniform_counts`` over ``feature``;
             ``t_uniform_draws`` and ``n_useful_draws`` over ``repeat``; with
             ``calibrate=True``, ``calibration_*`` surfaces over (``n_useful``, ``p``);
-            every scalar of the estimate in ``attrs``.
+            every scalar of the estimate in ``attrs`` (``warnings`` joined by newlines).
         """
         ds = self.curve.copy()
+        if self.bootstrap is not None:
+            ds = ds.merge(self.bootstrap)
         runs = {"long_name": f"times in the top n_target of {self.settings['n_runs']} runs", "units": "runs"}
         ds["selection_counts"] = (
             "feature",
@@ -216,17 +433,22 @@ class Estimate:
                 naive_layout=real.attrs["layout"],
                 naive_m_stability=int(real.attrs["m_stability"]),
             )
-        flat = {k: v for k, v in self.to_dict().items() if k not in ("curve", "curve_std", "settings", "seconds")}
+        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings")
+        flat = {k: v for k, v in self.to_dict().items() if k not in skip}
         for k, v in flat.items():
             if isinstance(v, dict):
                 for kk, vv in v.items():
                     ds.attrs[f"{k}_{kk}"] = vv
+            elif isinstance(v, list):
+                ds.attrs[k] = np.array([np.nan if x is None else x for x in v], dtype=float)
             elif v is None:
                 ds.attrs[k] = "none"
             elif isinstance(v, bool):
                 ds.attrs[k] = int(v)
             else:
                 ds.attrs[k] = v
+        ds.attrs["warnings"] = "\n".join(self.warnings)
+        ds.attrs["has_curve"] = int(self.has_curve)
         for k, v in self.settings.items():
             ds.attrs[k] = "none" if v is None else v
         for k, v in self.seconds.items():
@@ -262,38 +484,84 @@ class Estimate:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh, indent=2)
 
+    def _interval_text(self, key: str, fmt: str) -> str:
+        if key not in self.intervals:
+            return ""
+        lo, hi = self.intervals[key]
+        return f"; {self.confidence:.0%} interval [{lo:{fmt}}, {hi:{fmt}}]"
+
     def summary(self) -> str:
         nog = self.real_nogueira
         lines = [
             f"Estimated stability of ensembles of the base selector ({self.settings['index']}, "
-            f"n_feature={self.n_feature}, n_target={self.n_target})",
-            f"  t_uniform            {self.t_uniform:.2f} +- {self.t_uniform_std:.2f}",
-            f"  n_useful = A[f]      {self.n_useful} (mean {self.n_useful_mean:.1f} +- {self.n_useful_std:.1f})"
-            + self._n_useful_note(),
-            f"  real stability       {self.real_stability:.4f}  (Nogueira {nog.stability:.4f}, "
-            f"95% CI [{nog.lower:.4f}, {nog.upper:.4f}])",
-            f"  p                    {self.p:.4f}"
-            + ("  (at the end of the search range)" if self.p_fit.at_boundary else ""),
+            f"n_feature={self.n_feature}, n_target={self.n_target}, calibration on "
+            f"{self.settings['calibration_layout']} runs)",
         ]
+        if self.reliable:
+            lines.append("  reliable: yes (no guard rail tripped)")
+        else:
+            lines.append(
+                "  reliable: NO"
+                + ("" if self.has_curve else ": the method has nothing to say here, and no curve is predicted")
+            )
+            lines += [f"  warning: {w}" for w in self.warnings]
+        if self.t_uniform_draws is not None and len(self.t_uniform_draws):
+            t_lo, t_hi = int(self.t_uniform_draws.min()), int(self.t_uniform_draws.max())
+            t_range = f" (draws {t_lo} to {t_hi})"
+        else:
+            t_range = ""
+        lines += [
+            f"  t_uniform            {self.t_uniform:.2f} +- {self.t_uniform_std:.2f}{t_range}",
+            f"  n_useful = A[f]      {self.n_useful} (mean {self.n_useful_mean:.1f} +- {self.n_useful_std:.1f}"
+            f"{self._interval_text('n_useful', '.1f')})",
+            f"  real stability       {self.real_stability:.4f} ({self._interval_text('real_stability', '.4f')[2:]}"
+            f"{'; ' if self.intervals else ''}Nogueira {nog.stability:.4f}, 95% CI [{nog.lower:.4f}, {nog.upper:.4f}])",
+        ]
+        if np.isfinite(self.p):
+            lines.append(
+                f"  p                    {self.p:.4f}{self._interval_text('p', '.3f').replace('; ', '  (', 1)}"
+                + (")" if "p" in self.intervals else "")
+                + ("  (at the end of the search range)" if self.p_fit is not None and self.p_fit.at_boundary else "")
+            )
         if self.n_useful_v is not None:
-            verdict = "holds" if self.fixed_point_holds else "does NOT hold: the simulator may not model this selector"
+            if not self.fixed_point_holds:
+                verdict = "does NOT hold: the simulator may not model this selector"
+            elif self.fixed_point_power is False:
+                verdict = "holds, but so it would for other u: no evidence either way"
+            else:
+                verdict = "holds"
             lines.append(
                 f"  A[f_(u,p)]           {self.n_useful_v:.1f} +- {self.n_useful_v_std:.1f}; fixed point {verdict}"
             )
         if self.calibrated is not None:
             lines.append(f"  calibrated (u, p)    ({self.calibrated[0]}, {self.calibrated[1]:.3f})")
-        lines.append(
-            f"  predicted stability by ensemble size (simulator at n_useful={self.curve.attrs['simulator_n_useful']}, "
-            f"p={self.curve.attrs['simulator_p']:.4f}):"
-        )
-        for m, s, sd in zip(
-            self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
-        ):
-            lines.append(f"    m_ensemble={int(m):>4}  {s:.4f} +- {sd:.4f}")
+        if self.has_curve:
+            heading = "predicted stability" if self.reliable else "simulated stability (NOT a validated prediction)"
+            band = (
+                f", {self.confidence:.0%} interval over {self.settings['n_boot']} bootstrap replicates of the real runs"
+                if self.curve_interval()
+                else ", +- the spread of one simulated measurement (no bootstrap: n_boot=0)"
+            )
+            lines.append(
+                f"  {heading} by ensemble size (simulator at n_useful={self.curve.attrs['simulator_n_useful']}, "
+                f"p={self.curve.attrs['simulator_p']:.4f}{band}):"
+            )
+            intervals = self.curve_interval()
+            for m, s, sd in zip(
+                self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
+            ):
+                if intervals:
+                    lo, hi = intervals[int(m)]
+                    lines.append(f"    m_ensemble={int(m):>4}  {s:.4f}  [{lo:.4f}, {hi:.4f}]")
+                else:
+                    lines.append(f"    m_ensemble={int(m):>4}  {s:.4f} +- {sd:.4f}")
         lines.append(
             f"  real runs {self.real_runs}, simulated runs {self.simulated_runs}, {sum(self.seconds.values()):.1f} s"
         )
         return "\n".join(lines)
+
+
+# -- the whole estimate --------------------------------------------------------------
 
 
 def estimate(
@@ -309,6 +577,10 @@ def estimate(
     p_method: str = "bisect",
     verify: bool = True,
     calibrate: bool = False,
+    calibration_layout: str = "paper",
+    member_resample="bagging",
+    n_boot: int = 200,
+    confidence: float = 0.95,
     aggregate: str = "mean_rank",
     index: str = "jaccard",
     resample="half",
@@ -337,12 +609,34 @@ def estimate(
         Draws of t_uniform, n_useful, A[f_{u,p}] and of each predicted stability.
     p_method : {'bisect', 'grid'}
     verify : bool
-        Check the fixed point u = A[f_{u,p}].
+        Check the fixed point u = A[f_{u,p}], and whether that check has power.
     calibrate : bool
         Also intersect the two surfaces over a (u, p) grid (SPEC section 6) and predict
-        with the calibrated (u, p) when the intersection is not empty.
+        with the calibrated (u, p) when the intersection is not empty. The interval then
+        is the bootstrap spread of the A[f]/p path placed around the calibrated point
+        (the intersection itself is not re-run per replicate).
+    calibration_layout : {'paper', 'ensemble', 'ensemble-all'}
+        Which real runs calibrate the simulator; see the module docstring.
+    member_resample : str or float
+        How the ensemble's weak selectors see the data, for ``calibration_layout``
+        other than ``'paper'``: ``'bagging'`` (default, a bootstrap sample of a random
+        half, the naive check's layout), or any ``resample``.
+    n_boot : int
+        Bootstrap replicates of the real runs behind every interval; 0 turns the
+        bootstrap off (then only the simulation's spread is reported).
+    confidence : float
+        Level of the percentile intervals, in (0, 1).
+    aggregate, index : str
+        Ensemble algorithm and stability index.
+    resample : str or float
+        Resample of the runs behind n_useful (and, for ``'paper'``, p): ``'half'``
+        (default), ``'bootstrap'``, ``'bagging'`` or a fraction.
     seed : int
     client : where the real runs and the simulations run (see :mod:`ensstab_dask.cluster`).
+
+    Returns
+    -------
+    Estimate
     """
     X, y = check_data(X, y, n_target=n_target)
     n_feature = X.shape[1]
@@ -351,13 +645,18 @@ def estimate(
     n_runs = max(m_list) if n_runs is None else check_int(n_runs, "n_runs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=2)
     check_choice(p_method, "p_method", ("bisect", "grid"))
+    check_choice(calibration_layout, "calibration_layout", CALIBRATION_LAYOUTS)
+    _check_resample(member_resample)
+    n_boot = check_int(n_boot, "n_boot", minimum=0)
+    if 0 < n_boot < 20:
+        raise ValueError(f"n_boot must be 0 (no bootstrap) or at least 20 for a percentile interval; got {n_boot}")
+    confidence = check_real(confidence, "confidence", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
     check_choice(aggregate, "aggregate", AGGREGATES)
     check_choice(index, "index", INDICES)
     _check_resample(resample)
     seed = check_int(seed, "seed", minimum=0)
     scorer = make_scorer(selector)
     ss = as_seed_sequence(seed)
-    seconds: dict[str, float] = {}
     settings = dict(
         m_stability=m_stability,
         n_runs=n_runs,
@@ -366,53 +665,165 @@ def estimate(
         aggregate=aggregate,
         index=index,
         resample=str(resample),
+        calibration_layout=calibration_layout,
+        member_resample=str(member_resample),
+        n_boot=n_boot,
+        confidence=confidence,
         seed=seed,
-        selector=_describe(selector),
+        selector=describe_selector(selector),
     )
 
     with connect(client, timeout=timeout, security=security) as c:
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
-        pool_size = max(m_stability, n_runs)
-        ranks = real_runs(
-            X,
-            y,
+        half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
+        pools = {}
+        for name, size, how, stage in (
+            ("half", half_n, resample, _REAL),
+            ("member", member_n, member_resample, _MEMBER_RUNS),
+        ):
+            if size:
+                seed_k = derive(ss, Stream.ESTIMATE, stage)
+                pools[name] = real_subsets(
+                    X, y, n_target, n_runs=size, selector=scorer, resample=how, seed=seed_k, client=target
+                )
+        runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
+        real_seconds = time.perf_counter() - t0
+        est = estimate_from_runs(
+            runs,
+            n_feature,
             n_target,
-            n_runs=pool_size,
-            selector=scorer,
-            resample=resample,
-            seed=derive(ss, Stream.ESTIMATE, _REAL),
+            m_ensemble=m_list,
+            n_runs=n_runs,
+            repeats=repeats,
+            p_method=p_method,
+            verify=verify,
+            calibrate=calibrate,
+            n_boot=n_boot,
+            confidence=confidence,
+            aggregate=aggregate,
+            index=index,
+            settings=settings,
+            seed=ss,
             client=target,
         )
-        subsets = top_subsets(ranks, n_target)
-        seconds["real_runs"] = time.perf_counter() - t0
+    est.seconds = {"real_runs": real_seconds, **est.seconds}
+    for w in est.warnings:
+        _warnings.warn(w, RuntimeWarning, stacklevel=2)
+    return est
 
-        t0 = time.perf_counter()
-        t_draws = np.array(
-            [
-                uniform_threshold(n_feature, n_target, n_runs, seed=derive(ss, Stream.ESTIMATE, _T_UNIFORM, r))
-                for r in range(repeats)
-            ]
-        )
-        pool_rng = make_rng(ss, Stream.ESTIMATE, _POOL)
-        u_draws = np.array(
-            [
-                count_useful(subsets[pool_rng.choice(pool_size, n_runs, replace=False)], n_feature, int(t))
-                for t in t_draws
-            ]
-        )
-        n_useful = int(min(max(round(float(u_draws.mean())), n_target), n_feature))
-        if (t_draws >= n_runs).any():
-            warnings.warn(
-                f"t_uniform reached n_runs={n_runs} in {int((t_draws >= n_runs).sum())} of {repeats} draws: no feature "
-                "can be counted above it there, so n_useful is underestimated; increase n_runs",
-                RuntimeWarning,
-                stacklevel=2,
+
+def pool_sizes(calibration_layout: str, *, n_runs: int, m_stability: int) -> tuple[int, int]:
+    """Real runs needed on ``resample`` (halves) and in the weak-selector layout, for a layout."""
+    check_choice(calibration_layout, "calibration_layout", CALIBRATION_LAYOUTS)
+    pool = max(m_stability, n_runs)
+    return {"paper": (pool, 0), "ensemble": (n_runs, m_stability), "ensemble-all": (0, pool)}[calibration_layout]
+
+
+@dataclass(frozen=True)
+class RealRuns:
+    """The real runs behind an estimate, as top-``n_target`` subsets.
+
+    ``useful`` are the runs behind A[f] (a pool of at least ``n_runs``); ``stability``
+    those behind the single-selector stability. ``shared``: ``stability`` is the start of
+    ``useful`` (one pool), so a bootstrap resamples them together.
+    """
+
+    useful: np.ndarray = field(repr=False)
+    stability: np.ndarray = field(repr=False)
+    shared: bool
+    layout: str
+
+    @property
+    def count(self) -> int:
+        """Real runs made (a shared pool counts once)."""
+        return len(self.useful) + (0 if self.shared else len(self.stability))
+
+
+def assemble_runs(
+    calibration_layout: str, *, n_runs: int, m_stability: int, half: np.ndarray | None = None, member=None
+) -> RealRuns:
+    """The runs a layout uses, from pools of runs on halves (``half``) and in the weak-selector
+    layout (``member``). Run ``i`` of a pool does not depend on the pool's size, so taking
+    the first runs of larger pools gives exactly the runs :func:`estimate` would make."""
+    half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
+    for name, pool, need in (("half", half, half_n), ("member", member, member_n)):
+        if need and (pool is None or len(pool) < need):
+            raise ValueError(
+                f"{name}: calibration_layout={calibration_layout!r} needs {need} runs; got "
+                f"{0 if pool is None else len(pool)}"
             )
-        real_stab = _stability_of_array(subsets[:m_stability], n_feature, index)
-        real_nog = nogueira_stability(subsets[:m_stability], n_feature)
-        seconds["n_useful_and_stability"] = time.perf_counter() - t0
+    if calibration_layout == "paper":
+        pool = half[:half_n]
+        return RealRuns(pool, pool[:m_stability], True, calibration_layout)
+    if calibration_layout == "ensemble":
+        return RealRuns(half[:n_runs], member[:m_stability], False, calibration_layout)
+    pool = member[:member_n]
+    return RealRuns(pool, pool[:m_stability], True, calibration_layout)
 
+
+def estimate_from_runs(
+    runs: RealRuns,
+    n_feature: int,
+    n_target: int,
+    *,
+    m_ensemble: list[int],
+    n_runs: int,
+    repeats: int,
+    p_method: str,
+    verify: bool,
+    calibrate: bool,
+    n_boot: int,
+    confidence: float,
+    aggregate: str,
+    index: str,
+    settings: dict,
+    seed: SeedLike,
+    client,
+) -> Estimate:
+    """Every stage after the real runs (2 to 7 and the bootstrap), on given runs.
+
+    :func:`estimate` is :func:`real_subsets` plus this; the validation benchmark calls it
+    on shared pools to compare layouts and ``n_runs`` without refitting the selector.
+    Arguments are taken as validated.
+    """
+    ss = as_seed_sequence(seed)
+    m_list = list(m_ensemble)
+    m_stability = len(runs.stability)
+    useful_pool, stab_runs, n_real = runs.useful, runs.stability, runs.count
+    seconds: dict[str, float] = {}
+
+    def sweep_seed(stage: int) -> int:
+        return int(derive(ss, Stream.ESTIMATE, stage).generate_state(1)[0] >> 1)
+
+    t0 = time.perf_counter()
+    t_draws = threshold_draws(
+        n_feature, n_target, n_runs, repeats=repeats, seed=derive(ss, Stream.ESTIMATE, _T_UNIFORM)
+    )
+    u_draws = useful_draws(useful_pool, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ss, Stream.ESTIMATE, _POOL))
+    n_useful = round_n_useful(u_draws, n_target, n_feature)
+    real_stab, real_nog = real_stability_of(stab_runs, n_feature, index)
+    seconds["n_useful_and_stability"] = time.perf_counter() - t0
+
+    predictable, blocking, _ = guard_rails(
+        n_target=n_target,
+        n_runs=n_runs,
+        n_useful_mean=float(u_draws.mean()),
+        t_draws=t_draws,
+        real_nogueira=real_nog,
+        p_fit=None,
+        fixed_point=None,
+        power=None,
+    )
+    simulated = 0
+    fit = chk = power = None
+    p_hat = float("nan")
+    nuv = nuv_std = holds = has_power = None
+    u_pred, p_pred, calibrated, cal = n_useful, p_hat, None, None
+    curve = None
+    boot_ds = None
+    intervals: dict[str, tuple[float, float]] = {}
+    if predictable:
         t0 = time.perf_counter()
         # The simulated curve gets repeats x m_stability copies: the mean pairwise index
         # does not depend on the number of copies, its noise does, and the real side
@@ -428,26 +839,31 @@ def estimate(
             index=index,
             seed=derive(ss, Stream.ESTIMATE, _P),
         )
+        p_hat = float(fit.p)
+        u_pred, p_pred = n_useful, p_hat
         seconds["p"] = time.perf_counter() - t0
-        simulated = len(fit.evaluations) * p_copies
+        simulated += len(fit.evaluations) * p_copies
 
-        nuv = nuv_std = holds = None
         if verify:
             t0 = time.perf_counter()
             chk = check_fixed_point(
                 n_feature,
                 n_target,
                 n_useful,
-                fit.p,
+                p_hat,
                 n_runs=n_runs,
                 repeats=repeats,
                 seed=derive(ss, Stream.ESTIMATE, _VERIFY),
             )
             nuv, nuv_std, holds = chk.mean, chk.std, chk.holds
-            simulated += repeats * n_runs
+            power = fixed_point_power(
+                n_feature, n_target, n_useful, p_hat, n_runs=n_runs, repeats=repeats,
+                seed=derive(ss, Stream.ESTIMATE, _POWER),
+            )  # fmt: skip
+            has_power = power is not None and not power.holds
+            simulated += (1 + (power is not None)) * repeats * n_runs
             seconds["verify"] = time.perf_counter() - t0
 
-        u_pred, p_pred, calibrated, cal = n_useful, fit.p, None, None
         if calibrate:
             from .sweep import sweep
 
@@ -467,41 +883,84 @@ def estimate(
                 repeats=max(3, repeats // 4),
                 aggregate=aggregate,
                 index=index,
-                seed=int(derive(ss, Stream.ESTIMATE, _CALIBRATE).generate_state(1)[0] >> 1),
-                client=target,
+                seed=sweep_seed(_CALIBRATE),
+                client=client,
                 progress=False,
             )
             cal = surf.ensstab.calibrate(max(real_stab, 1e-12), float(u_draws.mean()), n_runs=n_runs)
-            cal.attrs.update(estimate_n_useful=n_useful, estimate_p=float(fit.p))
+            cal.attrs.update(estimate_n_useful=n_useful, estimate_p=p_hat)
             if cal.attrs["any_consistent"]:
                 calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
                 u_pred, p_pred = calibrated
             simulated += len(grid_u) * len(grid_p) * max(3, repeats // 4) * (m_stability + n_runs)
             seconds["calibrate"] = time.perf_counter() - t0
 
-        from .sweep import sweep
-
         t0 = time.perf_counter()
-        pred = sweep(
+        curve = predict_curve(
             n_feature,
             n_target,
-            n_useful=[u_pred],
-            p=[p_pred],
+            u_pred,
+            p_pred,
             m_ensemble=m_list,
-            n_runs=n_runs,
             m_stability=m_stability,
+            n_runs=n_runs,
             repeats=repeats,
             aggregate=aggregate,
             index=index,
-            seed=int(derive(ss, Stream.ESTIMATE, _PREDICT).generate_state(1)[0] >> 1),
-            client=target,
-            progress=False,
+            seed=sweep_seed(_PREDICT),
+            client=client,
         )
         simulated += repeats * m_stability * sum(m_list)
         seconds["predict"] = time.perf_counter() - t0
 
-    curve = pred[["stability", "stability_std", "stability_draws"]].squeeze(["n_useful", "p"], drop=True)
-    curve = curve.drop_vars("n_runs", errors="ignore")
+        if n_boot:
+            t0 = time.perf_counter()
+            intervals, boot_ds, sim_b = bootstrap_estimate(
+                useful_pool,
+                stab_runs,
+                n_feature,
+                n_target,
+                n_runs=n_runs,
+                repeats=repeats,
+                n_boot=n_boot,
+                confidence=confidence,
+                u_hat=n_useful,
+                p_hat=p_hat,
+                s_hat=real_stab,
+                u_pred=u_pred,
+                p_pred=p_pred,
+                curve=curve,
+                m_stability=m_stability,
+                aggregate=aggregate,
+                index=index,
+                seeds={
+                    "thresholds": derive(ss, Stream.ESTIMATE, _T_BOOT),
+                    "runs": derive(ss, Stream.ESTIMATE, _BOOT),
+                    "p": sweep_seed(_BOOT_P),
+                    "curve": sweep_seed(_BOOT_CURVE),
+                },
+                client=client,
+            )
+            simulated += sim_b
+            seconds["bootstrap"] = time.perf_counter() - t0
+
+    _, blocking, cautions = guard_rails(
+        n_target=n_target,
+        n_runs=n_runs,
+        n_useful_mean=float(u_draws.mean()),
+        t_draws=t_draws,
+        real_nogueira=real_nog,
+        p_fit=fit,
+        fixed_point=chk,
+        power=power,
+    )
+    issues = blocking + cautions
+    if curve is None:
+        nan = np.full(len(m_list), np.nan)
+        curve = xr.Dataset(
+            {"stability": ("m_ensemble", nan), "stability_std": ("m_ensemble", nan.copy())},
+            coords={"m_ensemble": m_list},
+        )
     curve.attrs = {
         "title": "ensstab_dask predicted stability of ensembles",
         "simulator_n_useful": u_pred,  # calibrated when calibrate=True found a consistent cell
@@ -519,218 +978,28 @@ def estimate(
         n_useful_draws=u_draws,
         real_stability=float(real_stab),
         real_nogueira=real_nog,
-        p=float(fit.p),
+        p=p_hat,
         p_fit=fit,
         n_useful_v=nuv,
         n_useful_v_std=nuv_std,
         fixed_point_holds=holds,
         calibrated=calibrated,
         curve=curve,
-        real_runs=pool_size,
+        real_runs=n_real,
         simulated_runs=int(simulated),
         seconds=seconds,
-        selection_counts=selection_counts(subsets[:n_runs], n_feature),
+        selection_counts=selection_counts(useful_pool[:n_runs], n_feature),
         t_uniform_draws=t_draws,
         # The first draw behind t_uniform, kept for the picture of counts; its max is t_draws[0].
         uniform_counts=selection_counts(
             uniform_subsets(n_feature, n_target, n_runs, seed=derive(ss, Stream.ESTIMATE, _T_UNIFORM, 0)), n_feature
         ),
         calibration=cal,
+        reliable=not issues,
+        warnings=issues,
+        has_curve=predictable,
+        fixed_point_power=has_power,
+        confidence=confidence,
+        intervals=intervals,
+        bootstrap=boot_ds,
     )
-
-
-def _describe(selector) -> str:
-    if selector is None:
-        return "RandomForestClassifier(n_estimators=300, max_features='sqrt', criterion='gini')"
-    return repr(selector) if hasattr(selector, "get_params") else getattr(selector, "__name__", repr(selector))
-
-
-def real_ensemble_stability(
-    X,
-    y,
-    n_target: int,
-    *,
-    m_ensemble=(1, 5, 10, 20, 30, 50),
-    m_stability: int = 50,
-    selector=None,
-    layout: str = "bagging",
-    aggregate: str = "mean_rank",
-    index: str = "jaccard",
-    seed: int = 0,
-    client: ClientLike = None,
-    batch_size: int = 1,
-    timeout: float = 10.0,
-    security=None,
-) -> xr.Dataset:
-    """The naive check: measure ensemble stability with real runs (see the module docstring).
-
-    Returns
-    -------
-    xarray.Dataset over ``m_ensemble``: ``stability`` (``index``), ``nogueira`` with its
-    ``nogueira_lower``/``nogueira_upper`` 95 % interval, and ``attrs`` with the real-run
-    count and wall time.
-    """
-    X, y = check_data(X, y, n_target=n_target)
-    n_feature = X.shape[1]
-    m_list = _check_m_ensemble(m_ensemble)
-    m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_choice(layout, "layout", ("bagging", "independent"))
-    check_choice(aggregate, "aggregate", AGGREGATES)
-    check_choice(index, "index", INDICES)
-    seed = check_int(seed, "seed", minimum=0)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    scorer = make_scorer(selector)
-    ss = as_seed_sequence(seed)
-    pool = max(m_list)
-    tasks = []
-    for copy in range(m_stability):
-        copy_ss = derive(ss, Stream.REAL_ENSEMBLE, copy)
-        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(pool)]
-        for start in range(0, pool, batch_size):
-            tasks.append((copy, copy_ss, members[start : start + batch_size]))
-    with connect(client, timeout=timeout, security=security) as c:
-        # Timed from a running cluster, as the estimate is, so that costs compare fairly.
-        t0 = time.perf_counter()
-        parts = map_shared(
-            _member_batch, (scorer, X, y, layout), [(cs, ms) for _, cs, ms in tasks], client=c or "synchronous"
-        )
-    ranks = np.empty((m_stability, pool, n_feature), dtype=np.int64)
-    filled = np.zeros(m_stability, dtype=int)
-    for (copy, _, ms), part in zip(tasks, parts):
-        ranks[copy, filled[copy] : filled[copy] + len(ms)] = part
-        filled[copy] += len(ms)
-    stab, stab_se, nog, lo, hi = [], [], [], [], []
-    for m in m_list:
-        chosen = np.stack(
-            [
-                aggregate_rankings(
-                    ranks[copy, :m], n_target, aggregate=aggregate, seed=make_rng(ss, Stream.REAL_ENSEMBLE, copy, 0, m)
-                )
-                for copy in range(m_stability)
-            ]
-        )
-        stab.append(_stability_of_array(chosen, n_feature, index))
-        stab_se.append(jackknife_std(chosen, n_feature, index) if m_stability >= 3 else float("nan"))
-        res = nogueira_stability(chosen, n_feature)
-        nog.append(res.stability)
-        lo.append(res.lower)
-        hi.append(res.upper)
-    seconds = time.perf_counter() - t0
-    coords = {
-        "m_ensemble": (
-            "m_ensemble",
-            m_list,
-            {"long_name": "weak selectors per ensemble (m_ensemble)", "units": "selectors"},
-        )
-    }
-    ds = xr.Dataset(
-        {
-            "stability": ("m_ensemble", stab, {"long_name": f"real ensemble stability ({index})", "units": "1"}),
-            "stability_se": (
-                "m_ensemble",
-                stab_se,
-                {"long_name": "jackknife standard error of the real stability (leave one copy out)", "units": "1"},
-            ),
-            "nogueira": ("m_ensemble", nog, {"long_name": "Nogueira stability of the real ensembles", "units": "1"}),
-            "nogueira_lower": ("m_ensemble", lo, {"long_name": "lower end of Nogueira's 95 % interval", "units": "1"}),
-            "nogueira_upper": ("m_ensemble", hi, {"long_name": "upper end of Nogueira's 95 % interval", "units": "1"}),
-        },
-        coords=coords,
-    )
-    ds.attrs.update(
-        title="ensstab_dask naive real ensemble stability",
-        n_feature=n_feature,
-        n_target=n_target,
-        m_stability=m_stability,
-        layout=layout,
-        modelled_by_simulator=int(layout == "bagging"),
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        selector=_describe(selector),
-        real_runs=m_stability * pool,
-        seconds=seconds,
-        ensstab_dask_version=__version__,
-    )
-    return ds
-
-
-@dataclass(frozen=True)
-class PredictionAccuracy:
-    """Leave-one-out accuracy of a predictor trained on the selected features."""
-
-    accuracy: float
-    std_error: float
-    n_samples: int
-    predictions: np.ndarray = field(repr=False)
-    n_target: int
-    m_ensemble: int
-
-
-def _loo_fold(scorer, predictor, X, y, n_target, m_ensemble, aggregate, fold, fold_seed):
-    """One fold: leave sample ``fold`` out, select on one half of the rest, train on the other."""
-    from sklearn.base import clone
-
-    rng = make_rng(fold_seed)
-    rest = np.delete(np.arange(len(X)), fold)
-    order = rng.permutation(rest)
-    select_half, train_half = order[: len(order) // 2], order[len(order) // 2 :]
-    if m_ensemble == 1:
-        ranks = _member_batch(scorer, X[select_half], y[select_half], "independent-full", None, [derive(fold_seed, 1)])
-    else:
-        members = [derive(fold_seed, 1 + j) for j in range(m_ensemble)]
-        ranks = _member_batch(scorer, X[select_half], y[select_half], "bagging-full", None, members)
-    chosen = aggregate_rankings(ranks, n_target, aggregate=aggregate, seed=derive(fold_seed, 0))
-    model = clone(predictor)
-    if "random_state" in model.get_params():
-        model.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
-    model.fit(X[np.ix_(train_half, chosen)], y[train_half])
-    return model.predict(X[np.ix_([fold], chosen)])[0]
-
-
-def prediction_accuracy(
-    X,
-    y,
-    n_target: int,
-    *,
-    selector=None,
-    predictor=None,
-    m_ensemble: int = 1,
-    aggregate: str = "mean_rank",
-    seed: int = 0,
-    client: ClientLike = None,
-    timeout: float = 10.0,
-    security=None,
-) -> PredictionAccuracy:
-    """The paper's way of choosing n_target (SPEC section 8), leave-one-out.
-
-    For each sample: leave it out, split the rest at random into a feature-selection
-    half and a predictor half, select ``n_target`` features on the first (one run of the
-    base selector, or an ensemble of ``m_ensemble`` runs on bootstrap samples of it),
-    train ``predictor`` (default: a 300-tree random forest) on the second with those
-    features, and predict the left-out sample. Fold ``i`` uses
-    ``derive(seed, Stream.PREDICTION, i)``; folds run as Dask tasks.
-    """
-    X, y = check_data(X, y, n_target=n_target)
-    m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
-    check_choice(aggregate, "aggregate", AGGREGATES)
-    seed = check_int(seed, "seed", minimum=0)
-    scorer = make_scorer(selector)
-    if predictor is None:
-        from sklearn.ensemble import RandomForestClassifier
-
-        predictor = RandomForestClassifier(n_estimators=300, n_jobs=1)
-    ss = as_seed_sequence(seed)
-    folds = [(fold, derive(ss, Stream.PREDICTION, fold)) for fold in range(len(X))]
-    preds = map_shared(
-        _loo_fold,
-        (scorer, predictor, X, y, n_target, m_ensemble, aggregate),
-        folds,
-        client=client,
-        timeout=timeout,
-        security=security,
-    )
-    preds = np.asarray(preds)
-    correct = preds == y
-    acc = float(correct.mean())
-    return PredictionAccuracy(acc, float(np.sqrt(acc * (1 - acc) / len(y))), len(y), preds, n_target, m_ensemble)

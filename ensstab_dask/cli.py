@@ -10,11 +10,12 @@ import json
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import AGGREGATES, INDICES
+from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, INDICES, RESAMPLES
 from ._version import __version__
 from .cluster import _LOCAL, SchedulerLost
 
@@ -205,6 +206,7 @@ def _cmd_export(args) -> int:
 
 
 SELECTORS = ("rf", "extra-trees", "logistic")
+DEFAULT_CALIBRATION_LAYOUT = "paper"
 
 
 def _selector(name: str, n_estimators: int):
@@ -221,64 +223,108 @@ def _selector(name: str, n_estimators: int):
     return LogisticRegression(max_iter=2000)
 
 
-def _resample(text: str):
-    if text in ("half", "bootstrap"):
+def _resample(text: str, option: str):
+    if text in RESAMPLES:
         return text
     try:
         return float(text)
     except ValueError:
         raise UsageError(
-            f"ensstab estimate: --resample must be half, bootstrap or a fraction in (0, 1]; got {text!r}"
+            f"ensstab: {option} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {text!r}"
         ) from None
 
 
-def _cmd_estimate(args) -> int:
+def _check_outputs(args, command: str) -> None:
     import os
-
-    from .algorithm import estimate, real_ensemble_stability
-    from .datasets import load_dataset, make_microarray
 
     for path in (args.json, args.output):
         if path and os.path.exists(path) and not args.overwrite:
-            raise UsageError(f"ensstab estimate: {path} exists; pass --overwrite to replace it")
+            raise UsageError(f"ensstab {command}: {path} exists; pass --overwrite to replace it")
+
+
+def _load(args):
+    """The data of --data (or the embedded default) and a description of where they came from."""
+    from .datasets import load_dataset, make_microarray
+
     if args.data:
         label = int(args.label) if args.label is not None and args.label.lstrip("-").isdigit() else args.label
-        data = load_dataset(args.data, label=label)
-        source = args.data
-    else:
-        data = make_microarray(seed=0)
-        source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
-    m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
-    selector = _selector(args.selector, args.n_estimators)
-    resample = _resample(args.resample)
-    security = _security(args)
-    if args.validate and resample != "half":
-        print(
-            "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
-            "(each copy a random half, its members bootstrap samples of it)",
-            file=sys.stderr,
-        )
-    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
-    est = estimate(
-        data.X,
-        data.y,
-        args.n_target,
-        selector=selector,
-        m_ensemble=m_values,
+        return load_dataset(args.data, label=label), args.data
+    data = make_microarray(seed=0)
+    return data, "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
+
+
+def _estimate_options(args) -> dict:
+    """The keywords of estimate() that the estimate's options give (shared by estimate and validate)."""
+    if args.n_boot < 0 or 0 < args.n_boot < 20:
+        raise UsageError(f"ensstab: --n-boot must be 0 (no bootstrap) or at least 20; got {args.n_boot}")
+    if not 0 < args.confidence < 1:
+        raise UsageError(f"ensstab: --confidence must be in (0, 1), like 0.95; got {args.confidence}")
+    return dict(
+        selector=_selector(args.selector, args.n_estimators),
+        m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
         m_stability=args.m_stability,
         n_runs=args.n_runs,
         repeats=args.repeats,
         p_method=args.p_method,
         verify=not args.no_verify,
         calibrate=args.calibrate,
+        calibration_layout=args.calibration_layout,
+        member_resample=_resample(args.member_resample, "--member-resample"),
+        n_boot=args.n_boot,
+        confidence=args.confidence,
         aggregate=args.aggregate,
         index=args.index,
-        resample=resample,
+        resample=_resample(args.resample, "--resample"),
         seed=args.seed,
-        client=args.scheduler,
-        timeout=args.timeout,
-        security=security,
     )
+
+
+def _write(args, payload: dict, ds) -> None:
+    if args.json:
+        _write_json(args.json, payload)
+    if args.output:
+        from .storage import write_netcdf
+
+        write_netcdf(ds, args.output, overwrite=args.overwrite)
+
+
+def _write_json(path, payload: dict) -> None:
+    import os
+    import tempfile
+
+    # Written beside the target and renamed: an old file survives any failure.
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _cmd_estimate(args) -> int:
+    from .algorithm import estimate
+    from .naive import real_ensemble_stability
+
+    _check_outputs(args, "estimate")
+    data, source = _load(args)
+    options = _estimate_options(args)
+    security = _security(args)
+    if args.validate and options["resample"] != "half":
+        print(
+            "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
+            "(each copy a random half, its members bootstrap samples of it)",
+            file=sys.stderr,
+        )
+    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    with warnings.catch_warnings():
+        # The summary prints every guard rail above the curve; no second copy on stderr.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = estimate(
+            data.X, data.y, args.n_target, client=args.scheduler, timeout=args.timeout, security=security, **options
+        )
     print(est.summary())
     payload = est.to_dict()
     payload["data"] = source
@@ -297,9 +343,9 @@ def _cmd_estimate(args) -> int:
             data.X,
             data.y,
             args.n_target,
-            m_ensemble=m_values,
+            m_ensemble=options["m_ensemble"],
             m_stability=args.m_stability,
-            selector=selector,
+            selector=options["selector"],
             aggregate=args.aggregate,
             index=args.index,
             seed=args.seed,
@@ -314,16 +360,54 @@ def _cmd_estimate(args) -> int:
         }
         print("  naive real check (real runs: %d, %.1f s):" % (real.attrs["real_runs"], real.attrs["seconds"]))
         for m, v in payload["validation"]["curve"].items():
-            print(f"    m_ensemble={int(m):>4}  real {v:.4f}  predicted {payload['curve'][m]:.4f}")
+            pred = payload["curve"][m] if payload["curve"] else None
+            shown = "n/a" if pred is None else f"{pred:.4f}"
+            print(f"    m_ensemble={int(m):>4}  real {v:.4f}  predicted {shown}")
     ds = est.to_dataset(real)
     ds.attrs["data"] = source
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
-    if args.output:
-        from .storage import write_netcdf
+    _write(args, payload, ds)
+    return 0
 
-        write_netcdf(ds, args.output, overwrite=args.overwrite)
+
+def _default_cache_dir() -> str:
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ensstab_dask", "naive")
+
+
+def _cmd_validate(args) -> int:
+    import os
+
+    from .validation import validate
+
+    _check_outputs(args, "validate")
+    cache_dir = args.cache_dir
+    if cache_dir is None:
+        cache_dir = _default_cache_dir()
+        os.makedirs(cache_dir, exist_ok=True)
+    elif not os.path.isdir(cache_dir):
+        raise UsageError(f"ensstab validate: --cache-dir {cache_dir}: no such directory")
+    data, source = _load(args)
+    options = _estimate_options(args)
+    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = validate(
+            data.X,
+            data.y,
+            args.n_target,
+            cache_dir=cache_dir,
+            client=args.scheduler,
+            timeout=args.timeout,
+            security=_security(args),
+            data=source,
+            **options,
+        )
+    print(res.summary())
+    ds = res.to_dataset()
+    ds.attrs["data"] = source
+    _write(args, res.to_dict(), ds)
     return 0
 
 
@@ -341,6 +425,66 @@ def _cmd_report(args) -> int:
     pictures = sorted(p.name for p in index.parent.glob("*.png"))
     print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")
     return 0
+
+
+def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
+    """The estimate's options, shared by ``estimate`` and ``validate``."""
+    est.add_argument(
+        "--data", metavar="PATH", help=".mat (scikit-feature), .npz or .csv; default: the embedded default"
+    )
+    est.add_argument("--label", default=None, help="CSV label column (name or index)")
+    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps (default 20)")
+    est.add_argument("--n-runs", type=int, default=None, help="runs behind n_useful (default: largest m_ensemble)")
+    est.add_argument(
+        "--m-stability", type=int, default=m_stability, help=f"copies behind each stability (default {m_stability})"
+    )
+    est.add_argument(
+        "--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes to predict (default 1,5,10,20,30,50)"
+    )
+    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity (default 20)")
+    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (default rf: random forest)")
+    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees (default 300)")
+    est.add_argument(
+        "--p-method", default="bisect", choices=("bisect", "grid"), help="how p is fitted (default bisect)"
+    )
+    est.add_argument(
+        "--resample",
+        default="half",
+        help="resample of the runs behind n_useful (and p with --calibration-layout paper): half (default), "
+        "bootstrap, bagging (a bootstrap sample of a random half), or a fraction like 0.7",
+    )
+    est.add_argument(
+        "--calibration-layout",
+        default=DEFAULT_CALIBRATION_LAYOUT,
+        choices=CALIBRATION_LAYOUTS,
+        help="which runs calibrate the simulator: paper (every run on --resample, the paper's method), ensemble "
+        "(p on runs in the ensemble's weak-selector layout, n_useful on --resample runs), ensemble-all (both in the "
+        f"weak-selector layout); default {DEFAULT_CALIBRATION_LAYOUT}",
+    )
+    est.add_argument(
+        "--member-resample",
+        default="bagging",
+        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (default: a bootstrap "
+        "sample of a random half, as in the naive check), or any --resample value",
+    )
+    est.add_argument(
+        "--n-boot",
+        type=int,
+        default=200,
+        help="bootstrap replicates of the real runs behind every interval; 0 turns the bootstrap off (default 200)",
+    )
+    est.add_argument("--confidence", type=float, default=0.95, help="level of the percentile intervals (default 0.95)")
+    est.add_argument("--aggregate", default="mean_rank", choices=AGGREGATES, help="ensemble rank aggregation")
+    est.add_argument("--index", default="jaccard", choices=INDICES, help="stability index")
+    est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
+    est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+    est.add_argument("--seed", type=int, default=0, help="seed of every random stream (default 0)")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
+    p.add_argument("--output", metavar="OUT.nc", help="write the curve and results to netCDF")
+    p.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -372,34 +516,32 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=_cmd_sweep)
 
     est = sub.add_parser("estimate", help="predict the stability of ensembles of a real selector (Algorithm 1)")
-    est.add_argument(
-        "--data", metavar="PATH", help=".mat (scikit-feature), .npz or .csv; default: the embedded default"
-    )
-    est.add_argument("--label", default=None, help="CSV label column (name or index)")
-    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps (default 20)")
-    est.add_argument("--n-runs", type=int, default=None, help="runs behind n_useful (default: largest m_ensemble)")
-    est.add_argument("--m-stability", type=int, default=30, help="copies behind each stability (default 30)")
-    est.add_argument("--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes to predict")
-    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity (default 20)")
-    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (default rf: random forest)")
-    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees (default 300)")
-    est.add_argument("--p-method", default="bisect", choices=("bisect", "grid"))
-    est.add_argument(
-        "--resample", default="half", help="each real run's resample: half (default), bootstrap, or a fraction like 0.7"
-    )
-    est.add_argument("--aggregate", default="mean_rank", choices=AGGREGATES, help="ensemble rank aggregation")
-    est.add_argument("--index", default="jaccard", choices=INDICES, help="stability index")
-    est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
-    est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+    _add_estimate_options(est, m_stability=30)
     est.add_argument(
         "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
     )
-    est.add_argument("--seed", type=int, default=0)
     _add_cluster_options(est)
-    est.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
-    est.add_argument("--output", metavar="OUT.nc", help="write the predicted curve and results to netCDF")
-    est.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
+    _add_output_options(est)
     est.set_defaults(func=_cmd_estimate)
+
+    val = sub.add_parser(
+        "validate",
+        help="the estimate against the naive real check, per ensemble size (the validation harness)",
+        description="Run the estimate and the naive check (bagging layout) on the same data and cluster, and print "
+        "per m_ensemble: predicted [interval], real +- SE, z, covered. The naive curve is cached as netCDF in "
+        "--cache-dir, so a rerun with the same data and settings reuses it.",
+    )
+    _add_estimate_options(val, m_stability=20)
+    val.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        help="where naive curves are cached (default $XDG_CACHE_HOME/ensstab_dask/naive, "
+        "else ~/.cache/ensstab_dask/naive)",
+    )
+    _add_cluster_options(val)
+    _add_output_options(val)
+    val.set_defaults(func=_cmd_validate)
 
     rep = sub.add_parser("report", help="pictures and a self-contained index.html of an estimate or a sweep")
     rep.add_argument("result", metavar="RESULT.nc", help="from ensstab estimate --output, or a sweep")

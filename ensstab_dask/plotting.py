@@ -279,9 +279,10 @@ def _naive(ds: xr.Dataset, real: xr.Dataset | None) -> xr.Dataset | None:
 def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, p=None, max_lines: int = 5, ax=None):
     """Stability of ensembles against their size m_ensemble.
 
-    For an estimate this draws the predicted curve, with a band of ±1 sd of one
-    m_stability-copy measurement. That band is where a naive measurement would fall if the
-    simulator is right. The naive real check, when it was run (``real=``, or stored in the
+    For an estimate this draws the predicted curve with its interval as a band (the
+    bootstrap over the real runs; without one, ±1 sd of one simulated m_stability-copy
+    measurement). An estimate that tripped a guard rail is labelled as not a validated
+    prediction. The naive real check, when it was run (``real=``, or stored in the
     estimate's Dataset), is drawn with error bars of ±2 jackknife standard errors. For a
     sweep, it draws one curve per p at the given ``n_useful`` (nearest grid value; by
     default the middle one).
@@ -295,9 +296,17 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
             ds.attrs.get("simulator_n_useful", ds.attrs.get("n_useful")),
             ds.attrs.get("simulator_p", ds.attrs.get("p")),
         )
-        ax.plot(m, s, marker="o", color=STABILITY_COLOR, label=f"predicted (simulator u={int(u)}, p={float(pv):.2f})")
-        ax.fill_between(m, s - sd, s + sd, color=STABILITY_COLOR, alpha=0.2,
-                        label=f"±1 sd of a {ds.attrs.get('m_stability', '')}-copy measurement")  # fmt: skip
+        reliable = bool(int(ds.attrs.get("reliable", 1)))
+        what = "predicted" if reliable else "simulated, NOT a validated prediction"
+        ax.plot(m, s, marker="o", color=STABILITY_COLOR, label=f"{what} (simulator u={int(u)}, p={float(pv):.2f})")
+        if "stability_lower" in ds:
+            level = float(ds.attrs.get("confidence", 0.95))
+            ax.fill_between(m, ds["stability_lower"].values, ds["stability_upper"].values, color=STABILITY_COLOR,
+                            alpha=0.2, label=f"{level:.0%} interval (bootstrap of the real runs)")  # fmt: skip
+        else:
+            copies = ds.attrs.get("m_stability", "")
+            ax.fill_between(m, s - sd, s + sd, color=STABILITY_COLOR, alpha=0.2,
+                            label=f"±1 sd of a {copies}-copy simulated measurement")  # fmt: skip
         naive = _naive(ds, real)
         if naive is not None:
             ax.errorbar(naive["m_ensemble"].values, naive["stability"].values, yerr=2 * naive["se"].values,

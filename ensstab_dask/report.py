@@ -44,10 +44,11 @@ EXPLAIN = {
     ),
     "stability_curve": (
         "Stability against ensemble size",
-        "The predicted stability of an ensemble of m weak selectors, for each m. The band is the spread of one "
-        "measurement with m_stability ensembles: a naive measurement would fall there if the simulator is right. "
-        "When the naive real check was run, its values are drawn with error bars of ±2 standard errors. Where "
-        "they miss the band, the method does not hold for that m.",
+        "The predicted stability of an ensemble of m weak selectors, for each m. The band is its interval: how "
+        "far the prediction moves with the real runs it was fitted on (a bootstrap over them) and with the "
+        "simulation. It does not include the model's own error. When the naive real check was run, its values "
+        "are drawn with error bars of ±2 standard errors; where they miss the band, the model does not describe "
+        "the selector at that m.",
     ),
     "selection_counts": (
         "Selection counts",
@@ -125,10 +126,23 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
             f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
             f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
         ),
-        ("p", f"{a['p']:.4f}"),
+        ("p", _fmt(a["p"])),
     ]
+    level = f"{float(a.get('confidence', 0.95)):.0%}"
+    for key, label in (
+        ("n_useful_interval", "n_useful"),
+        ("p_interval", "p"),
+        ("real_stability_interval", "stability"),
+    ):
+        if key in a and np.size(a[key]) == 2:
+            rows.append((f"{level} interval of {label}", f"[{_fmt(a[key][0])}, {_fmt(a[key][1])}]"))
+    if "reliable" in a:
+        verdict = "yes" if int(a["reliable"]) else "NO: " + "; ".join(str(a.get("warnings", "")).splitlines())
+        rows.insert(0, ("reliable", verdict))
     if plotting._attr(ds, "n_useful_v") is not None:
         holds = "holds" if int(a["fixed_point_holds"]) else "does NOT hold"
+        if int(a["fixed_point_holds"]) and str(a.get("fixed_point_power", "")) == "0":
+            holds += ", but would also hold for clearly different u (no power)"
         rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
     if plotting._attr(ds, "calibrated_n_useful") is not None:
         rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
@@ -149,12 +163,17 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
 
 def _curve_table(ds: xr.Dataset) -> str:
     naive = "naive_stability" in ds
-    head = "<tr><th>m_ensemble</th><th>predicted</th><th>± sd</th>"
+    band = "stability_lower" in ds
+    head = "<tr><th>m_ensemble</th><th>predicted</th>"
+    head += f"<th>{float(ds.attrs.get('confidence', 0.95)):.0%} interval</th>" if band else "<th>± sd</th>"
     head += "<th>naive real</th><th>± SE</th><th>within 2 SE</th></tr>" if naive else "</tr>"
     rows = []
     for i, m in enumerate(ds["m_ensemble"].values):
         s, sd = float(ds["stability"][i]), float(ds["stability_std"][i])
-        cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{sd:.4f}</td>"
+        spread = (
+            f"[{float(ds['stability_lower'][i]):.4f}, {float(ds['stability_upper'][i]):.4f}]" if band else f"{sd:.4f}"
+        )
+        cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{spread}</td>"
         if naive:
             r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
             verdict = "n/a" if not np.isfinite(se) else ("yes" if abs(s - r) <= 2 * se else "no")

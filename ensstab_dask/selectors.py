@@ -10,7 +10,9 @@ features importance 0) and keeps the top ``n_target``.
   ``feature_importances_`` or ``coef_`` (absolute value; multi-class: the norm over
   classes); or a callable ``(X, y, rng) -> scores``.
 * resample: ``"half"`` (default: a random half without replacement, the method's
-  feature-selection half), ``"bootstrap"``, or a fraction in (0, 1] without replacement.
+  feature-selection half), ``"bootstrap"``, ``"bagging"`` (a bootstrap sample of a
+  random half: what one weak selector of the naive check's bagging ensembles sees), or a
+  fraction in (0, 1] without replacement.
 
 Run ``i`` of a batch seeded ``seed`` uses ``derive(seed, Stream.REAL_RUNS, i)``: the result of a run does
 not depend on how runs are batched or where they execute. :func:`real_runs` spreads runs
@@ -24,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import check_int, check_real
+from ._validation import RESAMPLES, check_int, check_real
 from .aggregation import rank_scores
 from .cluster import ClientLike, map_shared
 from .datasets import check_data
@@ -95,19 +97,24 @@ class _EstimatorScorer:
 
 def _check_resample(resample) -> str | float:
     if isinstance(resample, str):
-        if resample not in ("half", "bootstrap"):
-            raise ValueError(f"resample must be 'half', 'bootstrap' or a fraction in (0, 1]; got {resample!r}")
+        if resample not in RESAMPLES:
+            raise ValueError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
         return resample
     if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
         return check_real(resample, "resample", minimum=0.0, maximum=1.0, open_minimum=True)
-    raise TypeError(f"resample must be 'half', 'bootstrap' or a fraction in (0, 1]; got {resample!r}")
+    raise TypeError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
 
 
 def resample_indices(n_samples: int, resample, rng: np.random.Generator) -> np.ndarray:
-    """Sample indices of one run: a half or a fraction without replacement, or a bootstrap."""
+    """Sample indices of one run: a half or a fraction without replacement, a bootstrap,
+    or ``"bagging"``: a bootstrap sample of a random half (one weak selector of a
+    bagging ensemble, which sees a bootstrap sample of its copy's half)."""
     resample = _check_resample(resample)
     if resample == "bootstrap":
         return rng.integers(0, n_samples, size=n_samples)
+    if resample == "bagging":
+        half = resample_indices(n_samples, "half", rng)
+        return half[rng.integers(0, len(half), size=len(half))]
     fraction = 0.5 if resample == "half" else float(resample)
     size = max(2, int(np.floor(fraction * n_samples)))
     return np.sort(rng.choice(n_samples, size=min(size, n_samples), replace=False))
@@ -199,3 +206,10 @@ def real_runs(
     batches = [(resample, seeds[i : i + batch_size]) for i in range(0, n_runs, batch_size)]
     parts = map_shared(_run_batch, (scorer, X, y), batches, client=client, timeout=timeout, security=security)
     return np.concatenate(parts)
+
+
+def describe_selector(selector) -> str:
+    """A selector's description for results' provenance (``None`` is the default forest)."""
+    if selector is None:
+        return "RandomForestClassifier(n_estimators=300, max_features='sqrt', criterion='gini')"
+    return repr(selector) if hasattr(selector, "get_params") else getattr(selector, "__name__", repr(selector))

@@ -144,7 +144,9 @@ def test_estimate_by_address_is_identical(cluster):
         selector=ExtraTreesClassifier(n_estimators=25, max_features="sqrt", n_jobs=1),
         m_ensemble=(1, 3),
         m_stability=6,
+        n_runs=20,
         repeats=3,
+        n_boot=30,
         seed=5,
     )
     remote = es.estimate(data.X, data.y, 10, client=cluster.address, **kwargs)
@@ -152,8 +154,10 @@ def test_estimate_by_address_is_identical(cluster):
     a, b = remote.to_dict(), local.to_dict()
     a.pop("seconds"), b.pop("seconds")
     assert a == b
+    # The whole path ran, bootstrap included, and came back identical.
+    assert remote.has_curve and a["curve_interval"] and a["p_interval"]
     np.testing.assert_array_equal(remote.selection_counts, local.selection_counts)
-    assert remote.real_runs == 6
+    assert remote.real_runs == 20
 
 
 # 2. A worker dies mid-sweep ------------------------------------------------------------

@@ -8,13 +8,15 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from ensstab_dask.algorithm import estimate, prediction_accuracy, real_ensemble_stability
+from ensstab_dask.accuracy import prediction_accuracy
+from ensstab_dask.algorithm import estimate
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.datasets import make_microarray, reference_dataset
+from ensstab_dask.naive import real_ensemble_stability
 from ensstab_dask.selectors import default_selector
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=8, repeats=4, seed=1)
+SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=12, n_runs=24, repeats=4, seed=1, n_boot=50)
 DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
 
 
@@ -24,24 +26,46 @@ def est():
 
 
 def test_estimate_fields(est):
-    assert est.real_runs == 8  # max(m_stability, n_runs = max(m_ensemble) = 3)
+    assert est.real_runs == 24  # max(m_stability, n_runs)
     assert est.n_target == 10 and est.n_feature == 300
     assert 10 <= est.n_useful <= 300 and len(est.n_useful_draws) == 4
     assert 0 < est.real_stability <= 1
     assert est.real_nogueira.lower <= est.real_nogueira.stability <= est.real_nogueira.upper
     assert 0 <= est.p <= 1 and est.fixed_point_holds in (True, False)
+    assert est.has_curve and isinstance(est.reliable, bool) and isinstance(est.warnings, list)
+    assert est.reliable == (not est.warnings)
     assert list(est.curve["m_ensemble"].values) == [1, 3]
-    assert set(est.curve.data_vars) >= {"stability", "stability_std"}
+    assert set(est.curve.data_vars) >= {"stability", "stability_std", "stability_lower", "stability_upper"}
     assert est.simulated_runs > est.real_runs
-    assert set(est.seconds) >= {"real_runs", "p", "verify", "predict"}
+    assert set(est.seconds) >= {"real_runs", "p", "verify", "predict", "bootstrap"}
     # With m_ensemble = 1 the prediction must reproduce the stability p was fitted to,
     # within the Monte-Carlo spread of both.
     assert abs(est.predicted()[1] - est.real_stability) < 0.1
+    for name in ("n_useful", "real_stability", "p", "t_uniform"):
+        lo, hi = est.intervals[name]
+        assert lo <= hi, name
+    assert est.intervals["real_stability"][0] <= est.real_stability <= est.intervals["real_stability"][1]
+    for m, (lo, hi) in est.curve_interval().items():
+        assert 0 <= lo <= hi <= 1, m
     d = est.to_dict()
-    for key in ("n_feature", "n_target", "t_uniform", "n_useful", "real_stability", "p", "n_useful_v"):
+    for key in ("n_feature", "n_target", "t_uniform", "n_useful", "real_stability", "p", "n_useful_v", "reliable"):
         assert key in d
-    assert set(d["curve"]) == {"1", "3"}
-    assert "predicted stability" in est.summary()
+    assert d["confidence"] == 0.95 and d["n_boot"] == 50
+    assert set(d["curve"]) == set(d["curve_interval"]) == {"1", "3"}
+    assert len(d["n_useful_interval"]) == len(d["p_interval"]) == 2
+    assert "predicted stability" in est.summary() and "95% interval" in est.summary()
+    json.dumps(d)  # JSON-able as it is
+
+
+def test_paper_layout_without_bootstrap_reproduces_earlier_results():
+    """calibration_layout='paper' with n_boot=0 is the paper's method as it was before the
+    bootstrap and the guard rails: the same streams, bit for bit (values pinned from the
+    earlier release)."""
+    e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibration_layout="paper", **dict(SMALL, n_boot=0))
+    assert (e.t_uniform, e.n_useful, e.n_useful_mean) == (4.25, 15, 15.0)
+    assert e.real_stability == 0.15610308450865729 and e.p == 0.62333984375
+    assert e.predicted() == {1: 0.16217420851708778, 3: 0.22147298937159618}
+    assert e.intervals == {} and e.curve_interval() == {} and "stability_lower" not in e.curve
 
 
 def test_estimate_is_reproducible_and_the_same_on_a_cluster(est, two_process_client):
@@ -65,9 +89,11 @@ def test_calibrated_estimate_predicts_at_the_calibrated_cell():
 
 def test_saturated_threshold_is_reported():
     # n_runs = 2: t_uniform reaches n_runs, so nothing can be counted above it.
-    with pytest.warns(RuntimeWarning, match="t_uniform reached n_runs=2"):
-        e = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(SMALL, m_ensemble=(1, 2), repeats=20))
+    with pytest.warns(RuntimeWarning, match="t_uniform reached n_runs = 2"):
+        e = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(SMALL, n_runs=2, repeats=20))
     assert e.threshold_saturated > 0 and "increase n_runs" in e.summary()
+    assert not e.reliable and not e.has_curve and np.isnan(e.curve["stability"]).all()
+    assert e.to_dict()["curve"] is None
 
 
 def test_estimate_netcdf_round_trip(est, tmp_path):
@@ -75,13 +101,17 @@ def test_estimate_netcdf_round_trip(est, tmp_path):
     ds = xr.open_dataset(path).load()
     np.testing.assert_array_equal(ds["stability"].values, est.curve["stability"].values)
     assert ds.attrs["n_useful"] == est.n_useful and ds.attrs["p"] == est.p
+    assert ds.attrs["reliable"] == int(est.reliable) and ds.attrs["confidence"] == 0.95
+    np.testing.assert_array_equal(ds.attrs["p_interval"], est.intervals["p"])
+    np.testing.assert_array_equal(ds["stability_lower"].values, est.curve["stability_lower"].values)
+    assert ds.sizes["boot"] == 50 and {"n_useful_boot", "p_boot", "stability_boot"} <= set(ds.data_vars)
     with pytest.raises(ValueError, match="exists"):
         est.to_netcdf(tmp_path / "e.nc")
 
 
 def test_estimated_n_useful_finds_the_informative_features():
     data = make_microarray(n_feature=400, n_informative=20, effect=2.5, seed=0)
-    e = estimate(data.X, data.y, 10, client="synchronous", **dict(SMALL, m_stability=12, m_ensemble=(1, 12)))
+    e = estimate(data.X, data.y, 10, client="synchronous", **dict(SMALL, m_ensemble=(1, 12)))
     # A strong signal: n_useful should be close to the 20 informative features.
     assert 12 <= e.n_useful_mean <= 30, e.n_useful_mean
     useful = np.flatnonzero(e.selection_counts > e.t_uniform)
@@ -93,6 +123,14 @@ def test_real_ensemble_stability(two_process_client):
     ds = real_ensemble_stability(DATA.X, DATA.y, 10, client="synchronous", **kw)
     assert list(ds["m_ensemble"].values) == [1, 2, 4]
     assert ds.attrs["real_runs"] == 16 and ds.attrs["layout"] == "bagging" and ds.attrs["modelled_by_simulator"] == 1
+    # The features each copy selected are kept, and the SE is the U-statistic's of them.
+    from ensstab_dask.stability import stability, stability_se
+
+    assert ds["selected"].shape == (3, 4, 10)
+    for i in range(3):
+        chosen = ds["selected"].values[i]
+        assert ds["stability"].values[i] == pytest.approx(stability(chosen, 300))
+        assert ds["stability_se"].values[i] == stability_se(chosen, 300)
     assert ((ds.nogueira_lower <= ds.nogueira) & (ds.nogueira <= ds.nogueira_upper)).all()
     assert ((0 <= ds.stability) & (ds.stability <= 1)).all()
     dist = real_ensemble_stability(DATA.X, DATA.y, 10, client=two_process_client, batch_size=3, **kw)
@@ -109,6 +147,11 @@ def test_real_ensemble_stability(two_process_client):
         (dict(p_method="newton"), "p_method must be one of"),
         (dict(resample="thirds"), "resample must be"),
         (dict(seed=-3), "seed must be >= 0"),
+        (dict(n_boot=5), "n_boot must be 0 .no bootstrap. or at least 20"),
+        (dict(n_boot=-1), "n_boot must be >= 0"),
+        (dict(confidence=1.0), "confidence must be in"),
+        (dict(calibration_layout="halves"), "calibration_layout must be one of"),
+        (dict(member_resample="thirds"), "resample must be one of"),
     ],
 )
 def test_estimate_bad_input(kwargs, match):
@@ -127,7 +170,8 @@ def test_cli_estimate_json_and_netcdf(tmp_path):
     np.savez(tmp_path / "d.npz", X=DATA.X, y=DATA.y)
     out_json, out_nc = tmp_path / "e.json", tmp_path / "e.nc"
     args = ["estimate", "--data", str(tmp_path / "d.npz"), "--n-target", "10", "--m-stability", "6"]
-    args += ["--m-ensemble", "1,2", "--repeats", "3", "--n-estimators", "10", "--scheduler", "synchronous"]
+    args += ["--m-ensemble", "1,2", "--repeats", "3", "--n-estimators", "20", "--scheduler", "synchronous"]
+    args += ["--n-runs", "24", "--n-boot", "50"]
     args += ["--json", str(out_json), "--output", str(out_nc), "--validate"]
     assert cli_main(args) == 0
     d = json.loads(out_json.read_text())
@@ -144,8 +188,15 @@ def test_cli_estimate_json_and_netcdf(tmp_path):
         "real_runs",
         "simulated_runs",
         "seconds",
+        "reliable",
+        "warnings",
+        "confidence",
+        "curve_interval",
+        "n_useful_interval",
+        "p_interval",
     ):
         assert key in d, key
+    assert d["n_boot"] == 50 and set(d["curve_interval"]) == {"1", "2"}
     assert set(d["curve"]) == {"1", "2"} and set(d["validation"]["curve"]) == {"1", "2"}
     assert d["validation"]["real_runs"] == 12
     ds = xr.open_dataset(out_nc).load()
@@ -170,7 +221,8 @@ def test_cli_estimate_bad_data_file(tmp_path, capsys):
 @pytest.mark.parametrize("name, n_target", [("colon", 20), ("lymphoma", 40), ("prostate", 60)])
 def test_estimate_on_reference_data_at_reduced_settings(name, n_target):
     data = reference_dataset(name)
-    e = estimate(data.X, data.y, n_target, client="synchronous", **dict(SMALL, m_stability=5, m_ensemble=(1, 3)))
+    small = dict(SMALL, m_stability=5, n_runs=5, m_ensemble=(1, 3), n_boot=20)
+    e = estimate(data.X, data.y, n_target, client="synchronous", **small)
     assert e.n_feature == data.X.shape[1] and n_target <= e.n_useful <= e.n_feature
     assert 0 < e.real_stability < 1 and e.real_runs == 5
 

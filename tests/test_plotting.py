@@ -31,7 +31,7 @@ def result():
     data = make_microarray(seed=2, n_samples=40, n_feature=300, n_informative=15)
     sel = ExtraTreesClassifier(n_estimators=30, max_features="sqrt", n_jobs=1)
     kw = dict(selector=sel, m_ensemble=M, m_stability=8, seed=4, client="synchronous")
-    est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, **kw)
+    est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, n_runs=24, n_boot=40, **kw)
     real = es.real_ensemble_stability(data.X, data.y, 10, **kw)
     return est, real, est.to_dataset(real)
 
@@ -69,8 +69,12 @@ def test_stability_curve_draws_prediction_band_and_naive(result):
     fig, ax = plt.subplots()
     assert plotting.plot_stability_curve(ds, ax=ax) is ax
     _labelled(ax)
-    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("predicted")]
+    lines = [ln for ln in ax.get_lines() if "(simulator u=" in ln.get_label()]
     np.testing.assert_allclose(lines[0].get_ydata(), ds["stability"].values)
+    # The band is the bootstrap interval, exactly.
+    (band,) = [c for c in ax.collections if "interval" in c.get_label()]
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert set(np.round(ys, 12)) == set(np.round(np.r_[ds["stability_lower"], ds["stability_upper"]], 12))
     naive = [c for c in ax.containers if c.get_label().startswith("naive")][0]
     np.testing.assert_allclose(naive.lines[0].get_ydata(), real["stability"].values)
     # Error bars are +-2 jackknife SE.

@@ -1,0 +1,108 @@
+"""The validation harness: the estimate against the naive check, per m, with a cached naive curve."""
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.datasets import make_microarray
+from ensstab_dask.selectors import default_selector
+from ensstab_dask.validation import compare, naive_cache_path, naive_check, validate
+
+DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
+KW = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, seed=1)
+EST = dict(n_runs=24, repeats=4, n_boot=50)
+
+
+def test_compare_per_m():
+    class Fake:
+        has_curve = True
+
+        def predicted(self):
+            return {1: 0.10, 5: 0.30}
+
+        def curve_interval(self):
+            return {1: (0.05, 0.15), 5: (0.25, 0.35)}
+
+    naive = xr.Dataset(
+        {"stability": ("m_ensemble", [0.12, 0.20]), "stability_se": ("m_ensemble", [0.01, 0.02])},
+        coords={"m_ensemble": [1, 5]},
+    )
+    rows = compare(Fake(), naive)
+    assert rows[1] == pytest.approx(
+        dict(predicted=0.10, lower=0.05, upper=0.15, real=0.12, real_se=0.01, z=-2.0, covered=True, within_2se=True)
+    )
+    assert rows[5]["z"] == pytest.approx(5.0) and not rows[5]["covered"] and not rows[5]["within_2se"]
+    Fake.has_curve = False
+    assert not compare(Fake(), naive)[1]["covered"] and np.isnan(compare(Fake(), naive)[1]["z"])
+
+
+def test_validate_caches_the_naive_curve(tmp_path, two_process_client):
+    first = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client=two_process_client, **KW, **EST)
+    assert first.naive.attrs["cached"] == 0 and len(list(tmp_path.glob("naive-*.nc"))) == 1
+    assert first.to_dict()["naive_real_runs"] == 6 * 3 and first.estimate.real_runs == 24
+    again = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW, **EST)
+    assert again.naive.attrs["cached"] == 1
+    assert again.per_m == first.per_m  # same numbers whatever the scheduler, cached or not
+    for m, row in first.per_m.items():
+        assert row["real"] == float(first.naive["stability"].sel(m_ensemble=m))
+        assert row["covered"] == (row["lower"] <= row["real"] <= row["upper"])
+    assert first.covered == sum(r["covered"] for r in first.per_m.values())
+    assert "| m_ensemble |" in first.table() and "covered" in first.summary()
+    ds = first.to_dataset()
+    assert {"naive_stability", "stability_lower"} <= set(ds.data_vars)
+
+
+def test_cache_key_follows_data_and_settings(tmp_path):
+    a = naive_cache_path(DATA.X, DATA.y, 10, cache_dir=tmp_path, m_stability=6, seed=1)
+    assert a == naive_cache_path(DATA.X.copy(), DATA.y, 10, cache_dir=tmp_path, m_stability=6, seed=1)
+    X2 = DATA.X.copy()
+    X2[0, 0] += 1e-9
+    assert a != naive_cache_path(X2, DATA.y, 10, cache_dir=tmp_path, m_stability=6, seed=1)
+    assert a != naive_cache_path(DATA.X, DATA.y, 10, cache_dir=tmp_path, m_stability=6, seed=2)
+    assert a != naive_cache_path(DATA.X, DATA.y, 11, cache_dir=tmp_path, m_stability=6, seed=1)
+    with pytest.raises(ValueError, match="cache_dir: directory .* does not exist"):
+        naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path / "nope", **KW)
+
+
+def test_cli_validate_json_and_rerun(tmp_path, capsys):
+    np.savez(tmp_path / "d.npz", X=DATA.X, y=DATA.y)
+    out = tmp_path / "v.json"
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    args = ["validate", "--data", str(tmp_path / "d.npz"), "--n-target", "10", "--m-stability", "6"]
+    args += ["--m-ensemble", "1,3", "--repeats", "4", "--n-estimators", "20", "--n-runs", "24", "--n-boot", "50"]
+    args += ["--seed", "1", "--scheduler", "synchronous", "--cache-dir", str(cache), "--json", str(out)]
+    assert cli_main(args) == 0
+    first = capsys.readouterr().out
+    assert "| m_ensemble | predicted [95% interval] | real (naive) +- SE | z | covered | within 2 SE |" in first
+    d = json.loads(out.read_text())
+    assert set(d["per_m"]) == {"1", "3"}
+    row = d["per_m"]["1"]
+    assert set(row) == {"predicted", "lower", "upper", "real", "real_se", "z", "covered", "within_2se"}
+    assert d["estimate_real_runs"] == 24 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
+    assert 0 <= d["covered"] <= 2 and d["sizes"] == 2
+    # A rerun reuses the naive curve, and refuses to clobber the JSON without --overwrite.
+    assert cli_main(args) == 2
+    assert cli_main(args + ["--overwrite"]) == 0
+    assert "cached" in capsys.readouterr().out
+    again = json.loads(out.read_text())
+    assert again["naive_cached"] is True and again["per_m"] == d["per_m"]
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--cache-dir", "/nonexistent/dir"], "--cache-dir /nonexistent/dir: no such directory"),
+        (["--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or at least 20"),
+        (["--confidence", "95"], "--confidence must be in (0, 1)"),
+        (["--member-resample", "thirds"], "--member-resample must be one of half, bootstrap, bagging"),
+        (["--calibration-layout", "halves"], "invalid choice"),
+    ],
+)
+def test_cli_validate_bad_input(extra, needle, capsys):
+    assert cli_main(["validate", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
