@@ -76,6 +76,8 @@ __all__ = [
     "fixed_point_power",
     "predict_curve",
     "guard_rails",
+    "blocking_reasons",
+    "caution_reasons",
 ]
 
 # Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...). The
@@ -188,6 +190,69 @@ def predict_curve(
     return curve.drop_vars("n_runs", errors="ignore")
 
 
+def blocking_reasons(
+    *, n_target: int, n_runs: int, n_useful_mean: float, t_draws: np.ndarray, real_nogueira: NogueiraStability
+) -> list[str]:
+    """Why no curve can be predicted at all (empty when one can): checked before p is fitted."""
+    out = []
+    saturated = int((np.asarray(t_draws) >= n_runs).sum())
+    if n_useful_mean <= n_target:
+        out.append(
+            f"A[f] = {n_useful_mean:.1f} is at or below n_target = {n_target}: the selector hardly beats one that "
+            "picks features uniformly at random, so there is no n_useful to simulate"
+        )
+    if saturated * 2 > len(t_draws):
+        out.append(
+            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws: no feature can be counted "
+            "above it, so A[f] says nothing; increase n_runs"
+        )
+    if real_nogueira.lower <= 0.0:
+        out.append(
+            f"the real selector's stability is not distinguishable from chance (Nogueira 95% interval "
+            f"[{real_nogueira.lower:.3f}, {real_nogueira.upper:.3f}] includes 0), so p cannot be fitted"
+        )
+    return out
+
+
+def caution_reasons(
+    *,
+    n_runs: int,
+    t_draws: np.ndarray,
+    p_fit: PEstimate | None,
+    fixed_point: FixedPointCheck | None,
+    power: FixedPointCheck | None,
+) -> list[str]:
+    """Why a simulated curve is not a validated prediction (empty when nothing says so)."""
+    out = []
+    saturated = int((np.asarray(t_draws) >= n_runs).sum())
+    if 0 < saturated * 2 <= len(t_draws):
+        out.append(
+            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws, where A[f] cannot see "
+            "useful features: n_useful is underestimated; increase n_runs"
+        )
+    if p_fit is not None and p_fit.at_boundary:
+        out.append(
+            f"p = {p_fit.p:.3f} is at the end of its search range: the simulated single selector cannot reach the "
+            f"real stability {p_fit.target:.4f}"
+        )
+    if fixed_point is not None and not fixed_point.holds:
+        out.append(
+            f"the fixed point does not hold (u = {fixed_point.n_useful}, A[f_(u,p)] = {fixed_point.mean:.1f}): the "
+            "simulator does not reproduce this selector's counts"
+        )
+    if fixed_point is not None and fixed_point.holds and (power is None or power.holds):
+        where = (
+            f"u = A[f_(u,p)] also holds at u = {power.n_useful} (A = {power.mean:.1f})"
+            if power is not None
+            else "there is no larger u to try it at"
+        )
+        out.append(
+            f"the fixed-point check has no power at p = {fixed_point.p:.3f}: {where}, so it cannot confirm "
+            "n_useful (p is too close to 1)"
+        )
+    return out
+
+
 def guard_rails(
     *,
     n_target: int,
@@ -201,52 +266,14 @@ def guard_rails(
 ) -> tuple[bool, list[str], list[str]]:
     """When the method has nothing to say (SPEC section 11).
 
-    Returns ``(predictable, blocking, cautions)``: ``blocking`` reasons mean no curve
-    can be predicted at all; ``cautions`` mean the curve is simulated but is not a
-    validated prediction. The estimate is reliable when both lists are empty.
+    Returns ``(predictable, blocking, cautions)``: :func:`blocking_reasons` mean no curve
+    can be predicted at all; :func:`caution_reasons` mean the curve is simulated but is
+    not a validated prediction. The estimate is reliable when both lists are empty.
     """
-    blocking, cautions = [], []
-    saturated = int((np.asarray(t_draws) >= n_runs).sum())
-    if n_useful_mean <= n_target:
-        blocking.append(
-            f"A[f] = {n_useful_mean:.1f} is at or below n_target = {n_target}: the selector hardly beats one that "
-            "picks features uniformly at random, so there is no n_useful to simulate"
-        )
-    if saturated * 2 > len(t_draws):
-        blocking.append(
-            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws: no feature can be counted "
-            "above it, so A[f] says nothing; increase n_runs"
-        )
-    elif saturated:
-        cautions.append(
-            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws, where A[f] cannot see "
-            "useful features: n_useful is underestimated; increase n_runs"
-        )
-    if real_nogueira.lower <= 0.0:
-        blocking.append(
-            f"the real selector's stability is not distinguishable from chance (Nogueira 95% interval "
-            f"[{real_nogueira.lower:.3f}, {real_nogueira.upper:.3f}] includes 0), so p cannot be fitted"
-        )
-    if p_fit is not None and p_fit.at_boundary:
-        cautions.append(
-            f"p = {p_fit.p:.3f} is at the end of its search range: the simulated single selector cannot reach the "
-            f"real stability {p_fit.target:.4f}"
-        )
-    if fixed_point is not None and not fixed_point.holds:
-        cautions.append(
-            f"the fixed point does not hold (u = {fixed_point.n_useful}, A[f_(u,p)] = {fixed_point.mean:.1f}): the "
-            "simulator does not reproduce this selector's counts"
-        )
-    if fixed_point is not None and fixed_point.holds and (power is None or power.holds):
-        where = (
-            f"u = A[f_(u,p)] also holds at u = {power.n_useful} (A = {power.mean:.1f})"
-            if power is not None
-            else "there is no larger u to try it at"
-        )
-        cautions.append(
-            f"the fixed-point check has no power at p = {fixed_point.p:.3f}: {where}, so it cannot confirm "
-            "n_useful (p is too close to 1)"
-        )
+    blocking = blocking_reasons(
+        n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira
+    )
+    cautions = caution_reasons(n_runs=n_runs, t_draws=t_draws, p_fit=p_fit, fixed_point=fixed_point, power=power)
     return not blocking, blocking, cautions
 
 
@@ -805,16 +832,10 @@ def estimate_from_runs(
     real_stab, real_nog = real_stability_of(stab_runs, n_feature, index)
     seconds["n_useful_and_stability"] = time.perf_counter() - t0
 
-    predictable, blocking, _ = guard_rails(
-        n_target=n_target,
-        n_runs=n_runs,
-        n_useful_mean=float(u_draws.mean()),
-        t_draws=t_draws,
-        real_nogueira=real_nog,
-        p_fit=None,
-        fixed_point=None,
-        power=None,
+    blocking = blocking_reasons(
+        n_target=n_target, n_runs=n_runs, n_useful_mean=float(u_draws.mean()), t_draws=t_draws, real_nogueira=real_nog
     )
+    predictable = not blocking
     simulated = 0
     fit = chk = power = None
     p_hat = float("nan")
@@ -944,17 +965,7 @@ def estimate_from_runs(
             simulated += sim_b
             seconds["bootstrap"] = time.perf_counter() - t0
 
-    _, blocking, cautions = guard_rails(
-        n_target=n_target,
-        n_runs=n_runs,
-        n_useful_mean=float(u_draws.mean()),
-        t_draws=t_draws,
-        real_nogueira=real_nog,
-        p_fit=fit,
-        fixed_point=chk,
-        power=power,
-    )
-    issues = blocking + cautions
+    issues = blocking + caution_reasons(n_runs=n_runs, t_draws=t_draws, p_fit=fit, fixed_point=chk, power=power)
     if curve is None:
         nan = np.full(len(m_list), np.nan)
         curve = xr.Dataset(

@@ -185,6 +185,9 @@ def map_shared(
     with connect(client, timeout=timeout, security=security) as c:
         if c is None:
             return [fn(*shared, *task) for task in tasks]
-        remote = c.scatter(list(shared), broadcast=True)
+        # hash=False: keys hashed from the content are shared by back-to-back calls with the
+        # same data, and the release of one call's futures can then delete the next call's
+        # inputs ("lost dependencies"; dask/distributed#4612).
+        remote = c.scatter(list(shared), broadcast=True, hash=False)
         futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
         return c.gather(futures)

@@ -225,6 +225,14 @@ def _nodes(values: np.ndarray, center: float, quantile: float, *, integer: bool,
     return [int(v) for v in nodes] if integer else nodes
 
 
+def _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, **options) -> np.ndarray:
+    """Mean simulated stability over a (u, p, m_ensemble) grid, from the sweep engine."""
+    from .sweep import sweep
+
+    surf = sweep(n_feature, n_target, n_useful=u_nodes, p=p_nodes, m_ensemble=m_ensemble, progress=False, **options)
+    return surf["stability"].values  # (n_u, n_p, n_m)
+
+
 def p_replicates(
     n_useful: np.ndarray,
     real_stability: np.ndarray,
@@ -248,28 +256,13 @@ def p_replicates(
     plus the difference between the inversions at the replicate and at the point, so
     the surface's own error cancels. Returns the draws and the simulated runs spent.
     """
-    from .sweep import sweep
-
     lo_p = n_target / n_feature
     u_b = np.clip(np.round(n_useful), n_target, n_feature).astype(int)
     qs = np.quantile(u_b, [0.0, 0.25, 0.5, 0.75, 1.0])
     u_nodes = sorted({int(v) for v in np.round(qs)} | {int(u_hat)})
     p_nodes = sorted({round(float(v), 6) for v in np.linspace(lo_p, 1.0, 17)} | {round(float(p_hat), 6)})
-    surf = sweep(
-        n_feature,
-        n_target,
-        n_useful=u_nodes,
-        p=p_nodes,
-        m_ensemble=[1],
-        m_stability=m_stability,
-        repeats=repeats,
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        client=client,
-        progress=False,
-    )
-    S = surf["stability"].isel(m_ensemble=0).values  # (n_u, n_p)
+    S = _surface(n_feature, n_target, u_nodes, p_nodes, [1], m_stability=m_stability, repeats=repeats,
+                 aggregate=aggregate, index=index, seed=seed, client=client)[:, :, 0]  # fmt: skip
     S = np.maximum.accumulate(S, axis=1)  # the rising branch, made monotone for inversion
     pn = np.asarray(p_nodes)
 
@@ -312,8 +305,6 @@ def curve_replicates(
     to the replicate, plus normal noise with the point prediction's Monte-Carlo standard
     error. Returns the draws and the simulated runs spent.
     """
-    from .sweep import sweep
-
     rng = make_rng(seed)
     u_b = np.clip(np.round(n_useful), n_target, n_feature).astype(int)
     u_gap = max(2, round(0.15 * u_hat))
@@ -323,21 +314,8 @@ def curve_replicates(
     shift = np.zeros((len(u_b), n_m))
     simulated = 0
     if len(u_nodes) > 1 or len(p_nodes) > 1:
-        surf = sweep(
-            n_feature,
-            n_target,
-            n_useful=u_nodes,
-            p=p_nodes,
-            m_ensemble=m_ensemble,
-            m_stability=m_stability,
-            repeats=repeats,
-            aggregate=aggregate,
-            index=index,
-            seed=seed,
-            client=client,
-            progress=False,
-        )
-        S = surf["stability"].values  # (n_u, n_p, n_m)
+        S = _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, m_stability=m_stability, repeats=repeats,
+                     aggregate=aggregate, index=index, seed=seed, client=client)  # fmt: skip
         Q = np.einsum("bi,bj,ijm->bm", lagrange_weights(u_nodes, u_b), lagrange_weights(p_nodes, p), S)
         Q0 = np.einsum("bi,bj,ijm->bm", lagrange_weights(u_nodes, [u_hat]), lagrange_weights(p_nodes, [p_hat]), S)
         shift = Q - Q0

@@ -185,3 +185,21 @@ def test_real_runs_identical_on_a_cluster_and_batched(two_process_client):
     from ensstab_dask.seeding import Stream, derive
 
     assert np.array_equal(real_run(d.X, d.y, 10, selector=sel, seed=derive(9, Stream.REAL_RUNS, 3)), ref[3])
+
+
+def _column_sum(X, j):
+    return float(X[:, j].sum())
+
+
+def test_back_to_back_calls_with_the_same_data_keep_their_inputs(two_process_client):
+    """map_shared scatters the data once per call. With content-hashed keys two calls in a
+    row on the same data shared keys, and the first call's clean-up could delete the
+    second's inputs ("lost dependencies"): the estimate with calibration_layout='ensemble'
+    and the validation benchmark hit it. 30 calls in a row must all succeed."""
+    from ensstab_dask.cluster import map_shared
+
+    X = np.arange(600.0).reshape(20, 30)
+    for _ in range(30):
+        assert map_shared(_column_sum, (X,), [(j,) for j in range(4)], client=two_process_client) == [
+            float(X[:, j].sum()) for j in range(4)
+        ]
