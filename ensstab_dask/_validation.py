@@ -19,6 +19,8 @@ INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
 RESAMPLES = ("half", "bootstrap", "bagging")
 #: Which real runs calibrate the simulator; see algorithm.
 CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
+#: Chosen by the validation harness on the four datasets (README, "Validation").
+DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 
 
 def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:

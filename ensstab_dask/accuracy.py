@@ -77,6 +77,8 @@ def prediction_accuracy(
     check_choice(aggregate, "aggregate", AGGREGATES)
     seed = check_int(seed, "seed", minimum=0)
     scorer = make_scorer(selector)
+    if predictor is not None and not (hasattr(predictor, "fit") and hasattr(predictor, "get_params")):
+        raise TypeError(f"predictor must be a scikit-learn estimator (fit, predict); got {type(predictor).__name__}")
     if predictor is None:
         from sklearn.ensemble import RandomForestClassifier
 

@@ -43,7 +43,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, INDICES, check_choice, check_int, check_real
+from ._validation import (
+    AGGREGATES,
+    CALIBRATION_LAYOUTS,
+    DEFAULT_CALIBRATION_LAYOUT,
+    INDICES,
+    check_choice,
+    check_int,
+    check_real,
+)
 from ._version import __version__
 from .cluster import ClientLike, connect
 from .datasets import check_data
@@ -59,7 +67,7 @@ from .estimation import (
 )
 from .naive import _check_m_ensemble
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
-from .selectors import _check_resample, describe_selector, make_scorer, real_runs
+from .selectors import _check_resample, describe_selector, make_scorer, real_run_pools, real_runs
 from .simulation import top_subsets
 from .stability import NogueiraStability, _stability_of_array, nogueira_stability
 from .uncertainty import bootstrap_estimate
@@ -221,9 +229,23 @@ def caution_reasons(
     p_fit: PEstimate | None,
     fixed_point: FixedPointCheck | None,
     power: FixedPointCheck | None,
+    verified: bool = True,
+    calibration_empty: bool = False,
 ) -> list[str]:
-    """Why a simulated curve is not a validated prediction (empty when nothing says so)."""
+    """Why a simulated curve is not a validated prediction (empty when nothing says so).
+
+    ``verified=False``: the fixed point was not checked (``verify=False``);
+    ``calibration_empty``: ``calibrate=True`` found no (u, p) consistent with both
+    statistics.
+    """
     out = []
+    if not verified:
+        out.append("the fixed point was not checked (verify=False): nothing confirms n_useful")
+    if calibration_empty:
+        out.append(
+            "the calibration grid has no (u, p) consistent with both the real stability and A[f]: the simulator "
+            "cannot match the selector on both at once (the curve uses the uncalibrated (u, p))"
+        )
     saturated = int((np.asarray(t_draws) >= n_runs).sum())
     if 0 < saturated * 2 <= len(t_draws):
         out.append(
@@ -263,6 +285,8 @@ def guard_rails(
     p_fit: PEstimate | None,
     fixed_point: FixedPointCheck | None,
     power: FixedPointCheck | None,
+    verified: bool = True,
+    calibration_empty: bool = False,
 ) -> tuple[bool, list[str], list[str]]:
     """When the method has nothing to say (SPEC section 11).
 
@@ -273,7 +297,15 @@ def guard_rails(
     blocking = blocking_reasons(
         n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira
     )
-    cautions = caution_reasons(n_runs=n_runs, t_draws=t_draws, p_fit=p_fit, fixed_point=fixed_point, power=power)
+    cautions = caution_reasons(
+        n_runs=n_runs,
+        t_draws=t_draws,
+        p_fit=p_fit,
+        fixed_point=fixed_point,
+        power=power,
+        verified=verified,
+        calibration_empty=calibration_empty,
+    )
     return not blocking, blocking, cautions
 
 
@@ -512,10 +544,11 @@ class Estimate:
             json.dump(self.to_dict(), fh, indent=2)
 
     def _interval_text(self, key: str, fmt: str) -> str:
+        """``"95% interval [lo, hi]"`` for ``key``, or "" without a bootstrap."""
         if key not in self.intervals:
             return ""
         lo, hi = self.intervals[key]
-        return f"; {self.confidence:.0%} interval [{lo:{fmt}}, {hi:{fmt}}]"
+        return f"{self.confidence:.0%} interval [{lo:{fmt}}, {hi:{fmt}}]"
 
     def summary(self) -> str:
         nog = self.real_nogueira
@@ -537,19 +570,23 @@ class Estimate:
             t_range = f" (draws {t_lo} to {t_hi})"
         else:
             t_range = ""
+        nog_text = f"Nogueira {nog.stability:.4f}, 95% CI [{nog.lower:.4f}, {nog.upper:.4f}]"
+        u_text = f"mean {self.n_useful_mean:.1f} +- {self.n_useful_std:.1f}"
         lines += [
             f"  t_uniform            {self.t_uniform:.2f} +- {self.t_uniform_std:.2f}{t_range}",
-            f"  n_useful = A[f]      {self.n_useful} (mean {self.n_useful_mean:.1f} +- {self.n_useful_std:.1f}"
-            f"{self._interval_text('n_useful', '.1f')})",
-            f"  real stability       {self.real_stability:.4f} ({self._interval_text('real_stability', '.4f')[2:]}"
-            f"{'; ' if self.intervals else ''}Nogueira {nog.stability:.4f}, 95% CI [{nog.lower:.4f}, {nog.upper:.4f}])",
+            f"  n_useful = A[f]      {self.n_useful} ("
+            + "; ".join(filter(None, [u_text, self._interval_text("n_useful", ".1f")]))
+            + ")",
+            f"  real stability       {self.real_stability:.4f} ("
+            + "; ".join(filter(None, [self._interval_text("real_stability", ".4f"), nog_text]))
+            + ")",
         ]
         if np.isfinite(self.p):
-            lines.append(
-                f"  p                    {self.p:.4f}{self._interval_text('p', '.3f').replace('; ', '  (', 1)}"
-                + (")" if "p" in self.intervals else "")
-                + ("  (at the end of the search range)" if self.p_fit is not None and self.p_fit.at_boundary else "")
-            )
+            p_notes = [self._interval_text("p", ".3f")]
+            if self.p_fit is not None and self.p_fit.at_boundary:
+                p_notes.append("at the end of the search range")
+            notes = "; ".join(filter(None, p_notes))
+            lines.append(f"  p                    {self.p:.4f}" + (f"  ({notes})" if notes else ""))
         if self.n_useful_v is not None:
             if not self.fixed_point_holds:
                 verdict = "does NOT hold: the simulator may not model this selector"
@@ -604,7 +641,7 @@ def estimate(
     p_method: str = "bisect",
     verify: bool = True,
     calibrate: bool = False,
-    calibration_layout: str = "paper",
+    calibration_layout: str = DEFAULT_CALIBRATION_LAYOUT,
     member_resample="bagging",
     n_boot: int = 200,
     confidence: float = 0.95,
@@ -672,6 +709,9 @@ def estimate(
     n_runs = max(m_list) if n_runs is None else check_int(n_runs, "n_runs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=2)
     check_choice(p_method, "p_method", ("bisect", "grid"))
+    for name, flag in (("verify", verify), ("calibrate", calibrate)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False; got {flag!r}")
     check_choice(calibration_layout, "calibration_layout", CALIBRATION_LAYOUTS)
     _check_resample(member_resample)
     n_boot = check_int(n_boot, "n_boot", minimum=0)
@@ -704,16 +744,16 @@ def estimate(
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
         half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
-        pools = {}
-        for name, size, how, stage in (
-            ("half", half_n, resample, _REAL),
-            ("member", member_n, member_resample, _MEMBER_RUNS),
-        ):
-            if size:
-                seed_k = derive(ss, Stream.ESTIMATE, stage)
-                pools[name] = real_subsets(
-                    X, y, n_target, n_runs=size, selector=scorer, resample=how, seed=seed_k, client=target
-                )
+        wanted = [
+            (name, (size, how, derive(ss, Stream.ESTIMATE, stage)))
+            for name, size, how, stage in (
+                ("half", half_n, resample, _REAL),
+                ("member", member_n, member_resample, _MEMBER_RUNS),
+            )
+            if size
+        ]
+        ranks = real_run_pools(X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=target)
+        pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
         runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
         real_seconds = time.perf_counter() - t0
         est = estimate_from_runs(
@@ -753,7 +793,8 @@ class RealRuns:
 
     ``useful`` are the runs behind A[f] (a pool of at least ``n_runs``); ``stability``
     those behind the single-selector stability. ``shared``: ``stability`` is the start of
-    ``useful`` (one pool), so a bootstrap resamples them together.
+    ``useful`` (one pool, counted once). The bootstrap draws the two statistics'
+    replicates independently either way (see :func:`~ensstab_dask.uncertainty.bootstrap_runs`).
     """
 
     useful: np.ndarray = field(repr=False)
@@ -965,7 +1006,15 @@ def estimate_from_runs(
             simulated += sim_b
             seconds["bootstrap"] = time.perf_counter() - t0
 
-    issues = blocking + caution_reasons(n_runs=n_runs, t_draws=t_draws, p_fit=fit, fixed_point=chk, power=power)
+    issues = blocking + caution_reasons(
+        n_runs=n_runs,
+        t_draws=t_draws,
+        p_fit=fit,
+        fixed_point=chk,
+        power=power,
+        verified=verify or not predictable,
+        calibration_empty=cal is not None and calibrated is None,
+    )
     if curve is None:
         nan = np.full(len(m_list), np.nan)
         curve = xr.Dataset(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, INDICES, RESAMPLES
+from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, INDICES, RESAMPLES
 from ._version import __version__
 from .cluster import _LOCAL, SchedulerLost
 
@@ -206,7 +206,6 @@ def _cmd_export(args) -> int:
 
 
 SELECTORS = ("rf", "extra-trees", "logistic")
-DEFAULT_CALIBRATION_LAYOUT = "paper"
 
 
 def _selector(name: str, n_estimators: int):
@@ -237,9 +236,15 @@ def _resample(text: str, option: str):
 def _check_outputs(args, command: str) -> None:
     import os
 
-    for path in (args.json, args.output):
-        if path and os.path.exists(path) and not args.overwrite:
+    # Checked before any work, so that nothing computed is lost to a bad path at the end.
+    for option, path in (("--json", args.json), ("--output", args.output)):
+        if not path:
+            continue
+        if os.path.exists(path) and not args.overwrite:
             raise UsageError(f"ensstab {command}: {path} exists; pass --overwrite to replace it")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise UsageError(f"ensstab {command}: {option} {path}: directory {folder} does not exist")
 
 
 def _load(args):

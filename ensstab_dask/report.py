@@ -79,7 +79,9 @@ def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[
             names.append("calibration")
         if plotting._attr(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
             names.append("fixed_point")
-        return names + ["stability_curve", "selection_counts", "cost"]
+        # No curve when the method had nothing to say: nothing to draw, nor to time per m.
+        curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
+        return names + curve + ["selection_counts"] + (["cost"] if curve else [])
     if plotting._is_sweep(ds):
         has_single = 1 in ds["m_ensemble"].values
         names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
@@ -218,7 +220,10 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
         "<table>" + "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in rows) + "</table>"
     )
     if kind == "estimate":
-        parts.append("<h2>Predicted stability by ensemble size</h2>" + _curve_table(ds))
+        if int(ds.attrs.get("has_curve", 1)):
+            parts.append("<h2>Predicted stability by ensemble size</h2>" + _curve_table(ds))
+        else:
+            parts.append("<h2>No prediction</h2><p>The method has nothing to say here; see the warnings above.</p>")
     for name, png in images:
         title, text = EXPLAIN[name]
         data = base64.b64encode(png).decode("ascii")

@@ -32,7 +32,7 @@ from .cluster import ClientLike, map_shared
 from .datasets import check_data
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 
-__all__ = ["default_selector", "make_scorer", "resample_indices", "real_run", "real_runs"]
+__all__ = ["default_selector", "make_scorer", "resample_indices", "real_run", "real_runs", "real_run_pools"]
 
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
@@ -196,16 +196,55 @@ def real_runs(
     -------
     ndarray of int64, shape (n_runs, n_feature): the ranks of each run.
     """
+    return real_run_pools(
+        X,
+        y,
+        n_target,
+        [(n_runs, resample, seed)],
+        selector=selector,
+        client=client,
+        batch_size=batch_size,
+        timeout=timeout,
+        security=security,
+    )[0]
+
+
+def real_run_pools(
+    X,
+    y,
+    n_target: int,
+    pools: Sequence[tuple[int, str | float, SeedLike]],
+    *,
+    selector=None,
+    client: ClientLike = None,
+    batch_size: int = 1,
+    timeout: float = 10.0,
+    security=None,
+) -> list[np.ndarray]:
+    """Several pools of real runs, ``(n_runs, resample, seed)`` each, in one submission.
+
+    Pool ``k`` is exactly ``real_runs(n_runs=..., resample=..., seed=...)``; submitting
+    all of them at once keeps every worker busy to the end instead of idling at the tail
+    of each pool, and scatters the data once.
+    """
     X, y = check_data(X, y, n_target=n_target)
-    n_runs = check_int(n_runs, "n_runs", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    _check_resample(resample)
     scorer = make_scorer(selector)
-    ss = as_seed_sequence(seed)
-    seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(n_runs)]
-    batches = [(resample, seeds[i : i + batch_size]) for i in range(0, n_runs, batch_size)]
+    batches, sizes = [], []
+    for n_runs, resample, seed in pools:
+        n_runs = check_int(n_runs, "n_runs", minimum=1)
+        _check_resample(resample)
+        ss = as_seed_sequence(seed)
+        seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(n_runs)]
+        chunk = [(resample, seeds[i : i + batch_size]) for i in range(0, n_runs, batch_size)]
+        batches += chunk
+        sizes.append(len(chunk))
     parts = map_shared(_run_batch, (scorer, X, y), batches, client=client, timeout=timeout, security=security)
-    return np.concatenate(parts)
+    out, start = [], 0
+    for size in sizes:
+        out.append(np.concatenate(parts[start : start + size]))
+        start += size
+    return out
 
 
 def describe_selector(selector) -> str:

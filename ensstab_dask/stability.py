@@ -131,10 +131,13 @@ def pairwise_stability_se(subsets: np.ndarray, n_feature: int, index: str = "jac
 
 def stability_se(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -> float:
     """The standard error of a measured stability: :func:`pairwise_stability_se` for the
-    pairwise indices (4 runs or more), the jackknife for ``nogueira`` (3 or more), else NaN."""
+    pairwise indices (4 runs or more), the jackknife for ``nogueira`` (3 or more), else NaN.
+    With few runs the unbiased variance can come out at or below 0; the jackknife (an
+    overestimate, never 0 unless every run is the same) stands in then."""
     U = len(subsets)
     if index != "nogueira" and U >= 4:
-        return pairwise_stability_se(subsets, n_feature, index)
+        se = pairwise_stability_se(subsets, n_feature, index)
+        return se if se > 0 else jackknife_std(subsets, n_feature, index)
     if index == "nogueira" and U >= 3:
         return jackknife_std(subsets, n_feature, index)
     return float("nan")

@@ -211,7 +211,7 @@ def _nodes(values: np.ndarray, center: float, quantile: float, *, integer: bool,
     """Three sorted design nodes: the point estimate, and below and above it the
     ``quantile`` and ``1 - quantile`` of the replicates, each at least ``gap`` away from
     the point (nodes closer than that would turn the surface's Monte-Carlo noise into
-    wild slopes). A side with no room within [low, high] is dropped."""
+    wild slopes), clipped to [low, high]. A side with no room at all is dropped."""
     finite = values[np.isfinite(values)]
     below = np.quantile(finite, quantile) if finite.size else center
     above = np.quantile(finite, 1 - quantile) if finite.size else center
@@ -219,7 +219,9 @@ def _nodes(values: np.ndarray, center: float, quantile: float, *, integer: bool,
     cand = np.clip(np.round(cand) if integer else np.asarray(cand, dtype=float), low, high)
     nodes = [float(cand[1])]
     for v in (cand[0], cand[2]):
-        if abs(v - cand[1]) >= gap / 2:
+        # A side clipped at the domain's edge stays, however close: near p = 1, where the
+        # curve rises fastest, dropping it would freeze every replicate above the point.
+        if abs(v - cand[1]) > 1e-9:
             nodes.append(float(v))
     nodes.sort()
     return [int(v) for v in nodes] if integer else nodes

@@ -63,6 +63,8 @@ def naive_check(
     With ``cache_dir`` the result is read from, or written to, ``cache_dir`` (see
     :func:`naive_cache_path`); ``attrs["cached"]`` says whether it was reused. The
     settings recorded in the file are checked against the request before it is used.
+    A plain callable selector is never cached: its name is all that describes it, and
+    two functions of one name would share a file.
     """
     m_list = _check_m_ensemble(m_ensemble)
     settings = dict(
@@ -75,7 +77,9 @@ def naive_check(
         layout="bagging",
     )
     path = None
-    if cache_dir is not None:
+    # A callable is described by its name only, which does not identify it: not cached.
+    cacheable = selector is None or hasattr(selector, "get_params")
+    if cache_dir is not None and cacheable:
         if not Path(cache_dir).is_dir():
             raise ValueError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
         path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
@@ -176,9 +180,10 @@ class Validation:
             if np.isfinite(r["lower"]):
                 pred += f" [{r['lower']:.3f}, {r['upper']:.3f}]"
             z = "n/a" if not np.isfinite(r["z"]) else f"{r['z']:+.1f}"
+            covered = "n/a" if r["covered"] is None else ("yes" if r["covered"] else "no")
             rows.append(
                 f"| {m} | {pred} | {r['real']:.3f} +- {r['real_se']:.3f} | {z} | "
-                f"{'yes' if r['covered'] else 'no'} | {'yes' if r['within_2se'] else 'no'} |"
+                f"{covered} | {'yes' if r['within_2se'] else 'no'} |"
             )
         return "\n".join(rows)
 
@@ -190,8 +195,12 @@ class Validation:
             f"Validation against the naive check ({int(n.attrs['real_runs'])} real runs, m_stability="
             f"{int(n.attrs['m_stability'])}{', cached' if int(n.attrs.get('cached', 0)) else ''}):",
             self.table(),
-            f"interval covers the naive value at {self.covered} of {len(self.per_m)} sizes; within 2 SE at "
-            f"{self.within_2se} of {len(self.per_m)}",
+            (
+                f"interval covers the naive value at {self.covered} of {len(self.per_m)} sizes"
+                if any(r["covered"] is not None for r in self.per_m.values())
+                else "no interval to cover anything (n_boot=0, or no curve)"
+            )
+            + f"; within 2 SE at {self.within_2se} of {len(self.per_m)}",
             f"estimate: {e.real_runs} real runs, {self.seconds['estimate']:.1f} s; naive check: "
             f"{int(n.attrs['real_runs'])} real runs, {self.seconds['naive']:.1f} s",
         ]
@@ -202,8 +211,8 @@ def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
     """Per ensemble size: the prediction, its interval, the naive value, its SE, z and the verdicts.
 
     ``z = (predicted - real) / real_se``; ``covered`` when the interval holds the naive
-    value; ``within_2se`` when ``|z| <= 2``. Without a curve (the method had nothing to
-    say) every verdict is False.
+    value (None when there is no interval: ``n_boot=0`` or no curve); ``within_2se``
+    when ``|z| <= 2`` (False without a curve: the method had nothing to say).
     """
     pred = est.predicted()
     interval = est.curve_interval()
@@ -221,7 +230,8 @@ def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
             "real": float(r),
             "real_se": float(se),
             "z": float(z),
-            "covered": bool(np.isfinite(lo) and lo <= r <= hi),
+            # None (JSON null) without an interval (n_boot=0): neither covered nor missed.
+            "covered": bool(lo <= r <= hi) if np.isfinite(lo) else None,
             "within_2se": bool(np.isfinite(z) and abs(z) <= 2.0),
         }
     return out

@@ -147,6 +147,7 @@ def test_estimate_by_address_is_identical(cluster):
         n_runs=20,
         repeats=3,
         n_boot=30,
+        calibration_layout="paper",  # its halves are stable enough on 40 samples to fit p
         seed=5,
     )
     remote = es.estimate(data.X, data.y, 10, client=cluster.address, **kwargs)

@@ -26,7 +26,7 @@ def est():
 
 
 def test_estimate_fields(est):
-    assert est.real_runs == 24  # max(m_stability, n_runs)
+    assert est.real_runs == 24 + 12  # the default layout: n_runs on halves, m_stability in the members' layout
     assert est.n_target == 10 and est.n_feature == 300
     assert 10 <= est.n_useful <= 300 and len(est.n_useful_draws) == 4
     assert 0 < est.real_stability <= 1
@@ -224,7 +224,7 @@ def test_estimate_on_reference_data_at_reduced_settings(name, n_target):
     small = dict(SMALL, m_stability=5, n_runs=5, m_ensemble=(1, 3), n_boot=20)
     e = estimate(data.X, data.y, n_target, client="synchronous", **small)
     assert e.n_feature == data.X.shape[1] and n_target <= e.n_useful <= e.n_feature
-    assert 0 < e.real_stability < 1 and e.real_runs == 5
+    assert 0 < e.real_stability < 1 and e.real_runs == 5 + 5  # n_runs on halves, m_stability in the members' layout
 
 
 def test_prediction_accuracy_on_a_strong_signal(two_process_client):

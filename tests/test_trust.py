@@ -230,3 +230,45 @@ def test_interval_widens_with_fewer_real_runs():
         for k, e in (("many", many), ("few", few))
     }
     assert width["few"] > 1.3 * width["many"], width
+
+
+def test_more_guard_rails_and_checked_flags():
+    base = dict(n_target=20, n_runs=50, n_useful_mean=45.0, t_draws=np.array([4, 5]), p_fit=None, power=None)
+    unverified = guard_rails(**base, real_nogueira=_nog(0.1), fixed_point=None, verified=False)
+    assert unverified[0] and "not checked" in unverified[2][0]
+    empty = guard_rails(**base, real_nogueira=_nog(0.1), fixed_point=None, calibration_empty=True)
+    assert "no (u, p) consistent" in empty[2][0]
+    with pytest.raises(TypeError, match="verify must be True or False"):
+        estimate(DATA.X, DATA.y, 10, client="synchronous", verify="no", **SMALL)
+
+
+def test_design_keeps_a_node_clipped_at_p_1():
+    from ensstab_dask.uncertainty import _nodes
+
+    nodes = _nodes(np.array([0.95, 0.99, 1.0]), 0.98, 0.01, integer=False, low=0.01, high=1.0, gap=0.05)
+    assert nodes == pytest.approx([0.93, 0.98, 1.0])
+    assert _nodes(np.array([1.0, 1.0]), 1.0, 0.01, integer=False, low=0.01, high=1.0, gap=0.05) == [0.95, 1.0]
+
+
+def test_stability_se_falls_back_to_the_jackknife():
+    from ensstab_dask.stability import stability_se
+
+    zero = [s for s in (es.simulate_ensembles(2000, 20, 60, 0.75, size=4, seed=k) for k in range(200))
+            if pairwise_stability_se(s, 2000) == 0]  # fmt: skip
+    assert zero, "expected some 4-run samples whose unbiased variance is not positive"
+    # The jackknife stands in (it is 0 only when every leave-one-out stability is the same).
+    assert all(stability_se(s, 2000) == jackknife_std(s, 2000) for s in zero)
+    assert sum(stability_se(s, 2000) > 0 for s in zero) > len(zero) / 2
+
+
+def test_report_of_an_estimate_without_a_curve(tmp_path):
+    from ensstab_dask.report import write_report
+
+    X, y = noise(2)
+    with pytest.warns(RuntimeWarning):
+        e = estimate(X, y, 10, client="synchronous", **SMALL)
+    e.to_netcdf(tmp_path / "e.nc")
+    index = write_report(tmp_path / "e.nc", tmp_path / "rep")
+    html = index.read_text()
+    assert "No prediction" in html and "reliable" in html
+    assert not (tmp_path / "rep" / "stability_curve.png").exists()

@@ -42,7 +42,7 @@ def test_compare_per_m():
 def test_validate_caches_the_naive_curve(tmp_path, two_process_client):
     first = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client=two_process_client, **KW, **EST)
     assert first.naive.attrs["cached"] == 0 and len(list(tmp_path.glob("naive-*.nc"))) == 1
-    assert first.to_dict()["naive_real_runs"] == 6 * 3 and first.estimate.real_runs == 24
+    assert first.to_dict()["naive_real_runs"] == 6 * 3 and first.estimate.real_runs == 24 + 6
     again = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW, **EST)
     assert again.naive.attrs["cached"] == 1
     assert again.per_m == first.per_m  # same numbers whatever the scheduler, cached or not
@@ -82,7 +82,7 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     assert set(d["per_m"]) == {"1", "3"}
     row = d["per_m"]["1"]
     assert set(row) == {"predicted", "lower", "upper", "real", "real_se", "z", "covered", "within_2se"}
-    assert d["estimate_real_runs"] == 24 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
+    assert d["estimate_real_runs"] == 24 + 6 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
     assert 0 <= d["covered"] <= 2 and d["sizes"] == 2
     # A rerun reuses the naive curve, and refuses to clobber the JSON without --overwrite.
     assert cli_main(args) == 2
@@ -106,3 +106,18 @@ def test_cli_validate_bad_input(extra, needle, capsys):
     assert cli_main(["validate", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0], err
+
+
+def test_callable_selectors_are_not_cached(tmp_path):
+    def score(X, y, rng):
+        return np.abs(X[y == 1].mean(axis=0) - X[y == 0].mean(axis=0)) + 1e-9 * rng.random(X.shape[1])
+
+    kw = dict(KW, selector=score)
+    assert naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **kw).attrs["cached"] == 0
+    assert not list(tmp_path.glob("naive-*.nc"))
+
+
+def test_cli_refuses_an_output_in_a_missing_folder_before_any_work(tmp_path, capsys):
+    assert cli_main(["validate", "--json", str(tmp_path / "nope" / "v.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--json" in err[0] and "does not exist" in err[0]
