@@ -37,6 +37,15 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     return value
 
 
+#: The largest seed: results store it as a 64-bit integer attribute (netCDF, zarr).
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed) -> int:
+    """A seed: an int in [0, MAX_SEED], checked before any work so the results can be written."""
+    return check_int(seed, "seed", minimum=0, maximum=MAX_SEED)
+
+
 def check_real(
     value,
     name: str,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import AGGREGATES, check_choice, check_int
+from ._validation import AGGREGATES, check_choice, check_int, check_seed
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike, map_shared
 from .datasets import check_data
@@ -75,7 +75,7 @@ def prediction_accuracy(
     X, y = check_data(X, y, n_target=n_target)
     m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     scorer = make_scorer(selector)
     if predictor is not None and not (hasattr(predictor, "fit") and hasattr(predictor, "get_params")):
         raise TypeError(f"predictor must be a scikit-learn estimator (fit, predict); got {type(predictor).__name__}")

@@ -35,7 +35,6 @@ live in their own modules.
 
 from __future__ import annotations
 
-import json
 import time
 import warnings as _warnings
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from ._validation import (
     check_choice,
     check_int,
     check_real,
+    check_seed,
 )
 from ._version import __version__
 from .cluster import ClientLike, connect
@@ -539,9 +539,10 @@ class Estimate:
 
         return write_netcdf(self.to_dataset(), path, overwrite=overwrite)
 
-    def to_json(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+    def to_json(self, path, *, overwrite: bool = False):
+        from .storage import write_json
+
+        return write_json(self.to_dict(), path, overwrite=overwrite)
 
     def _interval_text(self, key: str, fmt: str) -> str:
         """``"95% interval [lo, hi]"`` for ``key``, or "" without a bootstrap."""
@@ -721,7 +722,7 @@ def estimate(
     check_choice(aggregate, "aggregate", AGGREGATES)
     check_choice(index, "index", INDICES)
     _check_resample(resample)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     scorer = make_scorer(selector)
     ss = as_seed_sequence(seed)
     settings = dict(

@@ -6,7 +6,6 @@ Bad input is reported as one line on stderr with exit status 2, never a tracebac
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import time
@@ -151,8 +150,9 @@ def _cmd_simulate(args) -> int:
         keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed")
         payload = {k: getattr(args, k) for k in keys}
         payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
-        with open(args.json, "w") as fh:
-            json.dump(payload, fh, indent=2)
+        from .storage import write_json
+
+        write_json(payload, args.json)
     return 0
 
 
@@ -286,27 +286,13 @@ def _estimate_options(args) -> dict:
 
 def _write(args, payload: dict, ds) -> None:
     if args.json:
-        _write_json(args.json, payload)
+        from .storage import write_json
+
+        write_json(payload, args.json)
     if args.output:
         from .storage import write_netcdf
 
         write_netcdf(ds, args.output, overwrite=args.overwrite)
-
-
-def _write_json(path, payload: dict) -> None:
-    import os
-    import tempfile
-
-    # Written beside the target and renamed: an old file survives any failure.
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _cmd_estimate(args) -> int:

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import xarray as xr
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_seed
 from ._version import __version__
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike, connect, map_shared
@@ -71,7 +71,7 @@ def real_ensemble_stability(
     check_choice(layout, "layout", LAYOUTS)
     check_choice(aggregate, "aggregate", AGGREGATES)
     check_choice(index, "index", INDICES)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     scorer = make_scorer(selector)
     ss = as_seed_sequence(seed)

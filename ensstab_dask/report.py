@@ -22,6 +22,7 @@ import xarray as xr
 
 from . import plotting
 from ._version import __version__
+from .storage import umask_mode
 
 __all__ = ["write_report", "pictures_for"]
 
@@ -288,7 +289,7 @@ def write_report(
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    os.chmod(tmp, 0o755)  # mkdtemp's 0o700 would hide the report from others
+    os.chmod(tmp, umask_mode(directory=True))  # mkdtemp's 0o700 would hide the report from others
     try:
         images = []
         for name in names:

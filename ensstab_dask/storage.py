@@ -16,6 +16,7 @@ settings refuses, naming them, and changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,7 +26,16 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-__all__ = ["SweepStore", "export_netcdf", "write_netcdf", "StoreMismatch"]
+__all__ = [
+    "SweepStore",
+    "export_netcdf",
+    "write_netcdf",
+    "write_json",
+    "umask_mode",
+    "StoreMismatch",
+    "StoreLocked",
+    "writer_lock",
+]
 
 COMPLETED = "completed"
 SETTINGS_ATTR = "ensstab_settings"
@@ -33,6 +43,56 @@ SETTINGS_ATTR = "ensstab_settings"
 
 class StoreMismatch(ValueError):
     """The store was made with other settings than those requested."""
+
+
+class StoreLocked(OSError):
+    """Another process is writing the store."""
+
+
+def lock_path(store: str | os.PathLike) -> Path:
+    """The lock file of a store: a hidden sibling, so that it exists before the store does."""
+    store = Path(store)
+    return store.parent / f".{store.name}.lock"
+
+
+@contextlib.contextmanager
+def writer_lock(store: str | os.PathLike):
+    """Hold the store's single-writer lock while the block runs.
+
+    Zarr writes a block smaller than a chunk by read-modify-write of the chunk, so two
+    writers of one store lose each other's cells. The lock is an exclusive ``flock`` on
+    :func:`lock_path`, which records the owner's pid and host for the message a second
+    writer gets (:class:`StoreLocked`, at once: it does not wait). The kernel releases a
+    ``flock`` when its process dies, however it dies, so a killed sweep never leaves a
+    stale lock behind. POSIX only; on a network file system it holds as far as the
+    system's ``flock`` does.
+    """
+    import fcntl
+    import json
+    import socket
+
+    path = lock_path(store)
+    if not path.parent.is_dir():
+        raise ValueError(f"store: directory {str(path.parent)!r} does not exist")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, umask_mode())
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                owner = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+            except ValueError:
+                owner = {}
+            who = f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}"
+            raise StoreLocked(
+                f"store {str(store)!r} is being written by another sweep ({who}); wait for it to finish, "
+                "then rerun to resume"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the flock
 
 
 class SweepStore:
@@ -57,6 +117,7 @@ class SweepStore:
             tmp.rmdir()
             template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
             template.to_zarr(tmp, compute=False, mode="w-", consolidated=False)
+            os.chmod(tmp, umask_mode(directory=True))  # not mkdtemp's 0700
             os.rename(tmp, store.path)
         finally:
             if tmp.exists():
@@ -103,6 +164,42 @@ class SweepStore:
         return ds.drop_vars(COMPLETED)
 
 
+def umask_mode(*, directory: bool = False) -> int:
+    """The mode a plain ``open`` (or ``mkdir``) would give a new file under this process's
+    umask. Temporary files are created 0600 (directories 0700); outputs get this mode
+    before they are renamed into place, so an output is as readable as any other file."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
+def _replace_into_place(tmp: str | os.PathLike, out: Path, *, directory: bool = False) -> None:
+    os.chmod(tmp, umask_mode(directory=directory))
+    os.replace(tmp, out)
+
+
+def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    """Write ``payload`` as JSON under a temporary name beside ``out``, then rename: a kill
+    or an error leaves the previous file intact, never an empty or half-written one."""
+    import json
+
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"output directory {str(parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+        _replace_into_place(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out
+
+
 def export_netcdf(
     store: str | os.PathLike, out: str | os.PathLike, *, overwrite: bool = False, allow_incomplete: bool = False
 ) -> Path:
@@ -115,6 +212,9 @@ def export_netcdf(
     src = SweepStore(store)
     if not src.path.exists():
         raise ValueError(f"store: {str(src.path)!r} does not exist")
+    target = Path(out).resolve()
+    if target == src.path.resolve() or src.path.resolve() in target.parents:
+        raise ValueError(f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store")
     src.settings()
     missing = int((~src.completed()).sum())
     ds = src.load()
@@ -138,7 +238,7 @@ def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = Fa
     os.close(fd)
     try:
         ds.to_netcdf(tmp)
-        os.replace(tmp, out)
+        _replace_into_place(tmp, out)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -29,6 +29,7 @@ whatever the batching, so the number of files stays small.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
 import logging
@@ -38,13 +39,13 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_p, check_problem
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_p, check_problem, check_seed
 from ._version import __version__
 from .cluster import ClientLike, connect
 from .estimation import simulated_n_useful
 from .seeding import Stream, derive
 from .simulation import simulated_stability
-from .storage import SweepStore
+from .storage import SweepStore, writer_lock
 
 __all__ = ["sweep", "make_plan", "SweepPlan", "compute_block", "plan_blocks", "submit_blocks", "Block"]
 
@@ -347,7 +348,7 @@ def make_plan(
     check_choice(index, "index", INDICES)
     if index in ("kuncheva", "nogueira") and n_target == n_feature:
         raise ValueError(f"index {index!r} is undefined when n_target == n_feature")
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     settings = dict(
         n_feature=n_feature,
         n_target=n_target,
@@ -440,41 +441,45 @@ def sweep(
         seed=seed,
     )
     n_u, n_p, n_m = plan.shape
-    sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
-    blocks = plan.blocks(batch_size)
-    if sw is not None:
-        done = sw.completed()
-        todo = []
-        for b in blocks:
-            cells = done[b.u0 : b.u1, b.p0 : b.p1, b.im]
-            if cells.all():
-                continue
-            if cells.any():  # planned differently last time: redo what is missing, per cell
-                todo += [c for c in b.cells() if not done[c.u0, c.p0, c.im]]
-            else:
-                todo.append(b)
-        blocks = todo
-    else:
-        stab_all = np.full(plan.shape + (repeats,), np.nan)
-        nuv_all = np.full(plan.shape + (repeats,), np.nan)
-
-    def finish(b: Block, result) -> None:
-        stab, nuv = result
+    with contextlib.ExitStack() as stack:
+        if store is not None:
+            # One writer per store: a second one would overwrite the first's chunks.
+            stack.enter_context(writer_lock(store))
+        sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
+        blocks = plan.blocks(batch_size)
         if sw is not None:
-            sw.write_block(_block_dataset(stab, nuv, index), b.region())
+            done = sw.completed()
+            todo = []
+            for b in blocks:
+                cells = done[b.u0 : b.u1, b.p0 : b.p1, b.im]
+                if cells.all():
+                    continue
+                if cells.any():  # planned differently last time: redo what is missing, per cell
+                    todo += [c for c in b.cells() if not done[c.u0, c.p0, c.im]]
+                else:
+                    todo.append(b)
+            blocks = todo
         else:
-            stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = stab
-            nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = nuv
+            stab_all = np.full(plan.shape + (repeats,), np.nan)
+            nuv_all = np.full(plan.shape + (repeats,), np.nan)
 
-    todo_cells = sum(b.n_cells for b in blocks)
-    logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
-    if progress and sw is not None and todo_cells < n_u * n_p * n_m:
-        print(f"Resuming {sw.path}: {n_u * n_p * n_m - todo_cells} cells already done, {todo_cells} to compute")
-    if blocks:
-        _run(blocks, plan.task_args, finish, client=client, timeout=timeout, security=security, progress=progress)
-    if sw is not None:
-        return sw.load()
-    return _dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
+        def finish(b: Block, result) -> None:
+            stab, nuv = result
+            if sw is not None:
+                sw.write_block(_block_dataset(stab, nuv, index), b.region())
+            else:
+                stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = stab
+                nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = nuv
+
+        todo_cells = sum(b.n_cells for b in blocks)
+        logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
+        if progress and sw is not None and todo_cells < n_u * n_p * n_m:
+            print(f"Resuming {sw.path}: {n_u * n_p * n_m - todo_cells} cells already done, {todo_cells} to compute")
+        if blocks:
+            _run(blocks, plan.task_args, finish, client=client, timeout=timeout, security=security, progress=progress)
+        if sw is not None:
+            return sw.load()
+        return _dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
 
 
 def submit_blocks(client, blocks: list[Block], args) -> list:

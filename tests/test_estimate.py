@@ -146,7 +146,7 @@ def test_real_ensemble_stability(two_process_client):
         (dict(repeats=1), "repeats must be >= 2"),
         (dict(p_method="newton"), "p_method must be one of"),
         (dict(resample="thirds"), "resample must be"),
-        (dict(seed=-3), "seed must be >= 0"),
+        (dict(seed=-3), "seed must be in .0, 9223372036854775807."),
         (dict(n_boot=5), "n_boot must be 0 .no bootstrap. or at least 20"),
         (dict(n_boot=-1), "n_boot must be >= 0"),
         (dict(confidence=1.0), "confidence must be in"),

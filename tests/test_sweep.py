@@ -311,7 +311,7 @@ def test_malformed_address_fails_at_once(address):
         (dict(m_ensemble=[0]), "m_ensemble values must be >= 1"),
         (dict(m_ensemble=[]), "m_ensemble must hold at least one value"),
         (dict(repeats=0), "repeats must be >= 1"),
-        (dict(seed=-1), "seed must be >= 0"),
+        (dict(seed=-1), "seed must be in .0, 9223372036854775807."),
         (dict(batch_size=0), "batch_size must be >= 1"),
         (dict(aggregate="max"), "aggregate must be one of"),
     ],

@@ -1,0 +1,87 @@
+"""What the CLI and the library write: whole files or none, readable modes, limits checked first."""
+
+import json
+import os
+import stat
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import ensstab_dask as es
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.storage import export_netcdf, write_json, write_netcdf
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_outputs_get_the_umask_mode_also_when_overwritten(tmp_path, umask_022):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])})
+    nc = write_netcdf(ds, tmp_path / "a.nc")
+    js = write_json({"a": 1}, tmp_path / "a.json")
+    assert mode(nc) == mode(js) == 0o644
+    os.chmod(nc, 0o644)
+    write_netcdf(ds, nc, overwrite=True)
+    assert mode(nc) == 0o644  # not the temporary file's 0600
+
+
+def test_store_and_report_folders_get_the_umask_mode(tmp_path, umask_022):
+    from ensstab_dask.report import write_report
+
+    ds = es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2,
+                  client="synchronous", progress=False, store=tmp_path / "s.zarr")  # fmt: skip
+    assert mode(tmp_path / "s.zarr") == 0o755
+    write_netcdf(ds, tmp_path / "s.nc")
+    index = write_report(tmp_path / "s.nc", tmp_path / "rep")
+    assert mode(index.parent) == 0o755 and mode(index) == 0o644
+
+
+def test_a_failed_json_write_leaves_the_old_file(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text('{"old": true}')
+    with pytest.raises(TypeError):
+        write_json({"bad": object()}, path)
+    assert json.loads(path.read_text()) == {"old": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.json"]  # no temporary file left
+
+
+def test_export_refuses_to_write_into_its_own_store(tmp_path, capsys):
+    store = tmp_path / "s.zarr"
+    es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2, client="synchronous",
+             progress=False, store=store)  # fmt: skip
+    before = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match="inside the store"):
+        export_netcdf(store, store / "zarr.json", overwrite=True)
+    assert cli_main(["export", str(store), str(store / "zarr.json"), "--overwrite"]) == 2
+    assert "inside the store" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in store.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sweep", "--n-feature", "300", "--n-target", "10", "--n-useful", "20", "--p", "0.5", "--seed", str(2**70)],
+        ["estimate", "--seed", str(2**70)],
+        ["simulate", "--seed", "-1"],
+    ],
+)
+def test_seeds_that_cannot_be_stored_are_refused_at_once(args, capsys):
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "seed" in err[0], err
+
+
+def test_library_refuses_big_seeds_before_any_work():
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 9223372036854775807\]"):
+        es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], seed=2**70, client="synchronous", progress=False)
+    with pytest.raises(ValueError, match="seed must be in"):
+        es.estimate(np.zeros((10, 30)), np.arange(10) % 2, 5, seed=2**64, client="synchronous")
