@@ -205,6 +205,29 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _cmd_verify(args) -> int:
+    from .storage import StoreDamaged, SweepStore
+
+    store = SweepStore(args.store)
+    if not store.path.exists():
+        raise UsageError(f"ensstab verify: {args.store}: no such store")
+    try:
+        store.settings()
+        problems = store.provenance_problems()
+        damaged = int(store.damaged().sum())
+    except StoreDamaged as exc:
+        print(f"ensstab verify: {exc}", file=sys.stderr)
+        return 1
+    done = store.completed()
+    for p in problems:
+        print(f"{args.store}: edited since it was made: {p}")
+    if damaged:
+        print(f"{args.store}: {damaged} cells are marked done but hold no data; rerun the sweep to recompute them")
+    verdict = "damaged" if problems or damaged else "ok"
+    print(f"{args.store}: {verdict}; {int(done.sum())} of {done.size} cells done")
+    return 1 if verdict == "damaged" else 0
+
+
 SELECTORS = ("rf", "extra-trees", "logistic")
 
 
@@ -542,6 +565,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--n-useful", type=float, help="sweeps: the observed n_useful")
     rep.add_argument("--n-runs", type=int, help="sweeps: the runs behind the observed n_useful")
     rep.set_defaults(func=_cmd_report)
+
+    ver = sub.add_parser(
+        "verify", help="check a sweep store: its metadata against its record, and data behind every done cell"
+    )
+    ver.add_argument("store", metavar="STORE")
+    ver.set_defaults(func=_cmd_verify)
 
     ex = sub.add_parser("export", help="write a finished sweep store to netCDF")
     ex.add_argument("store", metavar="STORE")

@@ -34,6 +34,7 @@ __all__ = [
     "umask_mode",
     "StoreMismatch",
     "StoreLocked",
+    "StoreDamaged",
     "writer_lock",
 ]
 
@@ -45,8 +46,17 @@ class StoreMismatch(ValueError):
     """The store was made with other settings than those requested."""
 
 
+class StoreDamaged(ValueError):
+    """The store's data or metadata cannot be trusted."""
+
+
 class StoreLocked(OSError):
     """Another process is writing the store."""
+
+
+def _short(value) -> str:
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def lock_path(store: str | os.PathLike) -> Path:
@@ -131,11 +141,63 @@ class SweepStore:
             raise ValueError(f"store: {str(self.path)!r} exists but is not a readable zarr store ({exc})") from None
         if SETTINGS_ATTR not in ds.attrs or COMPLETED not in ds:
             raise ValueError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
-        return json.loads(ds.attrs[SETTINGS_ATTR])
+        try:
+            return json.loads(ds.attrs[SETTINGS_ATTR])
+        except ValueError as exc:
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: its settings record is damaged (not valid JSON: {exc}); "
+                "it cannot be trusted"
+            ) from None
+
+    def provenance_problems(self) -> list[str]:
+        """What the store's attributes and coordinates say that its settings record does not.
+
+        The settings record (written once, with the template) is the reference: an edited
+        ``seed`` attribute or ``p`` coordinate would otherwise be exported as if true.
+        """
+        stored = self.settings()
+        ds = xr.open_zarr(self.path, consolidated=False)
+        problems = []
+        for key, value in stored.items():
+            if value is None:  # "derived" (n_runs=None is n_runs = m_ensemble): nothing to compare
+                continue
+            if key in ds.coords:
+                have = ds[key].values
+            elif key in ds.attrs:
+                have = ds.attrs[key]
+            else:
+                continue
+            if not np.array_equal(np.asarray(have), np.asarray(value)):
+                problems.append(f"{key} is {_short(have)} in the store but {_short(value)} in its settings record")
+        return problems
+
+    def damaged(self) -> np.ndarray:
+        """Cells marked complete whose raw draws are missing (NaN): a chunk deleted or zeroed.
+
+        A chunk that cannot be read at all (truncated, corrupt) raises :class:`StoreDamaged`
+        naming the variable and the store.
+        """
+        ds = xr.open_zarr(self.path, consolidated=False)
+        done = ds[COMPLETED].values.astype(bool)
+        bad = np.zeros_like(done)
+        for name in [v for v in ds.data_vars if v.endswith("_draws")]:
+            try:
+                values = ds[name].values
+            except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the chunk is damaged
+                raise StoreDamaged(
+                    f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
+                    "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
+                ) from None
+            bad |= done & np.isnan(values).any(axis=tuple(range(done.ndim, values.ndim)))
+        return bad
 
     def check(self, settings: dict, template: xr.Dataset) -> None:
-        """Raise :class:`StoreMismatch` naming every setting or grid that differs."""
+        """Raise :class:`StoreMismatch` naming every setting or grid that differs, and
+        :class:`StoreDamaged` when the store's own metadata contradicts its record."""
         stored = self.settings()
+        problems = self.provenance_problems()
+        if problems:
+            raise StoreDamaged(f"store {str(self.path)!r} was edited since it was made: " + "; ".join(problems))
         diffs = [
             f"{k}: {stored.get(k)!r} in the store, {settings.get(k)!r} requested"
             for k in sorted(set(stored) | set(settings))
@@ -216,6 +278,15 @@ def export_netcdf(
     if target == src.path.resolve() or src.path.resolve() in target.parents:
         raise ValueError(f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store")
     src.settings()
+    problems = src.provenance_problems()
+    if problems:
+        raise StoreDamaged(f"store {str(src.path)!r} was edited since it was made: " + "; ".join(problems))
+    damaged = int(src.damaged().sum())
+    if damaged:
+        raise StoreDamaged(
+            f"store {str(src.path)!r}: {damaged} cells are marked done but hold no data (a chunk deleted?); "
+            "rerun the sweep to recompute them, then export"
+        )
     missing = int((~src.completed()).sum())
     ds = src.load()
     if missing and not allow_incomplete:

@@ -448,7 +448,11 @@ def sweep(
         sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
         blocks = plan.blocks(batch_size)
         if sw is not None:
-            done = sw.completed()
+            damaged = sw.damaged()
+            if damaged.any():
+                logger.warning("sweep: %d cells of %s are marked done but hold no data: recomputing them",
+                               int(damaged.sum()), sw.path)  # fmt: skip
+            done = sw.completed() & ~damaged
             todo = []
             for b in blocks:
                 cells = done[b.u0 : b.u1, b.p0 : b.p1, b.im]

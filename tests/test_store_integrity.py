@@ -1,0 +1,75 @@
+"""A damaged or edited store is never trusted: recomputed, or refused naming the store."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+import ensstab_dask as es
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.storage import StoreDamaged, export_netcdf
+
+KW = dict(n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=3)
+
+
+def make(tmp_path):
+    store = tmp_path / "S.zarr"
+    ds = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    return store, ds
+
+
+def chunks(store: Path, var: str) -> list[Path]:
+    return sorted(p for p in (store / var).rglob("*") if p.is_file() and p.name != "zarr.json")
+
+
+def test_a_deleted_chunk_is_recomputed_and_never_exported(tmp_path, capsys):
+    store, ref = make(tmp_path)
+    chunks(store, "stability_draws")[0].unlink()
+    with pytest.raises(StoreDamaged, match="marked done but hold no data"):
+        export_netcdf(store, tmp_path / "x.nc")
+    assert not (tmp_path / "x.nc").exists()
+    assert cli_main(["verify", str(store)]) == 1
+    assert "damaged" in capsys.readouterr().out
+    again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    np.testing.assert_array_equal(again["stability_draws"].values, ref["stability_draws"].values)
+    assert cli_main(["verify", str(store)]) == 0
+    assert export_netcdf(store, tmp_path / "x.nc").exists()
+
+
+def test_a_truncated_chunk_is_named_in_one_line(tmp_path, capsys):
+    store, _ = make(tmp_path)
+    victim = chunks(store, "stability_draws")[0]
+    victim.write_bytes(victim.read_bytes()[:5])
+    assert cli_main(["export", str(store), str(tmp_path / "x.nc")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'stability_draws' cannot be read" in err[0] and str(store) in err[0], err
+    assert cli_main(["verify", str(store)]) == 1
+    assert not (tmp_path / "x.nc").exists()
+
+
+@pytest.mark.parametrize("edit", ["seed", "p"])
+def test_edited_provenance_is_refused(tmp_path, edit, capsys):
+    store, _ = make(tmp_path)
+    group = zarr.open_group(str(store), mode="r+")
+    if edit == "seed":
+        group.attrs["seed"] = 4
+    else:
+        group["p"][:] = np.array([0.4, 0.9])
+    with pytest.raises(StoreDamaged, match=f"edited since it was made: {edit} is"):
+        export_netcdf(store, tmp_path / "x.nc")
+    with pytest.raises(StoreDamaged, match="edited since it was made"):
+        es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    assert cli_main(["verify", str(store)]) == 1
+    assert f"edited since it was made: {edit}" in capsys.readouterr().out
+
+
+def test_damaged_settings_record_is_one_line(tmp_path, capsys):
+    store, _ = make(tmp_path)
+    group = zarr.open_group(str(store), mode="r+")
+    group.attrs["ensstab_settings"] = group.attrs["ensstab_settings"][:-20]
+    assert cli_main(["export", str(store), str(tmp_path / "x.nc")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "settings record is damaged" in err[0]
+    json.dumps(err)
