@@ -723,6 +723,11 @@ def estimate(
     check_choice(index, "index", INDICES)
     _check_resample(resample)
     seed = check_seed(seed)
+    from .sweep import check_cell_memory
+
+    # Before any real run: the prediction's largest cell, and the p fit's many copies.
+    check_cell_memory(n_feature, n_target, max(m_list), m_stability, n_runs)
+    check_cell_memory(n_feature, n_target, 1, m_stability * repeats, n_runs)
     scorer = make_scorer(selector)
     ss = as_seed_sequence(seed)
     settings = dict(

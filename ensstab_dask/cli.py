@@ -606,6 +606,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConnectionError, ImportError) as exc:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("ensstab: error: out of memory; lower m_ensemble, m_stability, n_runs or the grid", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # netCDF4 reports a full disk as RuntimeError("NetCDF: HDF error")
+        print(f"ensstab: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(
             "ensstab: interrupted; finished blocks are in the store, rerun the same command to resume", file=sys.stderr

@@ -22,7 +22,7 @@ import xarray as xr
 
 from . import plotting
 from ._version import __version__
-from .storage import umask_mode
+from .storage import clean_leftovers, temp_prefix, umask_mode
 
 __all__ = ["write_report", "pictures_for"]
 
@@ -288,7 +288,8 @@ def write_report(
     names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    clean_leftovers(out)
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=out.parent))
     os.chmod(tmp, umask_mode(directory=True))  # mkdtemp's 0o700 would hide the report from others
     try:
         images = []

@@ -54,6 +54,38 @@ class StoreLocked(OSError):
     """Another process is writing the store."""
 
 
+def temp_prefix(target: Path) -> str:
+    """Prefix of a temporary file or folder for ``target``: hidden, beside it, and naming
+    the writing process, so that :func:`clean_leftovers` can tell a dead writer's."""
+    return f".{target.name}.{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def clean_leftovers(target: Path) -> list[Path]:
+    """Remove what killed writers of ``target`` left beside it (``.NAME.PID.*.tmp``, PID dead).
+
+    A kill between creating a temporary file and renaming it leaves the file behind;
+    the next write of the same target removes it. Returns what was removed.
+    """
+    removed = []
+    for path in target.parent.glob(f".{target.name}.*.tmp"):
+        parts = path.name[len(target.name) + 2 :].split(".")
+        if not parts or not parts[0].isdigit() or _alive(int(parts[0])):
+            continue
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
 def _short(value) -> str:
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -122,7 +154,8 @@ class SweepStore:
         parent = store.path.parent
         if not parent.is_dir():
             raise ValueError(f"store: directory {str(parent)!r} does not exist")
-        tmp = Path(tempfile.mkdtemp(prefix=f".{store.path.name}.", suffix=".tmp", dir=parent))
+        clean_leftovers(store.path)
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(store.path), suffix=".tmp", dir=parent))
         try:
             tmp.rmdir()
             template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
@@ -251,7 +284,8 @@ def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True)
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"output directory {str(parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent)
+    clean_leftovers(out)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2)
@@ -305,7 +339,8 @@ def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = Fa
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"output directory {str(parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent)
+    clean_leftovers(out)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
     os.close(fd)
     try:
         ds.to_netcdf(tmp)

@@ -67,6 +67,29 @@ def cell_seconds(n_feature: int, m: int, m_stability: int, n_runs: int, repeats:
     return repeats * (selectors * selector + 1.5e-3)
 
 
+def cell_bytes(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int) -> int:
+    """Rough peak memory of one cell: one ensemble's rankings and the aggregation's
+    temporaries (or the n_runs rankings behind n_useful_v), plus the stability index's
+    membership and pairwise-intersection arrays over the m_stability copies."""
+    rankings = 3 * 8 * n_feature * max(m, n_runs)
+    stability = m_stability * n_feature + m_stability * m_stability * n_target + 8 * m_stability * n_target
+    return rankings + stability + 12 * 2**20
+
+
+def check_cell_memory(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int) -> None:
+    """Refuse, before any work, a cell that would need more than half this machine's memory."""
+    import psutil
+
+    need = cell_bytes(n_feature, n_target, m, m_stability, n_runs)
+    total = psutil.virtual_memory().total
+    if need > total // 2:
+        raise ValueError(
+            f"one cell (m_ensemble={m}, m_stability={m_stability}, n_runs={n_runs}, n_feature={n_feature}) would need "
+            f"about {need / 2**30:.1f} GiB of memory, more than half of this machine's {total / 2**30:.1f} GiB: "
+            "lower m_ensemble, m_stability or n_runs"
+        )
+
+
 @dataclass(frozen=True)
 class Block:
     """A rectangle of cells at one m_ensemble: rows ``u0:u1`` and columns ``p0:p1``."""
@@ -346,6 +369,8 @@ def make_plan(
     repeats = check_int(repeats, "repeats", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)
     check_choice(index, "index", INDICES)
+    runs = np.asarray(grid["m_ensemble"]) if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs)
+    check_cell_memory(n_feature, n_target, int(grid["m_ensemble"].max()), m_stability, int(runs.max()))
     if index in ("kuncheva", "nogueira") and n_target == n_feature:
         raise ValueError(f"index {index!r} is undefined when n_target == n_feature")
     seed = check_seed(seed)

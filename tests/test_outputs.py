@@ -85,3 +85,49 @@ def test_library_refuses_big_seeds_before_any_work():
         es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], seed=2**70, client="synchronous", progress=False)
     with pytest.raises(ValueError, match="seed must be in"):
         es.estimate(np.zeros((10, 30)), np.arange(10) % 2, 5, seed=2**64, client="synchronous")
+
+
+def _dead_pid():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(proc.stdout)
+
+
+def test_leftovers_of_killed_writers_are_cleaned_on_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    dead = _dead_pid()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stale_file = tmp_path / f".a.nc.{dead}.k3j.tmp"
+        stale_file.write_bytes(b"half a file")
+        busy_file = tmp_path / f".a.nc.{live.pid}.q9z.tmp"
+        busy_file.write_bytes(b"being written")
+        stale_store = tmp_path / f".S.zarr.{dead}.x1.tmp"
+        (stale_store / "sub").mkdir(parents=True)
+        write_netcdf(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "a.nc")
+        assert not stale_file.exists() and busy_file.exists()  # a live writer's file is left alone
+        es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2, client="synchronous",
+                 progress=False, store=tmp_path / "S.zarr")  # fmt: skip
+        assert not stale_store.exists()
+    finally:
+        live.kill()
+        live.wait()
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["sweep", "--n-useful", "60", "--p", "0.5", "--m-ensemble", "1000000"], "m_ensemble=1000000"),
+        (["sweep", "--n-useful", "60", "--p", "0.5", "--m-stability", str(10**9)], "m_stability=1000000000"),
+        (["estimate", "--m-ensemble", "1,1000000"], "m_ensemble=1000000"),
+    ],
+)
+def test_cells_too_big_for_memory_are_refused_at_once(args, needle, capsys):
+    # Refused by the argument checks, before a cluster starts or a real run is made.
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and "GiB of memory" in err[0], err
