@@ -501,6 +501,27 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
 
 
+def _close_interrupted_clusters() -> None:
+    """Close what a Ctrl-C left half-started, quietly.
+
+    Interrupted while its workers start, a LocalCluster stays registered with
+    distributed's exit hook, which then fails to close it (``AssertionError:
+    Status.init``) and prints a traceback after our one line. Close such clusters here,
+    swallowing that failure, and drop the hook: nothing is left for it to do.
+    """
+    import atexit
+
+    spec = sys.modules.get("distributed.deploy.spec")
+    if spec is None:
+        return
+    for cluster in list(spec.SpecCluster._instances):
+        try:
+            cluster.close(timeout=10)
+        except (Exception, KeyboardInterrupt):  # noqa: BLE001 - best effort on the way out
+            pass
+    atexit.unregister(spec.close_clusters)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ensstab", description="Estimate the stability of ensemble feature selectors.")
     parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
@@ -613,6 +634,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        _close_interrupted_clusters()
         print(
             "ensstab: interrupted; finished blocks are in the store, rerun the same command to resume", file=sys.stderr
         )

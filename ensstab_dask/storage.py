@@ -195,7 +195,7 @@ class SweepStore:
             if value is None:  # "derived" (n_runs=None is n_runs = m_ensemble): nothing to compare
                 continue
             if key in ds.coords:
-                have = ds[key].values
+                have = self._read(key)
             elif key in ds.attrs:
                 have = ds.attrs[key]
             else:
@@ -205,22 +205,21 @@ class SweepStore:
         return problems
 
     def damaged(self) -> np.ndarray:
-        """Cells marked complete whose raw draws are missing (NaN): a chunk deleted or zeroed.
+        """Cells marked complete with a value missing (NaN) in any variable: a chunk deleted.
 
-        A chunk that cannot be read at all (truncated, corrupt) raises :class:`StoreDamaged`
-        naming the variable and the store.
+        Every variable over the cells is checked, the summaries as well as the draws
+        (a standard deviation over a single repeat is NaN by definition and is skipped).
+        A chunk that cannot be read at all (truncated, corrupt) raises
+        :class:`StoreDamaged` naming the variable and the store.
         """
         ds = xr.open_zarr(self.path, consolidated=False)
-        done = ds[COMPLETED].values.astype(bool)
+        done = self.completed()
         bad = np.zeros_like(done)
-        for name in [v for v in ds.data_vars if v.endswith("_draws")]:
-            try:
-                values = ds[name].values
-            except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the chunk is damaged
-                raise StoreDamaged(
-                    f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
-                    "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
-                ) from None
+        single = ds.sizes.get("repeat", 2) < 2
+        for name, var in ds.data_vars.items():
+            if name == COMPLETED or var.ndim < done.ndim or (single and name.endswith("_std")):
+                continue
+            values = self._read(name)
             bad |= done & np.isnan(values).any(axis=tuple(range(done.ndim, values.ndim)))
         return bad
 
@@ -244,7 +243,17 @@ class SweepStore:
     # -- progress ----------------------------------------------------------------
     def completed(self) -> np.ndarray:
         """Boolean mask of the cells whose block has been fully written."""
-        return xr.open_zarr(self.path, consolidated=False)[COMPLETED].values.astype(bool)
+        return self._read(COMPLETED).astype(bool)
+
+    def _read(self, name: str) -> np.ndarray:
+        """A variable's values; a chunk that cannot be read is :class:`StoreDamaged`, named."""
+        try:
+            return xr.open_zarr(self.path, consolidated=False)[name].values
+        except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the chunk is damaged
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
+                "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
+            ) from None
 
     def write_block(self, data: xr.Dataset, region: dict[str, slice]) -> None:
         """Write ``data`` into ``region``, then mark those cells complete."""
@@ -254,7 +263,13 @@ class SweepStore:
         flags.to_zarr(self.path, region=region, consolidated=False)
 
     def load(self) -> xr.Dataset:
-        ds = xr.open_zarr(self.path, consolidated=False).load()
+        try:
+            ds = xr.open_zarr(self.path, consolidated=False).load()
+        except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the store is damaged
+            raise StoreDamaged(
+                f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
+                "delete it and rerun the sweep"
+            ) from None
         ds.attrs.pop(SETTINGS_ATTR, None)
         return ds.drop_vars(COMPLETED)
 
