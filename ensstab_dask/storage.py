@@ -54,10 +54,17 @@ class StoreLocked(OSError):
     """Another process is writing the store."""
 
 
+def _writer_tag() -> str:
+    import socket
+
+    return f"{os.getpid()}@{socket.gethostname().replace('.', '_')}"
+
+
 def temp_prefix(target: Path) -> str:
     """Prefix of a temporary file or folder for ``target``: hidden, beside it, and naming
-    the writing process, so that :func:`clean_leftovers` can tell a dead writer's."""
-    return f".{target.name}.{os.getpid()}."
+    the writing process and host, so that :func:`clean_leftovers` can tell a dead
+    writer's (only on its own host: another host's pids cannot be checked from here)."""
+    return f".{target.name}.{_writer_tag()}."
 
 
 def _alive(pid: int) -> bool:
@@ -77,13 +84,23 @@ def clean_leftovers(target: Path) -> list[Path]:
     the next write of the same target removes it. Returns what was removed.
     """
     removed = []
+    host = _writer_tag().split("@", 1)[1]
     for path in target.parent.glob(f".{target.name}.*.tmp"):
-        parts = path.name[len(target.name) + 2 :].split(".")
-        if not parts or not parts[0].isdigit() or _alive(int(parts[0])):
+        pid, _, where = path.name[len(target.name) + 2 :].split(".")[0].partition("@")
+        if where != host or not pid.isdigit() or _alive(int(pid)):
             continue
         shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
         removed.append(path)
     return removed
+
+
+def _agree(have, recorded) -> bool:
+    """Whether a stored value agrees with its record; a scalar record (``n_runs=20``)
+    agrees with a coordinate holding it in every cell."""
+    have, recorded = np.asarray(have), np.asarray(recorded)
+    if recorded.ndim == 0 and have.ndim > 0:
+        return bool(have.size) and bool(np.all(have == recorded))
+    return np.array_equal(have, recorded)
 
 
 def _short(value) -> str:
@@ -200,7 +217,7 @@ class SweepStore:
                 have = ds.attrs[key]
             else:
                 continue
-            if not np.array_equal(np.asarray(have), np.asarray(value)):
+            if not _agree(have, value):
                 problems.append(f"{key} is {_short(have)} in the store but {_short(value)} in its settings record")
         return problems
 

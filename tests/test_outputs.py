@@ -96,20 +96,25 @@ def _dead_pid():
 
 
 def test_leftovers_of_killed_writers_are_cleaned_on_the_next_write(tmp_path):
+    import socket
     import subprocess
     import sys
 
-    dead = _dead_pid()
+    host = socket.gethostname().replace(".", "_")
+    dead = f"{_dead_pid()}@{host}"
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         stale_file = tmp_path / f".a.nc.{dead}.k3j.tmp"
         stale_file.write_bytes(b"half a file")
-        busy_file = tmp_path / f".a.nc.{live.pid}.q9z.tmp"
+        busy_file = tmp_path / f".a.nc.{live.pid}@{host}.q9z.tmp"
+        elsewhere = tmp_path / f".a.nc.{_dead_pid()}@another_host.q9z.tmp"
+        elsewhere.write_bytes(b"written on another host")
         busy_file.write_bytes(b"being written")
         stale_store = tmp_path / f".S.zarr.{dead}.x1.tmp"
         (stale_store / "sub").mkdir(parents=True)
         write_netcdf(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "a.nc")
         assert not stale_file.exists() and busy_file.exists()  # a live writer's file is left alone
+        assert elsewhere.exists()  # another host's pid cannot be checked from here
         es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2, client="synchronous",
                  progress=False, store=tmp_path / "S.zarr")  # fmt: skip
         assert not stale_store.exists()

@@ -83,3 +83,14 @@ def test_a_truncated_coordinate_is_named_in_one_line(tmp_path, capsys):
     assert cli_main(["export", str(store), str(tmp_path / "x.nc")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(store) in err[0] and "not a readable zarr store" in err[0], err
+
+
+def test_a_scalar_setting_over_a_coordinate_is_not_an_edit(tmp_path):
+    """n_runs=20 is recorded once and stored as a coordinate over m_ensemble: reopening the
+    store must not call that an edit (the sweep notebook hit this)."""
+    kw = dict(KW, n_runs=4)
+    store = tmp_path / "S.zarr"
+    first = es.sweep(300, 10, client="synchronous", progress=False, store=store, **kw)
+    again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **kw)
+    np.testing.assert_array_equal(first["n_useful_v_draws"].values, again["n_useful_v_draws"].values)
+    assert cli_main(["verify", str(store)]) == 0
