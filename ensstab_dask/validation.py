@@ -42,6 +42,16 @@ def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
     return Path(cache_dir) / f"naive-{h.hexdigest()[:20]}.nc"
 
 
+def _read_cached(path: Path) -> xr.Dataset | None:
+    """A cached naive curve, or None when the file cannot be read (it is then recomputed
+    and replaced: a cache is never a reason to fail)."""
+    try:
+        with xr.open_dataset(path) as cached:
+            return cached.load()
+    except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss
+        return None
+
+
 def naive_check(
     X,
     y,
@@ -83,9 +93,8 @@ def naive_check(
         if not Path(cache_dir).is_dir():
             raise ValueError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
         path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
-        if path.exists():
-            with xr.open_dataset(path) as cached:
-                ds = cached.load()
+        ds = _read_cached(path) if path.exists() else None
+        if ds is not None:
             if [int(m) for m in ds["m_ensemble"].values] == m_list and all(
                 str(ds.attrs.get(k)) == str(settings[k])
                 for k in ("m_stability", "selector", "aggregate", "index", "seed")

@@ -121,3 +121,13 @@ def test_cli_refuses_an_output_in_a_missing_folder_before_any_work(tmp_path, cap
     assert cli_main(["validate", "--json", str(tmp_path / "nope" / "v.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--json" in err[0] and "does not exist" in err[0]
+
+
+def test_a_damaged_cache_file_is_recomputed(tmp_path):
+    first = naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW)
+    (path,) = tmp_path.glob("naive-*.nc")
+    path.write_bytes(b"not netCDF")
+    again = naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW)
+    assert again.attrs["cached"] == 0
+    np.testing.assert_array_equal(again["stability"].values, first["stability"].values)
+    assert naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW).attrs["cached"] == 1
