@@ -305,11 +305,11 @@ def _replace_into_place(tmp: str | os.PathLike, out: Path, *, directory: bool = 
     os.replace(tmp, out)
 
 
-def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
-    """Write ``payload`` as JSON under a temporary name beside ``out``, then rename: a kill
-    or an error leaves the previous file intact, never an empty or half-written one."""
-    import json
-
+@contextlib.contextmanager
+def atomic_output(out: str | os.PathLike, *, overwrite: bool):
+    """Yield a temporary path beside ``out``; on success it is renamed into place with the
+    umask's mode. Any failure (or kill) leaves the previous ``out`` intact and no
+    temporary file (a killed writer's is removed by the next write of ``out``)."""
     out = Path(out)
     if out.exists() and not overwrite:
         raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
@@ -318,14 +318,21 @@ def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True)
         raise ValueError(f"output directory {str(parent)!r} does not exist")
     clean_leftovers(out)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
+        yield tmp
         _replace_into_place(tmp, out)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return out
+
+
+def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    """Write ``payload`` as JSON atomically (:func:`atomic_output`): a kill or an error
+    leaves the previous file intact, never an empty or half-written one."""
+    with atomic_output(out, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2)
+    return Path(out)
 
 
 def export_netcdf(
@@ -364,20 +371,7 @@ def export_netcdf(
 
 
 def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
-    """Write ``ds`` to ``out`` under a temporary name, then rename: never a half-written file."""
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"output directory {str(parent)!r} does not exist")
-    clean_leftovers(out)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
-    os.close(fd)
-    try:
+    """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file."""
+    with atomic_output(out, overwrite=overwrite) as tmp:
         ds.to_netcdf(tmp)
-        _replace_into_place(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out
+    return Path(out)
