@@ -253,3 +253,8 @@ def test_jackknife_error_tracks_the_sampling_error():
     ratio = np.mean(jack) / np.std(values, ddof=1)
     assert 0.75 < ratio < 1.35, ratio
     assert jackknife_std(np.tile(np.arange(10), (5, 1)), 300) == 0
+
+
+def test_prediction_accuracy_refuses_a_predictor_that_is_not_an_estimator():
+    with pytest.raises(TypeError, match="predictor must be a scikit-learn estimator"):
+        prediction_accuracy(DATA.X, DATA.y, 10, predictor="rf", client="synchronous")
