@@ -4,7 +4,8 @@
 simulates everything else. Its stages are functions of their own, so that each can be
 tested alone and re-run on resampled inputs (:mod:`ensstab_dask.uncertainty`):
 
-1. :func:`real_subsets`: the real runs, as their top-``n_target`` subsets;
+1. :func:`real_subsets` (one pool) or :func:`~ensstab_dask.selectors.real_run_pools`
+   (every pool in one submission): the real runs, as their top-``n_target`` subsets;
 2. :func:`threshold_draws`: t_uniform, ``repeats`` draws of ``n_runs`` uniform selectors;
 3. :func:`useful_draws`: A[f], one draw per threshold, each from ``n_runs`` runs of the
    pool (without replacement when the pool is larger), and :func:`round_n_useful`;
@@ -25,7 +26,9 @@ Which runs calibrate the simulator (``calibration_layout``, SPEC section 8):
   of ``max(m_stability, n_runs)`` runs;
 * ``"ensemble"``: p from ``m_stability`` runs in the ensemble's own weak-selector layout
   (``member_resample``, default a bootstrap sample of a random half, as the naive check's
-  bagging ensembles), n_useful from ``n_runs`` runs on ``resample``: two pools;
+  bagging ensembles), n_useful from ``n_runs`` runs on ``resample``: two pools. The
+  default: the validation harness found it at least as good as the paper's layout on
+  all four reference datasets (README, "Validation");
 * ``"ensemble-all"``: n_useful and p both from one pool in the weak-selector layout.
 
 The naive check (:mod:`ensstab_dask.naive`), leave-one-out accuracy
