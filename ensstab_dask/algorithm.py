@@ -809,7 +809,6 @@ class RealRuns:
     useful: np.ndarray = field(repr=False)
     stability: np.ndarray = field(repr=False)
     shared: bool
-    layout: str
 
     @property
     def count(self) -> int:
@@ -832,11 +831,11 @@ def assemble_runs(
             )
     if calibration_layout == "paper":
         pool = half[:half_n]
-        return RealRuns(pool, pool[:m_stability], True, calibration_layout)
+        return RealRuns(pool, pool[:m_stability], True)
     if calibration_layout == "ensemble":
-        return RealRuns(half[:n_runs], member[:m_stability], False, calibration_layout)
+        return RealRuns(half[:n_runs], member[:m_stability], False)
     pool = member[:member_n]
-    return RealRuns(pool, pool[:m_stability], True, calibration_layout)
+    return RealRuns(pool, pool[:m_stability], True)
 
 
 def estimate_from_runs(
@@ -991,6 +990,9 @@ def estimate_from_runs(
                 stab_runs,
                 n_feature,
                 n_target,
+                threshold_draws(
+                    n_feature, n_target, n_runs, repeats=max(100, repeats), seed=derive(ss, Stream.ESTIMATE, _T_BOOT)
+                ),
                 n_runs=n_runs,
                 repeats=repeats,
                 n_boot=n_boot,
@@ -1005,7 +1007,6 @@ def estimate_from_runs(
                 aggregate=aggregate,
                 index=index,
                 seeds={
-                    "thresholds": derive(ss, Stream.ESTIMATE, _T_BOOT),
                     "runs": derive(ss, Stream.ESTIMATE, _BOOT),
                     "p": sweep_seed(_BOOT_P),
                     "curve": sweep_seed(_BOOT_CURVE),

@@ -221,22 +221,23 @@ class SweepStore:
                 problems.append(f"{key} is {_short(have)} in the store but {_short(value)} in its settings record")
         return problems
 
-    def damaged(self) -> np.ndarray:
+    def damaged(self, state: xr.Dataset | None = None) -> np.ndarray:
         """Cells marked complete with a value missing (NaN) in any variable: a chunk deleted.
 
         Every variable over the cells is checked, the summaries as well as the draws
         (a standard deviation over a single repeat is NaN by definition and is skipped).
-        A chunk that cannot be read at all (truncated, corrupt) raises
-        :class:`StoreDamaged` naming the variable and the store.
+        ``state`` is the store as :meth:`load` ``(completion=True)`` gives it, when the
+        caller has it already (otherwise it is read here, once). A chunk that cannot be
+        read at all raises :class:`StoreDamaged` naming the variable and the store.
         """
-        ds = xr.open_zarr(self.path, consolidated=False)
-        done = self.completed()
+        state = self.load(completion=True) if state is None else state
+        done = state[COMPLETED].values.astype(bool)
         bad = np.zeros_like(done)
-        single = ds.sizes.get("repeat", 2) < 2
-        for name, var in ds.data_vars.items():
+        single = state.sizes.get("repeat", 2) < 2
+        for name, var in state.data_vars.items():
             if name == COMPLETED or var.ndim < done.ndim or (single and name.endswith("_std")):
                 continue
-            values = self._read(name)
+            values = var.values
             bad |= done & np.isnan(values).any(axis=tuple(range(done.ndim, values.ndim)))
         return bad
 
@@ -264,8 +265,11 @@ class SweepStore:
 
     def _read(self, name: str) -> np.ndarray:
         """A variable's values; a chunk that cannot be read is :class:`StoreDamaged`, named."""
+        return self._values(xr.open_zarr(self.path, consolidated=False), name)
+
+    def _values(self, ds: xr.Dataset, name: str) -> np.ndarray:
         try:
-            return xr.open_zarr(self.path, consolidated=False)[name].values
+            return ds[name].values
         except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the chunk is damaged
             raise StoreDamaged(
                 f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
@@ -279,16 +283,22 @@ class SweepStore:
         flags = xr.Dataset({COMPLETED: (tuple(region), np.ones(shape, dtype=np.int8))})
         flags.to_zarr(self.path, region=region, consolidated=False)
 
-    def load(self) -> xr.Dataset:
+    def load(self, *, completion: bool = False) -> xr.Dataset:
+        """The store in memory, each variable read once (``completion``: keep the record).
+
+        A chunk that cannot be read is :class:`StoreDamaged`, naming the variable."""
         try:
-            ds = xr.open_zarr(self.path, consolidated=False).load()
+            ds = xr.open_zarr(self.path, consolidated=False)
         except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the store is damaged
             raise StoreDamaged(
                 f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
                 "delete it and rerun the sweep"
             ) from None
+        for name in list(ds.variables):
+            if name not in ds.dims:  # index coordinates are already in memory
+                ds[name] = xr.Variable(ds[name].dims, self._values(ds, name), ds[name].attrs, ds[name].encoding)
         ds.attrs.pop(SETTINGS_ATTR, None)
-        return ds.drop_vars(COMPLETED)
+        return ds if completion else ds.drop_vars(COMPLETED)
 
 
 def umask_mode(*, directory: bool = False) -> int:
@@ -354,14 +364,15 @@ def export_netcdf(
     problems = src.provenance_problems()
     if problems:
         raise StoreDamaged(f"store {str(src.path)!r} was edited since it was made: " + "; ".join(problems))
-    damaged = int(src.damaged().sum())
+    state = src.load(completion=True)  # every chunk read once, for the checks and the export
+    damaged = int(src.damaged(state).sum())
     if damaged:
         raise StoreDamaged(
             f"store {str(src.path)!r}: {damaged} cells are marked done but hold no data (a chunk deleted?); "
             "rerun the sweep to recompute them, then export"
         )
-    missing = int((~src.completed()).sum())
-    ds = src.load()
+    missing = int((state[COMPLETED] == 0).sum())
+    ds = state.drop_vars(COMPLETED)
     if missing and not allow_incomplete:
         raise ValueError(
             f"store {str(src.path)!r} is incomplete ({missing} cells not computed yet); rerun the sweep to finish it, "

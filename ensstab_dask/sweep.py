@@ -45,7 +45,7 @@ from .cluster import ClientLike, connect
 from .estimation import simulated_n_useful
 from .seeding import Stream, derive
 from .simulation import simulated_stability
-from .storage import SweepStore, writer_lock
+from .storage import COMPLETED, SweepStore, writer_lock
 
 __all__ = ["sweep", "make_plan", "SweepPlan", "compute_block", "plan_blocks", "submit_blocks", "Block"]
 
@@ -473,11 +473,12 @@ def sweep(
         sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
         blocks = plan.blocks(batch_size)
         if sw is not None:
-            damaged = sw.damaged()
+            state = sw.load(completion=True)  # read once: what is done, and whether it holds data
+            damaged = sw.damaged(state)
             if damaged.any():
                 logger.warning("sweep: %d cells of %s are marked done but hold no data: recomputing them",
                                int(damaged.sum()), sw.path)  # fmt: skip
-            done = sw.completed() & ~damaged
+            done = state[COMPLETED].values.astype(bool) & ~damaged
             todo = []
             for b in blocks:
                 cells = done[b.u0 : b.u1, b.p0 : b.p1, b.im]

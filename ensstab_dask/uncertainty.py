@@ -82,10 +82,6 @@ class Bootstrap:
     n_useful: np.ndarray = field(repr=False)  # mean of A[f] over the thresholds, per replicate
     real_stability: np.ndarray = field(repr=False)
 
-    @property
-    def n_boot(self) -> int:
-        return len(self.n_useful)
-
 
 def _pair_mean(sim: np.ndarray, idx: np.ndarray) -> float:
     """Mean similarity over pairs of a bootstrap sample, pairs of one original run left out."""
@@ -331,6 +327,7 @@ def bootstrap_estimate(
     stability_runs: np.ndarray,
     n_feature: int,
     n_target: int,
+    thresholds: np.ndarray,
     *,
     n_runs: int,
     repeats: int,
@@ -354,7 +351,9 @@ def bootstrap_estimate(
     (:func:`p_replicates`) and its curve (:func:`curve_replicates`), and writes the
     curve's interval into ``curve`` (``stability_lower``/``stability_upper``). With a
     calibrated prediction point (``u_pred``, ``p_pred``) the replicates move around it
-    as they move around the A[f]/p point (``u_hat``, ``p_hat``).
+    as they move around the A[f]/p point (``u_hat``, ``p_hat``). ``thresholds`` are fresh
+    draws of t_uniform (``n_runs`` uniform selectors each), so that their spread is in
+    the interval.
 
     Returns
     -------
@@ -365,11 +364,7 @@ def bootstrap_estimate(
     """
     import xarray as xr
 
-    from .algorithm import threshold_draws
-
     m_list = [int(m) for m in curve["m_ensemble"].values]
-    # Thresholds for the replicates: fresh draws, so that their spread is in the interval.
-    thresholds = threshold_draws(n_feature, n_target, n_runs, repeats=max(100, repeats), seed=seeds["thresholds"])
     boot = bootstrap_runs(
         useful_runs,
         stability_runs,
