@@ -384,5 +384,8 @@ def export_netcdf(
 def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file."""
     with atomic_output(out, overwrite=overwrite) as tmp:
-        ds.to_netcdf(tmp)
+        try:
+            ds.to_netcdf(tmp)
+        except RuntimeError as exc:  # netCDF4 reports a full disk only as "NetCDF: HDF error"
+            raise OSError(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
     return Path(out)

@@ -162,3 +162,74 @@ def test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_t
         proc.kill()
     assert proc.returncode == 130 and err.startswith("ensstab: interrupted"), (proc.returncode, err[-2000:])
     assert "Status.init" not in err and "close_clusters" not in err, err[-2000:]
+
+
+def _sweep_store(path, *, seed=0):
+    es.sweep(300, 10, n_useful=[20, 30], p=[0.3, 0.6, 0.9], m_ensemble=[1, 3, 5], m_stability=5, repeats=3,
+             seed=seed, client="synchronous", progress=False, store=path)  # fmt: skip
+    return path
+
+
+def _export_cmd(store, out):
+    import sys
+
+    return [sys.executable, "-m", "ensstab_dask.cli", "export", str(store), str(out), "--overwrite"]
+
+
+def test_a_full_disk_on_export_is_one_line_and_keeps_the_old_file(tmp_path):
+    """The file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored) makes every write past
+    it fail as a full disk does, in a real process: the export must fail in one line,
+    leave the old file byte-identical and no temporary file behind."""
+    import resource
+    import signal
+    import subprocess
+
+    store = _sweep_store(tmp_path / "S.zarr")
+    out = tmp_path / "out.nc"
+    out.write_bytes(b"the previous export")
+    limit = 2048  # far below the export's size, above anything Python writes on start-up
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run(_export_cmd(store, out), preexec_fn=small_disk, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and err[0].startswith("ensstab: error:"), (proc.returncode, err)
+    assert str(out) in err[0] and "disk full" in err[0], err[0]
+    assert out.read_bytes() == b"the previous export"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
+
+
+def test_an_export_killed_at_any_moment_leaves_the_old_file_or_the_new_one(tmp_path):
+    """SIGKILL at spread-out moments of a real export: the target is always either the
+    previous file, byte for byte, or the complete new one; the next run cleans up."""
+    import signal
+    import subprocess
+    import time
+
+    store = _sweep_store(tmp_path / "S.zarr")
+    out = tmp_path / "out.nc"
+    old = write_netcdf(es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2,
+                                client="synchronous", progress=False), out).read_bytes()  # fmt: skip
+    start = time.monotonic()
+    subprocess.run(_export_cmd(store, tmp_path / "timing.nc"), check=True, capture_output=True, timeout=300)
+    duration = time.monotonic() - start
+    expected = xr.load_dataset(tmp_path / "timing.nc")
+    outcomes = set()
+    for fraction in np.linspace(0.3, 1.1, 7):
+        out.write_bytes(old)
+        proc = subprocess.Popen(_export_cmd(store, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(fraction * duration)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if out.read_bytes() == old:
+            outcomes.add("old")
+        else:
+            xr.testing.assert_identical(xr.load_dataset(out), expected)
+            outcomes.add("new")
+    assert outcomes  # every kill left one of the two; which ones depends on timing
+    subprocess.run(_export_cmd(store, out), check=True, capture_output=True, timeout=300)
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # leftovers cleaned
