@@ -1,6 +1,6 @@
 """The validation harness on the four datasets: the estimate against the naive check.
 
-    ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--variants]
+    ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--variants] [--model two-level]
 
 For the embedded default and Colon, Lymphoma and Prostate (their paper settings,
 n_target 20, 20, 40, 60), with the default random forest (300 trees), m_stability = 20
@@ -115,6 +115,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache-dir", default=str(Path(__file__).parent / ".cache"))
     ap.add_argument("--variants", action="store_true", help="also compare calibration layouts and n_runs")
+    ap.add_argument("--model", default="onda", choices=("onda", "two-level"), help="the estimate's simulator")
     args = ap.parse_args(argv)
 
     from distributed import Client
@@ -137,13 +138,15 @@ def main(argv=None) -> int:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 res = validate(
                     data.X, data.y, n_target, m_ensemble=M_LIST, m_stability=args.m_stability, selector=selector,
-                    seed=args.seed, cache_dir=args.cache_dir, client=client, data=name,
+                    seed=args.seed, cache_dir=args.cache_dir, client=client, data=name, model=args.model,
                 )  # fmt: skip
             e, n = res.estimate, res.naive
             print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target})\n")
             print(
                 f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.n_useful}, p = {e.p:.3f}, "
-                f"calibration on {e.settings['calibration_layout']} runs, reliable: {'yes' if e.reliable else 'no'}); "
+                f"calibration on {e.settings['calibration_layout']} runs, model {e.model}"
+                + ("" if e.h is None else f", h = {e.h}")
+                + f", reliable: {'yes' if e.reliable else 'no'}); "
                 f"naive check: {int(n.attrs['real_runs'])} real runs, {res.seconds['naive']:.0f} s"
                 + (" (cached)" if int(n.attrs.get("cached", 0)) else "")
             )

@@ -93,6 +93,27 @@ def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, fl
     return n_feature, n_target, n_useful, check_p(p)
 
 
+MODELS = ("onda", "two-level")
+
+
+def check_model(model, h, n_target: int, n_useful: int) -> int | None:
+    """Validate the simulator model and its extra parameter ``h`` (docs/two_level_model.md).
+
+    Returns ``h`` as an int for ``"two-level"``, None for ``"onda"`` (which takes no ``h``).
+    """
+    check_choice(model, "model", MODELS)
+    if model == "onda":
+        if h is not None:
+            raise ValueError(f"h is a parameter of model='two-level' only; got h={h!r} with model='onda'")
+        return None
+    if h is None:
+        raise ValueError("model='two-level' needs h, the size of each ensemble copy's preferred set H")
+    h = check_int(h, "h", minimum=n_target)
+    if h > n_useful:
+        raise ValueError(f"h must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}")
+    return h
+
+
 def check_choice(value, name: str, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")

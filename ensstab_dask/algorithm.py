@@ -50,6 +50,7 @@ from ._validation import (
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
     INDICES,
+    MODELS,
     check_choice,
     check_int,
     check_real,
@@ -63,6 +64,7 @@ from .estimation import (
     PEstimate,
     check_fixed_point,
     count_useful,
+    estimate_h,
     estimate_p,
     selection_counts,
     uniform_subsets,
@@ -96,6 +98,11 @@ __all__ = [
 # calibration_layout="paper" with n_boot=0 reproduces earlier results bit for bit.
 _T_UNIFORM, _REAL, _POOL, _P, _VERIFY, _PREDICT, _CALIBRATE = range(7)
 _MEMBER_RUNS, _BOOT, _BOOT_P, _BOOT_CURVE, _POWER, _T_BOOT = range(7, 13)
+_COPIES, _H, _H_BOUNDS = range(13, 16)
+
+# The two-level model's h comes from real ensemble copies in the naive check's layout:
+# _N_COPIES copies (each its own half) of _COPY_SIZE weak selectors (bootstraps of it).
+_N_COPIES, _COPY_SIZE = 4, 5
 
 # The fixed-point check has power when it would fail for a u this far off (factor).
 _POWER_FACTOR = 1.5
@@ -178,6 +185,8 @@ def predict_curve(
     index: str,
     seed: int,
     client,
+    model: str = "onda",
+    h: int | None = None,
 ) -> xr.Dataset:
     """Stage 7: the simulated stability for each ``m_ensemble`` at (n_useful, p), a one-cell sweep."""
     from .sweep import sweep
@@ -196,6 +205,8 @@ def predict_curve(
         seed=seed,
         client=client,
         progress=False,
+        model=model,
+        h=h,
     )
     curve = pred[["stability", "stability_std", "stability_draws"]].squeeze(["n_useful", "p"], drop=True)
     return curve.drop_vars("n_runs", errors="ignore")
@@ -358,6 +369,9 @@ class Estimate:
     confidence: float = 0.95
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     bootstrap: xr.Dataset | None = field(repr=False, default=None)
+    model: str = "onda"
+    h: int | None = None  # the two-level model's preferred-set size
+    within_copy_stability: float | None = None  # the real statistic h is fitted to
 
     @property
     def threshold_saturated(self) -> int:
@@ -419,6 +433,10 @@ class Estimate:
             "n_useful_interval": pair(self.intervals.get("n_useful")),
             "real_stability_interval": pair(self.intervals.get("real_stability")),
             "p_interval": pair(self.intervals.get("p")),
+            "model": self.model,
+            "h": self.h,
+            "h_interval": pair(self.intervals.get("h")),
+            "within_copy_stability": self.within_copy_stability,
             "curve": curve if self.has_curve else None,
             "curve_interval": {str(m): pair(v) for m, v in self.curve_interval().items()} if self.has_curve else None,
             "curve_std": {
@@ -603,6 +621,13 @@ class Estimate:
             )
         if self.calibrated is not None:
             lines.append(f"  calibrated (u, p)    ({self.calibrated[0]}, {self.calibrated[1]:.3f})")
+        if self.h is not None:
+            lines.append(
+                f"  h (two-level model)  {self.h} ("
+                + "; ".join(filter(None, [self._interval_text("h", ".0f"),
+                                          f"within-copy stability {self.within_copy_stability:.4f}"]))
+                + ")"
+            )  # fmt: skip
         if self.has_curve:
             heading = "predicted stability" if self.reliable else "simulated stability (NOT a validated prediction)"
             band = (
@@ -611,8 +636,10 @@ class Estimate:
                 else ", +- the spread of one simulated measurement (no bootstrap: n_boot=0)"
             )
             lines.append(
-                f"  {heading} by ensemble size (simulator at n_useful={self.curve.attrs['simulator_n_useful']}, "
-                f"p={self.curve.attrs['simulator_p']:.4f}{band}):"
+                f"  {heading} by ensemble size ({self.model} simulator at "
+                f"n_useful={self.curve.attrs['simulator_n_useful']}, p={self.curve.attrs['simulator_p']:.4f}"
+                + (f", h={self.h}" if self.h is not None else "")
+                + f"{band}):"
             )
             intervals = self.curve_interval()
             for m, s, sd in zip(
@@ -656,6 +683,7 @@ def estimate(
     client: ClientLike = None,
     timeout: float = 10.0,
     security=None,
+    model: str = "onda",
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
@@ -701,6 +729,12 @@ def estimate(
         (default), ``'bootstrap'``, ``'bagging'`` or a fraction.
     seed : int
     client : where the real runs and the simulations run (see :mod:`ensstab_dask.cluster`).
+    model : {'onda', 'two-level'}
+        The simulator. ``'onda'`` (default) is the paper's. ``'two-level'`` gives each
+        ensemble copy its own preferred set of ``h`` features (docs/two_level_model.md)
+        and fits ``h`` to 20 more real runs: 4 real ensemble copies of 5 weak selectors
+        in the naive check's layout. The validation harness found it no better than the
+        paper's (README), so it is not the default.
 
     Returns
     -------
@@ -726,6 +760,7 @@ def estimate(
     check_choice(index, "index", INDICES)
     _check_resample(resample)
     seed = check_seed(seed)
+    check_choice(model, "model", MODELS)
     from .sweep import check_cell_memory
 
     # Before any real run: the prediction's largest cell, and the p fit's many copies.
@@ -747,6 +782,7 @@ def estimate(
         confidence=confidence,
         seed=seed,
         selector=describe_selector(selector),
+        model=model,
     )
 
     with connect(client, timeout=timeout, security=security) as c:
@@ -764,6 +800,13 @@ def estimate(
         ranks = real_run_pools(X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=target)
         pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
         runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
+        copies = None
+        if model == "two-level":
+            from .naive import real_ensemble_runs
+
+            copy_ranks = real_ensemble_runs(X, y, m_stability=_N_COPIES, pool=_COPY_SIZE, selector=scorer,
+                                            seed=derive(ss, Stream.ESTIMATE, _COPIES), client=target)  # fmt: skip
+            copies = top_subsets(copy_ranks.reshape(-1, n_feature), n_target).reshape(_N_COPIES, _COPY_SIZE, -1)
         real_seconds = time.perf_counter() - t0
         est = estimate_from_runs(
             runs,
@@ -782,7 +825,11 @@ def estimate(
             settings=settings,
             seed=ss,
             client=target,
+            model=model,
+            copies=copies,
         )
+    if copies is not None:
+        est.real_runs += copies.shape[0] * copies.shape[1]
     est.seconds = {"real_runs": real_seconds, **est.seconds}
     for w in est.warnings:
         _warnings.warn(w, RuntimeWarning, stacklevel=2)
@@ -856,8 +903,13 @@ def estimate_from_runs(
     settings: dict,
     seed: SeedLike,
     client,
+    model: str = "onda",
+    copies: np.ndarray | None = None,
 ) -> Estimate:
     """Every stage after the real runs (2 to 7 and the bootstrap), on given runs.
+
+    ``model='two-level'`` also needs ``copies``, the top subsets of real ensemble copies,
+    shape (copies, weak selectors per copy, n_target), from which ``h`` is fitted.
 
     :func:`estimate` is :func:`real_subsets` plus this; the validation benchmark calls it
     on shared pools to compare layouts and ``n_runs`` without refitting the selector.
@@ -891,6 +943,7 @@ def estimate_from_runs(
     nuv = nuv_std = holds = has_power = None
     u_pred, p_pred, calibrated, cal = n_useful, p_hat, None, None
     curve = None
+    h_fit = jw = None
     boot_ds = None
     intervals: dict[str, tuple[float, float]] = {}
     if predictable:
@@ -965,21 +1018,19 @@ def estimate_from_runs(
             simulated += len(grid_u) * len(grid_p) * max(3, repeats // 4) * (m_stability + n_runs)
             seconds["calibrate"] = time.perf_counter() - t0
 
+        predict = dict(m_ensemble=m_list, m_stability=m_stability, n_runs=n_runs, repeats=repeats,
+                       aggregate=aggregate, index=index, client=client)  # fmt: skip
+        if model == "two-level":
+            t0 = time.perf_counter()
+            per_copy = np.array([_stability_of_array(c, n_feature, index) for c in copies])
+            jw = float(per_copy.mean())
+            h_fit = estimate_h(jw, n_feature, n_target, u_pred, p_pred, copy_size=copies.shape[1], index=index,
+                               seed=derive(ss, Stream.ESTIMATE, _H))  # fmt: skip
+            seconds["h"] = time.perf_counter() - t0
+
         t0 = time.perf_counter()
-        curve = predict_curve(
-            n_feature,
-            n_target,
-            u_pred,
-            p_pred,
-            m_ensemble=m_list,
-            m_stability=m_stability,
-            n_runs=n_runs,
-            repeats=repeats,
-            aggregate=aggregate,
-            index=index,
-            seed=sweep_seed(_PREDICT),
-            client=client,
-        )
+        curve = predict_curve(n_feature, n_target, u_pred, p_pred, seed=sweep_seed(_PREDICT), model=model,
+                              h=None if h_fit is None else h_fit.h, **predict)  # fmt: skip
         simulated += repeats * m_stability * sum(m_list)
         seconds["predict"] = time.perf_counter() - t0
 
@@ -1012,8 +1063,17 @@ def estimate_from_runs(
                     "curve": sweep_seed(_BOOT_CURVE),
                 },
                 client=client,
+                # Each replicate's u keeps the fitted h's place between n_target and u.
+                h_of=None if h_fit is None else (lambda u: _scaled_h(h_fit.h, u_pred, int(u), n_target)),
             )
             simulated += sim_b
+            if h_fit is not None:
+                intervals["h"], sim_h = _widen_for_h(
+                    curve, per_copy, confidence, copy_size=copies.shape[1], u=u_pred, p=p_pred, n_feature=n_feature,
+                    n_target=n_target, index=index, seeds=(derive(ss, Stream.ESTIMATE, _H), sweep_seed(_H_BOUNDS)),
+                    predict=predict,
+                )  # fmt: skip
+                simulated += sim_h
             seconds["bootstrap"] = time.perf_counter() - t0
 
     issues = blocking + caution_reasons(
@@ -1035,7 +1095,10 @@ def estimate_from_runs(
         "title": "ensstab_dask predicted stability of ensembles",
         "simulator_n_useful": u_pred,  # calibrated when calibrate=True found a consistent cell
         "simulator_p": p_pred,
+        "simulator_model": model,
     }
+    if h_fit is not None:
+        curve.attrs["simulator_h"] = h_fit.h
     return Estimate(
         n_feature=n_feature,
         n_target=n_target,
@@ -1072,4 +1135,45 @@ def estimate_from_runs(
         confidence=confidence,
         intervals=intervals,
         bootstrap=boot_ds,
+        model=model,
+        h=None if h_fit is None else h_fit.h,
+        within_copy_stability=jw,
     )
+
+
+def _scaled_h(h: int, u: int, u_new: int, n_target: int) -> int:
+    """The h at another u that keeps h's relative place in [n_target, u]."""
+    if u == n_target:
+        return n_target
+    return int(min(u_new, max(n_target, round(n_target + (h - n_target) * (u_new - n_target) / (u - n_target)))))
+
+
+def _widen_for_h(curve, per_copy, confidence, *, copy_size, u, p, n_feature, n_target, index, seeds, predict):
+    """h's interval, and the curve's band widened by it, in place.
+
+    The within-copy stability's interval is Student's t over the copies (few copies:
+    a bootstrap of 4 would be too narrow); its ends map to h through :func:`estimate_h`,
+    and the curve is simulated at both h. The shift they give is added to the band in
+    quadrature, as an error independent of the (u, p) replicates (it comes from other
+    real runs). Returns h's interval and the simulated runs spent.
+    """
+    from scipy import stats
+
+    G = len(per_copy)
+    half = stats.t.ppf(0.5 + confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
+    ends = [
+        estimate_h(per_copy.mean() + d, n_feature, n_target, u, p, copy_size=copy_size, index=index, seed=seeds[0]).h
+        for d in (half, -half)
+    ]
+    h_lo, h_hi = min(ends), max(ends)
+    point = curve["stability"].values
+    alt = [
+        predict_curve(n_feature, n_target, u, p, seed=seeds[1], model="two-level", h=h, **predict)["stability"].values
+        for h in (h_lo, h_hi)
+    ]
+    down = np.maximum(0.0, point - np.minimum(*alt))
+    up = np.maximum(0.0, np.maximum(*alt) - point)
+    lo, hi = curve["stability_lower"].values, curve["stability_upper"].values
+    curve["stability_lower"].values = point - np.hypot(point - lo, down)
+    curve["stability_upper"].values = point + np.hypot(hi - point, up)
+    return (float(h_lo), float(h_hi)), 2 * predict["repeats"] * predict["m_stability"] * sum(predict["m_ensemble"])

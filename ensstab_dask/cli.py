@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, INDICES, RESAMPLES
+from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, INDICES, MODELS, RESAMPLES
 from ._version import __version__
 from .cluster import _LOCAL, SchedulerLost
 
@@ -134,6 +134,8 @@ def _cmd_simulate(args) -> int:
             aggregate=args.aggregate,
             index=args.index,
             seed=args.seed,
+            model=args.model,
+            h=args.h,
         )
         for m in m_values
     }
@@ -141,13 +143,14 @@ def _cmd_simulate(args) -> int:
     print(
         f"simulated {args.index} stability of {args.aggregate} ensembles: n_feature={args.n_feature} "
         f"n_target={args.n_target} n_useful={args.n_useful} p={args.p} m_stability={args.m_stability} seed={args.seed}"
+        + (f" model={args.model} h={args.h}" if args.model != "onda" else "")
     )
     print(f"{'m_ensemble':>10}  stability")
     for m, s in curve.items():
         print(f"{m:>10}  {s:.4f}")
     print(f"({seconds:.2f} s)")
     if args.json:
-        keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed")
+        keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed", "model", "h")
         payload = {k: getattr(args, k) for k in keys}
         payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
         from .storage import write_json
@@ -181,6 +184,8 @@ def _cmd_sweep(args) -> int:
         progress=not args.no_progress,
         timeout=args.timeout,
         security=_security(args),
+        model=args.model,
+        h=args.h,
     )
     if args.output:
         from .storage import write_netcdf
@@ -304,6 +309,7 @@ def _estimate_options(args) -> dict:
         index=args.index,
         resample=_resample(args.resample, "--resample"),
         seed=args.seed,
+        model=args.model,
     )
 
 
@@ -476,6 +482,14 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         f"weak-selector layout); default {DEFAULT_CALIBRATION_LAYOUT}",
     )
     est.add_argument(
+        "--model",
+        default="onda",
+        choices=MODELS,
+        help="the simulator: onda (the paper's, default) or two-level (each ensemble copy draws its weak selectors' "
+        "S_m from its own preferred set of h features; h is fitted to 20 more real runs, 4 copies of 5; "
+        "docs/two_level_model.md)",
+    )
+    est.add_argument(
         "--member-resample",
         default="bagging",
         help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (default: a bootstrap "
@@ -522,6 +536,21 @@ def _close_interrupted_clusters() -> None:
     atexit.unregister(spec.close_clusters)
 
 
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default="onda",
+        choices=MODELS,
+        help="the simulator: onda (the paper's, default) or two-level (docs/two_level_model.md)",
+    )
+    p.add_argument(
+        "--h",
+        type=int,
+        default=None,
+        help="two-level model only: size of each ensemble copy's preferred set, n_target <= h <= n_useful",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ensstab", description="Estimate the stability of ensemble feature selectors.")
     parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
@@ -533,6 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--p", type=float, default=0.7, help="probability of picking from S_m (default 0.7)")
     sim.add_argument("--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes, list or start:stop:step")
     sim.add_argument("--json", metavar="OUT.json", help="also write the curve as JSON")
+    _add_model_options(sim)
     sim.set_defaults(func=_cmd_simulate)
 
     sw = sub.add_parser("sweep", help="simulated stability and n_useful_v over a (n_useful, p, m_ensemble) grid")
@@ -548,6 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_options(sw)
     sw.add_argument("--batch-size", type=int, default=None, help="cells per task (default: about 0.5 s of work)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_model_options(sw)
     sw.set_defaults(func=_cmd_sweep)
 
     est = sub.add_parser("estimate", help="predict the stability of ensembles of a real selector (Algorithm 1)")

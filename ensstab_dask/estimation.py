@@ -7,6 +7,7 @@
 * :func:`simulated_n_useful`: A[f_{u,p}], the same statistic for the simulated selector.
 * :func:`estimate_p`: the p whose simulated single-selector stability matches a target.
 * :func:`check_fixed_point` and :func:`iterate_fixed_point`: the fixed point u = A[f_{u,p}].
+* :func:`within_copy_stability` and :func:`estimate_h`: the two-level model's ``h``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ __all__ = [
     "FixedPointCheck",
     "iterate_fixed_point",
     "FixedPointIteration",
+    "within_copy_stability",
+    "estimate_h",
+    "HEstimate",
 ]
 
 
@@ -360,3 +364,90 @@ def iterate_fixed_point(
         history.append(new)
         u = new
     return FixedPointIteration(u, False, tuple(history), tuple(means), "max_iter reached")
+
+
+# -- the two-level model's h (docs/two_level_model.md) --------------------------------
+
+
+def within_copy_stability(subsets: np.ndarray, n_feature: int, *, index: str = "jaccard") -> float:
+    """Mean stability of the weak selectors *within* each ensemble copy.
+
+    ``subsets`` has shape (copies, selectors per copy, n_target): the copies' weak
+    selectors' top subsets. The two-level model's ``h`` is fitted to this statistic: the
+    selectors of one copy share its data, and agree more than those of two copies.
+    """
+    check_choice(index, "index", INDICES)
+    subsets = np.asarray(subsets)
+    if subsets.ndim != 3 or subsets.shape[1] < 2:
+        raise ValueError(f"subsets must have shape (copies, >= 2 selectors per copy, n_target); got {subsets.shape}")
+    from .stability import _stability_of_array
+
+    return float(np.mean([_stability_of_array(c, n_feature, index) for c in subsets]))
+
+
+@dataclass(frozen=True)
+class HEstimate:
+    """The two-level model's ``h``, fitted to a within-copy stability."""
+
+    h: int
+    stability: float  # simulated within-copy stability at h
+    target: float
+    at_boundary: bool  # the target is outside what any h in [n_target, n_useful] gives
+
+
+def estimate_h(
+    target_stability: float,
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    copy_size: int = 5,
+    copies: int = 200,
+    index: str = "jaccard",
+    seed: SeedLike = 0,
+) -> HEstimate:
+    """The ``h`` whose simulated within-copy stability is closest to ``target_stability``.
+
+    The simulated within-copy stability falls as ``h`` grows (a larger ``H`` leaves the
+    selectors of a copy less in common), from ``h = n_target`` (every selector of a copy
+    draws the same ``S_m``) to ``h = n_useful`` (the paper's model: no copy effect).
+    Bisection over the integers keeps a bracket, every evaluation with the same seed.
+
+    Parameters
+    ----------
+    target_stability : float
+        :func:`within_copy_stability` of the real copies, same ``index``.
+    copy_size, copies : int
+        Simulated copies and weak selectors per copy behind each evaluation.
+    """
+    check_choice(index, "index", INDICES)
+    low = -1.0 if index in ("kuncheva", "nogueira") else 0.0
+    target = check_real(target_stability, "target_stability", minimum=low, maximum=1.0)
+    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
+    copy_size = check_int(copy_size, "copy_size", minimum=2)
+    copies = check_int(copies, "copies", minimum=1)
+    ss = as_seed_sequence(seed)
+    cache: dict[int, float] = {}
+
+    def curve(h: int) -> float:
+        if h not in cache:
+            ranks = simulate_rankings(n_feature, n_target, n_useful, p, size=copies * copy_size, seed=ss,
+                                      model="two-level", h=h, copy_size=copy_size)  # fmt: skip
+            subsets = top_subsets(ranks, n_target).reshape(copies, copy_size, n_target)
+            cache[h] = within_copy_stability(subsets, n_feature, index=index)
+        return cache[h]
+
+    lo, hi = n_target, n_useful
+    if target >= curve(lo):
+        return HEstimate(lo, curve(lo), target, target > curve(lo))
+    if target <= curve(hi):
+        return HEstimate(hi, curve(hi), target, target < curve(hi))
+    while hi - lo > 1:  # curve(lo) > target > curve(hi)
+        mid = (lo + hi) // 2
+        if curve(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    h = lo if abs(curve(lo) - target) < abs(curve(hi) - target) else hi
+    return HEstimate(h, curve(h), target, False)

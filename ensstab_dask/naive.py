@@ -22,11 +22,11 @@ from ._version import __version__
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike, connect, map_shared
 from .datasets import check_data
-from .seeding import Stream, as_seed_sequence, derive, make_rng
+from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import _member_batch, describe_selector, make_scorer
 from .stability import _stability_of_array, nogueira_stability, stability_se
 
-__all__ = ["real_ensemble_stability", "LAYOUTS"]
+__all__ = ["real_ensemble_stability", "real_ensemble_runs", "LAYOUTS"]
 
 #: How the weak selectors of a real ensemble see the data (SPEC section 8).
 LAYOUTS = ("bagging", "independent")
@@ -37,6 +37,50 @@ def _check_m_ensemble(m_ensemble) -> list[int]:
     from .sweep import _check_grid
 
     return _check_grid(m_ensemble, "m_ensemble", "m", 0, 0).tolist()
+
+
+def real_ensemble_runs(
+    X,
+    y,
+    *,
+    m_stability: int,
+    pool: int,
+    selector=None,
+    layout: str = "bagging",
+    seed: SeedLike = 0,
+    client: ClientLike = None,
+    batch_size: int = 1,
+    timeout: float = 10.0,
+    security=None,
+) -> np.ndarray:
+    """The rankings of ``pool`` weak selectors in each of ``m_stability`` real ensemble copies.
+
+    Copy ``c`` has its half from ``derive(seed, Stream.REAL_ENSEMBLE, c)`` and member ``j``
+    its bootstrap from ``(.., c, j + 1)``, so a copy and its first members do not depend on
+    how many copies or members are asked for. Arguments are taken as validated.
+
+    Returns
+    -------
+    ranks : ndarray of int64, shape (m_stability, pool, n_feature)
+    """
+    scorer = make_scorer(selector)
+    ss = as_seed_sequence(seed)
+    tasks = []
+    for copy in range(m_stability):
+        copy_ss = derive(ss, Stream.REAL_ENSEMBLE, copy)
+        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(pool)]
+        for start in range(0, pool, batch_size):
+            tasks.append((copy, copy_ss, members[start : start + batch_size]))
+    with connect(client, timeout=timeout, security=security) as c:
+        parts = map_shared(
+            _member_batch, (scorer, X, y, layout), [(cs, ms) for _, cs, ms in tasks], client=c or "synchronous"
+        )
+    ranks = np.empty((m_stability, pool, X.shape[1]), dtype=np.int64)
+    filled = np.zeros(m_stability, dtype=int)
+    for (copy, _, ms), part in zip(tasks, parts):
+        ranks[copy, filled[copy] : filled[copy] + len(ms)] = part
+        filled[copy] += len(ms)
+    return ranks
 
 
 def real_ensemble_stability(
@@ -73,26 +117,13 @@ def real_ensemble_stability(
     check_choice(index, "index", INDICES)
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    scorer = make_scorer(selector)
     ss = as_seed_sequence(seed)
     pool = max(m_list)
-    tasks = []
-    for copy in range(m_stability):
-        copy_ss = derive(ss, Stream.REAL_ENSEMBLE, copy)
-        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(pool)]
-        for start in range(0, pool, batch_size):
-            tasks.append((copy, copy_ss, members[start : start + batch_size]))
-    with connect(client, timeout=timeout, security=security) as c:
-        # Timed from a running cluster, as the estimate is, so that costs compare fairly.
-        t0 = time.perf_counter()
-        parts = map_shared(
-            _member_batch, (scorer, X, y, layout), [(cs, ms) for _, cs, ms in tasks], client=c or "synchronous"
-        )
-    ranks = np.empty((m_stability, pool, n_feature), dtype=np.int64)
-    filled = np.zeros(m_stability, dtype=int)
-    for (copy, _, ms), part in zip(tasks, parts):
-        ranks[copy, filled[copy] : filled[copy] + len(ms)] = part
-        filled[copy] += len(ms)
+    t0 = time.perf_counter()
+    ranks = real_ensemble_runs(
+        X, y, m_stability=m_stability, pool=pool, selector=selector, layout=layout, seed=ss, client=client,
+        batch_size=batch_size, timeout=timeout, security=security,
+    )  # fmt: skip
     stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
     for m in m_list:
         chosen = np.stack(

@@ -36,6 +36,7 @@ class Stream(enum.IntEnum):
     REAL_ENSEMBLE = 8  # naive check: copy c's half (.., c), member j (.., c, j + 1), ties (.., c, 0)
     ESTIMATE = 9  # stages of the whole estimate: (ESTIMATE, stage, ...)
     PREDICTION = 10  # leave-one-out fold i of prediction_accuracy: (PREDICTION, i)
+    COPY_SETS = 11  # two-level model: each ensemble copy's preferred set H, copy after copy
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

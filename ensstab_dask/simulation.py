@@ -30,11 +30,23 @@ the feature that receives ``q_i`` or ``o_j`` does not depend on ``p``. So, with 
 seed, raising ``p`` moves every ``S_m`` feature up and every other feature down: the
 simulated curves over ``p`` are smooth, which is what makes bisection on ``p`` work.
 
+The two-level model
+-------------------
+``model="two-level"`` (docs/two_level_model.md) gives each ensemble copy its own
+preferred set ``H``, a uniformly random ``h``-subset of ``S'``, and draws every weak
+selector's ``S_m`` of that copy from ``H``. Because the kernel treats every feature
+outside ``S_m`` alike, this is exactly the paper's kernel run with ``n_useful = h``
+(``S_m`` uniform in the first ``h`` slots) followed by one uniformly random
+permutation of the first ``n_useful`` columns per copy: the copy's ``H`` is where the
+first ``h`` slots land. ``h = n_useful`` gives the paper's model in distribution (not
+draw for draw: ``model="onda"`` is the paper's model, bit-identical to before).
+
 Streams
 -------
 With parent seed ``s``: rankings come in blocks of rows; block ``b`` uses
 ``derive(s, Stream.RANKINGS, b)``; ensemble tie-breaks use
-``derive(s, Stream.ENSEMBLE_TIES)``. The block size depends
+``derive(s, Stream.ENSEMBLE_TIES)``; the two-level model's copy permutations come one
+copy after another from ``derive(s, Stream.COPY_SETS)``. The block size depends
 only on ``n_feature``, so a result depends on the arguments and the seed only.
 """
 
@@ -42,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_simulator
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_model, check_simulator
 from .aggregation import aggregate_rankings
 from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
@@ -179,8 +191,40 @@ class _RankingStream:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
+class _CopySets:
+    """The two-level model's per-copy permutations of ``S'``, one copy after another."""
+
+    def __init__(self, ss: np.random.SeedSequence, n_useful: int):
+        self._rng = make_rng(ss, Stream.COPY_SETS)
+        self._u = n_useful
+
+    def relabel(self, ranks: np.ndarray) -> np.ndarray:
+        """Permute the first ``n_useful`` columns of each copy, in place.
+
+        ``ranks`` has shape (copies, rows per copy, n_feature) and was drawn with
+        ``n_useful = h``: column ``j < h`` moves to ``perm[j]``, so the copy's ``H`` is
+        ``perm[:h]``, a uniformly random ``h``-subset of ``S'``.
+        """
+        g, m, _ = ranks.shape
+        # Row by row from one generator: copy c's permutation does not depend on how many follow.
+        perms = self._rng.permuted(np.tile(np.arange(self._u), (g, 1)), axis=1)
+        head = np.empty_like(ranks[:, :, : self._u])
+        np.put_along_axis(head, np.broadcast_to(perms[:, None, :], head.shape), ranks[:, :, : self._u], axis=2)
+        ranks[:, :, : self._u] = head
+        return ranks
+
+
 def simulate_rankings(
-    n_feature: int, n_target: int, n_useful: int, p: float, *, size: int = 1, seed: SeedLike = None
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    size: int = 1,
+    seed: SeedLike = None,
+    model: str = "onda",
+    h: int | None = None,
+    copy_size: int = 1,
 ) -> np.ndarray:
     """Rankings of ``size`` independent simulated weak selectors (SPEC section 2).
 
@@ -193,6 +237,15 @@ def simulate_rankings(
     size : int
         Number of weak selectors, each with its own ``S_m``.
     seed : None, int, SeedSequence or Generator
+    model : {'onda', 'two-level'}
+        ``'onda'``: the paper's model, every ``S_m`` drawn from ``S'``. ``'two-level'``:
+        consecutive rows form ensemble copies of ``copy_size`` weak selectors, and each
+        copy draws its ``S_m`` from its own ``H``, a random ``h``-subset of ``S'``
+        (docs/two_level_model.md).
+    h : int, optional
+        ``n_target <= h <= n_useful``; with ``model='two-level'`` only.
+    copy_size : int
+        Rows per copy (the last copy may be shorter); ``model='two-level'`` only.
 
     Returns
     -------
@@ -200,13 +253,23 @@ def simulate_rankings(
         ``ranks[i, f]`` is the rank (1 = best) of feature ``f`` in selector ``i``.
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
+    h = check_model(model, h, n_target, n_useful)
     size = check_int(size, "size", minimum=0)
+    copy_size = check_int(copy_size, "copy_size", minimum=1)
     ss = as_seed_sequence(seed)
     out = np.empty((size, n_feature), dtype=np.int64)
     step = block_rows(n_feature)
+    kernel_u = n_useful if h is None else h
     for b, start in enumerate(range(0, size, step)):
         # Same blocks and streams as _RankingStream, written in place.
-        _ranking_block(make_rng(ss, Stream.RANKINGS, b), n_feature, n_target, n_useful, p, out[start : start + step])
+        _ranking_block(make_rng(ss, Stream.RANKINGS, b), n_feature, n_target, kernel_u, p, out[start : start + step])
+    if h is not None and size:
+        copies = _CopySets(ss, n_useful)
+        full = size // copy_size * copy_size
+        if full:
+            copies.relabel(out[:full].reshape(-1, copy_size, n_feature))
+        if full < size:
+            copies.relabel(out[full:].reshape(1, -1, n_feature))
     return out
 
 
@@ -226,33 +289,43 @@ def simulate_ensembles(
     size: int = 1,
     aggregate: str = "mean_rank",
     seed: SeedLike = None,
+    model: str = "onda",
+    h: int | None = None,
 ) -> np.ndarray:
     """Feature subsets chosen by ``size`` independent simulated ensembles (SPEC section 3).
 
     Each ensemble aggregates ``m_ensemble`` independent simulated weak selectors with
     ``aggregate`` (ties broken uniformly at random) and keeps ``n_target`` features.
     Ensemble ``e`` uses rows ``e*m_ensemble .. (e+1)*m_ensemble - 1`` of
-    ``simulate_rankings(..., size=size * m_ensemble, seed=seed)``.
+    ``simulate_rankings(..., size=size * m_ensemble, seed=seed, model=model, h=h,
+    copy_size=m_ensemble)``: with ``model='two-level'`` each ensemble is one copy.
 
     Returns
     -------
     subsets : ndarray of int64, shape (size, n_target), each row sorted.
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
+    h = check_model(model, h, n_target, n_useful)
     m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
     size = check_int(size, "size", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)
     ss = as_seed_sequence(seed)
-    stream = _RankingStream(ss, n_feature, n_target, n_useful, p, size * m_ensemble)
+    stream = _RankingStream(ss, n_feature, n_target, n_useful if h is None else h, p, size * m_ensemble)
+    copies = None if h is None else _CopySets(ss, n_useful)
     if m_ensemble == 1:
         # One ranking is a permutation: its top n_target has no ties for any aggregate.
-        return top_subsets(stream.take(size), n_target)
+        ranks = stream.take(size)
+        if copies is not None:
+            copies.relabel(ranks.reshape(size, 1, n_feature))
+        return top_subsets(ranks, n_target)
     tie_rng = make_rng(ss, Stream.ENSEMBLE_TIES)
     group = max(1, block_rows(n_feature) // m_ensemble)
     out = np.empty((size, n_target), dtype=np.int64)
     for start in range(0, size, group):
         g = min(group, size - start)
         ranks = stream.take(g * m_ensemble).reshape(g, m_ensemble, n_feature)
+        if copies is not None:
+            copies.relabel(ranks)
         out[start : start + g] = aggregate_rankings(ranks, n_target, aggregate=aggregate, seed=tie_rng)
     return out
 
@@ -268,11 +341,15 @@ def simulated_stability(
     aggregate: str = "mean_rank",
     index: str = "jaccard",
     seed: SeedLike = None,
+    model: str = "onda",
+    h: int | None = None,
 ) -> float:
     """Stability of ``m_stability`` independent simulated ensembles (SPEC section 3).
 
     With ``m_ensemble=1`` this is the stability of a single simulated selector, the
-    curve that calibrates ``p``. See :func:`simulate_ensembles` for the streams.
+    curve that calibrates ``p`` (the same for both models: a copy of one weak selector
+    draws ``S_m`` uniformly from ``S'`` either way). See :func:`simulate_ensembles` for
+    the streams and ``model``.
     """
     from .stability import _stability_of_array
 
@@ -281,6 +358,7 @@ def simulated_stability(
     if index in ("kuncheva", "nogueira") and n_target == n_feature:
         raise ValueError(f"index {index!r} is undefined when n_target == n_feature (every subset is all features)")
     subsets = simulate_ensembles(
-        n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed
-    )
+        n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed,
+        model=model, h=h,
+    )  # fmt: skip
     return _stability_of_array(subsets, n_feature, index)

@@ -39,7 +39,16 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_p, check_problem, check_seed
+from ._validation import (
+    AGGREGATES,
+    INDICES,
+    check_choice,
+    check_int,
+    check_model,
+    check_p,
+    check_problem,
+    check_seed,
+)
 from ._version import __version__
 from .cluster import ClientLike, connect
 from .estimation import simulated_n_useful
@@ -161,6 +170,9 @@ def compute_block(
                     aggregate=settings["aggregate"],
                     index=settings["index"],
                     seed=derive(seed, Stream.SWEEP_STABILITY, int(u), m, r),
+                    # Recorded only for the two-level model: stores of the paper's model are unchanged.
+                    model=settings.get("model", "onda"),
+                    h=settings.get("h"),
                 )
                 nuv[i, j, r] = simulated_n_useful(
                     N,
@@ -355,6 +367,8 @@ def make_plan(
     aggregate: str = "mean_rank",
     index: str = "jaccard",
     seed: int = 0,
+    model: str = "onda",
+    h: int | None = None,
 ) -> SweepPlan:
     """Validate a sweep's arguments (see :func:`sweep`) into a :class:`SweepPlan`."""
     n_feature, n_target, _ = check_problem(n_feature, n_target)
@@ -363,6 +377,8 @@ def make_plan(
         "p": _check_grid(p, "p", "p", n_feature, n_target),
         "m_ensemble": _check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
     }
+    # h is one value for the whole grid, so it must fit under its smallest n_useful.
+    h = check_model(model, h, n_target, int(grid["n_useful"].min()))
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     if n_runs is not None:
         n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -385,6 +401,8 @@ def make_plan(
         seed=seed,
         stream_layout=STREAM_LAYOUT,
     )
+    if h is not None:
+        settings.update(model=model, h=h)
     runs = grid["m_ensemble"] if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs, dtype=np.int64)
     costs = tuple(
         cell_seconds(n_feature, int(m), m_stability, int(r), repeats) for m, r in zip(grid["m_ensemble"], runs)
@@ -411,6 +429,8 @@ def sweep(
     progress: bool = True,
     timeout: float = 10.0,
     security=None,
+    model: str = "onda",
+    h: int | None = None,
 ) -> xr.Dataset:
     """Simulated stability and n_useful_v over a grid of (n_useful, p, m_ensemble).
 
@@ -442,6 +462,12 @@ def sweep(
         Cells per task; by default about 0.5 s of work per task.
     progress : bool
         A progress bar (terminal or notebook) and the dashboard link.
+    model : {'onda', 'two-level'}
+        The simulator (see :func:`~ensstab_dask.simulation.simulate_rankings`).
+    h : int, optional
+        The two-level model's preferred-set size, one value for the grid:
+        ``n_target <= h <= min(n_useful)``. Recorded in ``attrs`` (``model``, ``h``);
+        n_useful_v is the same for both models (its runs are single selectors).
 
     Returns
     -------
@@ -464,6 +490,8 @@ def sweep(
         aggregate=aggregate,
         index=index,
         seed=seed,
+        model=model,
+        h=h,
     )
     n_u, n_p, n_m = plan.shape
     with contextlib.ExitStack() as stack:

@@ -294,6 +294,7 @@ def curve_replicates(
     seed: int,
     client,
     quantile: float = 0.01,
+    h_of=None,
 ) -> tuple[np.ndarray, int]:
     """The predicted curve for each replicate (n_boot, len(m_ensemble)).
 
@@ -301,7 +302,8 @@ def curve_replicates(
     point estimate, is simulated once with the sweep engine; each replicate's curve is the
     point prediction plus the interpolated (quadratic per direction) shift from the point
     to the replicate, plus normal noise with the point prediction's Monte-Carlo standard
-    error. Returns the draws and the simulated runs spent.
+    error. Returns the draws and the simulated runs spent. ``h_of`` (the two-level
+    model) gives the ``h`` to simulate at each u node; one sweep per node then.
     """
     rng = make_rng(seed)
     u_b = np.clip(np.round(n_useful), n_target, n_feature).astype(int)
@@ -312,8 +314,15 @@ def curve_replicates(
     shift = np.zeros((len(u_b), n_m))
     simulated = 0
     if len(u_nodes) > 1 or len(p_nodes) > 1:
-        S = _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, m_stability=m_stability, repeats=repeats,
-                     aggregate=aggregate, index=index, seed=seed, client=client)  # fmt: skip
+        options = dict(m_stability=m_stability, repeats=repeats, aggregate=aggregate, index=index, seed=seed,
+                       client=client)  # fmt: skip
+        if h_of is None:
+            S = _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, **options)
+        else:
+            S = np.concatenate([
+                _surface(n_feature, n_target, [u], p_nodes, m_ensemble, model="two-level", h=h_of(u), **options)
+                for u in u_nodes
+            ])  # fmt: skip
         Q = np.einsum("bi,bj,ijm->bm", lagrange_weights(u_nodes, u_b), lagrange_weights(p_nodes, p), S)
         Q0 = np.einsum("bi,bj,ijm->bm", lagrange_weights(u_nodes, [u_hat]), lagrange_weights(p_nodes, [p_hat]), S)
         shift = Q - Q0
@@ -344,6 +353,7 @@ def bootstrap_estimate(
     index: str,
     seeds: dict,
     client,
+    h_of=None,
 ):
     """The estimate's bootstrap, end to end (see the module docstring).
 
@@ -386,7 +396,7 @@ def bootstrap_estimate(
     curve_b, sim_c = curve_replicates(
         u_rep, p_rep, n_feature, n_target, u_hat=u_pred, p_hat=p_pred, point=curve["stability"].values,
         point_se=curve["stability_std"].values / np.sqrt(repeats), m_ensemble=m_list, seed=seeds["curve"],
-        repeats=max(2, repeats // _DESIGN_SHARE), **common,
+        repeats=max(2, repeats // _DESIGN_SHARE), h_of=h_of, **common,
     )  # fmt: skip
     intervals = {
         "t_uniform": percentile_interval(thresholds, confidence),

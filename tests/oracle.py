@@ -104,3 +104,55 @@ def literal_uniform_threshold(n_feature, n_target, n_runs, rng):
         for f in rng.choice(n_feature, size=n_target, replace=False):
             counts[f] += 1
     return max(counts)
+
+
+def literal_two_level_rankings(n_feature, n_target, n_useful, h, p, copy_size, n_copies, seed):
+    """The two-level model (docs/two_level_model.md), literally: each copy draws its H,
+    a uniform h-subset of S', and each of its weak selectors draws S_m from H and then
+    ranks as SPEC section 2 states."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n_copies):
+        H = rng.choice(n_useful, size=h, replace=False)
+        for _ in range(copy_size):
+            s_m = H[rng.choice(h, size=n_target, replace=False)]
+            rows.append(_literal_ranking_given(s_m.tolist(), n_feature, p, rng))
+    return np.array(rows, dtype=np.int64)
+
+
+def _literal_ranking_given(s_m, n_feature, p, rng):
+    remaining_in = list(s_m)
+    remaining_out = [f for f in range(n_feature) if f not in s_m]
+    rank = [0] * n_feature
+    for i in range(1, n_feature + 1):
+        r = rng.random()
+        if (r < p and not remaining_in) or (r >= p and remaining_out):
+            s = remaining_out.pop(rng.integers(len(remaining_out)))
+        else:
+            s = remaining_in.pop(rng.integers(len(remaining_in)))
+        rank[s] = i
+    return rank
+
+
+def exact_two_level_pair_distribution(n_feature, n_target, n_useful, h, p):
+    """Exact probability of the rankings of two weak selectors of one copy under the
+    two-level model: the pair (rank_1 + rank_2) as one tuple. Only for tiny n_feature."""
+    base = exact_ranking_distribution(n_feature, n_target, h, p)  # S_m drawn from range(h)
+    sets = list(itertools.combinations(range(n_useful), h))
+    dist: dict[tuple, Fraction] = {}
+    for H in sets:
+        # A bijection sending range(h) onto H (the rest in order): the model is invariant
+        # to how H's members and the others are ordered among themselves.
+        sigma = list(H) + [f for f in range(n_feature) if f not in H]
+        cond = {}
+        for rank, prob in base.items():
+            relabelled = [0] * n_feature
+            for j, f in enumerate(sigma):
+                relabelled[f] = rank[j]
+            cond[tuple(relabelled)] = prob
+        w = Fraction(1, len(sets))
+        for r1, p1 in cond.items():
+            for r2, p2 in cond.items():
+                key = r1 + r2
+                dist[key] = dist.get(key, Fraction(0)) + w * p1 * p2
+    return dist
