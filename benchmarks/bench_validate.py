@@ -1,6 +1,6 @@
 """The validation harness on the four datasets: the estimate against the naive check.
 
-    ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--variants] [--model two-level]
+    ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--variants] [--model two-level|random-effects]
 
 For the embedded default and Colon, Lymphoma and Prostate (their paper settings,
 n_target 20, 20, 40, 60), with the default random forest (300 trees), m_stability = 20
@@ -115,7 +115,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache-dir", default=str(Path(__file__).parent / ".cache"))
     ap.add_argument("--variants", action="store_true", help="also compare calibration layouts and n_runs")
-    ap.add_argument("--model", default="onda", choices=("onda", "two-level"), help="the estimate's simulator")
+    ap.add_argument("--model", default="onda", choices=("onda", "two-level", "random-effects"),
+                    help="the estimate's model")  # fmt: skip
     args = ap.parse_args(argv)
 
     from distributed import Client

@@ -93,7 +93,9 @@ def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, fl
     return n_feature, n_target, n_useful, check_p(p)
 
 
-MODELS = ("onda", "two-level")
+MODELS = ("onda", "two-level", "random-effects")
+#: The models of the simulated selector itself (simulate_*, sweep); "random-effects" models real ranks.
+SIMULATOR_MODELS = ("onda", "two-level")
 
 
 def check_model(model, h, n_target: int, n_useful: int) -> int | None:
@@ -101,7 +103,12 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
 
     Returns ``h`` as an int for ``"two-level"``, None for ``"onda"`` (which takes no ``h``).
     """
-    check_choice(model, "model", MODELS)
+    if model == "random-effects":
+        raise ValueError(
+            "model='random-effects' models the real selector's ranks, not the simulated selector: use it in "
+            "estimate(); the simulator's models are 'onda' and 'two-level'"
+        )
+    check_choice(model, "model", SIMULATOR_MODELS)
     if model == "onda":
         if h is not None:
             raise ValueError(f"h is a parameter of model='two-level' only; got h={h!r} with model='onda'")

@@ -71,6 +71,7 @@ from .estimation import (
     uniform_threshold,
 )
 from .naive import _check_m_ensemble
+from .random_effects import PAIRWISE_INDICES
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import _check_resample, describe_selector, make_scorer, real_run_pools, real_runs
 from .simulation import top_subsets
@@ -98,11 +99,12 @@ __all__ = [
 # calibration_layout="paper" with n_boot=0 reproduces earlier results bit for bit.
 _T_UNIFORM, _REAL, _POOL, _P, _VERIFY, _PREDICT, _CALIBRATE = range(7)
 _MEMBER_RUNS, _BOOT, _BOOT_P, _BOOT_CURVE, _POWER, _T_BOOT = range(7, 13)
-_COPIES, _H, _H_BOUNDS = range(13, 16)
+_COPIES, _H, _H_BOUNDS, _RANDOM_EFFECTS = range(13, 17)
 
-# The two-level model's h comes from real ensemble copies in the naive check's layout:
-# _N_COPIES copies (each its own half) of _COPY_SIZE weak selectors (bootstraps of it).
-_N_COPIES, _COPY_SIZE = 4, 5
+# The models beyond the paper fit real ensemble copies in the naive check's layout:
+# (copies, each its own half; weak selectors per copy, bootstraps of it). The copies of
+# the smaller design are the start of the larger one (same streams).
+_COPY_DESIGN = {"two-level": (4, 5), "random-effects": (10, 10)}
 
 # The fixed-point check has power when it would fail for a u this far off (factor).
 _POWER_FACTOR = 1.5
@@ -630,17 +632,21 @@ class Estimate:
             )  # fmt: skip
         if self.has_curve:
             heading = "predicted stability" if self.reliable else "simulated stability (NOT a validated prediction)"
+            replicates_of = "real copies" if self.model == "random-effects" else "real runs"
             band = (
-                f", {self.confidence:.0%} interval over {self.settings['n_boot']} bootstrap replicates of the real runs"
+                f", {self.confidence:.0%} interval over {self.settings['n_boot']} bootstrap replicates of the "
+                f"{replicates_of}"
                 if self.curve_interval()
                 else ", +- the spread of one simulated measurement (no bootstrap: n_boot=0)"
             )
-            lines.append(
-                f"  {heading} by ensemble size ({self.model} simulator at "
-                f"n_useful={self.curve.attrs['simulator_n_useful']}, p={self.curve.attrs['simulator_p']:.4f}"
-                + (f", h={self.h}" if self.h is not None else "")
-                + f"{band}):"
-            )
+            if self.model == "random-effects":
+                source = "random-effects model of the real ranks"
+            else:
+                source = (
+                    f"{self.model} simulator at n_useful={self.curve.attrs['simulator_n_useful']}, "
+                    f"p={self.curve.attrs['simulator_p']:.4f}" + (f", h={self.h}" if self.h is not None else "")
+                )
+            lines.append(f"  {heading} by ensemble size ({source}{band}):")
             intervals = self.curve_interval()
             for m, s, sd in zip(
                 self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
@@ -729,12 +735,16 @@ def estimate(
         (default), ``'bootstrap'``, ``'bagging'`` or a fraction.
     seed : int
     client : where the real runs and the simulations run (see :mod:`ensstab_dask.cluster`).
-    model : {'onda', 'two-level'}
-        The simulator. ``'onda'`` (default) is the paper's. ``'two-level'`` gives each
-        ensemble copy its own preferred set of ``h`` features (docs/two_level_model.md)
-        and fits ``h`` to 20 more real runs: 4 real ensemble copies of 5 weak selectors
-        in the naive check's layout. The validation harness found it no better than the
-        paper's (README), so it is not the default.
+    model : {'onda', 'two-level', 'random-effects'}
+        What makes the curve. ``'onda'`` (default): the paper's simulator.
+        ``'two-level'``: each ensemble copy has its own preferred set of ``h`` features
+        (docs/two_level_model.md); ``h`` is fitted to 20 more real runs, 4 real ensemble
+        copies of 5 weak selectors in the naive check's layout. ``'random-effects'``: a
+        model of the real weak selectors' ranks, copy and bootstrap effects per feature
+        (:mod:`ensstab_dask.random_effects`, docs/random_effects_model.md), fitted to
+        100 more real runs (10 copies of 10); its interval is a bootstrap of those
+        copies, and ``index`` must be a pairwise one. The README's validation tables
+        compare the three.
 
     Returns
     -------
@@ -761,6 +771,11 @@ def estimate(
     _check_resample(resample)
     seed = check_seed(seed)
     check_choice(model, "model", MODELS)
+    if model == "random-effects" and index not in PAIRWISE_INDICES:
+        raise ValueError(
+            f"index {index!r} is not a mean over pairs of copies; model='random-effects' supports "
+            + ", ".join(map(repr, PAIRWISE_INDICES))
+        )
     from .sweep import check_cell_memory
 
     # Before any real run: the prediction's largest cell, and the p fit's many copies.
@@ -800,13 +815,13 @@ def estimate(
         ranks = real_run_pools(X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=target)
         pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
         runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
-        copies = None
-        if model == "two-level":
+        copy_ranks = None
+        if model in _COPY_DESIGN:
             from .naive import real_ensemble_runs
 
-            copy_ranks = real_ensemble_runs(X, y, m_stability=_N_COPIES, pool=_COPY_SIZE, selector=scorer,
+            G, B = _COPY_DESIGN[model]
+            copy_ranks = real_ensemble_runs(X, y, m_stability=G, pool=B, selector=scorer,
                                             seed=derive(ss, Stream.ESTIMATE, _COPIES), client=target)  # fmt: skip
-            copies = top_subsets(copy_ranks.reshape(-1, n_feature), n_target).reshape(_N_COPIES, _COPY_SIZE, -1)
         real_seconds = time.perf_counter() - t0
         est = estimate_from_runs(
             runs,
@@ -826,10 +841,10 @@ def estimate(
             seed=ss,
             client=target,
             model=model,
-            copies=copies,
+            copy_ranks=copy_ranks,
         )
-    if copies is not None:
-        est.real_runs += copies.shape[0] * copies.shape[1]
+    if copy_ranks is not None:
+        est.real_runs += copy_ranks.shape[0] * copy_ranks.shape[1]
     est.seconds = {"real_runs": real_seconds, **est.seconds}
     for w in est.warnings:
         _warnings.warn(w, RuntimeWarning, stacklevel=2)
@@ -904,12 +919,13 @@ def estimate_from_runs(
     seed: SeedLike,
     client,
     model: str = "onda",
-    copies: np.ndarray | None = None,
+    copy_ranks: np.ndarray | None = None,
 ) -> Estimate:
     """Every stage after the real runs (2 to 7 and the bootstrap), on given runs.
 
-    ``model='two-level'`` also needs ``copies``, the top subsets of real ensemble copies,
-    shape (copies, weak selectors per copy, n_target), from which ``h`` is fitted.
+    The models beyond the paper also need ``copy_ranks``, the ranks of real ensemble
+    copies' weak selectors, shape (copies, weak selectors per copy, n_feature): the
+    two-level model fits ``h`` to them, the random-effects model its whole curve.
 
     :func:`estimate` is :func:`real_subsets` plus this; the validation benchmark calls it
     on shared pools to compare layouts and ``n_runs`` without refitting the selector.
@@ -1020,6 +1036,11 @@ def estimate_from_runs(
 
         predict = dict(m_ensemble=m_list, m_stability=m_stability, n_runs=n_runs, repeats=repeats,
                        aggregate=aggregate, index=index, client=client)  # fmt: skip
+        copies = (
+            None
+            if copy_ranks is None
+            else top_subsets(copy_ranks.reshape(-1, n_feature), n_target).reshape(*copy_ranks.shape[:2], n_target)
+        )
         if model == "two-level":
             t0 = time.perf_counter()
             per_copy = np.array([_stability_of_array(c, n_feature, index) for c in copies])
@@ -1028,62 +1049,81 @@ def estimate_from_runs(
                                seed=derive(ss, Stream.ESTIMATE, _H))  # fmt: skip
             seconds["h"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
-        curve = predict_curve(n_feature, n_target, u_pred, p_pred, seed=sweep_seed(_PREDICT), model=model,
-                              h=None if h_fit is None else h_fit.h, **predict)  # fmt: skip
-        simulated += repeats * m_stability * sum(m_list)
-        seconds["predict"] = time.perf_counter() - t0
-
-        if n_boot:
+        if model == "random-effects":
             t0 = time.perf_counter()
-            intervals, boot_ds, sim_b = bootstrap_estimate(
-                useful_pool,
-                stab_runs,
-                n_feature,
-                n_target,
-                threshold_draws(
-                    n_feature, n_target, n_runs, repeats=max(100, repeats), seed=derive(ss, Stream.ESTIMATE, _T_BOOT)
-                ),
-                n_runs=n_runs,
-                repeats=repeats,
-                n_boot=n_boot,
-                confidence=confidence,
-                u_hat=n_useful,
-                p_hat=p_hat,
-                s_hat=real_stab,
-                u_pred=u_pred,
-                p_pred=p_pred,
-                curve=curve,
-                m_stability=m_stability,
-                aggregate=aggregate,
-                index=index,
-                seeds={
-                    "runs": derive(ss, Stream.ESTIMATE, _BOOT),
-                    "p": sweep_seed(_BOOT_P),
-                    "curve": sweep_seed(_BOOT_CURVE),
-                },
-                client=client,
-                # Each replicate's u keeps the fitted h's place between n_target and u.
-                h_of=None if h_fit is None else (lambda u: _scaled_h(h_fit.h, u_pred, int(u), n_target)),
-            )
-            simulated += sim_b
-            if h_fit is not None:
-                intervals["h"], sim_h = _widen_for_h(
-                    curve, per_copy, confidence, copy_size=copies.shape[1], u=u_pred, p=p_pred, n_feature=n_feature,
-                    n_target=n_target, index=index, seeds=(derive(ss, Stream.ESTIMATE, _H), sweep_seed(_H_BOUNDS)),
-                    predict=predict,
-                )  # fmt: skip
-                simulated += sim_h
-            seconds["bootstrap"] = time.perf_counter() - t0
+            curve, boot_ds = _random_effects_prediction(
+                copy_ranks, n_target, m_list, index=index, n_boot=n_boot, confidence=confidence,
+                seed=derive(ss, Stream.ESTIMATE, _RANDOM_EFFECTS),
+            )  # fmt: skip
+            seconds["random_effects"] = time.perf_counter() - t0
+        else:
+            t0 = time.perf_counter()
+            curve = predict_curve(n_feature, n_target, u_pred, p_pred, seed=sweep_seed(_PREDICT), model=model,
+                                  h=None if h_fit is None else h_fit.h, **predict)  # fmt: skip
+            simulated += repeats * m_stability * sum(m_list)
+            seconds["predict"] = time.perf_counter() - t0
 
-    issues = blocking + caution_reasons(
-        n_runs=n_runs,
-        t_draws=t_draws,
-        p_fit=fit,
-        fixed_point=chk,
-        power=power,
-        verified=verify or not predictable,
-        calibration_empty=cal is not None and calibrated is None,
+            if n_boot:
+                t0 = time.perf_counter()
+                intervals, boot_ds, sim_b = bootstrap_estimate(
+                    useful_pool,
+                    stab_runs,
+                    n_feature,
+                    n_target,
+                    threshold_draws(
+                        n_feature,
+                        n_target,
+                        n_runs,
+                        repeats=max(100, repeats),
+                        seed=derive(ss, Stream.ESTIMATE, _T_BOOT),
+                    ),
+                    n_runs=n_runs,
+                    repeats=repeats,
+                    n_boot=n_boot,
+                    confidence=confidence,
+                    u_hat=n_useful,
+                    p_hat=p_hat,
+                    s_hat=real_stab,
+                    u_pred=u_pred,
+                    p_pred=p_pred,
+                    curve=curve,
+                    m_stability=m_stability,
+                    aggregate=aggregate,
+                    index=index,
+                    seeds={
+                        "runs": derive(ss, Stream.ESTIMATE, _BOOT),
+                        "p": sweep_seed(_BOOT_P),
+                        "curve": sweep_seed(_BOOT_CURVE),
+                    },
+                    client=client,
+                    # Each replicate's u keeps the fitted h's place between n_target and u.
+                    h_of=None if h_fit is None else (lambda u: _scaled_h(h_fit.h, u_pred, int(u), n_target)),
+                )
+                simulated += sim_b
+                if h_fit is not None:
+                    intervals["h"], sim_h = _widen_for_h(
+                        curve, per_copy, confidence, copy_size=copies.shape[1], u=u_pred, p=p_pred, n_feature=n_feature,
+                        n_target=n_target, index=index, seeds=(derive(ss, Stream.ESTIMATE, _H), sweep_seed(_H_BOUNDS)),
+                        predict=predict,
+                    )  # fmt: skip
+                    simulated += sim_h
+                seconds["bootstrap"] = time.perf_counter() - t0
+
+    # The cautions are about the paper's simulator (its fixed point, its p): they do not
+    # bear on a curve the random-effects model made.
+    issues = (
+        blocking
+        if model == "random-effects"
+        else blocking
+        + caution_reasons(
+            n_runs=n_runs,
+            t_draws=t_draws,
+            p_fit=fit,
+            fixed_point=chk,
+            power=power,
+            verified=verify or not predictable,
+            calibration_empty=cal is not None and calibrated is None,
+        )
     )
     if curve is None:
         nan = np.full(len(m_list), np.nan)
@@ -1177,3 +1217,30 @@ def _widen_for_h(curve, per_copy, confidence, *, copy_size, u, p, n_feature, n_t
     curve["stability_lower"].values = point - np.hypot(point - lo, down)
     curve["stability_upper"].values = point + np.hypot(hi - point, up)
     return (float(h_lo), float(h_hi)), 2 * predict["repeats"] * predict["m_stability"] * sum(predict["m_ensemble"])
+
+
+def _random_effects_prediction(copy_ranks, n_target, m_list, *, index, n_boot, confidence, seed):
+    """The random-effects model's curve as the estimate's ``curve`` Dataset, and its replicates."""
+    from .random_effects import random_effects_curve
+
+    out = random_effects_curve(copy_ranks, n_target, m_list, index=index, n_boot=n_boot, confidence=confidence,
+                               seed=seed)  # fmt: skip
+    one = {"units": "1"}
+    curve = xr.Dataset(
+        {
+            "stability": ("m_ensemble", out["stability"], dict(one, long_name="predicted ensemble stability")),
+            "stability_std": ("m_ensemble", out["stability_std"], dict(one, long_name="Monte-Carlo error")),
+        },
+        coords={"m_ensemble": m_list},
+    )
+    boot = None
+    if n_boot:
+        level = f"{confidence:.0%}"
+        for end, name in (("lower", "stability_lower"), ("upper", "stability_upper")):
+            curve[name] = ("m_ensemble", out[end], dict(one, long_name=f"{end} end of the {level} interval"))
+        long_name = "predicted stability, bootstrap replicates of the real copies"
+        boot = xr.Dataset(
+            {"stability_boot": (("boot", "m_ensemble"), out["replicates"], dict(one, long_name=long_name))},
+            coords={"m_ensemble": m_list},
+        )
+    return curve, boot

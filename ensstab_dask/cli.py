@@ -14,7 +14,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import AGGREGATES, CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, INDICES, MODELS, RESAMPLES
+from ._validation import (
+    AGGREGATES,
+    CALIBRATION_LAYOUTS,
+    DEFAULT_CALIBRATION_LAYOUT,
+    INDICES,
+    MODELS,
+    RESAMPLES,
+    SIMULATOR_MODELS,
+)
 from ._version import __version__
 from .cluster import _LOCAL, SchedulerLost
 
@@ -485,9 +493,10 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "--model",
         default="onda",
         choices=MODELS,
-        help="the simulator: onda (the paper's, default) or two-level (each ensemble copy draws its weak selectors' "
-        "S_m from its own preferred set of h features; h is fitted to 20 more real runs, 4 copies of 5; "
-        "docs/two_level_model.md)",
+        help="the model behind the curve: onda (the paper's simulator, default); two-level (each ensemble copy draws "
+        "its weak selectors' S_m from its own set of h features, h fitted to 20 more real runs; "
+        "docs/two_level_model.md); random-effects (a model of the real ranks fitted to 100 more real runs, 10 "
+        "ensemble copies of 10; docs/random_effects_model.md)",
     )
     est.add_argument(
         "--member-resample",
@@ -540,7 +549,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
         default="onda",
-        choices=MODELS,
+        choices=SIMULATOR_MODELS,
         help="the simulator: onda (the paper's, default) or two-level (docs/two_level_model.md)",
     )
     p.add_argument(
