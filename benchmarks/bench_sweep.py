@@ -61,9 +61,9 @@ def main(argv=None) -> int:
     import psutil
     from distributed import Client, get_task_stream
 
+    from ensstab_dask._sweep import make_plan, submit_blocks, sweep
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.storage import SweepStore
-    from ensstab_dask.sweep import make_plan, submit_blocks, sweep
 
     quiet = dict(dashboard_address=":0")
     setups = {  # the library's own local default, as sweep(client=None) makes it
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     clients = {name: Client(c) for name, c in setups.items()}
     from concurrent.futures import ProcessPoolExecutor
 
-    from ensstab_dask.sweep import compute_block
+    from ensstab_dask._sweep import compute_block
 
     pools = {
         "plain pool, 1 process": ProcessPoolExecutor(1, initializer=_single_threaded),

@@ -5,6 +5,15 @@ Selectors": a two-parameter simulator (n_useful, p) of a weak feature selector i
 to a few real runs and predicts the stability of ensembles of that selector.
 """
 
+from ._stability import (
+    NogueiraStability,
+    NogueiraTest,
+    nogueira_stability,
+    nogueira_test,
+    pairwise_similarity,
+    stability,
+)
+from ._sweep import sweep
 from ._version import __version__
 from .accuracy import PredictionAccuracy, prediction_accuracy
 from .aggregation import aggregate_rankings, rank_scores, top_k
@@ -27,16 +36,7 @@ from .estimation import (
 from .naive import real_ensemble_stability
 from .seeding import derive, make_rng
 from .simulation import simulate_ensembles, simulate_rankings, simulated_stability
-from .stability import (
-    NogueiraStability,
-    NogueiraTest,
-    nogueira_stability,
-    nogueira_test,
-    pairwise_similarity,
-    stability,
-)
 from .storage import StoreMismatch, export_netcdf
-from .sweep import sweep
 from .validation import Validation, validate
 
 __all__ = [

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from .seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED is re-exported for callers
+
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
 INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
 #: Named resamples of a real run (a fraction in (0, 1] is also accepted); see selectors.
@@ -23,27 +25,44 @@ CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 
 
+def _check_scalar(value, name: str, target_type, **bounds) -> None:
+    """:func:`sklearn.utils.check_scalar`, raising our messages' types only: the caller
+    words them (sklearn's say ``x == 5, must be >= 10.`` and name no interval)."""
+    from sklearn.utils import check_scalar  # sklearn takes a tenth of a second to import
+
+    check_scalar(value, name, target_type, **bounds)
+
+
 def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """An integer count in ``[minimum, maximum]``; bools and floats are refused."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    """An integer count in ``[minimum, maximum]``; bools and floats are refused.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not an integer (``check_scalar`` takes bools for integers; we do not).
+    ValueError
+        ``value`` is out of range; the one-line message names ``name`` and the range.
+    """
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
-        raise ValueError(f"{name} must be {bound}; got {value}")
-    if maximum is not None and value > maximum:
-        bound = f"in [{minimum}, {maximum}]" if minimum is not None else f"<= {maximum}"
-        raise ValueError(f"{name} must be {bound}; got {value}")
-    return value
+    try:
+        _check_scalar(value, name, numbers.Integral, min_val=minimum, max_val=maximum)
+    except TypeError:
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}") from None
+    except ValueError:
+        if minimum is not None and maximum is not None:
+            bound = f"in [{minimum}, {maximum}]"
+        else:
+            bound = f">= {minimum}" if minimum is not None else f"<= {maximum}"
+        raise ValueError(f"{name} must be {bound}; got {int(value)}") from None
+    return int(value)
 
 
 #: The largest seed: results store it as a 64-bit integer attribute (netCDF, zarr).
-MAX_SEED = 2**63 - 1
-
-
 def check_seed(seed) -> int:
-    """A seed: an int in [0, MAX_SEED], checked before any work so the results can be written."""
-    return check_int(seed, "seed", minimum=0, maximum=MAX_SEED)
+    """A seed for a function that records it: reduced to an int in [0, MAX_SEED] before any
+    work, so the results can be written (see :mod:`ensstab_dask.seeding`)."""
+    return seed_to_int(seed)
 
 
 def check_real(
@@ -55,20 +74,38 @@ def check_real(
     open_minimum: bool = False,
     open_maximum: bool = False,
 ) -> float:
-    """A finite real number in the given (closed unless said otherwise) interval."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    """A finite real number in the given (closed unless said otherwise) interval.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a real number (bools are refused).
+    ValueError
+        ``value`` is NaN, infinite or out of the interval; the one-line message names
+        ``name`` and the interval.
+    """
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    value = float(value)
     lo = "(" if open_minimum else "["
     hi = ")" if open_maximum else "]"
     allowed = f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
+    # check_scalar wants the boundaries it is given included or not; a missing bound has none to include.
+    left = minimum is not None and not open_minimum
+    right = maximum is not None and not open_maximum
+    include = {(True, True): "both", (True, False): "left", (False, True): "right", (False, False): "neither"}
+    try:
+        _check_scalar(
+            value, name, numbers.Real, min_val=minimum, max_val=maximum, include_boundaries=include[left, right]
+        )
+    except TypeError:
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}") from None
+    except ValueError:
+        raise ValueError(f"{name} must be {allowed}; got {float(value)}") from None
+    value = float(value)
+    # check_scalar lets NaN through (every comparison with it is false), and infinity when unbounded.
     if math.isnan(value):
         raise ValueError(f"{name} must be a number {allowed}; got NaN")
-    if (
-        (minimum is not None and (value < minimum or (open_minimum and value == minimum)))
-        or (maximum is not None and (value > maximum or (open_maximum and value == maximum)))
-        or math.isinf(value)
-    ):
+    if math.isinf(value):
         raise ValueError(f"{name} must be {allowed}; got {value}")
     return value
 
@@ -183,3 +220,29 @@ def membership(rows: list[np.ndarray], n_feature: int, dtype=np.float64) -> np.n
     for i, r in enumerate(rows):
         z[i, r] = 1
     return z
+
+
+def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int = 0) -> np.ndarray:
+    """A grid axis (a scalar or a sequence): sorted, without duplicates, each value checked
+    as ``kind`` ('p', 'n_useful' in [n_target, n_feature], or 'm', an int >= 1)."""
+    if np.isscalar(values):
+        values = [values]
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name} must hold at least one value")
+    if kind == "p":
+        arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
+    elif kind == "n_useful":
+        arr = np.array(
+            [check_int(v, f"{name} values", minimum=n_target, maximum=n_feature) for v in values], dtype=np.int64
+        )
+    else:
+        arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
+    if len(np.unique(arr)) != len(arr):
+        raise ValueError(f"{name} has duplicate values")
+    return np.sort(arr)
+
+
+def check_m_ensemble(m_ensemble) -> list[int]:
+    """Ensemble sizes, validated like a sweep's grid (sorted, >= 1, no duplicates)."""
+    return check_grid(m_ensemble, "m_ensemble", "m").tolist()

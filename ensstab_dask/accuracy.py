@@ -10,15 +10,43 @@ from ._validation import AGGREGATES, check_choice, check_int, check_seed
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike, map_shared
 from .datasets import check_data
-from .seeding import Stream, as_seed_sequence, derive, make_rng
-from .selectors import _member_batch, make_scorer
+from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
+from .selectors import make_scorer, member_ranks, resample_indices
 
 __all__ = ["prediction_accuracy", "PredictionAccuracy"]
 
 
 @dataclass(frozen=True)
 class PredictionAccuracy:
-    """Leave-one-out accuracy of a predictor trained on the selected features."""
+    """Leave-one-out accuracy of a predictor trained on the selected features.
+
+    The result of :func:`prediction_accuracy`.
+
+    Attributes
+    ----------
+    accuracy : float
+        Fraction of left-out samples predicted right.
+    std_error : float
+        Its binomial standard error, ``sqrt(accuracy (1 - accuracy) / n_samples)``.
+    n_samples : int
+    predictions : ndarray
+        The prediction for each left-out sample.
+    n_target, m_ensemble : int
+        The settings.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_samples=20, n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> acc = es.prediction_accuracy(data.X, data.y, 3, selector=default_selector(5),
+    ...                              predictor=default_selector(5), client="synchronous")
+    >>> acc.n_target, acc.m_ensemble
+    (3, 1)
+    >>> round(acc.std_error, 6) == round((acc.accuracy * (1 - acc.accuracy) / acc.n_samples) ** 0.5, 6)
+    True
+    """
 
     accuracy: float
     std_error: float
@@ -34,13 +62,14 @@ def _loo_fold(scorer, predictor, X, y, n_target, m_ensemble, aggregate, fold, fo
 
     rng = make_rng(fold_seed)
     rest = np.delete(np.arange(len(X)), fold)
-    order = rng.permutation(rest)
-    select_half, train_half = order[: len(order) // 2], order[len(order) // 2 :]
+    # Stratified, so that both the selector and the predictor see every class.
+    select_half = rest[resample_indices(y[rest], "half", rng)]
+    train_half = np.setdiff1d(rest, select_half)
     if m_ensemble == 1:
-        ranks = _member_batch(scorer, X[select_half], y[select_half], "independent-full", None, [derive(fold_seed, 1)])
+        ranks = member_ranks(scorer, X[select_half], y[select_half], "independent-full", None, [derive(fold_seed, 1)])
     else:
         members = [derive(fold_seed, 1 + j) for j in range(m_ensemble)]
-        ranks = _member_batch(scorer, X[select_half], y[select_half], "bagging-full", None, members)
+        ranks = member_ranks(scorer, X[select_half], y[select_half], "bagging-full", None, members)
     chosen = aggregate_rankings(ranks, n_target, aggregate=aggregate, seed=derive(fold_seed, 0))
     model = clone(predictor)
     if "random_state" in model.get_params():
@@ -58,21 +87,68 @@ def prediction_accuracy(
     predictor=None,
     m_ensemble: int = 1,
     aggregate: str = "mean_rank",
-    seed: int = 0,
+    seed: SeedLike = 0,
     client: ClientLike = None,
     timeout: float = 10.0,
     security=None,
 ) -> PredictionAccuracy:
     """The paper's way of choosing n_target (SPEC section 8), leave-one-out.
 
-    For each sample: leave it out, split the rest at random into a feature-selection
-    half and a predictor half, select ``n_target`` features on the first (one run of the
-    base selector, or an ensemble of ``m_ensemble`` runs on bootstrap samples of it),
-    train ``predictor`` (default: a 300-tree random forest) on the second with those
-    features, and predict the left-out sample. Fold ``i`` uses
+    For each sample: leave it out, split the rest at random, stratified by class, into a
+    feature-selection half and a predictor half (so every class needs at least 3
+    samples), select ``n_target`` features on the first (one run of the base selector,
+    or an ensemble of ``m_ensemble`` runs on bootstrap samples of it), train
+    ``predictor`` (default: a 300-tree random forest) on the second with those features,
+    and predict the left-out sample. Fold ``i`` uses
     ``derive(seed, Stream.PREDICTION, i)``; folds run as Dask tasks.
+
+    Parameters
+    ----------
+    X, y : the data (n_samples, n_feature) and class labels
+        At least 3 samples of every class.
+    n_target : int
+        Features selected in each fold.
+    selector : None, scikit-learn estimator or callable
+        The base selector (see :mod:`ensstab_dask.selectors`); None is the default
+        random forest.
+    predictor : scikit-learn classifier, optional
+        Trained on the selected features; default a 300-tree random forest.
+    m_ensemble : int
+        1: one run of the selector per fold; more: an ensemble of that many runs.
+    aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
+        How the ensemble combines its runs.
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+    client, timeout, security
+        Where the folds run (see :mod:`ensstab_dask.cluster`).
+
+    Returns
+    -------
+    PredictionAccuracy
+
+    Examples
+    --------
+    A 20-sample study, a 5-tree forest as the selector and a 1-nearest-neighbour
+    predictor, to keep it quick:
+
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_samples=20, n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> acc = es.prediction_accuracy(data.X, data.y, 3, selector=default_selector(5),
+    ...                              predictor=KNeighborsClassifier(1), client="synchronous")
+    >>> acc.n_samples, acc.predictions.shape
+    (20, (20,))
+    >>> acc.accuracy == float((acc.predictions == data.y).mean())
+    True
     """
     X, y = check_data(X, y, n_target=n_target)
+    labels, counts = np.unique(y, return_counts=True)
+    if counts.min() < 3:
+        raise ValueError(
+            "y: prediction_accuracy needs at least 3 samples of every class (one left out, then one in each "
+            f"half of the rest); class {labels.tolist()[counts.argmin()]!r} has {counts.min()}"
+        )
     m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)
     seed = check_seed(seed)

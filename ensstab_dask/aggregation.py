@@ -77,7 +77,7 @@ def _top_k_reciprocal(ranks: np.ndarray, k: int, rng: np.random.Generator) -> np
     return out
 
 
-def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = None) -> np.ndarray:
+def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = 0) -> np.ndarray:
     """Indices of the ``k`` lowest scores of each row, ties broken uniformly at random.
 
     Parameters
@@ -85,12 +85,27 @@ def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = None) -> np.ndarray:
     scores : array of shape (..., n_feature)
         Any real dtype; exact equality defines a tie.
     k : int
-    seed : None, int, SeedSequence or Generator
+        How many to keep, ``1 <= k <= n_feature``.
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
         Consumed for one random permutation of the features per row.
 
     Returns
     -------
     ndarray of int64, shape (..., k), each row sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ensstab_dask as es
+    >>> es.top_k(np.array([0.5, 0.1, 0.9, 0.2]), 2).tolist()
+    [1, 3]
+    >>> es.top_k(np.zeros((3, 10)), 4).shape  # one row of 4 per input row
+    (3, 4)
+
+    Feature 0 is always kept; the three tied features share the other place at random:
+
+    >>> sorted({tuple(es.top_k(np.array([0, 1, 1, 1]), 2, seed=s).tolist()) for s in range(20)})
+    [(0, 1), (0, 2), (0, 3)]
     """
     scores = np.asarray(scores)
     n = scores.shape[-1]
@@ -113,7 +128,7 @@ def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = None) -> np.ndarray:
 
 
 def aggregate_rankings(
-    ranks: np.ndarray, n_target: int, *, aggregate: str = "mean_rank", seed: SeedLike = None
+    ranks: np.ndarray, n_target: int, *, aggregate: str = "mean_rank", seed: SeedLike = 0
 ) -> np.ndarray:
     """The ``n_target`` features an ensemble keeps.
 
@@ -122,13 +137,37 @@ def aggregate_rankings(
     ranks : int array of shape (m_ensemble, n_feature) or (n_ensembles, m_ensemble, n_feature)
         Ranks 1..n_feature of each weak selector.
     n_target : int
+        Features the ensemble keeps.
     aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
-    seed : None, int, SeedSequence or Generator
+        How the ranks are combined (see the module docstring).
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
         For the random tie-break.
 
     Returns
     -------
     ndarray of int64, shape (n_target,) or (n_ensembles, n_target), sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ensstab_dask as es
+    >>> ranks = np.array([[1, 2, 3, 4, 5], [2, 1, 3, 5, 4], [1, 3, 2, 4, 5]])  # 3 selectors, 5 features
+    >>> es.aggregate_rankings(ranks, 2).tolist()
+    [0, 1]
+    >>> es.aggregate_rankings(ranks, 2, aggregate="vote").tolist()
+    [0, 1]
+
+    Ties are broken at random, not by feature index:
+
+    >>> tied = np.array([[1, 2, 3], [2, 1, 3]])
+    >>> sorted({int(es.aggregate_rankings(tied, 1, seed=s)[0]) for s in range(20)})
+    [0, 1]
+
+    Many ensembles at once, here 4 ensembles of 3 simulated selectors:
+
+    >>> many = es.simulate_rankings(50, 5, 10, 0.8, size=12, seed=0).reshape(4, 3, 50)
+    >>> es.aggregate_rankings(many, 5).shape
+    (4, 5)
     """
     ranks = np.asarray(ranks)
     if ranks.ndim not in (2, 3):
@@ -150,11 +189,38 @@ def aggregate_rankings(
     return top_k(ensemble_scores(ranks, n_target, aggregate), n_target, seed=seed)
 
 
-def rank_scores(scores: np.ndarray, *, seed: SeedLike = None, descending: bool = True) -> np.ndarray:
+def rank_scores(scores: np.ndarray, *, seed: SeedLike = 0, descending: bool = True) -> np.ndarray:
     """Ranks 1..n (1 = best) of the scores of each row, ties broken uniformly at random.
 
     Used for real selectors, whose importances tie often (a random forest gives most
     features importance 0).
+
+    Parameters
+    ----------
+    scores : array of shape (..., n_feature)
+        Real scores, no NaN; exact equality defines a tie.
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+        For the random tie-break.
+    descending : bool
+        True (default): the highest score gets rank 1 (importances); False: the lowest
+        (p-values, errors).
+
+    Returns
+    -------
+    ndarray of int64, the shape of ``scores``
+        Each row a permutation of 1..n_feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ensstab_dask as es
+    >>> es.rank_scores(np.array([0.2, 0.9, 0.5])).tolist()
+    [3, 1, 2]
+    >>> es.rank_scores(np.array([0.2, 0.9, 0.5]), descending=False).tolist()
+    [1, 3, 2]
+    >>> ranks = es.rank_scores(np.array([0.0, 0.0, 1.0]))  # features 0 and 1 tie
+    >>> int(ranks[2]), sorted(ranks.tolist())
+    (1, [1, 2, 3])
     """
     scores = np.asarray(scores, dtype=np.float64)
     if np.isnan(scores).any():

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from ._stability import NogueiraStability, nogueira_stability, stability_of_subsets
 from ._validation import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
@@ -53,6 +54,7 @@ from ._validation import (
     MODELS,
     check_choice,
     check_int,
+    check_m_ensemble,
     check_real,
     check_seed,
 )
@@ -70,12 +72,11 @@ from .estimation import (
     uniform_subsets,
     uniform_threshold,
 )
-from .naive import _check_m_ensemble
+from .progress import StageBar, note_dashboard
 from .random_effects import PAIRWISE_INDICES
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
-from .selectors import _check_resample, describe_selector, make_scorer, real_run_pools, real_runs
+from .selectors import check_resample, describe_selector, make_scorer, real_run_pools, real_runs
 from .simulation import top_subsets
-from .stability import NogueiraStability, _stability_of_array, nogueira_stability
 from .uncertainty import bootstrap_estimate
 
 __all__ = [
@@ -146,13 +147,18 @@ def useful_draws(subsets: np.ndarray, n_feature: int, thresholds, *, n_runs: int
 
 
 def round_n_useful(draws, n_target: int, n_feature: int) -> int:
-    """The n_useful the simulator runs at: the mean of the draws, rounded, within [n_target, n_feature]."""
+    """The n_useful the simulator runs at: the mean of the draws, rounded, within [n_target, n_feature].
+
+    The simulator is defined only there. A clamped value is not what the real runs
+    measured: pass ``n_useful=(mean of the draws, this value)`` to :func:`caution_reasons`,
+    which says so.
+    """
     return int(min(max(round(float(np.mean(draws))), n_target), n_feature))
 
 
 def real_stability_of(subsets: np.ndarray, n_feature: int, index: str) -> tuple[float, NogueiraStability]:
     """Stage 4: the stability of the single real selector, and Nogueira's 95 % interval."""
-    return float(_stability_of_array(subsets, n_feature, index)), nogueira_stability(subsets, n_feature)
+    return float(stability_of_subsets(subsets, n_feature, index)), nogueira_stability(subsets, n_feature)
 
 
 def fixed_point_power(
@@ -191,7 +197,7 @@ def predict_curve(
     h: int | None = None,
 ) -> xr.Dataset:
     """Stage 7: the simulated stability for each ``m_ensemble`` at (n_useful, p), a one-cell sweep."""
-    from .sweep import sweep
+    from ._sweep import sweep
 
     pred = sweep(
         n_feature,
@@ -247,14 +253,23 @@ def caution_reasons(
     power: FixedPointCheck | None,
     verified: bool = True,
     calibration_empty: bool = False,
+    n_useful: tuple[float, int] | None = None,
 ) -> list[str]:
     """Why a simulated curve is not a validated prediction (empty when nothing says so).
 
     ``verified=False``: the fixed point was not checked (``verify=False``);
     ``calibration_empty``: ``calibrate=True`` found no (u, p) consistent with both
-    statistics.
+    statistics; ``n_useful``: (A[f], the n_useful simulated), when
+    :func:`round_n_useful` had to clamp A[f] into [n_target, n_feature].
     """
     out = []
+    if n_useful is not None and round(n_useful[0]) != n_useful[1]:
+        measured, used = n_useful
+        bound = "n_target" if used > measured else "n_feature"
+        out.append(
+            f"n_useful was clamped from A[f] = {measured:.1f} to {bound} = {used}: the simulator needs "
+            f"n_target <= n_useful <= n_feature, and {used} is not what the real runs measured"
+        )
     if not verified:
         out.append("the fixed point was not checked (verify=False): nothing confirms n_useful")
     if calibration_empty:
@@ -337,6 +352,46 @@ class Estimate:
     ``intervals`` maps ``t_uniform``, ``n_useful``, ``real_stability`` and ``p`` to
     their ``confidence`` intervals from the bootstrap over the real runs; the curve's
     are ``curve["stability_lower"]`` and ``curve["stability_upper"]``.
+
+    Attributes
+    ----------
+    n_feature, n_target : int
+        The problem.
+    settings : dict
+        The settings :func:`estimate` ran with (``n_runs``, ``m_stability``, ``seed`` ...).
+    t_uniform, n_useful, real_stability, p : float or int
+        The fitted quantities (SPEC sections 4-5); ``n_useful`` is the one simulated.
+    curve : xarray.Dataset
+        The predicted ``stability`` over ``m_ensemble`` (``predicted()`` as a dict).
+    real_runs, simulated_runs : int
+        Runs of the real selector and of the simulated one behind the estimate.
+    reliable : bool
+        False when any guard rail tripped; ``warnings`` says which, in words.
+    has_curve : bool
+        False when the method has nothing to say.
+    confidence : float
+        Level of ``intervals`` and ``curve_interval()``.
+    seconds : dict
+        Wall time of each stage.
+
+    The other fields hold the draws, the fixed-point checks and the bootstrap behind
+    these; ``to_dict()`` lists them.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> est = es.estimate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
+    >>> est.n_feature, est.n_target, est.settings["n_runs"]
+    (200, 3, 10)
+    >>> est.curve_interval()  # empty: n_boot=0 turns the bootstrap off
+    {}
+    >>> ds = est.to_dataset()
+    >>> ds.attrs["kind"], "stability" in ds
+    ('estimate', True)
     """
 
     n_feature: int
@@ -360,9 +415,9 @@ class Estimate:
     real_runs: int
     simulated_runs: int
     seconds: dict[str, float]
-    selection_counts: np.ndarray = field(repr=False, default=None)
-    t_uniform_draws: np.ndarray = field(repr=False, default=None)
-    uniform_counts: np.ndarray = field(repr=False, default=None)
+    selection_counts: np.ndarray | None = field(repr=False, default=None)
+    t_uniform_draws: np.ndarray | None = field(repr=False, default=None)
+    uniform_counts: np.ndarray | None = field(repr=False, default=None)
     calibration: xr.Dataset | None = field(repr=False, default=None)
     reliable: bool = True
     warnings: list[str] = field(default_factory=list)
@@ -477,27 +532,28 @@ class Estimate:
         ds = self.curve.copy()
         if self.bootstrap is not None:
             ds = ds.merge(self.bootstrap)
-        runs = {"long_name": f"times in the top n_target of {self.settings['n_runs']} runs", "units": "runs"}
+        # Short long_names for xarray's .plot labels (see sweep._var_attrs); the rest in description.
+        runs = {"units": "runs", "description": f"times in the top n_target of {self.settings['n_runs']} runs"}
         ds["selection_counts"] = (
             "feature",
             self.selection_counts,
-            dict(runs, long_name="real selector: " + runs["long_name"]),
+            dict(runs, long_name="times picked (real)", description="real selector: " + runs["description"]),
         )
         if self.uniform_counts is not None:
             ds["uniform_counts"] = (
                 "feature",
                 self.uniform_counts,
-                dict(runs, long_name="uniform selector: " + runs["long_name"]),
+                dict(runs, long_name="times picked (uniform)", description="uniform selector: " + runs["description"]),
             )
         ds["t_uniform_draws"] = (
             "repeat",
             self.t_uniform_draws,
-            {"long_name": "t_uniform, one value per repeat", "units": "runs"},
+            {"long_name": "t_uniform", "units": "runs", "description": "t_uniform, one value per repeat"},
         )
         ds["n_useful_draws"] = (
             "repeat",
             self.n_useful_draws,
-            {"long_name": "A[f], one value per repeat", "units": "features"},
+            {"long_name": "n_useful (A[f])", "units": "features", "description": "A[f], one value per repeat"},
         )
         if self.calibration is not None:
             cal = self.calibration
@@ -562,25 +618,39 @@ class Estimate:
 
         return write_netcdf(self.to_dataset(), path, overwrite=overwrite)
 
-    def to_json(self, path, *, overwrite: bool = False):
-        from .storage import write_json
-
-        return write_json(self.to_dict(), path, overwrite=overwrite)
+    # What each interval in ``intervals`` is an interval of: the summary names it.
+    _INTERVAL_KINDS = {
+        "t_uniform": "range of fresh draws of the uniform selector",
+        "n_useful": "bootstrap interval over the real runs",
+        "real_stability": "bootstrap interval over the real runs",
+        "p": "bootstrap interval over the real runs",
+        "h": "interval from the real ensemble copies (Student's t)",
+    }
 
     def _interval_text(self, key: str, fmt: str) -> str:
-        """``"95% interval [lo, hi]"`` for ``key``, or "" without a bootstrap."""
+        """``"95% bootstrap interval over the real runs [lo, hi]"`` for ``key`` (the kind of
+        interval named, see ``_INTERVAL_KINDS``), or "" without a bootstrap."""
         if key not in self.intervals:
             return ""
         lo, hi = self.intervals[key]
-        return f"{self.confidence:.0%} interval [{lo:{fmt}}, {hi:{fmt}}]"
+        kind = self._INTERVAL_KINDS.get(key, "interval")
+        return f"{self.confidence:.0%} {kind} [{lo:{fmt}}, {hi:{fmt}}]"
 
     def summary(self) -> str:
-        nog = self.real_nogueira
+        """The estimate for people: the verdict first, then plain words with the symbols in
+        brackets, one number per line (with its interval, saying what interval it is)."""
+        s, nog = self.settings, self.real_nogueira
+        index = s["index"]
+
+        def line(words: str, value: str, where: str = "", *notes: str) -> str:
+            """``words: value, where; note; note``: one number, where it came from, its interval."""
+            return f"    {words}: {value}" + (f", {where}" if where else "") + "".join(f"; {n}" for n in notes if n)
+
         lines = [
-            f"Estimated stability of ensembles of the base selector ({self.settings['index']}, "
-            f"n_feature={self.n_feature}, n_target={self.n_target}, calibration on "
-            f"{self.settings['calibration_layout']} runs)",
+            f"Estimated stability of ensembles of the base selector ({index} index; {self.n_feature} features, "
+            f"each run keeps its top {self.n_target} (n_target))",
         ]
+        # The verdict comes before any number: whether to believe what follows.
         if self.reliable:
             lines.append("  reliable: yes (no guard rail tripped)")
         else:
@@ -589,28 +659,72 @@ class Estimate:
                 + ("" if self.has_curve else ": the method has nothing to say here, and no curve is predicted")
             )
             lines += [f"  warning: {w}" for w in self.warnings]
-        if self.t_uniform_draws is not None and len(self.t_uniform_draws):
+
+        # Which runs each statistic came from (calibration_layout): say it where it is used.
+        halves = "random halves" if s.get("resample", "half") == "half" else f"resamples ({s['resample']})"
+        members = f"the weak selectors' layout ({s.get('member_resample', 'bagging')})"
+        useful_on, stability_on = {
+            "paper": (halves, halves),
+            "ensemble": (halves, members),
+            "ensemble-all": (members, members),
+        }.get(str(s.get("calibration_layout")), (halves, halves))
+        n_draws = len(self.t_uniform_draws) if self.t_uniform_draws is not None else s.get("repeats", 0)
+        lines += ["", "  Measured on the real runs:"]
+        lines.append(
+            line(
+                f"chance threshold (t_uniform, most picks of any feature by {s['n_runs']} random selectors)",
+                f"{self.t_uniform:.2f}",
+                f"mean of {n_draws} draws",
+            )
+        )
+        if self.t_uniform_draws is not None and len(self.t_uniform_draws) > 1:
             t_lo, t_hi = int(self.t_uniform_draws.min()), int(self.t_uniform_draws.max())
-            t_range = f" (draws {t_lo} to {t_hi})"
-        else:
-            t_range = ""
-        nog_text = f"Nogueira {nog.stability:.4f}, 95% CI [{nog.lower:.4f}, {nog.upper:.4f}]"
-        u_text = f"mean {self.n_useful_mean:.1f} +- {self.n_useful_std:.1f}"
-        lines += [
-            f"  t_uniform            {self.t_uniform:.2f} +- {self.t_uniform_std:.2f}{t_range}",
-            f"  n_useful = A[f]      {self.n_useful} ("
-            + "; ".join(filter(None, [u_text, self._interval_text("n_useful", ".1f")]))
-            + ")",
-            f"  real stability       {self.real_stability:.4f} ("
-            + "; ".join(filter(None, [self._interval_text("real_stability", ".4f"), nog_text]))
-            + ")",
-        ]
+            lines.append(line("t_uniform's standard deviation over the draws", f"{self.t_uniform_std:.2f}",
+                              f"draws from {t_lo} to {t_hi}"))  # fmt: skip
+        lines.append(
+            line(
+                "useful features (n_useful = A[f], picked more often than t_uniform)",
+                f"{self.n_useful}",
+                f"from {s['n_runs']} real runs on {useful_on}",
+                self._interval_text("n_useful", ".1f"),
+            )
+        )
+        lines.append(line("A[f] before rounding", f"{self.n_useful_mean:.1f}", f"mean over {n_draws} threshold draws"))
+        lines.append(line("A[f]'s standard deviation over the threshold draws", f"{self.n_useful_std:.1f}"))
+        lines.append(
+            line(
+                f"stability of one real selector ({index} index)",
+                f"{self.real_stability:.4f}",
+                f"from {s['m_stability']} real runs in {stability_on}"
+                if stability_on != useful_on
+                else f"from {s['m_stability']} of those runs",
+                self._interval_text("real_stability", ".4f"),
+            )
+        )
+        lines.append(
+            line(
+                "the same runs by Nogueira's index",
+                f"{nog.stability:.4f}",
+                "",
+                f"Nogueira's {1 - nog.alpha:.0%} confidence interval [{nog.lower:.4f}, {nog.upper:.4f}]",
+            )
+        )
+
+        if np.isfinite(self.p) or self.n_useful_v is not None:
+            # The random-effects model's curve does not come from this simulator: say so.
+            unused = " (not what makes the curve here)" if self.model == "random-effects" else ""
+            lines += ["", f"  The paper's simulator fitted to them{unused}:"]
         if np.isfinite(self.p):
-            p_notes = [self._interval_text("p", ".3f")]
-            if self.p_fit is not None and self.p_fit.at_boundary:
-                p_notes.append("at the end of the search range")
-            notes = "; ".join(filter(None, p_notes))
-            lines.append(f"  p                    {self.p:.4f}" + (f"  ({notes})" if notes else ""))
+            at_end = "at the end of its search range" if self.p_fit is not None and self.p_fit.at_boundary else ""
+            lines.append(
+                line(
+                    "selector strength (p, the chance a rank goes to a favoured useful feature)",
+                    f"{self.p:.4f}",
+                    "",
+                    self._interval_text("p", ".3f"),
+                    at_end,
+                )
+            )
         if self.n_useful_v is not None:
             if not self.fixed_point_holds:
                 verdict = "does NOT hold: the simulator may not model this selector"
@@ -619,46 +733,69 @@ class Estimate:
             else:
                 verdict = "holds"
             lines.append(
-                f"  A[f_(u,p)]           {self.n_useful_v:.1f} +- {self.n_useful_v_std:.1f}; fixed point {verdict}"
+                line(
+                    "useful features the fitted simulator itself counts (A[f_(u,p)])",
+                    f"{self.n_useful_v:.1f}",
+                    f"mean of {s['repeats']} draws",
+                )
             )
+            lines.append(line("A[f_(u,p)]'s standard deviation over the draws", f"{self.n_useful_v_std:.1f}"))
+            lines.append(line("fixed point (n_useful = A[f_(u,p)])", verdict))
         if self.calibrated is not None:
-            lines.append(f"  calibrated (u, p)    ({self.calibrated[0]}, {self.calibrated[1]:.3f})")
+            lines.append(
+                line(
+                    "calibrated simulator (n_useful, p), where both real statistics are matched at once",
+                    f"({self.calibrated[0]}, {self.calibrated[1]:.3f})",
+                )
+            )
         if self.h is not None:
             lines.append(
-                f"  h (two-level model)  {self.h} ("
-                + "; ".join(filter(None, [self._interval_text("h", ".0f"),
-                                          f"within-copy stability {self.within_copy_stability:.4f}"]))
-                + ")"
-            )  # fmt: skip
-        if self.has_curve:
-            heading = "predicted stability" if self.reliable else "simulated stability (NOT a validated prediction)"
-            replicates_of = "real copies" if self.model == "random-effects" else "real runs"
-            band = (
-                f", {self.confidence:.0%} interval over {self.settings['n_boot']} bootstrap replicates of the "
-                f"{replicates_of}"
-                if self.curve_interval()
-                else ", +- the spread of one simulated measurement (no bootstrap: n_boot=0)"
+                line(
+                    "preferred features per ensemble copy (h, two-level model)",
+                    f"{self.h}",
+                    "",
+                    self._interval_text("h", ".0f"),
+                )
             )
+            lines.append(
+                line("stability of the weak selectors within one real copy, what h is fitted to",
+                     f"{self.within_copy_stability:.4f}")
+            )  # fmt: skip
+
+        if self.has_curve:
+            heading = "Predicted stability" if self.reliable else "Simulated stability (NOT a validated prediction)"
             if self.model == "random-effects":
                 source = "random-effects model of the real ranks"
             else:
                 source = (
-                    f"{self.model} simulator at n_useful={self.curve.attrs['simulator_n_useful']}, "
-                    f"p={self.curve.attrs['simulator_p']:.4f}" + (f", h={self.h}" if self.h is not None else "")
+                    f"{self.model} simulator at n_useful = {self.curve.attrs['simulator_n_useful']}, "
+                    f"p = {self.curve.attrs['simulator_p']:.4f}" + (f", h = {self.h}" if self.h is not None else "")
                 )
-            lines.append(f"  {heading} by ensemble size ({source}{band}):")
             intervals = self.curve_interval()
-            for m, s, sd in zip(
+            if intervals:
+                of = "real ensemble copies" if self.model == "random-effects" else "real runs"
+                widened = ", widened for h's interval" if "h" in self.intervals else ""
+                band = (
+                    f"each with its {self.confidence:.0%} bootstrap interval over the {of} "
+                    f"({s['n_boot']} replicates{widened}):"
+                )
+            else:
+                band = "no bootstrap (n_boot=0): each with the spread of one simulated measurement only:"
+            lines += ["", f"  {heading} of an ensemble of m_ensemble weak selectors ({source}),", f"  {band}"]
+            for m, value, sd in zip(
                 self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
             ):
                 if intervals:
                     lo, hi = intervals[int(m)]
-                    lines.append(f"    m_ensemble={int(m):>4}  {s:.4f}  [{lo:.4f}, {hi:.4f}]")
+                    note = f"{self.confidence:.0%} interval [{lo:.4f}, {hi:.4f}]"
                 else:
-                    lines.append(f"    m_ensemble={int(m):>4}  {s:.4f} +- {sd:.4f}")
-        lines.append(
-            f"  real runs {self.real_runs}, simulated runs {self.simulated_runs}, {sum(self.seconds.values()):.1f} s"
-        )
+                    note = f"standard deviation of one simulated measurement {sd:.4f}"
+                lines.append(f"    m_ensemble = {int(m)}: {value:.4f}; {note}")
+        lines += [
+            "",
+            f"  cost: {self.real_runs} real runs of the selector, {self.simulated_runs} simulated runs, "
+            f"{sum(self.seconds.values()):.1f} s",
+        ]
         return "\n".join(lines)
 
 
@@ -685,11 +822,12 @@ def estimate(
     aggregate: str = "mean_rank",
     index: str = "jaccard",
     resample="half",
-    seed: int = 0,
+    seed: SeedLike = 0,
     client: ClientLike = None,
     timeout: float = 10.0,
     security=None,
     model: str = "onda",
+    progress: bool = True,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
@@ -745,14 +883,36 @@ def estimate(
         100 more real runs (10 copies of 10); its interval is a bootstrap of those
         copies, and ``index`` must be a pairwise one. The README's validation tables
         compare the three.
+    progress : bool
+        Progress bars on stderr, one per stage (real runs, simulations), and the Dask
+        dashboard link; drawn on a terminal or in a notebook, never into a file or a
+        pipe (see :mod:`ensstab_dask.progress`). False: nothing.
 
     Returns
     -------
     Estimate
+
+    Examples
+    --------
+    A tiny run (5-tree forests, a few runs, no bootstrap), to show the calls; a real
+    estimate uses the defaults:
+
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> est = es.estimate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
+    >>> est.real_runs  # n_runs=10 runs behind n_useful, m_stability=5 behind the real stability
+    15
+    >>> sorted(est.predicted())  # the predicted stability for each m_ensemble
+    [1, 3]
+    >>> est.reliable == (not est.warnings)
+    True
     """
     X, y = check_data(X, y, n_target=n_target)
     n_feature = X.shape[1]
-    m_list = _check_m_ensemble(m_ensemble)
+    m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     n_runs = max(m_list) if n_runs is None else check_int(n_runs, "n_runs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=2)
@@ -761,14 +921,14 @@ def estimate(
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False; got {flag!r}")
     check_choice(calibration_layout, "calibration_layout", CALIBRATION_LAYOUTS)
-    _check_resample(member_resample)
+    check_resample(member_resample)
     n_boot = check_int(n_boot, "n_boot", minimum=0)
     if 0 < n_boot < 20:
         raise ValueError(f"n_boot must be 0 (no bootstrap) or at least 20 for a percentile interval; got {n_boot}")
     confidence = check_real(confidence, "confidence", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
     check_choice(aggregate, "aggregate", AGGREGATES)
     check_choice(index, "index", INDICES)
-    _check_resample(resample)
+    check_resample(resample)
     seed = check_seed(seed)
     check_choice(model, "model", MODELS)
     if model == "random-effects" and index not in PAIRWISE_INDICES:
@@ -776,7 +936,7 @@ def estimate(
             f"index {index!r} is not a mean over pairs of copies; model='random-effects' supports "
             + ", ".join(map(repr, PAIRWISE_INDICES))
         )
-    from .sweep import check_cell_memory
+    from ._sweep import check_cell_memory
 
     # Before any real run: the prediction's largest cell, and the p fit's many copies.
     check_cell_memory(n_feature, n_target, max(m_list), m_stability, n_runs)
@@ -801,6 +961,7 @@ def estimate(
     )
 
     with connect(client, timeout=timeout, security=security) as c:
+        note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
         half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
@@ -812,7 +973,9 @@ def estimate(
             )
             if size
         ]
-        ranks = real_run_pools(X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=target)
+        ranks = real_run_pools(
+            X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=target, progress=progress
+        )
         pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
         runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
         copy_ranks = None
@@ -821,7 +984,8 @@ def estimate(
 
             G, B = _COPY_DESIGN[model]
             copy_ranks = real_ensemble_runs(X, y, m_stability=G, pool=B, selector=scorer,
-                                            seed=derive(ss, Stream.ESTIMATE, _COPIES), client=target)  # fmt: skip
+                                            seed=derive(ss, Stream.ESTIMATE, _COPIES), client=target,
+                                            progress=progress)  # fmt: skip
         real_seconds = time.perf_counter() - t0
         est = estimate_from_runs(
             runs,
@@ -842,6 +1006,7 @@ def estimate(
             client=target,
             model=model,
             copy_ranks=copy_ranks,
+            progress=progress,
         )
     if copy_ranks is not None:
         est.real_runs += copy_ranks.shape[0] * copy_ranks.shape[1]
@@ -891,10 +1056,14 @@ def assemble_runs(
                 f"{name}: calibration_layout={calibration_layout!r} needs {need} runs; got "
                 f"{0 if pool is None else len(pool)}"
             )
+    # The check above guarantees the pools the layout needs.
     if calibration_layout == "paper":
+        assert half is not None
         pool = half[:half_n]
         return RealRuns(pool, pool[:m_stability], True)
+    assert member is not None
     if calibration_layout == "ensemble":
+        assert half is not None
         return RealRuns(half[:n_runs], member[:m_stability], False)
     pool = member[:member_n]
     return RealRuns(pool, pool[:m_stability], True)
@@ -920,6 +1089,7 @@ def estimate_from_runs(
     client,
     model: str = "onda",
     copy_ranks: np.ndarray | None = None,
+    progress: bool = False,
 ) -> Estimate:
     """Every stage after the real runs (2 to 7 and the bootstrap), on given runs.
 
@@ -929,7 +1099,7 @@ def estimate_from_runs(
 
     :func:`estimate` is :func:`real_subsets` plus this; the validation benchmark calls it
     on shared pools to compare layouts and ``n_runs`` without refitting the selector.
-    Arguments are taken as validated.
+    Arguments are taken as validated. ``progress``: a bar over the simulation stages.
     """
     ss = as_seed_sequence(seed)
     m_list = list(m_ensemble)
@@ -962,6 +1132,11 @@ def estimate_from_runs(
     h_fit = jw = None
     boot_ds = None
     intervals: dict[str, tuple[float, float]] = {}
+    # One bar over the simulation stages about to run, in their order below (none when no
+    # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
+    stages = ["p"] + ["fixed point"] * int(verify) + ["calibration"] * int(calibrate) + ["h"] * (model == "two-level")
+    stages += ["random-effects model"] if model == "random-effects" else ["prediction"] + ["bootstrap"] * bool(n_boot)
+    sims = StageBar(stages if predictable else [], "simulations", enabled=progress)
     if predictable:
         t0 = time.perf_counter()
         # The simulated curve gets repeats x m_stability copies: the mean pairwise index
@@ -981,6 +1156,7 @@ def estimate_from_runs(
         p_hat = float(fit.p)
         u_pred, p_pred = n_useful, p_hat
         seconds["p"] = time.perf_counter() - t0
+        sims.done()
         simulated += len(fit.evaluations) * p_copies
 
         if verify:
@@ -1002,9 +1178,10 @@ def estimate_from_runs(
             has_power = power is not None and not power.holds
             simulated += (1 + (power is not None)) * repeats * n_runs
             seconds["verify"] = time.perf_counter() - t0
+            sims.done()
 
         if calibrate:
-            from .sweep import sweep
+            from ._sweep import sweep
 
             t0 = time.perf_counter()
             grid_u = sorted(
@@ -1026,13 +1203,14 @@ def estimate_from_runs(
                 client=client,
                 progress=False,
             )
-            cal = surf.ensstab.calibrate(max(real_stab, 1e-12), float(u_draws.mean()), n_runs=n_runs)
+            cal = surf.ensstab.calibrate(real_stab, float(u_draws.mean()), n_runs=n_runs)
             cal.attrs.update(estimate_n_useful=n_useful, estimate_p=p_hat)
             if cal.attrs["any_consistent"]:
                 calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
                 u_pred, p_pred = calibrated
             simulated += len(grid_u) * len(grid_p) * max(3, repeats // 4) * (m_stability + n_runs)
             seconds["calibrate"] = time.perf_counter() - t0
+            sims.done()
 
         predict = dict(m_ensemble=m_list, m_stability=m_stability, n_runs=n_runs, repeats=repeats,
                        aggregate=aggregate, index=index, client=client)  # fmt: skip
@@ -1042,12 +1220,14 @@ def estimate_from_runs(
             else top_subsets(copy_ranks.reshape(-1, n_feature), n_target).reshape(*copy_ranks.shape[:2], n_target)
         )
         if model == "two-level":
+            assert copies is not None  # estimate() makes the copies for the models beyond the paper
             t0 = time.perf_counter()
-            per_copy = np.array([_stability_of_array(c, n_feature, index) for c in copies])
+            per_copy = np.array([stability_of_subsets(c, n_feature, index) for c in copies])
             jw = float(per_copy.mean())
             h_fit = estimate_h(jw, n_feature, n_target, u_pred, p_pred, copy_size=copies.shape[1], index=index,
                                seed=derive(ss, Stream.ESTIMATE, _H))  # fmt: skip
             seconds["h"] = time.perf_counter() - t0
+            sims.done()
 
         if model == "random-effects":
             t0 = time.perf_counter()
@@ -1056,12 +1236,14 @@ def estimate_from_runs(
                 seed=derive(ss, Stream.ESTIMATE, _RANDOM_EFFECTS),
             )  # fmt: skip
             seconds["random_effects"] = time.perf_counter() - t0
+            sims.done()
         else:
             t0 = time.perf_counter()
             curve = predict_curve(n_feature, n_target, u_pred, p_pred, seed=sweep_seed(_PREDICT), model=model,
                                   h=None if h_fit is None else h_fit.h, **predict)  # fmt: skip
             simulated += repeats * m_stability * sum(m_list)
             seconds["predict"] = time.perf_counter() - t0
+            sims.done()
 
             if n_boot:
                 t0 = time.perf_counter()
@@ -1100,7 +1282,7 @@ def estimate_from_runs(
                     h_of=None if h_fit is None else (lambda u: _scaled_h(h_fit.h, u_pred, int(u), n_target)),
                 )
                 simulated += sim_b
-                if h_fit is not None:
+                if h_fit is not None and copies is not None:
                     intervals["h"], sim_h = _widen_for_h(
                         curve, per_copy, confidence, copy_size=copies.shape[1], u=u_pred, p=p_pred, n_feature=n_feature,
                         n_target=n_target, index=index, seeds=(derive(ss, Stream.ESTIMATE, _H), sweep_seed(_H_BOUNDS)),
@@ -1108,7 +1290,9 @@ def estimate_from_runs(
                     )  # fmt: skip
                     simulated += sim_h
                 seconds["bootstrap"] = time.perf_counter() - t0
+                sims.done()
 
+    sims.close()
     # The cautions are about the paper's simulator (its fixed point, its p): they do not
     # bear on a curve the random-effects model made.
     issues = (
@@ -1123,6 +1307,7 @@ def estimate_from_runs(
             power=power,
             verified=verify or not predictable,
             calibration_empty=cal is not None and calibrated is None,
+            n_useful=(float(u_draws.mean()), n_useful),
         )
     )
     if curve is None:
@@ -1133,6 +1318,7 @@ def estimate_from_runs(
         )
     curve.attrs = {
         "title": "ensstab_dask predicted stability of ensembles",
+        "kind": "estimate",  # what plotting and the report dispatch on (see plotting.result_kind)
         "simulator_n_useful": u_pred,  # calibrated when calibrate=True found a consistent cell
         "simulator_p": p_pred,
         "simulator_model": model,
@@ -1225,11 +1411,16 @@ def _random_effects_prediction(copy_ranks, n_target, m_list, *, index, n_boot, c
 
     out = random_effects_curve(copy_ranks, n_target, m_list, index=index, n_boot=n_boot, confidence=confidence,
                                seed=seed)  # fmt: skip
-    one = {"units": "1"}
+    # Short long_names and no units on a stability (xarray's .plot labels; see sweep._var_attrs).
+    one = {"long_name": f"stability ({index})"}
     curve = xr.Dataset(
         {
-            "stability": ("m_ensemble", out["stability"], dict(one, long_name="predicted ensemble stability")),
-            "stability_std": ("m_ensemble", out["stability_std"], dict(one, long_name="Monte-Carlo error")),
+            "stability": ("m_ensemble", out["stability"], dict(one, description="predicted ensemble stability")),
+            "stability_std": (
+                "m_ensemble",
+                out["stability_std"],
+                {"long_name": "stability s.d.", "description": "Monte-Carlo error of the predicted stability"},
+            ),
         },
         coords={"m_ensemble": m_list},
     )
@@ -1237,10 +1428,10 @@ def _random_effects_prediction(copy_ranks, n_target, m_list, *, index, n_boot, c
     if n_boot:
         level = f"{confidence:.0%}"
         for end, name in (("lower", "stability_lower"), ("upper", "stability_upper")):
-            curve[name] = ("m_ensemble", out[end], dict(one, long_name=f"{end} end of the {level} interval"))
-        long_name = "predicted stability, bootstrap replicates of the real copies"
+            curve[name] = ("m_ensemble", out[end], dict(one, description=f"{end} end of the {level} interval"))
+        description = "predicted stability, bootstrap replicates of the real copies"
         boot = xr.Dataset(
-            {"stability_boot": (("boot", "m_ensemble"), out["replicates"], dict(one, long_name=long_name))},
+            {"stability_boot": (("boot", "m_ensemble"), out["replicates"], dict(one, description=description))},
             coords={"m_ensemble": m_list},
         )
     return curve, boot

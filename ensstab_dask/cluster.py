@@ -1,30 +1,51 @@
-"""Where the work runs: a local Dask cluster by default, or any cluster by address.
+"""Where the work runs: the current Dask client, a local cluster, or any cluster by address.
 
-``client`` arguments across the package accept:
+``client`` arguments across the package (and the CLI's ``--scheduler``) accept the
+values below; this is the one place that documents them.
 
-* ``None`` or ``"processes"``: a :class:`distributed.LocalCluster` of one single-threaded
-  worker process per core (the default: the simulator holds the GIL for much of its
-  time, so processes beat threads; see ``benchmarks/bench_sweep.py``);
-* ``"threads"``: a LocalCluster of one process with one thread per core;
-* ``"synchronous"``: no cluster, everything in this process (debugging, tiny jobs);
-* a :class:`distributed.Client`: used as is and left open;
+* ``None`` (the default): Dask's convention, as for ``dask.compute``: the current client
+  (:func:`current_client`: the :class:`distributed.Client` made last in this process and
+  not closed, e.g. in a notebook) when there is one, used as is and left open; otherwise
+  a local cluster as for ``"processes"``, closed when the work is done.
+* ``"processes"`` (or dask's alias ``"multiprocessing"``): worker processes on this
+  machine, one single-threaded process per core. The default without a current client:
+  the simulator holds the GIL for much of its time, so processes beat threads (see
+  ``benchmarks/bench_sweep.py``).
+* ``"threads"`` (or ``"threading"``): one thread per core, all in this process.
+* ``"synchronous"`` (or ``"sync"``, ``"single-threaded"``): no cluster, everything in
+  this thread, one task after another (debugging, tiny jobs).
+* a :class:`distributed.Client`: used as is and left open.
 * an address such as ``"tcp://10.0.0.5:8786"`` (or ``tls://...`` with ``security``):
   a client is connected within ``timeout`` seconds or :class:`SchedulerUnreachable` is
   raised; a malformed address raises ValueError at once.
+
+The three names mean what they mean for ``dask.compute(scheduler=...)``, and dask's
+aliases are accepted: where the work runs and how many tasks run at once, ignoring any
+current client. Only the machinery differs: ``"processes"`` and ``"threads"`` start a
+:class:`distributed.LocalCluster` (``processes=True`` or ``False``) rather than dask's
+process or thread pool, so that the dashboard, the progress bar, sending the data to
+the workers once and restarting a worker that dies work as on any cluster.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
+import signal
 from collections.abc import Iterator
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = [
     "SchedulerUnreachable",
     "SchedulerLost",
     "connect",
+    "current_client",
     "check_address",
     "local_cluster",
     "map_shared",
@@ -32,59 +53,205 @@ __all__ = [
 ]
 
 ClientLike = Union[None, str, Any]
-_LOCAL = ("processes", "threads", "synchronous")
+#: The local kinds by every accepted name (dask's aliases included): see the module docstring.
+_KINDS = {
+    "processes": "processes",
+    "multiprocessing": "processes",
+    "threads": "threads",
+    "threading": "threads",
+    "synchronous": "synchronous",
+    "sync": "synchronous",
+    "single-threaded": "synchronous",
+}
+_ACCEPTED = (
+    "None, 'processes', 'threads', 'synchronous' (or dask's aliases 'multiprocessing', 'threading', 'sync', "
+    "'single-threaded'), a scheduler address like 'tcp://host:8786' or a distributed.Client"
+)
 
 
 class SchedulerUnreachable(ConnectionError):
-    """The Dask scheduler at the given address could not be reached in time."""
+    """The Dask scheduler at the given address could not be reached in time.
+
+    Examples
+    --------
+    >>> from ensstab_dask.cluster import SchedulerUnreachable, connect
+    >>> try:
+    ...     with connect("tcp://127.0.0.1:9", timeout=1):
+    ...         pass
+    ... except SchedulerUnreachable:
+    ...     print("unreachable")
+    unreachable
+    """
 
 
 class SchedulerLost(ConnectionError):
-    """The connection to the Dask scheduler broke while work was running."""
+    """The connection to the Dask scheduler broke while work was running.
+
+    Examples
+    --------
+    A ``ConnectionError``, so code that handles lost connections handles it too:
+
+    >>> from ensstab_dask.cluster import SchedulerLost
+    >>> issubclass(SchedulerLost, ConnectionError)
+    True
+    """
 
 
-def _connection_lost(exc: BaseException) -> bool:
+def current_client() -> Client | None:
+    """The current :class:`distributed.Client` of this process, or None: never makes one.
+
+    :func:`distributed.default_client` is the documented way to find it without
+    creating a client (:func:`distributed.get_client` would connect one inside a task).
+    A client that is closing or closed is not current.
+    """
+    from distributed import default_client
+
+    try:
+        c = default_client()
+    except ValueError:  # no client in this process
+        return None
+    return c if c.status == "running" else None
+
+
+def _local_kind(name: str) -> str | None:
+    """The local kind ``name`` stands for (dask's aliases included), or None."""
+    return _KINDS.get(name.strip().lower())
+
+
+#: Errors a broken connection surfaces as: a closed comm or socket, a timed-out call, and
+#: every pending future cancelled (distributed cancels them when it loses the scheduler).
+_CONNECTION_ERRORS = (
+    OSError,
+    TimeoutError,
+    asyncio.TimeoutError,
+    concurrent.futures.CancelledError,
+    asyncio.CancelledError,
+)
+
+
+def _connection_lost(exc: BaseException, c: Client) -> bool:
+    """Whether ``exc``, raised while ``c`` was in use, means the scheduler is gone."""
     from distributed.comm.core import CommClosedError
 
-    # distributed cancels every pending future with this reason when the scheduler goes.
-    return isinstance(exc, CommClosedError) or "scheduler-connection-lost" in str(exc)
+    if isinstance(exc, CommClosedError):
+        return True
+    # The same types also mean other things (a full disk, a task cancelled by the user):
+    # only a client that is no longer running ("connecting" while it tries to reconnect,
+    # then "closing", "closed") says the scheduler went.
+    return isinstance(exc, _CONNECTION_ERRORS) and getattr(c, "status", "running") != "running"
 
 
 @contextlib.contextmanager
-def _reporting_loss(c, where: str) -> Iterator[Any]:
+def _reporting_loss(c: Client, where: str) -> Iterator[Client]:
     try:
         yield c
-    except BaseException as exc:  # FutureCancelledError is a BaseException (CancelledError)
-        if _connection_lost(exc):
+    except SchedulerLost:  # told already, by a connect() nested in this one
+        raise
+    except BaseException as exc:  # asyncio.CancelledError is a BaseException
+        if _connection_lost(exc, c):
             raise SchedulerLost(f"lost the connection to the Dask scheduler {where} while work was running") from exc
         raise
 
 
+@contextlib.contextmanager
+def _ctrl_c_held_back() -> Iterator[None]:
+    """Block SIGINT in this thread while a local cluster starts; a Ctrl-C meanwhile is
+    raised (KeyboardInterrupt) on the way out.
+
+    A thread's signal mask is inherited by the threads it starts and kept by the
+    processes they spawn, across exec. The cluster's event-loop thread starts here, and
+    every worker process (a restarted one too) is spawned from a thread it starts, so
+    they all block SIGINT for good: a Ctrl-C in the terminal, which reaches the whole
+    process group, interrupts only this process, which then shuts the workers down
+    itself. Without this, each worker dies on its own KeyboardInterrupt and prints a
+    traceback (dask/distributed#1925), or, caught while it starts, an import's. In a
+    process with no other thread taking SIGINT (the CLI), a Ctrl-C during start-up also
+    waits for the cluster to be up, rather than leave one half-started that
+    distributed's exit hook cannot close.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks; nothing held back
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # The thread that starts multiprocessing's resource tracker ends up with SIGINT
+    # unblocked (the stdlib unblocks it rather than restore the mask): start it now, so
+    # that the cluster's threads, which would start it, keep the mask they inherit.
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # runs a pending Ctrl-C's handler
+
+
+@contextlib.contextmanager
+def _workers_quiet_on_ctrl_c(c: Client) -> Iterator[None]:
+    """On Ctrl-C, silence the logging of the local cluster's worker processes before it closes.
+
+    The work is abandoned, but workers caught mid-task close late, and meanwhile log
+    errors with tracebacks (a heartbeat to a scheduler already gone, data a departed
+    peer held) under whatever the caller prints about the interruption. Nothing they
+    would say is news then. Bounded: a worker too busy to answer within two seconds
+    is left to the cluster's own shutdown.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        import threading
+
+        silence = threading.Thread(
+            target=c.run, args=(logging.disable, logging.CRITICAL), kwargs={"on_error": "ignore"}, daemon=True
+        )
+        silence.start()
+        silence.join(2.0)
+        raise
+
+
 def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwargs):
-    """The local default: ``n_workers`` (default: one per core) single-threaded worker
-    processes, or with ``kind="threads"`` one process with that many threads.
+    """A :class:`distributed.LocalCluster` for ``kind`` ``"processes"`` or ``"threads"``
+    (or dask's aliases; see the module docstring).
+
+    ``"processes"``: ``n_workers`` (default: one per core) single-threaded worker
+    processes; ``"threads"``: one worker in this process with that many threads.
 
     Worker processes start without Dask's ``MALLOC_TRIM_THRESHOLD_=65536``: it makes
     glibc hand freed memory back to the OS at once, and the simulator's megabyte-sized
-    temporaries then page-fault on every block (measured: 15-25 % slower).
+    temporaries then page-fault on every block (measured: 15-25 % slower). They ignore
+    Ctrl-C: this process stops them (see :func:`_ctrl_c_held_back`); a Ctrl-C while the
+    cluster starts is raised once it has started, and the cluster is then closed.
     """
     import dask
     from distributed import LocalCluster
 
+    resolved = _local_kind(kind) if isinstance(kind, str) else None
+    if resolved not in ("processes", "threads"):
+        raise ValueError(f"kind must be 'processes' or 'threads' (or 'multiprocessing', 'threading'); got {kind!r}")
     cores = n_workers or os.cpu_count() or 1
     options = dict(dashboard_address=":0", silence_logs=logging.ERROR)
     options.update(kwargs)
-    if kind == "threads":
-        return LocalCluster(n_workers=1, threads_per_worker=cores, processes=False, **options)
+    if resolved == "threads":
+        options.update(n_workers=1, threads_per_worker=cores, processes=False)
+    else:
+        options.update(n_workers=cores, threads_per_worker=1, processes=True)
     # A Nanny copies its pre-spawn environment into this process's os.environ (and
     # children inherit it), so an earlier default cluster leaves the variable behind.
     inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    cluster = None
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-            return LocalCluster(n_workers=cores, threads_per_worker=1, processes=True, **options)
+        with (
+            dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}),
+            _ctrl_c_held_back(),
+        ):
+            cluster = LocalCluster(**options)
+    except BaseException:
+        if cluster is not None:  # started, then the Ctrl-C held back during start-up was raised
+            cluster.close()
+        raise
     finally:
         if inherited is not None:
             os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
+    return cluster
 
 
 def check_address(address: str) -> str:
@@ -118,7 +285,7 @@ def _check_security(address: str, security):
     sec = security if security is not None else Security()  # Security() reads the dask config
     if not isinstance(sec, Security):
         raise TypeError(f"security must be a distributed.security.Security; got {type(sec).__name__}")
-    if not (sec.tls_ca_file and sec.tls_client_cert):
+    if not (getattr(sec, "tls_ca_file", None) and getattr(sec, "tls_client_cert", None)):
         raise ValueError(
             f"client: {address} is a TLS scheduler and no client certificates were given: pass "
             "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
@@ -131,34 +298,56 @@ def _check_security(address: str, security):
 def connect(
     client: ClientLike = None, *, timeout: float = 10.0, n_workers: int | None = None, security=None
 ) -> Iterator[Any]:
-    """Yield a :class:`distributed.Client` for ``client`` (None for ``"synchronous"``).
+    """Yield a :class:`distributed.Client` for ``client``, or None for ``"synchronous"``.
 
-    Clusters and clients made here are closed on exit, also on error or Ctrl-C; a
-    Client passed in is left open.
+    Parameters
+    ----------
+    client : None, str or distributed.Client
+        Where to run: see the module docstring for the accepted values.
+    timeout : float
+        Seconds to wait for a scheduler given by address.
+    n_workers : int, optional
+        Workers (``"processes"``) or threads (``"threads"``) of a local cluster made
+        here; default one per core.
+    security : distributed.security.Security, optional
+        Certificates for a ``tls://`` address.
+
+    Clusters and clients made here are closed on exit, also on error or Ctrl-C; a Client
+    passed in, or the current client found for ``None``, is left open.
+
+    Examples
+    --------
+    >>> from ensstab_dask.cluster import connect
+    >>> with connect("synchronous") as client:
+    ...     print(client)
+    None
     """
     from distributed import Client
 
+    if client is None:
+        client = current_client() or "processes"
     if isinstance(client, Client):
         with _reporting_loss(client, f"at {client.scheduler.address}"):
             yield client
         return
-    if client is None or client in _LOCAL:
-        kind = client or "processes"
-        if kind == "synchronous":
-            yield None
-            return
+    if not isinstance(client, str):
+        raise TypeError(f"client must be {_ACCEPTED}; got {type(client).__name__}")
+    kind = _local_kind(client)
+    if kind == "synchronous":
+        yield None
+        return
+    if kind is not None:
+        # Not the default client: work elsewhere in this process keeps using the user's.
         with (
             local_cluster(kind, n_workers) as cluster,
-            Client(cluster) as c,
+            Client(cluster, set_as_default=False) as c,
             _reporting_loss(c, "of the local cluster") as c,
+            _workers_quiet_on_ctrl_c(c),
         ):
             yield c
         return
-    if not isinstance(client, str):
-        raise TypeError(
-            "client must be None, 'processes', 'threads', 'synchronous', a scheduler address string "
-            f"or a distributed.Client; got {type(client).__name__}"
-        )
+    if ":" not in client:  # neither a name nor host:port; most likely a misspelt name
+        raise ValueError(f"client must be {_ACCEPTED}; got {client!r}")
     address = check_address(client.strip())
     security = _check_security(address, security)
     try:
@@ -177,7 +366,8 @@ def connect(
 def map_shared(
     fn, shared: tuple, tasks: list[tuple], *, client: ClientLike = None, timeout: float = 10.0, security=None
 ):
-    """``[fn(*shared, *task) for task in tasks]``, run where ``client`` says.
+    """``[fn(*shared, *task) for task in tasks]``, run where ``client`` says (see the
+    module docstring for its values).
 
     The ``shared`` arguments (the data) go to the workers once, by broadcast scatter,
     not once per task; results come back in the order of ``tasks``.
@@ -185,9 +375,17 @@ def map_shared(
     with connect(client, timeout=timeout, security=security) as c:
         if c is None:
             return [fn(*shared, *task) for task in tasks]
+        from distributed import as_completed
+
         # hash=False: keys hashed from the content are shared by back-to-back calls with the
         # same data, and the release of one call's futures can then delete the next call's
         # inputs ("lost dependencies"; dask/distributed#4612).
         remote = c.scatter(list(shared), broadcast=True, hash=False)
         futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
+        # Wait here, and gather only once every task has finished (or one has failed): a
+        # gather interrupted by Ctrl-C while tasks run leaves one waiter per task behind,
+        # and each logs "Task exception was never retrieved" when the client closes.
+        for fut in as_completed(futures, loop=c.loop):
+            if fut.status != "finished":
+                break  # an error or a cancellation: gather raises it now
         return c.gather(futures)

@@ -40,35 +40,22 @@ class Data(NamedTuple):
 def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate a feature matrix and labels for the method; return them as arrays.
 
-    Refuses NaN or inf in X, X and y of different lengths, fewer than 4 samples, a
-    single class, and (with ``n_target``) ``n_target >= n_feature``.
+    scikit-learn's ``check_X_y`` and ``check_classification_targets`` do the checking
+    (X 2-D, real and finite, at least 4 samples, as many labels as samples; y class
+    labels, no missing labels); their refusals are re-raised as one line naming X or y.
+    Then a single class is refused, and (with ``n_target``) ``n_target >= n_feature``.
     """
-    if np.iscomplexobj(X):
-        raise TypeError("X must be real-valued; got complex numbers")
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"X must be a numeric (n_samples, n_feature) array: {exc}") from None
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_feature); got shape {X.shape}")
-    y = np.asarray(y)
-    if y.ndim == 2 and 1 in y.shape:
-        y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D (one label per sample); got shape {y.shape}")
-    if len(y) != len(X):
-        raise ValueError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
-    if len(X) < 4:
-        raise ValueError(f"X must have at least 4 samples; got {len(X)}")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise ValueError(f"X contains NaN or inf ({int(bad.sum())} values; first at sample {r}, feature {c})")
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError("y contains NaN or inf")
-    if y.dtype.kind == "O" and any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y):
-        raise ValueError("y contains missing labels")
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_X_y
 
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:  # a .mat file's Y is a column (or a row)
+        y = y.ravel()
+    try:
+        X, y = check_X_y(X, y, dtype=np.float64, ensure_min_samples=4)
+        check_classification_targets(y)
+    except (TypeError, ValueError) as exc:  # X is still the caller's when check_X_y refused it
+        raise _data_error(exc, X, y) from None
     if len(np.unique(y)) < 2:
         raise ValueError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
     if n_target is not None:
@@ -76,6 +63,38 @@ def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.nda
         if n_target >= X.shape[1]:
             raise ValueError(f"n_target must be < n_feature={X.shape[1]}; got {n_target}")
     return X, y
+
+
+def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
+    """scikit-learn's refusal of (X, y) as one line that names the parameter and what is allowed."""
+    from sklearn.utils.multiclass import type_of_target
+
+    msg = str(exc)
+    if "Complex data" in msg:  # scikit-learn says ValueError; it is the wrong kind of number
+        return TypeError(f"{'X' if np.iscomplexobj(X) else 'y'} must be real-valued; got complex numbers")
+    if "convert" in msg or isinstance(exc, TypeError):
+        return TypeError(f"X must be a dense numeric (n_samples, n_feature) array: {msg.splitlines()[0]}")
+    if "inconsistent numbers of samples" in msg:
+        return ValueError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
+    if "2D array" in msg or "dim <= 2" in msg:
+        return ValueError(f"X must be 2-D (n_samples, n_feature); got shape {np.shape(X)}")
+    if "y should be a 1d array" in msg:
+        return ValueError(f"y must be 1-D (one label per sample); got shape {y.shape}")
+    if "sample(s)" in msg:
+        return ValueError(f"X must have at least 4 samples; got {len(X)}")
+    if "feature(s)" in msg:
+        return ValueError(f"X must have at least 1 feature; got shape {np.shape(X)}")
+    if "Input X contains" in msg:
+        bad = ~np.isfinite(np.asarray(X, dtype=np.float64))
+        r, c = np.argwhere(bad)[0]
+        return ValueError(f"X contains NaN or inf ({int(bad.sum())} values; first at sample {r}, feature {c})")
+    if "Input y contains" in msg:
+        return ValueError("y contains NaN or inf")
+    if "Unknown label type" in msg:
+        return ValueError(
+            f"y must hold class labels (integers or strings), no missing labels; got a {type_of_target(y)!r} target"
+        )
+    return ValueError(f"X, y: {msg.splitlines()[0]}")
 
 
 def _load_mat(path: Path) -> Data:

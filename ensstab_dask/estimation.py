@@ -47,10 +47,32 @@ __all__ = [
 ]
 
 
-def uniform_subsets(n_feature: int, n_target: int, size: int, *, seed: SeedLike = None) -> np.ndarray:
+def uniform_subsets(n_feature: int, n_target: int, size: int, *, seed: SeedLike = 0) -> np.ndarray:
     """``size`` uniformly random ``n_target``-subsets of ``range(n_feature)``, sorted rows.
 
     A partial Fisher-Yates shuffle (``n_target`` vectorised swaps per block of rows).
+
+    Parameters
+    ----------
+    n_feature, n_target : int
+        ``1 <= n_target <= n_feature``.
+    size : int
+        Number of subsets (runs of the uniform selector).
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+
+    Returns
+    -------
+    ndarray of int64, shape (size, n_target), each row sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ensstab_dask as es
+    >>> subsets = es.uniform_subsets(200, 5, 3, seed=0)
+    >>> subsets.shape
+    (3, 5)
+    >>> bool((np.diff(subsets, axis=1) > 0).all())  # sorted, distinct features
+    True
     """
     n_feature, n_target, _ = check_problem(n_feature, n_target)
     size = check_int(size, "size", minimum=0)
@@ -61,9 +83,10 @@ def uniform_subsets(n_feature: int, n_target: int, size: int, *, seed: SeedLike 
         m = min(step, size - start)
         arr = np.broadcast_to(np.arange(n_feature, dtype=np.int64), (m, n_feature)).copy()
         rows = np.arange(m)
-        picks = rng.integers(np.arange(n_target)[:, None], n_feature, size=(n_target, m))
+        # Row-major draws, consumed row after row: a row's subset does not depend on the block.
+        picks = rng.integers(np.arange(n_target)[None, :], n_feature, size=(m, n_target))
         for t in range(n_target):
-            j = picks[t]
+            j = picks[:, t]
             held = arr[:, t].copy()
             arr[:, t] = arr[rows, j]
             arr[rows, j] = held
@@ -72,7 +95,26 @@ def uniform_subsets(n_feature: int, n_target: int, size: int, *, seed: SeedLike 
 
 
 def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) -> np.ndarray:
-    """How often each feature appears in ``subsets``: int64 array of length n_feature."""
+    """How often each feature appears in ``subsets``: int64 array of length n_feature.
+
+    Parameters
+    ----------
+    subsets : 2-D int array or sequence of sequences
+        Subsets of distinct feature indices in ``[0, n_feature)``.
+    n_feature : int
+    n_target : int, optional
+        If given, every subset must have exactly this size.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_feature,)
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> es.selection_counts([[0, 1], [1, 2]], 4).tolist()
+    [1, 2, 1, 0]
+    """
     n_feature = check_int(n_feature, "n_feature", minimum=1)
     if (
         isinstance(subsets, np.ndarray)
@@ -94,8 +136,28 @@ def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) ->
     )
 
 
-def uniform_threshold(n_feature: int, n_target: int, n_runs: int, *, seed: SeedLike = None) -> int:
-    """t_uniform: the largest selection count of ``n_runs`` uniform selectors (SPEC 4)."""
+def uniform_threshold(n_feature: int, n_target: int, n_runs: int, *, seed: SeedLike = 0) -> int:
+    """t_uniform: the largest selection count of ``n_runs`` uniform selectors (SPEC 4).
+
+    Parameters
+    ----------
+    n_feature, n_target : int
+        ``1 <= n_target <= n_feature``.
+    n_runs : int
+        Runs of the uniform selector (:func:`uniform_subsets`).
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+
+    Returns
+    -------
+    int
+        Between 1 and ``n_runs``.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> es.uniform_threshold(200, 5, n_runs=30, seed=0)
+    4
+    """
     n_feature, n_target, _ = check_problem(n_feature, n_target)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     counts = selection_counts(uniform_subsets(n_feature, n_target, n_runs, seed=seed), n_feature)
@@ -113,6 +175,24 @@ def count_useful(subsets, n_feature: int, threshold: int, *, n_target: int | Non
         Usually :func:`uniform_threshold` with the same ``n_runs``.
     n_target : int, optional
         If given, every subset must have exactly this size.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> es.count_useful([[0, 1], [1, 2], [1, 3]], 4, threshold=1)  # only feature 1 is picked more than once
+    1
+
+    Against the uniform selector's threshold, with 30 simulated runs standing in for
+    real ones (``n_useful=20`` features can be useful):
+
+    >>> runs = es.simulate_ensembles(200, 5, 20, 0.7, size=30, seed=3)
+    >>> t = es.uniform_threshold(200, 5, n_runs=30, seed=0)
+    >>> es.count_useful(runs, 200, t)
+    15
     """
     threshold = check_int(threshold, "threshold", minimum=0)
     return int((selection_counts(subsets, n_feature, n_target=n_target) > threshold).sum())
@@ -126,13 +206,33 @@ def simulated_n_useful(
     *,
     n_runs: int,
     threshold: int | None = None,
-    seed: SeedLike = None,
+    seed: SeedLike = 0,
 ) -> int:
     """A[f_{u,p}]: n_useful recomputed with the simulated selector (SPEC section 6).
 
     ``n_runs`` simulated selectors (stream ``derive(seed, Stream.N_USEFUL_V_RUNS)``) are
     counted against ``threshold``; if it is None, t_uniform is drawn from ``n_runs``
     uniform selectors on stream ``derive(seed, Stream.UNIFORM_THRESHOLD)``.
+
+    Parameters
+    ----------
+    n_feature, n_target, n_useful, p
+        The simulated weak selector, as in :func:`~ensstab_dask.simulate_rankings`.
+    n_runs : int
+        Simulated runs counted (and uniform runs behind t_uniform).
+    threshold : int, optional
+        t_uniform; drawn as above when None.
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> es.simulated_n_useful(200, 5, 20, 0.7, n_runs=30, seed=0)
+    10
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -145,7 +245,31 @@ def simulated_n_useful(
 
 @dataclass(frozen=True)
 class PEstimate:
-    """Result of :func:`estimate_p`. ``float(result)`` is ``result.p``."""
+    """Result of :func:`estimate_p`. ``float(result)`` is ``result.p``.
+
+    Attributes
+    ----------
+    p : float
+        The fitted p.
+    stability : float
+        The simulated single-selector stability at ``p``.
+    target : float
+        The stability it was fitted to.
+    method : {'bisect', 'grid'}
+    evaluations : tuple of (p, stability) pairs
+        Every point of the curve evaluated, sorted by p.
+    at_boundary : bool
+        The target lies outside the searched range: ``p`` is an end of it.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> fit = es.estimate_p(0.3, 200, 5, 20, m_stability=20, seed=0)  # beyond what n_useful=20 gives
+    >>> float(fit) == fit.p, fit.method
+    (True, 'bisect')
+    >>> fit.p, fit.at_boundary
+    (1.0, True)
+    """
 
     p: float
     stability: float
@@ -181,6 +305,8 @@ def estimate_p(
     ----------
     target_stability : float
         Observed stability of the single real selector, same ``index``.
+    n_feature, n_target, n_useful : int
+        The simulated weak selector (see :func:`~ensstab_dask.simulate_rankings`).
     method : {'bisect', 'grid'}
         ``'grid'`` evaluates every p in ``grid`` (default n_target/n_feature, then the
         multiples of 0.01 above it up to 1) and returns the closest. ``'bisect'`` keeps a
@@ -191,6 +317,14 @@ def estimate_p(
         n_target/n_feature (the uniform point) and rises after; bisection searches the
         rising branch, ``bounds`` default ``(n_target/n_feature, 1)``, and so
         does the default grid.
+    grid : sequence of float, optional
+        The p values of ``method='grid'``.
+    bounds : (float, float), optional
+        The bracket of ``method='bisect'``.
+    xtol : float
+        Width at which bisection stops.
+    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
+        The stability index.
     m_stability : int
         Simulated runs per evaluation of the curve.
     seed : int, SeedSequence or Generator
@@ -199,11 +333,23 @@ def estimate_p(
     Returns
     -------
     PEstimate
+
+    Examples
+    --------
+    Recover the p behind a simulated stability (same seed and ``m_stability``, so the
+    target lies exactly on the curve):
+
+    >>> import ensstab_dask as es
+    >>> target = es.simulated_stability(200, 5, 20, 0.6, m_stability=20, seed=0)
+    >>> fit = es.estimate_p(target, 200, 5, 20, m_stability=20, seed=0)
+    >>> round(fit.p, 2), fit.stability == target, fit.at_boundary
+    (0.6, True, False)
     """
     check_choice(index, "index", INDICES)
     low = -1.0 if index in ("kuncheva", "nogueira") else 0.0
     target = check_real(target_stability, "target_stability", minimum=low, maximum=1.0)
-    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    n_feature, n_target, _ = check_problem(n_feature, n_target, n_useful)
+    n_useful = int(n_useful)  # checked just above
     if n_target == n_feature:
         raise ValueError("p cannot be estimated when n_target == n_feature: every selector picks all features")
     m_stability = check_int(m_stability, "m_stability", minimum=2)
@@ -263,7 +409,30 @@ def estimate_p(
 
 @dataclass(frozen=True)
 class FixedPointCheck:
-    """Whether u = A[f_{u,p}] holds, from ``repeats`` independent values of A[f_{u,p}]."""
+    """Whether u = A[f_{u,p}] holds, from ``repeats`` independent values of A[f_{u,p}].
+
+    The result of :func:`check_fixed_point`.
+
+    Attributes
+    ----------
+    n_useful : int
+        The u checked.
+    p : float
+    values : ndarray of int
+        The ``repeats`` draws of A[f_{u,p}].
+    mean, std : float
+        Their mean and standard deviation.
+    tolerance : float
+    holds : bool
+        Whether the mean is close enough to u.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> chk = es.check_fixed_point(200, 5, 7, 0.7, n_runs=30, repeats=5)
+    >>> len(chk.values), chk.mean == float(chk.values.mean())
+    (5, True)
+    """
 
     n_useful: int
     p: float
@@ -291,6 +460,31 @@ def check_fixed_point(
     within the calibration tolerance (default +-2, as in SPEC section 6) or within two
     standard errors of the Monte-Carlo mean. Repeat ``r`` uses the stream
     ``derive(seed, Stream.FIXED_POINT_REPEAT, r)``.
+
+    Parameters
+    ----------
+    n_feature, n_target, n_useful, p
+        The simulated weak selector; ``n_useful`` is the u checked.
+    n_runs : int
+        Simulated runs behind each draw of A[f_{u,p}] (the real n_useful's ``n_runs``).
+    repeats : int
+        Independent draws of A[f_{u,p}].
+    tolerance : float
+        Allowed ``|mean - u|``, in features.
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+
+    Returns
+    -------
+    FixedPointCheck
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> es.check_fixed_point(200, 5, 7, 0.7, n_runs=30, repeats=5).holds
+    True
+    >>> chk = es.check_fixed_point(200, 5, 40, 0.7, n_runs=30, repeats=5)  # u = 40 is far too many
+    >>> chk.holds, chk.mean < 40
+    (False, True)
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -314,7 +508,27 @@ def _n_useful_v_repeats(N, K, u, p, n_runs, repeats, ss) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FixedPointIteration:
-    """Result of :func:`iterate_fixed_point`: ``history[0]`` is the start."""
+    """Result of :func:`iterate_fixed_point`: ``history[0]`` is the start.
+
+    Attributes
+    ----------
+    n_useful : int
+        The fixed point, or the last value tried when not ``converged``.
+    converged : bool
+    history : tuple of int
+        Every u tried, in order.
+    means : tuple of float
+        The mean of A[f_{u,p}] at each step.
+    reason : str
+        ``'fixed point'``, ``'cycle'``, ``'max_iter reached'`` or ``'below n_target'``.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> it = es.iterate_fixed_point(200, 5, 40, 0.7, n_runs=30, repeats=5, max_iter=1)
+    >>> it.history[0], len(it.means), it.converged, it.reason
+    (40, 1, False, 'max_iter reached')
+    """
 
     n_useful: int
     converged: bool
@@ -341,6 +555,31 @@ def iterate_fixed_point(
     or enters a cycle, hits ``max_iter``, or falls below ``n_target`` where the simulator
     is undefined (``converged=False``; ``reason`` says which; ``n_useful`` is then the
     last value tried).
+
+    Parameters
+    ----------
+    n_feature, n_target, n_useful, p
+        The simulated weak selector; ``n_useful`` is the starting u.
+    n_runs : int
+        Simulated runs behind each draw of A[f_{u,p}].
+    repeats : int
+        Draws of A[f_{u,p}] averaged at each step.
+    max_iter : int
+        Steps before giving up.
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+
+    Returns
+    -------
+    FixedPointIteration
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> it = es.iterate_fixed_point(200, 5, 40, 0.7, n_runs=30, repeats=5)
+    >>> it.converged, it.reason, it.n_useful
+    (True, 'fixed point', 7)
+    >>> it.history
+    (40, 7)
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
@@ -380,9 +619,9 @@ def within_copy_stability(subsets: np.ndarray, n_feature: int, *, index: str = "
     subsets = np.asarray(subsets)
     if subsets.ndim != 3 or subsets.shape[1] < 2:
         raise ValueError(f"subsets must have shape (copies, >= 2 selectors per copy, n_target); got {subsets.shape}")
-    from .stability import _stability_of_array
+    from ._stability import stability_of_subsets
 
-    return float(np.mean([_stability_of_array(c, n_feature, index) for c in subsets]))
+    return float(np.mean([stability_of_subsets(c, n_feature, index) for c in subsets]))
 
 
 @dataclass(frozen=True)

@@ -17,26 +17,20 @@ import time
 import numpy as np
 import xarray as xr
 
-from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_seed
+from ._stability import nogueira_stability, stability_of_subsets, stability_se
+from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_m_ensemble, check_seed
 from ._version import __version__
 from .aggregation import aggregate_rankings
-from .cluster import ClientLike, connect, map_shared
+from .cluster import ClientLike, connect
 from .datasets import check_data
+from .progress import map_with_progress
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
-from .selectors import _member_batch, describe_selector, make_scorer
-from .stability import _stability_of_array, nogueira_stability, stability_se
+from .selectors import check_resample_classes, describe_selector, make_scorer, member_ranks
 
 __all__ = ["real_ensemble_stability", "real_ensemble_runs", "LAYOUTS"]
 
 #: How the weak selectors of a real ensemble see the data (SPEC section 8).
 LAYOUTS = ("bagging", "independent")
-
-
-def _check_m_ensemble(m_ensemble) -> list[int]:
-    """Ensemble sizes, validated like a sweep's grid (sorted, >= 1, no duplicates)."""
-    from .sweep import _check_grid
-
-    return _check_grid(m_ensemble, "m_ensemble", "m", 0, 0).tolist()
 
 
 def real_ensemble_runs(
@@ -52,6 +46,7 @@ def real_ensemble_runs(
     batch_size: int = 1,
     timeout: float = 10.0,
     security=None,
+    progress: bool = True,
 ) -> np.ndarray:
     """The rankings of ``pool`` weak selectors in each of ``m_stability`` real ensemble copies.
 
@@ -72,9 +67,10 @@ def real_ensemble_runs(
         for start in range(0, pool, batch_size):
             tasks.append((copy, copy_ss, members[start : start + batch_size]))
     with connect(client, timeout=timeout, security=security) as c:
-        parts = map_shared(
-            _member_batch, (scorer, X, y, layout), [(cs, ms) for _, cs, ms in tasks], client=c or "synchronous"
-        )
+        parts = map_with_progress(
+            member_ranks, (scorer, X, y, layout), [(cs, ms) for _, cs, ms in tasks], desc="real ensemble runs",
+            unit="run", sizes=[len(ms) for _, _, ms in tasks], progress=progress, client=c or "synchronous",
+        )  # fmt: skip
     ranks = np.empty((m_stability, pool, X.shape[1]), dtype=np.int64)
     filled = np.zeros(m_stability, dtype=int)
     for (copy, _, ms), part in zip(tasks, parts):
@@ -94,23 +90,67 @@ def real_ensemble_stability(
     layout: str = "bagging",
     aggregate: str = "mean_rank",
     index: str = "jaccard",
-    seed: int = 0,
+    seed: SeedLike = 0,
     client: ClientLike = None,
     batch_size: int = 1,
     timeout: float = 10.0,
     security=None,
+    progress: bool = True,
 ) -> xr.Dataset:
     """The naive check: measure ensemble stability with real runs (see the module docstring).
+
+    ``progress``: a bar of the real runs on stderr (see :mod:`ensstab_dask.progress`).
+
+    Parameters
+    ----------
+    X, y : the data (n_samples, n_feature) and class labels
+    n_target : int
+        Features each ensemble keeps.
+    m_ensemble : int or sequence of int
+        Ensemble sizes measured; ``m_stability x max(m_ensemble)`` real runs in all.
+    m_stability : int
+        Real ensemble copies behind each stability value.
+    selector : None, scikit-learn estimator or callable
+        The base selector (see :mod:`ensstab_dask.selectors`); None is the default
+        random forest.
+    layout : {'bagging', 'independent'}
+        How the weak selectors see the data (see the module docstring).
+    aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
+    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+    client, timeout, security
+        Where the real runs run (see :mod:`ensstab_dask.cluster`).
+    batch_size : int
+        Real runs per Dask task.
+    progress : bool
 
     Returns
     -------
     xarray.Dataset over ``m_ensemble``: ``stability`` (``index``), ``nogueira`` with its
     ``nogueira_lower``/``nogueira_upper`` 95 % interval, and ``attrs`` with the real-run
     count and wall time.
+
+    Examples
+    --------
+    5 copies of ensembles of up to 3 five-tree forests: 15 real runs.
+
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> real = es.real_ensemble_stability(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3),
+    ...                                   m_stability=5, client="synchronous", progress=False)
+    >>> int(real.attrs["real_runs"]), real["m_ensemble"].values.tolist()
+    (15, [1, 3])
+    >>> real["stability"].dims, real["selected"].shape  # (m_ensemble, copy, rank)
+    (('m_ensemble',), (2, 5, 3))
+    >>> bool((real.nogueira_lower <= real.nogueira).all())
+    True
     """
     X, y = check_data(X, y, n_target=n_target)
+    check_resample_classes(y, "half")  # here, not in the first task on a worker
     n_feature = X.shape[1]
-    m_list = _check_m_ensemble(m_ensemble)
+    m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(layout, "layout", LAYOUTS)
     check_choice(aggregate, "aggregate", AGGREGATES)
@@ -122,7 +162,7 @@ def real_ensemble_stability(
     t0 = time.perf_counter()
     ranks = real_ensemble_runs(
         X, y, m_stability=m_stability, pool=pool, selector=selector, layout=layout, seed=ss, client=client,
-        batch_size=batch_size, timeout=timeout, security=security,
+        batch_size=batch_size, timeout=timeout, security=security, progress=progress,
     )  # fmt: skip
     stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
     for m in m_list:
@@ -134,7 +174,7 @@ def real_ensemble_stability(
                 for copy in range(m_stability)
             ]
         )
-        stab.append(_stability_of_array(chosen, n_feature, index))
+        stab.append(stability_of_subsets(chosen, n_feature, index))
         selected.append(chosen)
         stab_se.append(stability_se(chosen, n_feature, index))
         res = nogueira_stability(chosen, n_feature)
@@ -146,33 +186,51 @@ def real_ensemble_stability(
         "m_ensemble": (
             "m_ensemble",
             m_list,
-            {"long_name": "weak selectors per ensemble (m_ensemble)", "units": "selectors"},
+            {"long_name": "m_ensemble", "units": "selectors", "description": "weak selectors per ensemble"},
         )
     }
     ds = xr.Dataset(
         {
-            "stability": ("m_ensemble", stab, {"long_name": f"real ensemble stability ({index})", "units": "1"}),
+            # Short long_names, no units on dimensionless values (xarray's .plot labels; see sweep._var_attrs).
+            "stability": (
+                "m_ensemble",
+                stab,
+                {"long_name": f"stability ({index})", "description": f"real ensemble stability ({index} index)"},
+            ),
             "stability_se": (
                 "m_ensemble",
                 stab_se,
                 {
-                    "long_name": "standard error of the real stability (U-statistic; jackknife for nogueira)",
-                    "units": "1",
+                    "long_name": "stability SE",
+                    "description": "standard error of the real stability (U-statistic; jackknife for nogueira)",
                 },
             ),
             "selected": (
                 ("m_ensemble", "copy", "rank"),
                 np.stack(selected),
-                {"long_name": "features each real ensemble copy selected", "units": "feature index"},
+                {"long_name": "selected feature", "description": "features each real ensemble copy selected (index)"},
             ),
-            "nogueira": ("m_ensemble", nog, {"long_name": "Nogueira stability of the real ensembles", "units": "1"}),
-            "nogueira_lower": ("m_ensemble", lo, {"long_name": "lower end of Nogueira's 95 % interval", "units": "1"}),
-            "nogueira_upper": ("m_ensemble", hi, {"long_name": "upper end of Nogueira's 95 % interval", "units": "1"}),
+            "nogueira": (
+                "m_ensemble",
+                nog,
+                {"long_name": "stability (nogueira)", "description": "Nogueira stability of the real ensembles"},
+            ),
+            "nogueira_lower": (
+                "m_ensemble",
+                lo,
+                {"long_name": "nogueira, 95 % lower", "description": "lower end of Nogueira's 95 % interval"},
+            ),
+            "nogueira_upper": (
+                "m_ensemble",
+                hi,
+                {"long_name": "nogueira, 95 % upper", "description": "upper end of Nogueira's 95 % interval"},
+            ),
         },
         coords=coords,
     )
     ds.attrs.update(
         title="ensstab_dask naive real ensemble stability",
+        kind="naive_check",
         n_feature=n_feature,
         n_target=n_target,
         m_stability=m_stability,

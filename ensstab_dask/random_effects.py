@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._stability import similarity_matrix, stability_of_subsets
 from ._validation import INDICES, check_choice, check_int
 from .seeding import SeedLike, make_rng
-from .stability import _pair_matrix, _stability_of_array
 
 __all__ = ["RandomEffects", "random_effects_curve", "single_stability_across_copies", "PAIRWISE_INDICES"]
 
@@ -110,7 +110,7 @@ class RandomEffects:
             score = centres + rng.standard_normal((2, n_feature)) * extra
             score += self.residuals[rng.integers(len(self.residuals), size=(2, m_ensemble))].mean(axis=1)
             top = np.argpartition(score, n_target - 1, axis=1)[:, :n_target]  # smallest mean rank wins
-            sims.append(_stability_of_array(top, n_feature, index))
+            sims.append(stability_of_subsets(top, n_feature, index))
         return float(np.mean(sims))
 
 
@@ -128,7 +128,7 @@ def single_stability_across_copies(subsets: np.ndarray, n_feature: int, index: s
     check_choice(index, "index", INDICES)
     subsets = np.asarray(subsets)
     if copy_ids is None:
-        return float(np.mean([_stability_of_array(subsets[:, j], n_feature, index) for j in range(subsets.shape[1])]))
+        return float(np.mean([stability_of_subsets(subsets[:, j], n_feature, index) for j in range(subsets.shape[1])]))
     check_choice(index, "index", PAIRWISE_INDICES)
     ids = np.asarray(copy_ids)
     other = ids[:, None] != ids[None, :]
@@ -136,7 +136,7 @@ def single_stability_across_copies(subsets: np.ndarray, n_feature: int, index: s
     for j in range(subsets.shape[1]):
         z = np.zeros((len(subsets), n_feature))  # float: a boolean product would not count
         z[np.arange(len(subsets))[:, None], subsets[:, j]] = 1.0
-        values.append(_pair_matrix(z, n_feature, index)[other].mean())
+        values.append(similarity_matrix(z, n_feature, index)[other].mean())
     return float(np.mean(values))
 
 

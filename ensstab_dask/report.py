@@ -3,9 +3,10 @@
 ``ensstab report RESULT.nc -o DIR`` writes one PNG per picture into DIR, and an
 ``index.html`` that shows them with the summary numbers. The images are embedded in the
 page, so it opens with no server and can be mailed as one file. The report is written
-into a temporary directory beside DIR and renamed into place. An existing DIR is left
-alone unless ``overwrite=True``, and then it is replaced only once the new report is
-complete.
+into a temporary directory beside DIR and renamed into place
+(:func:`~ensstab_dask.storage.atomic_output`). An existing DIR is left alone unless
+``overwrite=True``, and then it is replaced only once the new report is complete; a
+failed write leaves it, and no temporary directory, behind.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import base64
 import html
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import xarray as xr
 
 from . import plotting
 from ._version import __version__
-from .storage import clean_leftovers, temp_prefix, umask_mode
+from .storage import atomic_output
 
 __all__ = ["write_report", "pictures_for"]
 
@@ -32,9 +31,11 @@ EXPLAIN = {
         "Calibration",
         "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
         "of features that carry signal, and p, how strongly the selector prefers them. The white line is where "
-        "the simulated stability equals the real selector's. The dashed orange line is where the simulator's "
-        "n_useful_v equals the n_useful counted on the real selector. Red dots are parameters consistent with both "
-        "observations. The star is the chosen (n_useful, p), and the cross is the estimate's own.",
+        "the simulated stability equals the real selector's; the // hatching is its tolerance band. The dashed "
+        "orange line is where the simulator's n_useful_v equals the n_useful counted on the real selector; the \\\\ "
+        "hatching is its band. Red dots are parameters consistent with both observations. The star is the chosen "
+        "(n_useful, p), and the cross is the estimate's own. A line or band whose value the surface never "
+        "reaches is not drawn, and the legend below the picture lists only what is drawn.",
     ),
     "fixed_point": (
         "Fixed point",
@@ -59,9 +60,11 @@ EXPLAIN = {
     ),
     "cost": (
         "Cost",
-        "Wall time. The estimate gives the whole curve for one cost (blue). Measuring one ensemble size m "
-        "directly needs m_stability x m real runs (black, at the measured seconds per run). The label at the "
-        "right is the speed-up at the largest m.",
+        "Wall time. The estimate gives the whole curve for one measured cost (blue). Measuring one ensemble size "
+        "m directly needs m_stability x m real runs: the dashed black line is that count times the seconds per "
+        "real run timed in the naive check (or, without one, in the estimate's own runs), scaled, not timed m by "
+        "m. The black dot is the naive check as it was run and timed, at the largest m. The label at the right "
+        "is the speed-up at the largest m.",
     ),
     "surface": (
         "Stability surface",
@@ -107,6 +110,7 @@ def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) ->
     elif name == "surface":
         first = int(ds["m_ensemble"].values[0])
         ds["stability"].sel(m_ensemble=first).plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis")
+        plotting._integer_ticks(ax.yaxis)  # n_useful counts features
         ax.set_title(f"Simulated stability, m_ensemble = {first}" + (" (single selector)" if first == 1 else ""))
 
 
@@ -288,10 +292,9 @@ def write_report(
     names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    clean_leftovers(out)
-    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=out.parent))
-    os.chmod(tmp, umask_mode(directory=True))  # mkdtemp's 0o700 would hide the report from others
-    try:
+    # overwrite=True: an existing empty out_dir is replaced without it, and a non-empty one
+    # was refused above, before the result was read.
+    with atomic_output(out, overwrite=True, directory=True) as tmp:
         images = []
         for name in names:
             fig = Figure(figsize=(7.5, 5.2), layout="constrained")
@@ -299,14 +302,4 @@ def write_report(
             fig.savefig(tmp / f"{name}.png", dpi=dpi)
             images.append((name, (tmp / f"{name}.png").read_bytes()))
         (tmp / "index.html").write_text(_html(ds, kind, images), encoding="utf-8")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            os.replace(out, old / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out / "index.html"

@@ -1,11 +1,25 @@
-"""Seeds and random streams.
+"""Seeds and random streams: the one seeding contract of ensstab_dask.
 
-Every random quantity in ensstab_dask comes from a :class:`numpy.random.Generator`
-built from a :class:`numpy.random.SeedSequence`; the global NumPy RNG is never used.
+Every random quantity comes from a :class:`numpy.random.Generator` built from a
+:class:`numpy.random.SeedSequence`; the global NumPy RNG is never used.
+
+**What a ``seed`` argument accepts, everywhere** (default ``0`` everywhere):
+
+* an int ``>= 0``: the result is a function of it (and of the other arguments) only;
+* a ``SeedSequence``: used as is (``SeedSequence(5)`` gives what ``5`` gives);
+* a ``Generator``: drawn from, like scikit-learn's ``random_state``: the call advances
+  it, so two calls with one Generator give different, reproducible results;
+* ``None``: fresh entropy from the operating system (not reproducible).
+
+Functions that record their seed in the result (``sweep``, ``estimate``, the naive
+check, ``validate``, ``prediction_accuracy``) reduce it to an int first
+(:func:`seed_to_int`) and record that int: rerunning with the recorded int reproduces
+the result, whatever was passed.
+
 Independent streams are *derived* from a parent seed and a tuple of non-negative
 integer keys (``derive(seed, 0, 3)``), the same mechanism as ``SeedSequence.spawn`` but
 addressed by key instead of by spawn order, so a stream depends only on the seed and
-its key, never on what was drawn or spawned before.
+its key, never on what was drawn or spawned before. :class:`Stream` lists the keys.
 """
 
 from __future__ import annotations
@@ -16,7 +30,7 @@ from typing import Union
 
 import numpy as np
 
-__all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng"]
+__all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng", "seed_to_int"]
 
 SeedLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
 
@@ -25,13 +39,13 @@ class Stream(enum.IntEnum):
     """First key of every derived stream: one value per use, so that no two uses of one
     seed ever draw from the same stream, whichever functions a caller combines."""
 
-    RANKINGS = 0  # simulated rankings; block b is (RANKINGS, b)
+    RANKINGS = 0  # simulated rankings: (RANKINGS, kind), one stream per kind of draw of the kernel
     ENSEMBLE_TIES = 1  # tie-breaks when simulated ensembles aggregate
     UNIFORM_THRESHOLD = 2  # the uniform selector's runs behind t_uniform in A[f_{u,p}]
     N_USEFUL_V_RUNS = 3  # the simulated runs behind A[f_{u,p}]
     FIXED_POINT_REPEAT = 4  # repeat r of the fixed-point check: (FIXED_POINT_REPEAT, r)
-    SWEEP_STABILITY = 5  # sweep cell: (SWEEP_STABILITY, n_useful, m_ensemble, repeat)
-    SWEEP_N_USEFUL_V = 6  # sweep cell: (SWEEP_N_USEFUL_V, n_useful, n_runs, repeat)
+    SWEEP_STABILITY = 5  # sweep cell: (SWEEP_STABILITY, m_ensemble, repeat), shared along n_useful and p
+    SWEEP_N_USEFUL_V = 6  # sweep cell: (SWEEP_N_USEFUL_V, n_runs, repeat), shared along n_useful and p
     REAL_RUNS = 7  # real run i: (REAL_RUNS, i)
     REAL_ENSEMBLE = 8  # naive check: copy c's half (.., c), member j (.., c, j + 1), ties (.., c, 0)
     ESTIMATE = 9  # stages of the whole estimate: (ESTIMATE, stage, ...)
@@ -44,11 +58,8 @@ def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSeq
 
     Parameters
     ----------
-    seed : None, int, SeedSequence or Generator
-        ``None`` draws fresh entropy from the operating system (not reproducible).
-        An int must be non-negative. A Generator is consumed like scikit-learn's
-        ``random_state``: a child sequence is spawned from it, so two calls with the
-        same Generator give different (but reproducible) streams.
+    seed : int, SeedSequence, Generator or None
+        See the module docstring: a Generator is drawn from (four 63-bit words).
     name : str
         Parameter name used in error messages.
     """
@@ -57,11 +68,7 @@ def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSeq
     if isinstance(seed, np.random.SeedSequence):
         return seed
     if isinstance(seed, np.random.Generator):
-        try:
-            return seed.spawn(1)[0].bit_generator.seed_seq
-        except TypeError:
-            # A bit generator built without a SeedSequence cannot spawn: draw entropy.
-            return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+        return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
         raise TypeError(
             f"{name} must be None, a non-negative int, a numpy SeedSequence or a "
@@ -76,6 +83,29 @@ def derive(seed: SeedLike, *key: int) -> np.random.SeedSequence:
     """The child stream of ``seed`` addressed by the integer ``key`` path.
 
     ``derive(s, 1, 2)`` is the same sequence whatever else was derived from ``s``.
+
+    Parameters
+    ----------
+    seed : int, SeedSequence, Generator or None
+        The parent (see the module docstring).
+    *key : int
+        Non-negative ints: the path from the parent to the child, appended to its
+        ``spawn_key``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> child = es.derive(0, 1, 2)
+    >>> child.entropy, child.spawn_key
+    (0, (1, 2))
+    >>> child.generate_state(2).tolist() == es.derive(0, 1, 2).generate_state(2).tolist()
+    True
+    >>> child.generate_state(2).tolist() == es.derive(0, 1, 3).generate_state(2).tolist()
+    False
     """
     ss = as_seed_sequence(seed)
     for k in key:
@@ -89,5 +119,56 @@ def derive(seed: SeedLike, *key: int) -> np.random.SeedSequence:
 
 
 def make_rng(seed: SeedLike, *key: int) -> np.random.Generator:
-    """A PCG64 Generator on the stream ``derive(seed, *key)``."""
+    """A PCG64 Generator on the stream ``derive(seed, *key)``.
+
+    Parameters
+    ----------
+    seed : int, SeedSequence, Generator or None
+        The parent (see the module docstring).
+    *key : int
+        The stream's key path (see :func:`derive`).
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> rng = es.make_rng(0, 5)
+    >>> type(rng.bit_generator).__name__
+    'PCG64'
+    >>> es.make_rng(0, 5).random() == es.make_rng(0, 5).random()  # same seed and key, same draws
+    True
+    >>> es.make_rng(0, 5).random() == es.make_rng(0, 6).random()  # another key, another stream
+    False
+    """
     return np.random.Generator(np.random.PCG64(derive(seed, *key)))
+
+
+#: The largest seed the results can record (a signed 64-bit attribute in netCDF and zarr).
+MAX_SEED = 2**63 - 1
+
+
+def seed_to_int(seed: SeedLike, *, name: str = "seed") -> int:
+    """The int a recording function runs on and records (see the module docstring).
+
+    An int in ``[0, MAX_SEED]`` is itself (a larger one is refused: it could not be
+    recorded); so is a ``SeedSequence`` made from such an int alone. Anything else (a
+    Generator, a spawned SeedSequence, None) is reduced to an int drawn from it.
+    """
+    if isinstance(seed, (bool, np.bool_)) or not (
+        seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence, np.random.Generator))
+    ):
+        raise TypeError(
+            f"{name} must be a non-negative int, a numpy SeedSequence, a numpy Generator or None; "
+            f"got {type(seed).__name__}"
+        )
+    if isinstance(seed, numbers.Integral):
+        if not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"{name} must be in [0, {MAX_SEED}] so that the results can record it; got {seed}")
+        return int(seed)
+    ss = as_seed_sequence(seed, name=name)
+    if not ss.spawn_key and isinstance(ss.entropy, numbers.Integral) and 0 <= ss.entropy <= MAX_SEED:
+        return int(ss.entropy)
+    return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))

@@ -6,13 +6,16 @@ features importance 0) and keeps the top ``n_target``.
 
 * base selector: ``None`` is the default random forest
   (``RandomForestClassifier(n_estimators=300, max_features="sqrt", criterion="gini",
-  n_jobs=1)``, scored by ``feature_importances_``); any scikit-learn estimator with
-  ``feature_importances_`` or ``coef_`` (absolute value; multi-class: the norm over
-  classes); or a callable ``(X, y, rng) -> scores``.
+  n_jobs=1)``, scored by ``feature_importances_``); any scikit-learn estimator or
+  ``Pipeline`` scored as scikit-learn's ``importance_getter="auto"`` scores it
+  (``coef_``, absolute, multi-class: L1 norm over classes; else
+  ``feature_importances_``; a pipeline by its last step); or a callable
+  ``(X, y, rng) -> scores``.
 * resample: ``"half"`` (default: a random half without replacement, the method's
   feature-selection half), ``"bootstrap"``, ``"bagging"`` (a bootstrap sample of a
   random half: what one weak selector of the naive check's bagging ensembles sees), or a
-  fraction in (0, 1] without replacement.
+  fraction in (0, 1] without replacement. Every resample is stratified by class, so
+  that no run fits on a single class.
 
 Run ``i`` of a batch seeded ``seed`` uses ``derive(seed, Stream.REAL_RUNS, i)``: the result of a run does
 not depend on how runs are batched or where they execute. :func:`real_runs` spreads runs
@@ -21,6 +24,7 @@ over a Dask cluster in small batches, sending the data to the workers once.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -28,11 +32,20 @@ import numpy as np
 
 from ._validation import RESAMPLES, check_int, check_real
 from .aggregation import rank_scores
-from .cluster import ClientLike, map_shared
+from .cluster import ClientLike
 from .datasets import check_data
+from .progress import map_with_progress
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 
-__all__ = ["default_selector", "make_scorer", "resample_indices", "real_run", "real_runs", "real_run_pools"]
+__all__ = [
+    "default_selector",
+    "make_scorer",
+    "resample_indices",
+    "check_resample_classes",
+    "real_run",
+    "real_runs",
+    "real_run_pools",
+]
 
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
@@ -54,7 +67,7 @@ def make_scorer(selector=None) -> Scorer:
         _check_arity(selector)
         return selector
     raise TypeError(
-        "selector must be None, a scikit-learn estimator exposing feature_importances_ or coef_, "
+        "selector must be None, a scikit-learn estimator (or Pipeline) exposing coef_ or feature_importances_, "
         f"or a callable (X, y, rng) -> scores; got {type(selector).__name__}"
     )
 
@@ -84,18 +97,37 @@ class _EstimatorScorer:
         from sklearn.base import clone
 
         est = clone(self.estimator)
-        if "random_state" in est.get_params():
-            est.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
+        # Every random_state, a pipeline's steps' too (``step__random_state``): an unseeded
+        # step would make runs irreproducible.
+        seeded = [k for k in est.get_params() if k == "random_state" or k.endswith("__random_state")]
+        est.set_params(**{k: int(rng.integers(0, 2**31 - 1)) for k in seeded})
         est.fit(X, y)
-        if hasattr(est, "feature_importances_"):
-            return np.asarray(est.feature_importances_, dtype=np.float64)
-        if hasattr(est, "coef_"):
-            coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
-            return np.linalg.norm(coef, axis=0) if len(coef) > 1 else np.abs(coef[0])
-        raise TypeError(f"{type(est).__name__} exposes neither feature_importances_ nor coef_ after fit")
+        return _feature_importances(est)
 
 
-def _check_resample(resample) -> str | float:
+def _feature_importances(est) -> np.ndarray:
+    """Scores of a fitted estimator, by scikit-learn's ``importance_getter="auto"`` rule.
+
+    scikit-learn keeps that rule in a private helper
+    (``sklearn.feature_selection._base._get_feature_importances``, used by
+    ``SelectFromModel`` and ``RFE``), so it is replicated here: ``coef_`` if there is one
+    (its absolute value; the L1 norm over classes when 2-D), else
+    ``feature_importances_``. A ``Pipeline`` is scored by its last step, which is what
+    ``SelectFromModel`` does when given ``importance_getter="named_steps.<last>.coef_"``:
+    its steps before must keep the features (a scaler, not a PCA).
+    """
+    from sklearn.pipeline import Pipeline
+
+    model = est[-1] if isinstance(est, Pipeline) else est
+    if hasattr(model, "coef_"):
+        coef = np.asarray(model.coef_, dtype=np.float64)
+        return np.abs(coef) if coef.ndim == 1 else np.linalg.norm(coef, ord=1, axis=0)
+    if hasattr(model, "feature_importances_"):
+        return np.asarray(model.feature_importances_, dtype=np.float64)
+    raise TypeError(f"{type(model).__name__} exposes neither coef_ nor feature_importances_ after fit")
+
+
+def check_resample(resample) -> str | float:
     if isinstance(resample, str):
         if resample not in RESAMPLES:
             raise ValueError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
@@ -105,19 +137,59 @@ def _check_resample(resample) -> str | float:
     raise TypeError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
 
 
-def resample_indices(n_samples: int, resample, rng: np.random.Generator) -> np.ndarray:
-    """Sample indices of one run: a half or a fraction without replacement, a bootstrap,
-    or ``"bagging"``: a bootstrap sample of a random half (one weak selector of a
-    bagging ensemble, which sees a bootstrap sample of its copy's half)."""
-    resample = _check_resample(resample)
-    if resample == "bootstrap":
-        return rng.integers(0, n_samples, size=n_samples)
+def _min_per_class(resample: str | float) -> int:
+    """Samples each class needs so that every stratified resample of this kind holds it."""
+    if resample == "bootstrap":  # a stratified bootstrap keeps every class's count
+        return 1
+    fraction = 0.5 if resample in ("half", "bagging") else float(resample)
+    # Each class gets its share of the draw, floor(count x fraction) or one more.
+    return math.ceil(round(1 / fraction, 9))
+
+
+def check_resample_classes(y, resample) -> None:
+    """Refuse labels ``y`` with a class too small for every ``resample`` to hold it.
+
+    A resample without some class fits the selector on fewer classes than the data has
+    (on one class, a forest's importances are all 0 and its ranking is a random one).
+    """
+    resample = check_resample(resample)
+    need = _min_per_class(resample)
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    if counts.min() < need:
+        small = labels.tolist()[counts.argmin()]
+        raise ValueError(
+            f"resample={resample!r} needs at least {need} samples of every class, so that each resample "
+            f"holds all classes; class {small!r} has {counts.min()}"
+        )
+
+
+def resample_indices(y, resample, rng: np.random.Generator) -> np.ndarray:
+    """Sample indices of one run, stratified by the class labels ``y``.
+
+    A half or a fraction without replacement, a bootstrap, or ``"bagging"``: a bootstrap
+    sample of a random half (one weak selector of a bagging ensemble, which sees a
+    bootstrap sample of its copy's half). Each class gets its share of the draw
+    (``sklearn.utils.resample(..., stratify=y)``, seeded from ``rng``); a class too small
+    for that is refused (:func:`check_resample_classes`).
+    """
+    from sklearn.utils import resample as sk_resample
+
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D class labels, one per sample (resamples are stratified); got shape {y.shape}")
+    resample = check_resample(resample)
+    check_resample_classes(y, resample)
     if resample == "bagging":
-        half = resample_indices(n_samples, "half", rng)
-        return half[rng.integers(0, len(half), size=len(half))]
-    fraction = 0.5 if resample == "half" else float(resample)
-    size = max(2, int(np.floor(fraction * n_samples)))
-    return np.sort(rng.choice(n_samples, size=min(size, n_samples), replace=False))
+        half = resample_indices(y, "half", rng)
+        return half[resample_indices(y[half], "bootstrap", rng)]
+    n_samples = len(y)
+    replace = resample == "bootstrap"
+    fraction = 1.0 if replace else 0.5 if resample == "half" else float(resample)
+    size = min(max(2, int(np.floor(fraction * n_samples))), n_samples)
+    idx = sk_resample(
+        np.arange(n_samples), replace=replace, n_samples=size, stratify=y, random_state=int(rng.integers(2**32))
+    )
+    return idx if replace else np.sort(idx)
 
 
 def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
@@ -128,6 +200,7 @@ def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedL
     ``np.flatnonzero(ranks <= n_target)``.
     """
     X, y = check_data(X, y, n_target=n_target)
+    check_resample_classes(y, resample)
     return _run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
 
 
@@ -136,7 +209,7 @@ def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Se
     out = np.empty((len(seeds), X.shape[1]), dtype=np.int64)
     for i, ss in enumerate(seeds):
         rng = make_rng(ss)
-        out[i] = _fit_and_rank(scorer, X, y, resample_indices(len(X), resample, rng), rng)
+        out[i] = _fit_and_rank(scorer, X, y, resample_indices(y, resample, rng), rng)
     return out
 
 
@@ -149,7 +222,7 @@ def _fit_and_rank(
     return rank_scores(scores, seed=rng)
 
 
-def _member_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, copy_seed, member_seeds) -> np.ndarray:
+def member_ranks(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, copy_seed, member_seeds) -> np.ndarray:
     """Ranks of weak selectors of one real ensemble copy: what each naive-check task runs.
 
     ``"bagging"``: the copy's random half of the data (from ``copy_seed``), and each
@@ -160,13 +233,13 @@ def _member_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, cop
     """
     out = np.empty((len(member_seeds), X.shape[1]), dtype=np.int64)
     everything = np.arange(len(X))
-    half = resample_indices(len(X), "half", make_rng(copy_seed)) if layout == "bagging" else everything
+    half = resample_indices(y, "half", make_rng(copy_seed)) if layout == "bagging" else everything
     for i, ss in enumerate(member_seeds):
         rng = make_rng(ss)
         if layout in ("bagging", "bagging-full"):
-            idx = half[resample_indices(len(half), "bootstrap", rng)]
+            idx = half[resample_indices(y[half], "bootstrap", rng)]
         elif layout == "independent":
-            idx = resample_indices(len(X), "half", rng)
+            idx = resample_indices(y, "half", rng)
         else:
             idx = everything
         out[i] = _fit_and_rank(scorer, X, y, idx, rng)
@@ -186,11 +259,13 @@ def real_runs(
     batch_size: int = 1,
     timeout: float = 10.0,
     security=None,
+    progress: bool = True,
 ) -> np.ndarray:
     """``n_runs`` independent real runs, spread over Dask workers.
 
     Run ``i`` is seeded ``derive(seed, Stream.REAL_RUNS, i)``, so the result is the same whatever
     ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the workers once.
+    ``progress``: a bar of the runs on stderr (see :mod:`ensstab_dask.progress`).
 
     Returns
     -------
@@ -206,6 +281,7 @@ def real_runs(
         batch_size=batch_size,
         timeout=timeout,
         security=security,
+        progress=progress,
     )[0]
 
 
@@ -220,12 +296,13 @@ def real_run_pools(
     batch_size: int = 1,
     timeout: float = 10.0,
     security=None,
+    progress: bool = True,
 ) -> list[np.ndarray]:
     """Several pools of real runs, ``(n_runs, resample, seed)`` each, in one submission.
 
     Pool ``k`` is exactly ``real_runs(n_runs=..., resample=..., seed=...)``; submitting
     all of them at once keeps every worker busy to the end instead of idling at the tail
-    of each pool, and scatters the data once.
+    of each pool, and scatters the data once. ``progress``: one bar for all the runs.
     """
     X, y = check_data(X, y, n_target=n_target)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -233,13 +310,16 @@ def real_run_pools(
     batches, sizes = [], []
     for n_runs, resample, seed in pools:
         n_runs = check_int(n_runs, "n_runs", minimum=1)
-        _check_resample(resample)
+        check_resample_classes(y, resample)  # here, not in a worker's traceback
         ss = as_seed_sequence(seed)
         seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(n_runs)]
         chunk = [(resample, seeds[i : i + batch_size]) for i in range(0, n_runs, batch_size)]
         batches += chunk
         sizes.append(len(chunk))
-    parts = map_shared(_run_batch, (scorer, X, y), batches, client=client, timeout=timeout, security=security)
+    parts = map_with_progress(
+        _run_batch, (scorer, X, y), batches, desc="real runs", unit="run", sizes=[len(s) for _, s in batches],
+        progress=progress, client=client, timeout=timeout, security=security,
+    )  # fmt: skip
     out, start = [], 0
     for size in sizes:
         out.append(np.concatenate(parts[start : start + size]))

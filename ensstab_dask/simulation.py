@@ -43,11 +43,17 @@ draw for draw: ``model="onda"`` is the paper's model, bit-identical to before).
 
 Streams
 -------
-With parent seed ``s``: rankings come in blocks of rows; block ``b`` uses
-``derive(s, Stream.RANKINGS, b)``; ensemble tie-breaks use
-``derive(s, Stream.ENSEMBLE_TIES)``; the two-level model's copy permutations come one
-copy after another from ``derive(s, Stream.COPY_SETS)``. The block size depends
-only on ``n_feature``, so a result depends on the arguments and the seed only.
+With parent seed ``s``, the kernel draws from five streams, one per kind of draw:
+``derive(s, Stream.RANKINGS, k)`` for the geometric uniforms (k=0), the shuffle keys
+(1), ties of two keys (2), longer ties (3) and the Fisher-Yates swaps (4). Each is
+consumed row after row, so row ``r``'s draws do not depend on how many rows are made at
+once (a memory setting, :func:`block_rows`) or on ``size``: ``simulate_rankings(size=5)``
+is the start of ``size=6``. Ensemble tie-breaks come one ensemble after another from
+``derive(s, Stream.ENSEMBLE_TIES)`` (one random permutation each), and the two-level
+model's copy permutations one copy after another from ``derive(s, Stream.COPY_SETS)``.
+What the stream layout fixes (``sweep.STREAM_LAYOUT``): these keys, the draw order
+within a row, and the key width rule of :func:`key_dtype`; changing any of them changes
+every seeded result.
 """
 
 from __future__ import annotations
@@ -78,7 +84,12 @@ def key_dtype(max_value: int) -> type:
 
 
 def _shuffle_rows(
-    rng: np.random.Generator, values: np.ndarray, max_value: int, *, key_bits: int | None = None
+    rng: np.random.Generator,
+    values: np.ndarray,
+    max_value: int,
+    *,
+    key_bits: int | None = None,
+    tie_rngs: tuple[np.random.Generator, np.random.Generator] | None = None,
 ) -> np.ndarray:
     """Each row of ``values`` (distinct ints in ``[0, max_value]``) in uniformly random order.
 
@@ -89,7 +100,14 @@ def _shuffle_rows(
     fresh random draws, so the order is exactly uniform. The slot given to the ``j``-th
     value of a row depends only on the stream, not on the values: common random
     numbers survive. ``key_bits`` (tests only) keeps fewer random bits, to force ties.
+
+    Every draw is consumed in row order (keys from ``rng``; ties of two from
+    ``tie_rngs[0]``, longer ties from ``tie_rngs[1]``, both ``rng`` by default), so
+    shuffling rows in several calls on the same generators gives what one call gives,
+    provided each call but the last has an even number of rows (32-bit keys come two per
+    64-bit draw).
     """
+    pair_rng, group_rng = (rng, rng) if tie_rngs is None else tie_rngs
     M, L = values.shape
     b = int(max_value).bit_length()
     dtype = key_dtype(max_value)
@@ -114,24 +132,38 @@ def _shuffle_rows(
         group = np.cumsum(new_group) - 1
         links = np.bincount(group)
         pairs = np.flatnonzero(new_group)[links == 1]
-        swap = rng.random(len(pairs)) < 0.5
+        swap = pair_rng.random(len(pairs)) < 0.5
         r, c = rows[pairs[swap]], cols[pairs[swap]]
         out[r, c], out[r, c + 1] = out[r, c + 1], out[r, c].copy()
         for g in np.flatnonzero(links > 1):
             first = np.flatnonzero(new_group)[g]
             r, c, n = rows[first], cols[first], links[g] + 1
-            out[r, c : c + n] = rng.permutation(out[r, c : c + n])
+            out[r, c : c + n] = group_rng.permutation(out[r, c : c + n])
     return out
 
 
+class _KernelStreams:
+    """The kernel's streams, one per kind of draw, each consumed in row order.
+
+    With one stream for everything, a batch's swaps would come after its shuffle keys,
+    so the draws of row r would depend on how rows are batched. With one stream per
+    kind, batch after batch, row r's draws are the same however the rows are cut.
+    """
+
+    def __init__(self, ss: np.random.SeedSequence):
+        self.uniforms, self.keys, self.pair_ties, self.group_ties, self.swaps = (
+            make_rng(ss, Stream.RANKINGS, kind) for kind in range(5)
+        )
+
+
 def _ranking_block(
-    rng: np.random.Generator, n_feature: int, n_target: int, n_useful: int, p: float, out: np.ndarray
+    streams: _KernelStreams, n_feature: int, n_target: int, n_useful: int, p: float, out: np.ndarray
 ) -> np.ndarray:
-    """Fill ``out`` (shape (M, n_feature)) with simulated rankings; see the module docstring."""
+    """Fill ``out`` (shape (M, n_feature)) with the next M simulated rankings of ``streams``."""
     N, K, u, M = n_feature, n_target, n_useful, len(out)
     L = N - K
     # Draw order is fixed (uniforms, shuffle, swaps) whatever p is: common random numbers.
-    uniforms = rng.random((M, K))
+    uniforms = streams.uniforms.random((M, K))
     i = np.arange(1, K + 1, dtype=np.int64)
     if p == 0.0:
         q = np.broadcast_to(L + i, (M, K))
@@ -147,11 +179,13 @@ def _ranking_block(
         # o: positions 1..N not in q, ascending in each row, then shuffled.
         free = np.ones((M, N), dtype=bool)
         free[np.arange(M)[:, None], q - 1] = False
-        o = np.broadcast_to(np.arange(1, N + 1, dtype=key_dtype(N)), (M, N))[free].reshape(M, L)
-        out[:, K:] = _shuffle_rows(rng, o, N)
+        o: np.ndarray = np.broadcast_to(np.arange(1, N + 1, dtype=key_dtype(N)), (M, N))[free].reshape(M, L)
+        out[:, K:] = _shuffle_rows(streams.keys, o, N, tie_rngs=(streams.pair_ties, streams.group_ties))
     # Reverse Fisher-Yates on the first u slots, K steps: slot i's value goes to a
-    # uniformly random K-arrangement of the S' slots; S_m = where the q's land.
-    swaps = rng.integers(np.arange(K)[:, None], u, size=(K, M))
+    # uniformly random K-arrangement of the S' slots; S_m = where the q's land. Drawn
+    # row-major (row after row), for the stream contract.
+    # (Drawn (M, K), then laid out (K, M) so that each step reads a contiguous row.)
+    swaps = np.ascontiguousarray(streams.swaps.integers(np.arange(K)[None, :], u, size=(M, K)).T)
     rows = np.arange(M)
     for t in range(K - 1, -1, -1):
         j = swaps[t]
@@ -164,12 +198,11 @@ def _ranking_block(
 class _RankingStream:
     """Rows of simulated rankings from one seed, produced block by block."""
 
-    def __init__(self, seed: SeedLike, n_feature: int, n_target: int, n_useful: int, p: float, n_rows: int):
-        self._ss = as_seed_sequence(seed)
+    def __init__(self, seed: SeedLike, n_feature: int, n_target: int, n_useful: int, p: float):
+        self._streams = _KernelStreams(as_seed_sequence(seed))
         self._args = (n_feature, n_target, n_useful, p)
-        self._n_rows = n_rows
-        self._block = block_rows(n_feature)
-        self._next_block = 0
+        # Even batches: 32-bit shuffle keys come two per 64-bit draw (see _shuffle_rows).
+        self._block = block_rows(n_feature) + block_rows(n_feature) % 2
         self._buffer = np.empty((0, n_feature), dtype=np.int64)
 
     def take(self, n: int) -> np.ndarray:
@@ -177,13 +210,10 @@ class _RankingStream:
         need = n
         while need:
             if not len(self._buffer):
-                start = self._next_block * self._block
-                rows = min(self._block, self._n_rows - start)
-                if rows <= 0:
-                    raise RuntimeError("ranking stream exhausted")
-                rng = make_rng(self._ss, Stream.RANKINGS, self._next_block)
-                self._buffer = _ranking_block(rng, *self._args, np.empty((rows, self._args[0]), dtype=np.int64))
-                self._next_block += 1
+                rows = min(self._block, need + need % 2)  # at most one row more than asked for
+                self._buffer = _ranking_block(
+                    self._streams, *self._args, np.empty((rows, self._args[0]), dtype=np.int64)
+                )
             got = self._buffer[:need]
             self._buffer = self._buffer[need:]
             parts.append(got)
@@ -221,7 +251,7 @@ def simulate_rankings(
     p: float,
     *,
     size: int = 1,
-    seed: SeedLike = None,
+    seed: SeedLike = 0,
     model: str = "onda",
     h: int | None = None,
     copy_size: int = 1,
@@ -236,7 +266,7 @@ def simulate_rankings(
         Probability in [0, 1] of picking the next feature from ``S_m``.
     size : int
         Number of weak selectors, each with its own ``S_m``.
-    seed : None, int, SeedSequence or Generator
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
     model : {'onda', 'two-level'}
         ``'onda'``: the paper's model, every ``S_m`` drawn from ``S'``. ``'two-level'``:
         consecutive rows form ensemble copies of ``copy_size`` weak selectors, and each
@@ -251,18 +281,33 @@ def simulate_rankings(
     -------
     ranks : ndarray of int64, shape (size, n_feature)
         ``ranks[i, f]`` is the rank (1 = best) of feature ``f`` in selector ``i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ensstab_dask as es
+    >>> ranks = es.simulate_rankings(200, 5, 20, 0.7, size=3, seed=0)
+    >>> ranks.shape
+    (3, 200)
+    >>> all(sorted(row) == list(range(1, 201)) for row in ranks.tolist())  # each row a permutation
+    True
+    >>> np.array_equal(es.simulate_rankings(200, 5, 20, 0.7, size=2, seed=0), ranks[:2])  # size=2 starts size=3
+    True
+
+    With ``p=1`` the top ``n_target`` of every selector is its ``S_m``, inside
+    ``S' = range(n_useful)``:
+
+    >>> top = es.simulate_rankings(200, 5, 20, 1.0, size=3, seed=0)
+    >>> (top[:, :20] <= 5).sum(axis=1).tolist()
+    [5, 5, 5]
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     h = check_model(model, h, n_target, n_useful)
     size = check_int(size, "size", minimum=0)
     copy_size = check_int(copy_size, "copy_size", minimum=1)
     ss = as_seed_sequence(seed)
-    out = np.empty((size, n_feature), dtype=np.int64)
-    step = block_rows(n_feature)
-    kernel_u = n_useful if h is None else h
-    for b, start in enumerate(range(0, size, step)):
-        # Same blocks and streams as _RankingStream, written in place.
-        _ranking_block(make_rng(ss, Stream.RANKINGS, b), n_feature, n_target, kernel_u, p, out[start : start + step])
+    stream = _RankingStream(ss, n_feature, n_target, n_useful if h is None else h, p)
+    out = stream.take(size) if size else np.empty((0, n_feature), dtype=np.int64)
     if h is not None and size:
         copies = _CopySets(ss, n_useful)
         full = size // copy_size * copy_size
@@ -288,7 +333,7 @@ def simulate_ensembles(
     m_ensemble: int = 1,
     size: int = 1,
     aggregate: str = "mean_rank",
-    seed: SeedLike = None,
+    seed: SeedLike = 0,
     model: str = "onda",
     h: int | None = None,
 ) -> np.ndarray:
@@ -300,9 +345,34 @@ def simulate_ensembles(
     ``simulate_rankings(..., size=size * m_ensemble, seed=seed, model=model, h=h,
     copy_size=m_ensemble)``: with ``model='two-level'`` each ensemble is one copy.
 
+    Parameters
+    ----------
+    n_feature, n_target, n_useful, p
+        The simulated weak selector, as in :func:`simulate_rankings`.
+    m_ensemble : int
+        Weak selectors per ensemble.
+    size : int
+        Number of ensembles.
+    aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
+        How each ensemble combines its selectors' ranks
+        (:func:`~ensstab_dask.aggregation.aggregate_rankings`).
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+    model : {'onda', 'two-level'}
+    h : int, optional
+        As in :func:`simulate_rankings`.
+
     Returns
     -------
     subsets : ndarray of int64, shape (size, n_target), each row sorted.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> subsets = es.simulate_ensembles(200, 5, 20, 0.7, m_ensemble=3, size=4, seed=0)
+    >>> subsets.shape
+    (4, 5)
+    >>> bool((es.simulate_ensembles(200, 5, 20, 1.0, size=10, seed=0) < 20).all())  # p=1: only S' is picked
+    True
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     h = check_model(model, h, n_target, n_useful)
@@ -310,7 +380,7 @@ def simulate_ensembles(
     size = check_int(size, "size", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)
     ss = as_seed_sequence(seed)
-    stream = _RankingStream(ss, n_feature, n_target, n_useful if h is None else h, p, size * m_ensemble)
+    stream = _RankingStream(ss, n_feature, n_target, n_useful if h is None else h, p)
     copies = None if h is None else _CopySets(ss, n_useful)
     if m_ensemble == 1:
         # One ranking is a permutation: its top n_target has no ties for any aggregate.
@@ -340,7 +410,7 @@ def simulated_stability(
     m_stability: int = 50,
     aggregate: str = "mean_rank",
     index: str = "jaccard",
-    seed: SeedLike = None,
+    seed: SeedLike = 0,
     model: str = "onda",
     h: int | None = None,
 ) -> float:
@@ -350,8 +420,38 @@ def simulated_stability(
     curve that calibrates ``p`` (the same for both models: a copy of one weak selector
     draws ``S_m`` uniformly from ``S'`` either way). See :func:`simulate_ensembles` for
     the streams and ``model``.
+
+    Parameters
+    ----------
+    n_feature, n_target, n_useful, p
+        The simulated weak selector, as in :func:`simulate_rankings`.
+    m_ensemble : int
+        Weak selectors per ensemble.
+    m_stability : int
+        Ensembles whose subsets the stability is measured on (at least 2).
+    aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
+    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
+        The stability index (:func:`~ensstab_dask.stability`).
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+    model : {'onda', 'two-level'}
+    h : int, optional
+        As in :func:`simulate_rankings`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> single = es.simulated_stability(200, 5, 20, 0.7, m_stability=20, seed=0)
+    >>> ensemble = es.simulated_stability(200, 5, 20, 0.7, m_ensemble=9, m_stability=20, seed=0)
+    >>> round(single, 3), round(ensemble, 3)
+    (0.066, 0.104)
+    >>> single < ensemble  # ensembles of weak selectors are more stable
+    True
     """
-    from .stability import _stability_of_array
+    from ._stability import stability_of_subsets
 
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(index, "index", INDICES)
@@ -361,4 +461,4 @@ def simulated_stability(
         n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed,
         model=model, h=h,
     )  # fmt: skip
-    return _stability_of_array(subsets, n_feature, index)
+    return stability_of_subsets(subsets, n_feature, index)

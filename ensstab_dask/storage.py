@@ -9,9 +9,13 @@ Layout of a store ``S.zarr``:
   written. Zarr writes each chunk file atomically (temporary file, then rename), so a
   block that was being written when the run died is not marked and is recomputed.
 
-A store is created under a temporary name and renamed into place, so a store either
-does not exist or has its full template and settings. Opening a store with different
-settings refuses, naming them, and changes nothing.
+A store is created under a temporary name and renamed into place (:func:`atomic_output`),
+so a store either does not exist or has its full template and settings. Opening a store
+with different settings refuses, naming them, and changes nothing.
+
+The template is written with consolidated metadata (one read opens the store, and
+``xr.open_zarr`` does not warn); block writes change no metadata, so it stays current.
+Stores written before that get it the next time a sweep resumes them.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +42,8 @@ __all__ = [
     "StoreLocked",
     "StoreDamaged",
     "writer_lock",
+    "atomic_output",
+    "open_store",
 ]
 
 COMPLETED = "completed"
@@ -43,7 +51,28 @@ SETTINGS_ATTR = "ensstab_settings"
 
 
 class StoreMismatch(ValueError):
-    """The store was made with other settings than those requested."""
+    """The store was made with other settings than those requested.
+
+    Raised by :func:`~ensstab_dask.sweep` (a ``ValueError``) when ``store`` holds a sweep
+    with other settings; the store is left untouched.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import ensstab_dask as es
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = Path(tmp.name) / "sweep.zarr"
+    >>> grid = dict(n_useful=[10], p=[0.5], m_ensemble=[1], repeats=2, store=store, client="synchronous",
+    ...             progress=False)
+    >>> _ = es.sweep(200, 5, m_stability=5, **grid)
+    >>> try:
+    ...     es.sweep(200, 5, m_stability=6, **grid)
+    ... except es.StoreMismatch as exc:
+    ...     print("refused:", "m_stability" in str(exc))
+    refused: True
+    >>> tmp.cleanup()
+    """
 
 
 class StoreDamaged(ValueError):
@@ -154,6 +183,54 @@ def writer_lock(store: str | os.PathLike):
         os.close(fd)  # releases the flock
 
 
+@contextlib.contextmanager
+def _quiet_consolidation() -> Iterator[None]:
+    """Silence zarr's note, on every write of consolidated metadata, that the zarr format 3
+    specification does not include it yet.
+
+    It is written on purpose (xarray and zarr read it, and without it ``xr.open_zarr``
+    warns on every open), so the note tells our users nothing.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part", category=UserWarning)
+        yield
+
+
+def _has_consolidated_metadata(path: Path) -> bool:
+    """Whether the store at ``path`` has consolidated metadata (reads the root metadata only)."""
+    import zarr
+
+    try:
+        zarr.open_consolidated(str(path), mode="r")
+    except (KeyError, ValueError):  # zarr 2 raises KeyError, zarr 3 ValueError
+        return False
+    return True
+
+
+def _consolidate(path: Path) -> None:
+    """Add consolidated metadata to a store written without it. Called under the writer's
+    lock; zarr replaces the root metadata file atomically, so a kill leaves the old one."""
+    import zarr
+
+    with _quiet_consolidation():
+        zarr.consolidate_metadata(str(path))
+
+
+def open_store(path: str | os.PathLike) -> xr.Dataset:
+    """A sweep store opened lazily: metadata and index coordinates are read, values only
+    when asked for.
+
+    The store's consolidated metadata is read in one go. A store written before
+    ensstab_dask wrote it has none and is read from its per-array metadata, without the
+    warning ``xr.open_zarr`` would give (the next sweep on it adds the metadata).
+    """
+    try:
+        return xr.open_zarr(path, consolidated=True)
+    except (KeyError, ValueError):
+        # No consolidated metadata; any other problem raises again here, from the per-array metadata.
+        return xr.open_zarr(path, consolidated=False)
+
+
 class SweepStore:
     """A sweep's zarr store and its completion record."""
 
@@ -167,26 +244,21 @@ class SweepStore:
         store = cls(path)
         if store.path.exists():
             store.check(settings, template)
+            if not _has_consolidated_metadata(store.path):  # a store from before consolidation
+                _consolidate(store.path)
             return store
         parent = store.path.parent
         if not parent.is_dir():
             raise ValueError(f"store: directory {str(parent)!r} does not exist")
-        clean_leftovers(store.path)
-        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(store.path), suffix=".tmp", dir=parent))
-        try:
-            tmp.rmdir()
-            template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
-            template.to_zarr(tmp, compute=False, mode="w-", consolidated=False)
-            os.chmod(tmp, umask_mode(directory=True))  # not mkdtemp's 0700
-            os.rename(tmp, store.path)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+        template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
+        with atomic_output(store.path, overwrite=False, directory=True) as tmp, _quiet_consolidation():
+            template.to_zarr(tmp, compute=False, mode="w-", consolidated=True)
         return store
 
     def settings(self) -> dict:
+        """The settings record, written with the template."""
         try:
-            ds = xr.open_zarr(self.path, consolidated=False)
+            ds = open_store(self.path)
         except Exception as exc:  # noqa: BLE001 - any failure means: not our store
             raise ValueError(f"store: {str(self.path)!r} exists but is not a readable zarr store ({exc})") from None
         if SETTINGS_ATTR not in ds.attrs or COMPLETED not in ds:
@@ -206,13 +278,13 @@ class SweepStore:
         ``seed`` attribute or ``p`` coordinate would otherwise be exported as if true.
         """
         stored = self.settings()
-        ds = xr.open_zarr(self.path, consolidated=False)
+        ds = open_store(self.path)  # lazily: only the coordinates named in the record are read
         problems = []
         for key, value in stored.items():
             if value is None:  # "derived" (n_runs=None is n_runs = m_ensemble): nothing to compare
                 continue
             if key in ds.coords:
-                have = self._read(key)
+                have = self._values(ds, key)
             elif key in ds.attrs:
                 have = ds.attrs[key]
             else:
@@ -235,7 +307,7 @@ class SweepStore:
         bad = np.zeros_like(done)
         single = state.sizes.get("repeat", 2) < 2
         for name, var in state.data_vars.items():
-            if name == COMPLETED or var.ndim < done.ndim or (single and name.endswith("_std")):
+            if name == COMPLETED or var.ndim < done.ndim or (single and str(name).endswith("_std")):
                 continue
             values = var.values
             bad |= done & np.isnan(values).any(axis=tuple(range(done.ndim, values.ndim)))
@@ -265,7 +337,7 @@ class SweepStore:
 
     def _read(self, name: str) -> np.ndarray:
         """A variable's values; a chunk that cannot be read is :class:`StoreDamaged`, named."""
-        return self._values(xr.open_zarr(self.path, consolidated=False), name)
+        return self._values(open_store(self.path), name)
 
     def _values(self, ds: xr.Dataset, name: str) -> np.ndarray:
         try:
@@ -277,7 +349,11 @@ class SweepStore:
             ) from None
 
     def write_block(self, data: xr.Dataset, region: dict[str, slice]) -> None:
-        """Write ``data`` into ``region``, then mark those cells complete."""
+        """Write ``data`` into ``region``, then mark those cells complete.
+
+        A region write changes chunks only, never metadata, so the consolidated metadata
+        is not rewritten (``consolidated=False``): rewriting it per block would cost a
+        metadata write each time and gain nothing."""
         data.to_zarr(self.path, region=region, consolidated=False)
         shape = tuple(s.stop - s.start for s in region.values())
         flags = xr.Dataset({COMPLETED: (tuple(region), np.ones(shape, dtype=np.int8))})
@@ -288,7 +364,7 @@ class SweepStore:
 
         A chunk that cannot be read is :class:`StoreDamaged`, naming the variable."""
         try:
-            ds = xr.open_zarr(self.path, consolidated=False)
+            ds = open_store(self.path)
         except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the store is damaged
             raise StoreDamaged(
                 f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
@@ -296,7 +372,7 @@ class SweepStore:
             ) from None
         for name in list(ds.variables):
             if name not in ds.dims:  # index coordinates are already in memory
-                ds[name] = xr.Variable(ds[name].dims, self._values(ds, name), ds[name].attrs, ds[name].encoding)
+                ds[name] = xr.Variable(ds[name].dims, self._values(ds, str(name)), ds[name].attrs, ds[name].encoding)
         ds.attrs.pop(SETTINGS_ATTR, None)
         return ds if completion else ds.drop_vars(COMPLETED)
 
@@ -310,16 +386,63 @@ def umask_mode(*, directory: bool = False) -> int:
     return (0o777 if directory else 0o666) & ~mask
 
 
-def _replace_into_place(tmp: str | os.PathLike, out: Path, *, directory: bool = False) -> None:
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: bool) -> None:
+    """Rename ``tmp`` to ``out`` with the umask's mode (not mkstemp's 0600 or mkdtemp's 0700)."""
     os.chmod(tmp, umask_mode(directory=directory))
-    os.replace(tmp, out)
+    if not os.path.lexists(out):
+        os.rename(tmp, out)
+        return
+    if not overwrite:  # it appeared while tmp was written
+        raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    if not (directory and out.is_dir()):
+        os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
+        return
+    # A directory cannot replace a non-empty one in one step: move the old one aside, under
+    # a name the next write's clean_leftovers removes should this process be killed here.
+    aside = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=out.parent))
+    try:
+        os.replace(out, aside / out.name)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            os.replace(aside / out.name, out)
+            raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 @contextlib.contextmanager
-def atomic_output(out: str | os.PathLike, *, overwrite: bool):
-    """Yield a temporary path beside ``out``; on success it is renamed into place with the
-    umask's mode. Any failure (or kill) leaves the previous ``out`` intact and no
-    temporary file (a killed writer's is removed by the next write of ``out``)."""
+def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = False) -> Iterator[Path]:
+    """Write ``out`` all at once: the one implementation of write-to-temporary-then-rename.
+
+    Yields a temporary path beside ``out`` (an empty file, or with ``directory`` an empty
+    directory) to write; when the block ends without error it is renamed to ``out`` with
+    the umask's mode. Any failure (or kill) leaves the previous ``out`` intact and no
+    temporary file (a killed writer's is removed by the next write of ``out``).
+
+    Parameters
+    ----------
+    out : path
+        The file or directory to write; its directory must exist.
+    overwrite : bool
+        Replace an existing ``out``; without it an existing ``out`` is refused
+        (ValueError) before anything is written.
+    directory : bool
+        Write a directory. An existing one is replaced as a whole: moved aside, the new
+        one renamed in, the old one deleted (the old one is put back if the rename fails).
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file or directory.
+    """
     out = Path(out)
     if out.exists() and not overwrite:
         raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
@@ -327,14 +450,18 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool):
     if not parent.is_dir():
         raise ValueError(f"output directory {str(parent)!r} does not exist")
     clean_leftovers(out)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
-    os.close(fd)
+    if directory:
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent))
+    else:
+        fd, name = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
+        os.close(fd)
+        tmp = Path(name)
     try:
         yield tmp
-        _replace_into_place(tmp, out)
+        _replace_into_place(tmp, out, directory=directory, overwrite=overwrite)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if os.path.lexists(tmp):
+            _remove(tmp)
 
 
 def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
@@ -353,6 +480,40 @@ def export_netcdf(
     Refuses an existing ``out`` unless ``overwrite``, and a store with blocks still
     missing unless ``allow_incomplete``. The file is written under a temporary name and
     renamed, so an error never leaves a half-written ``out`` or destroys an old one.
+
+    Parameters
+    ----------
+    store : path
+        A zarr store written by :func:`~ensstab_dask.sweep` (``store=``).
+    out : path
+        The netCDF file to write.
+    overwrite : bool
+        Replace an existing ``out``.
+    allow_incomplete : bool
+        Export a store whose sweep has not finished (missing cells are NaN).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import xarray as xr
+    >>> import ensstab_dask as es
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = Path(tmp.name) / "sweep.zarr"
+    >>> _ = es.sweep(200, 5, n_useful=[10, 20], p=[0.5, 0.9], m_ensemble=[1], m_stability=5, repeats=2,
+    ...              store=store, client="synchronous", progress=False)
+    >>> out = es.export_netcdf(store, Path(tmp.name) / "sweep.nc")
+    >>> out.name
+    'sweep.nc'
+    >>> with xr.open_dataset(out) as nc:
+    ...     print(dict(nc.sizes), nc.attrs["kind"])
+    {'n_useful': 2, 'p': 2, 'm_ensemble': 1, 'repeat': 2} sweep
+    >>> tmp.cleanup()
     """
     src = SweepStore(store)
     if not src.path.exists():

@@ -21,7 +21,7 @@ replicate that is (:func:`bootstrap_runs`):
   pairs of one original run are left out, and the few distinct runs left overstate the
   spread (1.3 to 1.5 times); the jackknife overstates it too (up to 1.55 times in
   variance). The replicates' deviations are rescaled to the unbiased standard error of
-  the U-statistic (:func:`~ensstab_dask.stability.pairwise_stability_se`).
+  the U-statistic (:func:`~ensstab_dask._stability.pairwise_stability_se`).
 * **Simulation.** Re-simulating per replicate would cost ``n_boot`` times the estimate.
   Instead two small surfaces are simulated once with the sweep engine (on the same Dask
   cluster): the single-selector stability over a (u, p) grid, inverted per replicate to
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._stability import pairwise_similarity
 from .estimation import selection_counts
 from .seeding import SeedLike, make_rng
-from .stability import pairwise_similarity
 
 # The 3 x 3 design costs 9 x repeats / _DESIGN_SHARE cell-draws against the point
 # prediction's repeats: about as much again, the most that keeps the estimate 14 times
@@ -146,13 +146,13 @@ def bootstrap_runs(
     * Stability: the runs are resampled with replacement (pairs of one original run left
       out, as :func:`_pair_mean`), and the replicates' deviations are rescaled to the
       unbiased standard error of the U-statistic
-      (:func:`~ensstab_dask.stability.pairwise_stability_se`; the jackknife for
+      (:func:`~ensstab_dask._stability.pairwise_stability_se`; the jackknife for
       ``nogueira``). With few distinct runs per resample the raw bootstrap of a mean over
       pairs overstates the spread (by about 1.4 on simulated selectors with 20 runs).
 
     The two are drawn independently of each other.
     """
-    from .stability import _stability_of_array, stability_se
+    from ._stability import stability_of_subsets, stability_se
 
     useful_runs = np.asarray(useful_runs)
     stability_runs = np.asarray(stability_runs)
@@ -168,7 +168,7 @@ def bootstrap_runs(
         u_draws[b] = float((c[None, :] > t[:, None]).sum(axis=1).mean())
 
     n_stab = len(stability_runs)
-    point = _stability_of_array(stability_runs, n_feature, index)
+    point = stability_of_subsets(stability_runs, n_feature, index)
     raw = np.empty(n_boot)
     sim = None if index == "nogueira" else pairwise_similarity(stability_runs, n_feature, index=index)
     for b in range(n_boot):
@@ -177,8 +177,8 @@ def bootstrap_runs(
             raw[b] = _pair_mean(sim, idx)
         else:
             uniq = np.unique(idx)
-            raw[b] = _stability_of_array(stability_runs[uniq], n_feature, index) if len(uniq) > 2 else np.nan
-    spread = np.nanstd(raw, ddof=1)
+            raw[b] = stability_of_subsets(stability_runs[uniq], n_feature, index) if len(uniq) > 2 else np.nan
+    spread = float(np.nanstd(raw, ddof=1))
     se = stability_se(stability_runs, n_feature, index)
     se = spread if not np.isfinite(se) else se
     scale = se / spread if spread > 0 else 0.0
@@ -186,7 +186,7 @@ def bootstrap_runs(
     return Bootstrap(u_draws, s_draws)
 
 
-def lagrange_weights(nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
+def lagrange_weights(nodes, x) -> np.ndarray:
     """Weights of the Lagrange interpolant through ``nodes`` (1 to 3 points) at each ``x``.
 
     Returns an array of shape ``(len(x), len(nodes))``; ``x`` is clipped to the nodes'
@@ -225,7 +225,7 @@ def _nodes(values: np.ndarray, center: float, quantile: float, *, integer: bool,
 
 def _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, **options) -> np.ndarray:
     """Mean simulated stability over a (u, p, m_ensemble) grid, from the sweep engine."""
-    from .sweep import sweep
+    from ._sweep import sweep
 
     surf = sweep(n_feature, n_target, n_useful=u_nodes, p=p_nodes, m_ensemble=m_ensemble, progress=False, **options)
     return surf["stability"].values  # (n_u, n_p, n_m)
@@ -405,24 +405,24 @@ def bootstrap_estimate(
         "p": percentile_interval(p_b, confidence),
     }
     lo, hi = np.array([percentile_interval(curve_b[:, j], confidence) for j in range(len(m_list))]).T
-    one = {"units": "1"}
+    one: dict = {}  # dimensionless: no units, xarray's convention
     level = f"{confidence:.0%}"
-    curve["stability_lower"] = ("m_ensemble", lo, dict(one, long_name=f"lower end of the {level} interval"))
-    curve["stability_upper"] = ("m_ensemble", hi, dict(one, long_name=f"upper end of the {level} interval"))
+    curve["stability_lower"] = ("m_ensemble", lo, dict(one, long_name=f"{level} lower"))
+    curve["stability_upper"] = ("m_ensemble", hi, dict(one, long_name=f"{level} upper"))
     replicates = xr.Dataset(
         {
             "stability_boot": (
                 ("boot", "m_ensemble"),
                 curve_b,
-                dict(one, long_name="predicted stability, bootstrap replicates of the real runs"),
+                dict(one, long_name="stability (replicate)", description="bootstrap replicates of the real runs"),
             ),
-            "n_useful_boot": ("boot", boot.n_useful, {"long_name": "A[f], bootstrap replicates", "units": "features"}),
+            "n_useful_boot": ("boot", boot.n_useful, {"long_name": "n_useful (replicate)", "units": "features"}),
             "real_stability_boot": (
                 "boot",
                 boot.real_stability,
-                dict(one, long_name="real single-selector stability, bootstrap replicates"),
+                dict(one, long_name="real stability (replicate)", description="single real selector"),
             ),
-            "p_boot": ("boot", p_b, dict(one, long_name="p, bootstrap replicates")),
+            "p_boot": ("boot", p_b, dict(one, long_name="p (replicate)")),
         },
         coords={"m_ensemble": m_list},
     )

@@ -18,15 +18,19 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ._validation import check_m_ensemble, check_seed
 from .algorithm import Estimate, estimate
 from .datasets import check_data
-from .naive import _check_m_ensemble, real_ensemble_stability
+from .naive import real_ensemble_stability
+from .progress import note_dashboard
+from .seeding import SeedLike
 from .selectors import describe_selector
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "naive_cache_path"]
 
 # Bump when the naive check's streams or layout change: old cache files then miss.
-_NAIVE_FORMAT = 2
+# 3: halves and bootstraps stratified by class.
+_NAIVE_FORMAT = 3
 
 
 def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
@@ -62,11 +66,12 @@ def naive_check(
     selector=None,
     aggregate: str = "mean_rank",
     index: str = "jaccard",
-    seed: int = 0,
+    seed: SeedLike = 0,
     cache_dir: str | os.PathLike | None = None,
     client=None,
     timeout: float = 10.0,
     security=None,
+    progress: bool = True,
 ) -> xr.Dataset:
     """:func:`~ensstab_dask.naive.real_ensemble_stability` (bagging layout), cached.
 
@@ -76,14 +81,15 @@ def naive_check(
     A plain callable selector is never cached: its name is all that describes it, and
     two functions of one name would share a file.
     """
-    m_list = _check_m_ensemble(m_ensemble)
+    m_list = check_m_ensemble(m_ensemble)
+    seed = check_seed(seed)
     settings = dict(
         m_ensemble=m_list,
         m_stability=int(m_stability),
         selector=describe_selector(selector),
         aggregate=aggregate,
         index=index,
-        seed=int(seed),
+        seed=seed,
         layout="bagging",
     )
     path = None
@@ -115,6 +121,7 @@ def naive_check(
         client=client,
         timeout=timeout,
         security=security,
+        progress=progress,
     )
     if path is not None:
         from .storage import write_netcdf
@@ -127,7 +134,37 @@ def naive_check(
 
 @dataclass
 class Validation:
-    """The estimate against the naive check, per ensemble size. See :func:`validate`."""
+    """The estimate against the naive check, per ensemble size. See :func:`validate`.
+
+    Attributes
+    ----------
+    estimate : Estimate
+    naive : xarray.Dataset
+        The naive check (:func:`~ensstab_dask.real_ensemble_stability`).
+    per_m : dict
+        For each ensemble size, the prediction, its interval, the naive value, its SE,
+        ``z`` and the verdicts ``covered`` and ``within_2se``.
+    seconds : dict
+        Wall time of the estimate and of the naive check.
+    data : str
+        The data's name.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> val = es.validate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False, data="toy")
+    >>> val.data, sorted(val.seconds)
+    ('toy', ['estimate', 'naive'])
+    >>> val.covered, val.within_2se <= len(val.per_m)
+    (0, True)
+    >>> d = val.to_dict()
+    >>> d["sizes"], d["data"]
+    (2, 'toy')
+    """
 
     estimate: Estimate = field(repr=False)
     naive: xr.Dataset = field(repr=False)
@@ -178,11 +215,14 @@ class Validation:
         return self.estimate.to_dataset(self.naive)
 
     def table(self) -> str:
-        """Per ensemble size: predicted [interval], real +- SE, z, covered (a markdown table)."""
+        """Per ensemble size, a markdown table: the prediction with its interval, the naive
+        check's real value and its standard error (SE), z, whether the interval covers the
+        real value, and the verdict: within 2 SE of the real value or outside."""
         level = f"{self.estimate.confidence:.0%}"
         rows = [
-            f"| m_ensemble | predicted [{level} interval] | real (naive) +- SE | z | covered | within 2 SE |",
-            "|---|---|---|---|---|---|",
+            f"| m_ensemble | predicted [{level} bootstrap interval] | real (naive check) | SE of real | "
+            "z = (predicted - real) / SE | interval covers real | verdict |",
+            "|---|---|---|---|---|---|---|",
         ]
         for m, r in self.per_m.items():
             pred = "n/a" if not np.isfinite(r["predicted"]) else f"{r['predicted']:.3f}"
@@ -190,30 +230,45 @@ class Validation:
                 pred += f" [{r['lower']:.3f}, {r['upper']:.3f}]"
             z = "n/a" if not np.isfinite(r["z"]) else f"{r['z']:+.1f}"
             covered = "n/a" if r["covered"] is None else ("yes" if r["covered"] else "no")
-            rows.append(
-                f"| {m} | {pred} | {r['real']:.3f} +- {r['real_se']:.3f} | {z} | "
-                f"{covered} | {'yes' if r['within_2se'] else 'no'} |"
-            )
+            rows.append(f"| {m} | {pred} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | {_verdict(r)} |")
         return "\n".join(rows)
 
     def summary(self) -> str:
+        """The estimate's summary (its verdict first), then :meth:`comparison`."""
+        return self.estimate.summary() + "\n\n" + self.comparison()
+
+    def comparison(self) -> str:
+        """The check against the naive measurement: per ensemble size (:meth:`table`), then
+        the counts in words and the cost of each side."""
         e, n = self.estimate, self.naive
+        sizes = len(self.per_m)
+        copies = int(n.attrs["m_stability"])
+        cached = "; cached from an earlier run" if int(n.attrs.get("cached", 0)) else ""
         lines = [
-            e.summary(),
-            "",
-            f"Validation against the naive check ({int(n.attrs['real_runs'])} real runs, m_stability="
-            f"{int(n.attrs['m_stability'])}{', cached' if int(n.attrs.get('cached', 0)) else ''}):",
+            f"Check against the naive measurement ({int(n.attrs['real_runs'])} real runs: "
+            f"{copies} real ensemble copies of {int(n.attrs['real_runs']) // copies} weak selectors{cached}).",
+            "Per ensemble size: the predicted stability, the real one with its standard error (SE), and whether "
+            "the prediction is within 2 SE of it:",
             self.table(),
             (
-                f"interval covers the naive value at {self.covered} of {len(self.per_m)} sizes"
+                f"the {e.confidence:.0%} interval covers the real value at {self.covered} of {sizes} sizes"
                 if any(r["covered"] is not None for r in self.per_m.values())
                 else "no interval to cover anything (n_boot=0, or no curve)"
             )
-            + f"; within 2 SE at {self.within_2se} of {len(self.per_m)}",
-            f"estimate: {e.real_runs} real runs, {self.seconds['estimate']:.1f} s; naive check: "
+            + f"; the prediction is within 2 SE of it at {self.within_2se} of {sizes}",
+            f"cost: estimate {e.real_runs} real runs, {self.seconds['estimate']:.1f} s; naive check "
             f"{int(n.attrs['real_runs'])} real runs, {self.seconds['naive']:.1f} s",
         ]
         return "\n".join(lines)
+
+
+def _verdict(row: dict) -> str:
+    """One comparison's verdict in words, as the HTML report gives it."""
+    if not np.isfinite(row["predicted"]):
+        return "no prediction"
+    if not np.isfinite(row["z"]):
+        return "n/a (SE is 0)"
+    return "within 2 SE" if row["within_2se"] else "outside 2 SE"
 
 
 def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
@@ -256,12 +311,13 @@ def validate(
     selector=None,
     aggregate: str = "mean_rank",
     index: str = "jaccard",
-    seed: int = 0,
+    seed: SeedLike = 0,
     cache_dir: str | os.PathLike | None = None,
     client=None,
     timeout: float = 10.0,
     security=None,
     data: str = "",
+    progress: bool = True,
     **estimate_options,
 ) -> Validation:
     """Run the estimate and the naive check on the same data, and compare them per m.
@@ -271,20 +327,63 @@ def validate(
     cached in ``cache_dir`` (see :func:`naive_check`); the estimate gets the same
     ``m_ensemble``, ``m_stability``, ``selector``, ``aggregate``, ``index`` and ``seed``
     plus ``estimate_options`` (any other keyword of :func:`~ensstab_dask.estimate`).
+    ``progress``: a bar per stage on stderr (the estimate's real runs and simulations,
+    the naive check's real runs) and the dashboard link; False: nothing.
+
+    Parameters
+    ----------
+    X, y : the data (n_samples, n_feature) and class labels
+    n_target : int
+        Features each selector keeps.
+    m_ensemble, m_stability, selector, aggregate, index, seed
+        Shared by the estimate and the naive check (see :func:`~ensstab_dask.estimate`).
+    cache_dir : path, optional
+        Where the naive check is cached; None: not cached.
+    client, timeout, security
+        Where everything runs (see :mod:`ensstab_dask.cluster`).
+    data : str
+        A name for the data, recorded in the result.
+    progress : bool
+    **estimate_options
+        Any other keyword of :func:`~ensstab_dask.estimate`.
+
+    Returns
+    -------
+    Validation
+
+    Examples
+    --------
+    A tiny run (5-tree forests, no bootstrap), to show the calls:
+
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.datasets import make_microarray
+    >>> from ensstab_dask.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> val = es.validate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
+    >>> sorted(val.per_m), sorted(val.per_m[3])
+    ([1, 3], ['covered', 'lower', 'predicted', 'real', 'real_se', 'upper', 'within_2se', 'z'])
+    >>> val.estimate.real_runs, int(val.naive.attrs["real_runs"])
+    (15, 15)
+    >>> val.per_m[1]["covered"] is None  # n_boot=0: no interval to cover the naive value
+    True
     """
     from .cluster import connect
 
-    m_list = _check_m_ensemble(m_ensemble)
+    m_list = check_m_ensemble(m_ensemble)
+    seed = check_seed(seed)  # once: the estimate and the naive check share it
     for bad in ("X", "y", "n_target", "client", "security", "timeout"):
         if bad in estimate_options:
             raise TypeError(f"validate() got {bad!r} twice")
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
     with connect(client, timeout=timeout, security=security) as c:
+        note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
-        est = estimate(X, y, n_target, seed=seed, client=target, **common, **estimate_options)
+        est = estimate(X, y, n_target, seed=seed, client=target, progress=progress, **common, **estimate_options)
         t_est = time.perf_counter() - t0
-        naive = naive_check(X, y, n_target, seed=seed, cache_dir=cache_dir, client=target, **common)
+        naive = naive_check(X, y, n_target, seed=seed, cache_dir=cache_dir, client=target, progress=progress,
+                            **common)  # fmt: skip
     # The naive check's own clock, from a running cluster (a cached one keeps the time it took then).
     seconds = {"estimate": t_est, "naive": float(naive.attrs["seconds"])}
     return Validation(est, naive, compare(est, naive), seconds, data)

@@ -25,18 +25,27 @@
 # This notebook runs on the **embedded default**, a synthetic microarray-like study with
 # 40 known informative features, on the **local Dask scheduler** (one worker process per core).
 
-# %%
+# %% tags=["parameters"]
+# Sizes, and only sizes: every later cell is the same code whatever they are. The test
+# suite sets ENSSTAB_EXAMPLE_SMALL=1 to run quickly; unset, they are the CLI's defaults
+# (about 1 minute on 2 cores; see README.md).
 import os
 
+SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
+# Small, but not so small that the forest looks like chance: then no curve is predicted
+# and the notebook would skip the very steps it is run to test.
+N_TREES = 100 if SMALL else 300
+M_ENSEMBLE = (1, 5, 10) if SMALL else (1, 5, 10, 20, 30, 50)
+M_STABILITY = 6 if SMALL else 30
+N_RUNS = 30 if SMALL else None  # None: the largest m_ensemble, the estimate's default
+REPEATS = 4 if SMALL else 20
+
+# %%
 import matplotlib.pyplot as plt
 
 import ensstab_dask as es
 from ensstab_dask import plotting
 from ensstab_dask.datasets import make_microarray
-
-# The test suite sets ENSSTAB_EXAMPLE_SMALL=1 to run every notebook quickly; unset, the
-# settings are the CLI's defaults.
-SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
 
 # %%
 data = make_microarray(seed=0)
@@ -51,15 +60,16 @@ print(data.X.shape, "samples x features;", len(data.informative), "informative f
 # %%
 from sklearn.ensemble import RandomForestClassifier
 
-selector = RandomForestClassifier(n_estimators=30 if SMALL else 300, max_features="sqrt", n_jobs=1)
+selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
 est = es.estimate(
     data.X,
     data.y,
     20,
     selector=selector,
-    m_ensemble=(1, 5, 10) if SMALL else (1, 5, 10, 20, 30, 50),
-    m_stability=10 if SMALL else 30,
-    repeats=5 if SMALL else 20,
+    m_ensemble=M_ENSEMBLE,
+    m_stability=M_STABILITY,
+    n_runs=N_RUNS,
+    repeats=REPEATS,
     seed=0,
 )
 print(est.summary())

@@ -21,30 +21,47 @@
 # Dask task batch and depends only on its parameters and the seed, so a stored sweep can be
 # resumed, and a cell computed in one sweep equals the same cell computed in another.
 
-# %%
+# %% tags=["parameters"]
+# Sizes, and only sizes: every later cell is the same code whatever they are. The test
+# suite sets ENSSTAB_EXAMPLE_SMALL=1 to run quickly: a coarser grid, taken from the full
+# one, so that every label selected below is on both; fewer copies and repeats.
 import os
+
+SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
+FULL_GRID = {
+    "n_useful": list(range(20, 201, 10)),
+    "p": [round(0.05 * i, 2) for i in range(1, 21)],
+    "m_ensemble": [1, 5, 20],
+}
+# The cell this notebook looks at (the "observed" selector below) and the large ensemble.
+U_OBS, P_OBS, M_LARGE = 50, 0.8, 20
+GRID = {"n_useful": FULL_GRID["n_useful"][::3], "p": FULL_GRID["p"][3::4], "m_ensemble": FULL_GRID["m_ensemble"]}
+GRID = GRID if SMALL else FULL_GRID
+M_STABILITY = 10 if SMALL else 30
+REPEATS = 3 if SMALL else 10
+
+# %%
 import tempfile
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 import ensstab_dask as es
 from ensstab_dask import plotting
 
-SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
+# %% [markdown]
+# The sweep shows a progress bar (`progress=True`, the default) and the Dask dashboard's
+# address; at full size it runs for a few minutes (see README.md).
 
 # %%
 store = Path(tempfile.mkdtemp()) / "sweep.zarr"
 ds = es.sweep(
     2000,
     20,
-    n_useful=[20, 30, 45, 70, 100, 150] if SMALL else list(range(20, 201, 10)),
-    p=[0.2, 0.4, 0.6, 0.8, 1.0] if SMALL else list(np.round(np.arange(0.05, 1.001, 0.05), 2)),
-    m_ensemble=[1, 5, 20],
+    **GRID,
     n_runs=20,
-    m_stability=10 if SMALL else 30,
-    repeats=3 if SMALL else 10,
+    m_stability=M_STABILITY,
+    repeats=REPEATS,
     seed=0,
     store=store,  # written block by block; rerunning this cell computes nothing
 )
@@ -57,9 +74,9 @@ ds
 
 # %%
 single = ds["stability"].sel(m_ensemble=1)
-print(single.sel(n_useful=45, p=0.8).item())
-print(ds["stability"].sel(n_useful=50, p=0.75, method="nearest").to_series().round(3))
-print(single.interp(n_useful=55, p=0.7).item())
+print(single.sel(n_useful=U_OBS, p=P_OBS).item())
+print(ds["stability"].sel(n_useful=U_OBS + 2, p=P_OBS - 0.01, method="nearest").to_series().round(3))
+print(single.interp(n_useful=U_OBS + 5, p=P_OBS - 0.1).item())
 
 # %% [markdown]
 # Masks: the cells where a single selector is at least 0.2 stable, and where ensembles of 20
@@ -68,8 +85,8 @@ print(single.interp(n_useful=55, p=0.7).item())
 # %%
 stable_enough = single.where(single >= 0.2)
 print(int(stable_enough.count()), "of", single.size, "cells have stability >= 0.2")
-gain = ds["stability"].sel(m_ensemble=20) - single
-print("ensembles of 20 help in", int((gain > 0).sum()), "cells")
+gain = ds["stability"].sel(m_ensemble=M_LARGE) - single
+print(f"ensembles of {M_LARGE} help in", int((gain > 0).sum()), "cells")
 
 # %% [markdown]
 # ## The consistent region
@@ -77,11 +94,11 @@ print("ensembles of 20 help in", int((gain > 0).sum()), "cells")
 # Given what was measured on a real selector (its stability and its n_useful with 20 runs),
 # `ds.ensstab.calibrate` marks the cells consistent with each observation and with both
 # (SPEC section 6). Here the "observations" are those of a simulated selector with
-# u = 45, p = 0.8, so the consistent region should contain that cell.
+# u = U_OBS = 50, p = P_OBS = 0.8, so the consistent region should contain that cell.
 
 # %%
-obs_stability = float(single.sel(n_useful=45, p=0.8))
-obs_n_useful = float(ds["n_useful_v"].sel(n_useful=45, p=0.8, m_ensemble=20))
+obs_stability = float(single.sel(n_useful=U_OBS, p=P_OBS))
+obs_n_useful = float(ds["n_useful_v"].sel(n_useful=U_OBS, p=P_OBS, m_ensemble=M_LARGE))
 cal = ds.ensstab.calibrate(obs_stability, obs_n_useful, n_runs=20)
 print(
     "consistent cells:",
@@ -102,8 +119,8 @@ plt.show()
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), layout="constrained")
-plotting.plot_stability_curve(ds, n_useful=45, ax=axes[0])
-ds["stability"].sel(m_ensemble=20).plot(ax=axes[1], x="p", y="n_useful")
+plotting.plot_stability_curve(ds, n_useful=U_OBS, ax=axes[0])
+ds["stability"].sel(m_ensemble=M_LARGE).plot(ax=axes[1], x="p", y="n_useful")
 plt.show()
 
 # %% [markdown]
@@ -115,7 +132,7 @@ again = es.sweep(
     20,
     n_useful=ds.n_useful.values.tolist(),
     p=ds.p.values.tolist(),
-    m_ensemble=[1, 5, 20],
+    m_ensemble=ds.m_ensemble.values.tolist(),
     n_runs=20,
     m_stability=ds.attrs["m_stability"],
     repeats=ds.sizes["repeat"],

@@ -25,21 +25,43 @@
 # replaces (`m_stability x m_ensemble` real runs, cached on disk so that a rerun reuses
 # it), compared per ensemble size.
 
-# %%
+# %% tags=["parameters"]
+# Sizes, and only sizes: every later cell is the same code whatever they are. Unset, they
+# are the paper's settings and the CLI's defaults: about 6 minutes per dataset on 2 cores,
+# almost all of it the naive check (see README.md). The test suite sets
+# ENSSTAB_EXAMPLE_SMALL=1 to run quickly on one dataset.
 import os
 
+SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
+DATASETS = ["colon"] if SMALL else ["colon", "lymphoma", "prostate"]
+# Small, but not so small that the forest looks like chance: then no curve is predicted
+# and the notebook would skip the very steps it is run to test.
+N_TREES = 100 if SMALL else 300
+M_ENSEMBLE = (1, 5, 10) if SMALL else (1, 5, 10, 20, 30, 50)
+M_STABILITY = 6 if SMALL else 20
+N_RUNS = 30 if SMALL else None  # None: the largest m_ensemble, the estimate's default
+REPEATS = 4 if SMALL else 20
+N_BOOT = 50 if SMALL else 200
+# Where the naive curves are cached: None for a temporary folder. A folder of your own
+# keeps them across sessions, and a rerun then costs only the estimates.
+CACHE_DIR = None
+
+# %%
+import tempfile
+
 import matplotlib.pyplot as plt
+from distributed import Client
 from sklearn.ensemble import RandomForestClassifier
 
 import ensstab_dask as es
 from ensstab_dask import plotting
+from ensstab_dask.cluster import local_cluster
 from ensstab_dask.datasets import make_microarray, reference_dataset
 
-SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
 N_TARGET = {"colon": 20, "lymphoma": 40, "prostate": 60}  # the paper's settings
 
 datasets = {}
-for name in ["colon"] if SMALL else list(N_TARGET):
+for name in DATASETS:
     try:
         datasets[name] = reference_dataset(name)
     except (FileNotFoundError, ValueError) as exc:
@@ -49,20 +71,29 @@ if not datasets:
     datasets["embedded default"] = make_microarray(seed=0)
     N_TARGET["embedded default"] = 20
 
-# %%
-import tempfile
+# %% [markdown]
+# ## The validation harness, per dataset
+#
+# At full size this cell runs for several minutes per dataset: the naive check alone is
+# `m_stability x max(m_ensemble)` = 1,000 forest fits. `progress=True` (the default,
+# written out here) draws a bar for each stage: the estimate's real runs and
+# simulations, then the naive check's real runs. In Jupyter the bars are widgets, which
+# need `ipywidgets`; without it tqdm warns "IProgress not found" and draws none. The Dask
+# dashboard (its address is printed) shows the same work live.
 
-M = (1, 5, 10) if SMALL else (1, 5, 10, 20, 30, 50)
-selector = RandomForestClassifier(n_estimators=20 if SMALL else 300, max_features="sqrt", n_jobs=1)
-cache = tempfile.mkdtemp()  # where the naive curves are kept; a folder of your own keeps them across sessions
+# %%
+selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
+cache = CACHE_DIR or tempfile.mkdtemp()
 results = {}
-for name, data in datasets.items():
-    k = N_TARGET[name]
-    results[name] = es.validate(data.X, data.y, k, selector=selector, m_ensemble=M, m_stability=6 if SMALL else 20,
-                                n_runs=20 if SMALL else None, repeats=4 if SMALL else 20, n_boot=50 if SMALL else 200,
-                                calibrate=True, seed=0, cache_dir=cache, data=name)  # fmt: skip
-    print(f"--- {name} ---")
-    print(results[name].summary())
+with local_cluster() as cluster, Client(cluster) as client:  # one worker process per core, for every dataset
+    for i, (name, data) in enumerate(datasets.items(), 1):
+        print(f"[{i}/{len(datasets)}] {name}: {data.X.shape[0]} samples x {data.X.shape[1]} features", flush=True)
+        results[name] = es.validate(data.X, data.y, N_TARGET[name], selector=selector, m_ensemble=M_ENSEMBLE,
+                                    m_stability=M_STABILITY, n_runs=N_RUNS, repeats=REPEATS, n_boot=N_BOOT,
+                                    calibrate=True, seed=0, cache_dir=cache, data=name, client=client,
+                                    progress=True)  # fmt: skip
+        print(f"--- {name} ---")
+        print(results[name].summary())
 
 # %% [markdown]
 # ## Pictures

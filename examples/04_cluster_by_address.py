@@ -20,15 +20,28 @@
 # and give ensstab the scheduler's address. This notebook reads it from
 # `$ENSSTAB_SCHEDULER` and falls back to a local cluster when it is not set.
 
-# %%
+# %% tags=["parameters"]
+# Sizes, and only sizes: every later cell is the same code whatever they are. The test
+# suite sets ENSSTAB_EXAMPLE_SMALL=1 to run quickly.
 import os
 
+SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
+GRID = {"n_useful": [20, 40, 80], "p": [0.4, 0.8], "m_ensemble": [1, 5]}
+M_LARGE = 5  # the ensemble size shown from the sweep
+M_ENSEMBLE = (1, 5)  # the estimate's ensemble sizes
+# Small, but not so small that the forest looks like chance: then no curve is predicted
+# and the notebook would skip the very steps it is run to test.
+N_TREES = 100 if SMALL else 300
+M_STABILITY = 6 if SMALL else 30
+N_RUNS = 30 if SMALL else None  # None: the largest m_ensemble, the estimate's default
+REPEATS = 4 if SMALL else 20
+
+# %%
 from distributed import Client, LocalCluster
 
 import ensstab_dask as es
 from ensstab_dask.datasets import make_microarray
 
-SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
 address = os.environ.get("ENSSTAB_SCHEDULER")
 if address:
     client = Client(address, timeout="30s")
@@ -53,19 +66,19 @@ print({k: v["packages"]["distributed"] for k, v in versions["workers"].items()})
 # whatever the number of workers.
 
 # %%
-grid = dict(n_useful=[20, 40, 80], p=[0.4, 0.8], m_ensemble=[1, 5], m_stability=10, repeats=3, seed=0)
-remote = es.sweep(2000, 20, client=client, progress=False, **grid)
-local = es.sweep(2000, 20, client="synchronous", progress=False, **grid)
+settings = dict(**GRID, m_stability=10, repeats=3, seed=0)
+remote = es.sweep(2000, 20, client=client, progress=False, **settings)
+local = es.sweep(2000, 20, client="synchronous", progress=False, **settings)
 assert (remote["stability_draws"] == local["stability_draws"]).all()
-remote["stability"].sel(m_ensemble=5).to_pandas().round(3)
+remote["stability"].sel(m_ensemble=M_LARGE).to_pandas().round(3)
 
 # %%
 from sklearn.ensemble import RandomForestClassifier
 
 data = make_microarray(seed=0)
-selector = RandomForestClassifier(n_estimators=20 if SMALL else 300, max_features="sqrt", n_jobs=1)
-est = es.estimate(data.X, data.y, 20, selector=selector, m_ensemble=(1, 5), m_stability=8 if SMALL else 30,
-                  repeats=4 if SMALL else 20, client=client)  # fmt: skip
+selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
+est = es.estimate(data.X, data.y, 20, selector=selector, m_ensemble=M_ENSEMBLE, m_stability=M_STABILITY,
+                  n_runs=N_RUNS, repeats=REPEATS, client=client)  # fmt: skip
 print(est.summary())
 
 # %% [markdown]

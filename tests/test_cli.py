@@ -1,12 +1,17 @@
-"""The ``ensstab`` command line: output, JSON, and one-line errors with exit status 2."""
+"""The ``ensstab`` command line: output, JSON, help, and one-line errors in its own words
+with exit status 2. Ctrl-C is in test_cli_signals.py."""
 
+import inspect
 import json
+import socket
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from ensstab_dask.cli import UsageError, main, parse_values
+import ensstab_dask as es
+from ensstab_dask.cli import UsageError, build_parser, main, parse_values
 
 
 def run(*args):
@@ -28,13 +33,14 @@ def test_simulate_prints_curve_and_writes_json(tmp_path):
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["simulate", "--p", "1.5"], "p must be in [0.0, 1.0]"),
-        (["simulate", "--n-target", "3000"], "n_target must be in [1, 2000]"),
+        (["simulate", "--p", "1.5"], "--p must be in [0.0, 1.0]"),
+        (["simulate", "--n-target", "3000"], "--n-target must be in [1, 2000]"),
         (["simulate", "--m-ensemble", "1,x"], "--m-ensemble"),
-        (["simulate", "--m-stability", "1"], "m_stability must be >= 2"),
+        (["simulate", "--m-stability", "1"], "--m-stability must be >= 2"),
         (["simulate", "--aggregate", "max"], "invalid choice"),
         (["simulate", "--n-useful", "ten"], "invalid int value"),
         (["nosuchcommand"], "invalid choice"),
+        (["sweep", "--n-useful", "20:10:5", "--p", "0.5"], "--n-useful: range '20:10:5' needs step > 0"),
     ],
 )
 def test_bad_input_one_line_exit_2(args, needle):
@@ -42,6 +48,7 @@ def test_bad_input_one_line_exit_2(args, needle):
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], res.stderr
+    assert lines[0].startswith("ensstab: error: "), res.stderr  # every error, the parser's and the library's
     assert "Traceback" not in res.stderr
 
 
@@ -60,3 +67,200 @@ def test_main_returns_status_in_process(capsys):
     assert main(["simulate", "--n-feature", "300", "--m-ensemble", "1", "--m-stability", "5"]) == 0
     assert main(["simulate", "--p", "nan"]) == 2
     assert "NaN" in capsys.readouterr().err
+
+
+def _sweep_args(store) -> list[str]:
+    return ["sweep", "--n-feature", "300", "--n-target", "10", "--n-useful", "10,25,40", "--p", "0.3,0.6,0.9",
+            "--m-stability", "12", "--repeats", "3", "--store", str(store), "--scheduler", "synchronous"]  # fmt: skip
+
+
+def test_the_resume_note_goes_to_stderr_as_a_plain_line(tmp_path):
+    store = tmp_path / "s.zarr"
+    first = run(*_sweep_args(store), "--no-progress")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr == ""  # --no-progress: warnings only, and there are none
+    chunk = sorted(p for p in (store / "stability_draws").rglob("*") if p.is_file() and p.name != "zarr.json")[0]
+    chunk.unlink()  # one n_useful row's draws: three cells to recompute
+    again = run(*_sweep_args(store))
+    assert again.returncode == 0, again.stderr
+    assert "Resuming" not in again.stdout
+    lines = again.stderr.splitlines()
+    assert f"Resuming {store}: 6 cells already done, 3 to compute" in lines, again.stderr
+    # The library's messages, one plain line each: no logger name or level in front.
+    assert "sweep: computing 3 of 9 cells in 3 tasks" in lines
+    assert not any(line.startswith(("INFO", "WARNING", "ensstab_dask.")) for line in lines), again.stderr
+    # The damaged row is a warning: shown with --no-progress too.
+    chunk = sorted(p for p in (store / "stability_draws").rglob("*") if p.is_file() and p.name != "zarr.json")[0]
+    chunk.unlink()
+    quiet = run(*_sweep_args(store), "--no-progress")
+    assert quiet.returncode == 0, quiet.stderr
+    warning = f"sweep: 3 cells of {store} are marked done but hold no data: recomputing them"
+    assert quiet.stderr.splitlines() == [warning]
+
+
+def test_quiet_is_the_sweeps_no_progress_and_an_option_of_estimate_and_validate(tmp_path):
+    store = tmp_path / "s.zarr"
+    for flag in ("-q", "--quiet", "--no-progress"):
+        res = run(*_sweep_args(store), flag)
+        assert res.returncode == 0 and res.stderr == "", (flag, res.stderr)  # not even the resume note
+    for command in ("estimate", "validate"):
+        assert build_parser().parse_args([command, "--quiet"]).quiet
+
+
+# Item: a sweep that cannot start leaves no store behind --------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once the socket is closed
+
+
+@pytest.mark.parametrize("address", ["unreachable", "tcp://127.0.0.1:99999"])
+def test_a_sweep_whose_scheduler_fails_leaves_no_store_and_the_corrected_rerun_runs(tmp_path, address):
+    """The template used to be written before connecting: the rerun, with its other
+    settings, was then refused ("made with different settings") by a store with no cell done."""
+    if address == "unreachable":
+        address = f"tcp://127.0.0.1:{_closed_port()}"
+    store = tmp_path / "s.zarr"
+    small = ["sweep", "--n-feature", "300", "--n-target", "10", "--n-useful", "10,20", "--store", str(store), "-q"]
+    failed = run(*small, "--p", "0.5", "--scheduler", address, "--timeout", "2")
+    lines = failed.stderr.strip().splitlines()
+    assert failed.returncode == 2 and len(lines) == 1 and lines[0].startswith("ensstab: error: "), failed.stderr
+    assert not store.exists()
+    rerun = run(*small, "--p", "0.3,0.6", "--m-stability", "6", "--repeats", "2", "--scheduler", "synchronous")
+    assert rerun.returncode == 0, rerun.stderr
+    assert "sweep done (n_useful: 2, p: 2, m_ensemble: 1)" in rerun.stdout
+
+
+# Help -----------------------------------------------------------------------------------
+
+
+def _help(command: str, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_every_command_says_what_it_does_and_shows_its_defaults(capsys):
+    for command in ("simulate", "sweep", "estimate", "validate", "report", "verify", "export"):
+        raw = _help(command, capsys)
+        description = raw.split("\n\n")[1]  # after the usage, before the options
+        assert not description.startswith(("options:", "positional")) and len(description) > 60, (command, raw)
+        text = " ".join(raw.split())  # argparse wraps lines at the terminal's width
+        if command in ("simulate", "sweep", "estimate", "validate"):
+            for option, default in (("--aggregate", "mean_rank"), ("--index", "jaccard"), ("--seed", "0")):
+                described = text.split(f" {option} ", 1)[1].split(" --", 1)[0]
+                assert len(described) > 40 and f"(default: {default})" in described, (command, option, described)
+            assert "--m-stability M_STABILITY ensemble copies" in text
+        if command in ("sweep", "estimate", "validate"):
+            assert "examples: ensstab " + command in text
+        assert "(default: None)" not in text
+    raw = _help("estimate", capsys)
+    assert raw.rstrip().splitlines()[-3:] == [
+        "  ensstab estimate                          # the embedded default study (no download)",
+        "  ensstab estimate --data colon.mat --n-target 20 --json colon.json",
+        "  ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
+    ]  # the examples one per line, not wrapped into a paragraph
+    text = " ".join(raw.split())
+    assert "--m-ensemble M_ENSEMBLE ensemble sizes to predict" in text and "(default: 1,5,10,20,30,50)" in text
+    assert "--p-method {bisect,grid} how p is fitted to the real selector's stability" in text
+    text = " ".join(_help("export", capsys).split())
+    assert "STORE the sweep's zarr store" in text and "OUT.nc the netCDF file to write" in text
+
+
+def _defaults(function) -> dict:
+    parameters = inspect.signature(function).parameters.items()
+    return {k: p.default for k, p in parameters if p.default is not inspect.Parameter.empty}
+
+
+def test_the_defaults_are_the_library_functions_defaults():
+    from ensstab_dask._sweep import sweep
+    from ensstab_dask.algorithm import estimate
+    from ensstab_dask.simulation import simulated_stability
+    from ensstab_dask.validation import validate
+
+    parser = build_parser()
+    commands = {
+        "simulate": ([], simulated_stability),
+        "sweep": (["--n-useful", "30", "--p", "0.5"], sweep),
+        "estimate": ([], estimate),
+        "validate": ([], validate),
+    }
+    for command, (required, function) in commands.items():
+        args = vars(parser.parse_args([command, *required]))
+        library = _defaults(function)
+        if command == "validate":  # the estimate's other options reach estimate() through **estimate_options
+            library = {**_defaults(estimate), **library}
+        # Not the same thing under one name: the grid, the CLI's selector name and data path.
+        shared = set(args) & set(library) - {"m_ensemble", "n_useful", "p", "selector", "data"}
+        assert {"m_stability", "aggregate", "index", "seed"} <= shared, command
+        for name in shared:
+            assert args[name] == library[name], (command, name, args[name], library[name])
+        if isinstance(library.get("m_ensemble"), tuple):  # estimate's and validate's sizes
+            assert parse_values(args["m_ensemble"]) == list(library["m_ensemble"])
+
+
+# Errors in the command line's words -------------------------------------------------------
+
+
+def test_negative_list_values_reach_the_range_check(capsys):
+    for p in (["--p", "-0.2,0.5"], ["--p=-0.2,0.5"]):
+        assert main(["sweep", "--n-useful", "30", *p, "--scheduler", "synchronous"]) == 2
+        assert capsys.readouterr().err == "ensstab: error: --p values must be in [0.0, 1.0]; got -0.2\n"
+    assert main(["sweep", "--n-useful", "-5:30:5", "--p", "0.5", "--scheduler", "synchronous"]) == 2
+    assert capsys.readouterr().err == "ensstab: error: --n-useful values must be in [20, 2000]; got -5\n"
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["simulate", "--h", "30"], "--h is an option of --model two-level only; got --h 30 with --model onda"),
+        (["simulate", "--model", "two-level"], "--model two-level needs --h, the size of each ensemble copy's"),
+        (["sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", "bogus"], "--scheduler must be processes, "),
+        (["sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", "tcp://127.0.0.1"], "--scheduler: malformed"),
+        (["sweep", "--n-useful", "30", "--p", "0.5", "--store", "/no/such/dir/s.zarr"], "--store /no/such/dir/s."),
+    ],
+)
+def test_errors_name_the_options_not_the_library_parameters(args, line, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ensstab: error: {line}"), err
+    assert "=" not in err[0], err  # no h=, model=, client=...
+
+
+def _store(path):
+    es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1], m_stability=5, repeats=2, seed=3,
+             client="synchronous", progress=False, store=path)  # fmt: skip
+    return path
+
+
+def test_library_hints_become_options(tmp_path, capsys):
+    import zarr
+
+    store = _store(tmp_path / "s.zarr")
+    zarr.open_group(str(store), mode="r+")["completed"][0, 0, 0] = 0  # one cell not done: incomplete
+    assert main(["export", str(store), str(tmp_path / "x.nc")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].endswith("rerun the sweep to finish it, or pass --allow-incomplete"), err
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "old.txt").write_text("")
+    assert main(["report", str(store), "-o", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("ensstab: error: --output ") and "pass --overwrite to" in err[0], err
+    assert "overwrite=True" not in err[0] and "CLI" not in err[0]
+
+
+def test_report_reads_a_sweep_store_and_says_what_it_reads(tmp_path, capsys):
+    store = _store(tmp_path / "s.zarr")
+    assert main(["report", str(store), "-o", str(tmp_path / "r")]) == 0
+    assert "wrote " in capsys.readouterr().out and (tmp_path / "r" / "index.html").exists()
+    csv = tmp_path / "good.csv"
+    csv.write_text("a,b,label\n1,2,0\n3,4,1\n")
+    for result, what in ((csv, "is not a netCDF file"), (tmp_path, "is a directory but not a sweep store")):
+        assert main(["report", str(result), "-o", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and f"{result} {what}; report reads a netCDF file" in err[0], err
+        assert "sweep store" in err[0] and not (tmp_path / "x").exists()
+    assert np.isfinite(es.storage.SweepStore(store).load()["stability"]).all()  # the store is only read

@@ -362,3 +362,23 @@ def _alive(pid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
+
+
+# 7. A lost scheduler is told by the exception's type and the client's state ------------
+
+
+def test_a_call_after_the_scheduler_died_is_scheduler_lost(start_cluster):
+    """A plain call to the scheduler (no future cancelled, no "scheduler-connection-lost"
+    in any message) fails with an OSError once the scheduler is gone: while the client is
+    no longer running, that is a lost scheduler, reported as such."""
+    from ensstab_dask.cluster import connect
+
+    c = start_cluster("lost", n_workers=1)
+    with pytest.raises(es.SchedulerLost, match=f"lost the connection to the Dask scheduler at {c.address}"):
+        with connect(c.address, timeout=3) as client:
+            os.kill(c.pid("scheduler"), signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while client.status == "running" and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert client.status != "running", "the client did not notice the scheduler's death"
+            client.nthreads()

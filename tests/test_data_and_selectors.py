@@ -10,7 +10,7 @@ from scipy.io import savemat
 
 import ensstab_dask as es
 from ensstab_dask.datasets import check_data, load_dataset, make_microarray, reference_dataset
-from ensstab_dask.selectors import default_selector, real_run, real_runs, resample_indices
+from ensstab_dask.selectors import default_selector, make_scorer, real_run, real_runs, resample_indices
 
 DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
 needs_data = pytest.mark.skipif(
@@ -78,6 +78,10 @@ def test_csv_label_column_errors(tmp_path):
         (np.ones((6, 3)), [0, 1] * 3, {"n_target": 3}, "n_target must be < n_feature=3"),
         (np.ones(6), [0, 1] * 3, {}, "X must be 2-D"),
         (np.ones((6, 3)), np.array([0, 1, None, 1, 0, 1], dtype=object), {}, "missing labels"),
+        (np.ones((6, 3)), np.linspace(0, 1, 6), {}, "y must hold class labels .*'continuous'"),
+        (np.ones((6, 3)), np.ones((6, 2)), {}, r"y must be 1-D .*got shape \(6, 2\)"),
+        (np.ones((6, 0)), [0, 1] * 3, {}, "X must have at least 1 feature"),
+        (np.ones((6, 3)), np.array([0.0, 1, np.nan, 1, 0, 1]), {}, "y contains NaN or inf"),
     ],
 )
 def test_bad_data_is_refused(X, y, kw, match):
@@ -86,8 +90,23 @@ def test_bad_data_is_refused(X, y, kw, match):
 
 
 def test_complex_data_is_refused():
-    with pytest.raises(TypeError, match="real-valued"):
+    with pytest.raises(TypeError, match="X must be real-valued"):
         check_data(np.ones((6, 3)) * 1j, [0, 1] * 3)
+    with pytest.raises(TypeError, match="y must be real-valued"):
+        check_data(np.ones((6, 3)), np.array([0, 1] * 3) * 1j)
+    with pytest.raises(TypeError, match="X must be a dense numeric"):
+        check_data([["a", "b"]] * 6, [0, 1] * 3)
+
+
+def test_check_data_accepts_what_scikit_learn_accepts_and_refuses_in_one_line():
+    # Lists, string labels, a .mat file's column of labels.
+    X, y = check_data([[1, 2], [3, 4], [5, 6], [7, 8]], np.array([["a"], ["b"], ["a"], ["b"]]))
+    assert X.dtype == np.float64 and X.shape == (4, 2) and y.tolist() == ["a", "b", "a", "b"]
+    # scikit-learn's own messages for these span several lines (the array, advice).
+    for X, y in ((np.ones(6), [0, 1] * 3), (np.ones((6, 3)) * 1j, [0, 1] * 3)):
+        with pytest.raises((ValueError, TypeError)) as info:
+            check_data(X, y)
+        assert "\n" not in str(info.value) and str(info.value).startswith("X must be")
 
 
 def test_embedded_default_is_deterministic_and_informative():
@@ -118,17 +137,71 @@ def test_reference_dataset_needs_a_folder(monkeypatch):
         reference_dataset("iris")
 
 
+Y62 = np.repeat([0, 1], [40, 22])  # the embedded default's classes
+
+
 def test_resampling():
     rng = np.random.default_rng(0)
-    half = resample_indices(62, "half", rng)
+    half = resample_indices(Y62, "half", rng)
     assert len(half) == 31 and len(set(half)) == 31
-    assert len(resample_indices(62, 0.8, rng)) == 49
-    boot = resample_indices(62, "bootstrap", rng)
+    assert np.bincount(Y62[half]).tolist() == [20, 11]  # stratified: each class halved
+    frac = resample_indices(Y62, 0.8, rng)
+    assert len(frac) == 49 and len(set(frac)) == 49
+    boot = resample_indices(Y62, "bootstrap", rng)
     assert len(boot) == 62 and len(set(boot)) < 62
+    assert np.bincount(Y62[boot]).tolist() == [40, 22]  # a stratified bootstrap keeps each class's count
     with pytest.raises(ValueError, match="resample must be"):
-        resample_indices(62, "thirds", rng)
+        resample_indices(Y62, "thirds", rng)
     with pytest.raises(ValueError, match=r"resample must be in \(0.0, 1.0\]"):
-        resample_indices(62, 1.5, rng)
+        resample_indices(Y62, 1.5, rng)
+    with pytest.raises(ValueError, match=r"y must be 1-D class labels.*got shape \(\)"):
+        resample_indices(62, "half", rng)
+
+
+@pytest.mark.parametrize("resample", ["half", "bagging", "bootstrap", 0.5, 1.0])
+def test_every_resample_holds_every_class(resample):
+    # 4 samples per class: unstratified, a half of 8 samples is all one class in 1 draw of 35.
+    for y in (np.repeat([0, 1], 4), np.repeat(["a", "b", "c"], 4)):
+        rng = np.random.default_rng(1)
+        for _ in range(300):
+            idx = resample_indices(y, resample, rng)
+            assert set(y[idx]) == set(y), (resample, y[idx])
+    if resample in ("half", "bagging"):
+        assert np.unique(y[resample_indices(y, resample, rng)], return_counts=True)[1].tolist() == [2, 2, 2]
+
+
+def test_stratified_halves_are_uniform_within_each_class():
+    # Each sample is in a half with probability 1/2 (20 of 40, 11 of 22). The largest of 62
+    # deviations over 4000 draws: 4.8 SE, which one of 62 normals exceeds with probability 1e-4.
+    rng = np.random.default_rng(2)
+    hits = np.zeros(62)
+    for _ in range(4000):
+        hits[resample_indices(Y62, "half", rng)] += 1
+    assert np.abs(hits / 4000 - 0.5).max() < 4.8 * np.sqrt(0.25 / 4000)
+
+
+def test_resampling_draws_only_from_the_generator_given():
+    np.random.seed(1)
+    a = resample_indices(Y62, "bagging", np.random.default_rng(7))
+    np.random.seed(2)
+    assert np.array_equal(a, resample_indices(Y62, "bagging", np.random.default_rng(7)))
+
+
+def test_a_class_too_small_for_the_resample_is_refused():
+    X = np.random.default_rng(0).standard_normal((5, 4))
+    y = np.array([0, 0, 0, 0, 1])
+    with pytest.raises(ValueError, match="resample='half' needs at least 2 samples of every class.*class 1 has 1"):
+        resample_indices(y, "half", np.random.default_rng(0))
+    with pytest.raises(ValueError, match="resample='bagging' needs at least 2 samples"):
+        resample_indices(y, "bagging", np.random.default_rng(0))
+    with pytest.raises(ValueError, match="resample=0.25 needs at least 4 samples of every class"):
+        resample_indices(np.repeat([0, 1], [8, 3]), 0.25, np.random.default_rng(0))
+    assert set(y[resample_indices(y, "bootstrap", np.random.default_rng(0))]) == {0, 1}
+    # Refused before any run is sent anywhere, by the single run and by the pools.
+    with pytest.raises(ValueError, match="resample='half' needs at least 2 samples of every class"):
+        real_run(X, y, 2, selector=lambda X, y, rng: np.zeros(4))
+    with pytest.raises(ValueError, match="resample='half' needs at least 2 samples of every class"):
+        real_runs(X, y, 2, n_runs=2, client="tcp://127.0.0.1:9")
 
 
 def test_real_run_ranks_and_reproducibility():
@@ -162,6 +235,40 @@ def test_coef_selectors_and_multiclass_norm():
     X[y == 2, 5] -= 3
     r = real_run(X, y, 2, selector=LogisticRegression(max_iter=500), resample=1.0, seed=0)
     assert set(np.flatnonzero(r <= 2)) == {3, 5}
+
+
+def test_pipeline_scored_like_scikit_learn_importance_getter_auto():
+    """A pipeline is scored by its last step; a multi-class coef_ by its L1 norm over classes."""
+    from sklearn.base import clone
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((90, 6)) * [1, 10, 100, 1, 1, 1]
+    y = np.repeat([0, 1, 2], 30)
+    X[y == 1, 1] += 20
+    X[y == 2, 4] -= 2
+    pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    scores = make_scorer(pipe)(X, y, np.random.default_rng(0))
+    coef = clone(pipe).fit(X, y)[-1].coef_
+    assert coef.shape == (3, 6)
+    np.testing.assert_allclose(scores, np.linalg.norm(coef, ord=1, axis=0), rtol=1e-10)
+    assert not np.allclose(scores, np.linalg.norm(coef, axis=0))  # not the L2 norm
+    top = np.flatnonzero(real_run(X, y, 2, selector=pipe, resample=1.0, seed=0) <= 2)
+    assert set(top) == {1, 4}
+
+
+def test_pipeline_steps_are_seeded_by_the_run():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    d = make_microarray(n_feature=60, n_informative=5, seed=0)
+    pipe = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=10, n_jobs=1))
+    a, b = (real_run(d.X, d.y, 5, selector=pipe, seed=s) for s in (1, 1))
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, real_run(d.X, d.y, 5, selector=pipe, seed=2))
 
 
 def test_bad_selector():

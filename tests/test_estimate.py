@@ -28,12 +28,18 @@ def est():
 def test_estimate_fields(est):
     assert est.real_runs == 24 + 12  # the default layout: n_runs on halves, m_stability in the members' layout
     assert est.n_target == 10 and est.n_feature == 300
-    assert 10 <= est.n_useful <= 300 and len(est.n_useful_draws) == 4
+    assert len(est.n_useful_draws) == 4
+    # 15 informative features shifted by 2 sd: n_useful finds them (its bootstrap SE here
+    # is about 0.7, so 4 SE is 3 features), unclamped, and the features counted are they.
+    assert abs(est.n_useful - 15) <= 3 and est.n_useful == round(est.n_useful_mean)
+    useful = np.flatnonzero(est.selection_counts > est.t_uniform)
+    assert np.isin(useful, DATA.informative).mean() >= 0.8 and np.isin(DATA.informative, useful).mean() >= 0.8
     assert 0 < est.real_stability <= 1
     assert est.real_nogueira.lower <= est.real_nogueira.stability <= est.real_nogueira.upper
-    assert 0 <= est.p <= 1 and est.fixed_point_holds in (True, False)
-    assert est.has_curve and isinstance(est.reliable, bool) and isinstance(est.warnings, list)
-    assert est.reliable == (not est.warnings)
+    # A selector the simulator models: p inside its range, a fixed point that holds and could have failed.
+    assert 0 < est.p < 1 and not est.p_fit.at_boundary
+    assert est.fixed_point_holds is True and est.fixed_point_power is True
+    assert est.has_curve and est.reliable and est.warnings == []
     assert list(est.curve["m_ensemble"].values) == [1, 3]
     assert set(est.curve.data_vars) >= {"stability", "stability_std", "stability_lower", "stability_upper"}
     assert est.simulated_runs > est.real_runs
@@ -53,18 +59,19 @@ def test_estimate_fields(est):
     assert d["confidence"] == 0.95 and d["n_boot"] == 50
     assert set(d["curve"]) == set(d["curve_interval"]) == {"1", "3"}
     assert len(d["n_useful_interval"]) == len(d["p_interval"]) == 2
-    assert "predicted stability" in est.summary() and "95% interval" in est.summary()
+    assert "Predicted stability" in est.summary() and "95% interval" in est.summary()
     json.dumps(d)  # JSON-able as it is
 
 
 def test_paper_layout_without_bootstrap_reproduces_earlier_results():
     """calibration_layout='paper' with n_boot=0 is the paper's method as it was before the
-    bootstrap and the guard rails: the same streams, bit for bit (values pinned from the
-    earlier release)."""
+    bootstrap and the guard rails: the same streams, bit for bit (values pinned at stream
+    layout 2, with the real runs' resamples stratified by class: a change of any stream
+    must show up here)."""
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibration_layout="paper", **dict(SMALL, n_boot=0))
-    assert (e.t_uniform, e.n_useful, e.n_useful_mean) == (4.25, 15, 15.0)
-    assert e.real_stability == 0.15610308450865729 and e.p == 0.62333984375
-    assert e.predicted() == {1: 0.16217420851708778, 3: 0.22147298937159618}
+    assert (e.t_uniform, e.n_useful, e.n_useful_mean) == (4.25, 14, 14.0)
+    assert e.real_stability == 0.17216913346944304 and e.p == 0.6346679687499999
+    assert e.predicted() == {1: 0.18942353655975946, 3: 0.2735025731349261}
     assert e.intervals == {} and e.curve_interval() == {} and "stability_lower" not in e.curve
 
 
@@ -82,7 +89,7 @@ def test_calibrated_estimate_predicts_at_the_calibrated_cell():
         assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == e.calibrated
     else:  # no consistent cell: the uncalibrated (u, p) is used, and said so
         assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == (e.n_useful, e.p)
-    assert f"n_useful={e.curve.attrs['simulator_n_useful']}" in e.summary()
+    assert f"n_useful = {e.curve.attrs['simulator_n_useful']}," in e.summary()
     ds = e.to_dataset()
     assert ds.attrs["simulator_n_useful"] == e.curve.attrs["simulator_n_useful"] and ds.attrs["n_useful"] == e.n_useful
 
@@ -124,7 +131,7 @@ def test_real_ensemble_stability(two_process_client):
     assert list(ds["m_ensemble"].values) == [1, 2, 4]
     assert ds.attrs["real_runs"] == 16 and ds.attrs["layout"] == "bagging" and ds.attrs["modelled_by_simulator"] == 1
     # The features each copy selected are kept, and the SE is the U-statistic's of them.
-    from ensstab_dask.stability import stability, stability_se
+    from ensstab_dask._stability import stability, stability_se
 
     assert ds["selected"].shape == (3, 4, 10)
     for i in range(3):
@@ -223,7 +230,10 @@ def test_estimate_on_reference_data_at_reduced_settings(name, n_target):
     data = reference_dataset(name)
     small = dict(SMALL, m_stability=5, n_runs=5, m_ensemble=(1, 3), n_boot=20)
     e = estimate(data.X, data.y, n_target, client="synchronous", **small)
-    assert e.n_feature == data.X.shape[1] and n_target <= e.n_useful <= e.n_feature
+    assert e.n_feature == data.X.shape[1] and e.n_useful == max(round(e.n_useful_mean), n_target)
+    # A clamped n_useful is said, and the estimate is then not reliable.
+    clamped = round(e.n_useful_mean) < n_target
+    assert any("n_useful was clamped" in w for w in e.warnings) == clamped and not (clamped and e.reliable)
     assert 0 < e.real_stability < 1 and e.real_runs == 5 + 5  # n_runs on halves, m_stability in the members' layout
 
 
@@ -237,12 +247,15 @@ def test_prediction_accuracy_on_a_strong_signal(two_process_client):
     same = prediction_accuracy(DATA.X, DATA.y, 10, client=two_process_client, **kw)
     assert np.array_equal(res.predictions, same.predictions)
     ens = prediction_accuracy(DATA.X, DATA.y, 10, client="synchronous", m_ensemble=3, **kw)
-    assert ens.m_ensemble == 3 and 0 <= ens.accuracy <= 1
+    # Chance is the majority class (40 of 62): a strong signal beats it by 4 binomial SE.
+    chance = np.bincount(DATA.y).max() / len(DATA.y)
+    above = chance + 4 * np.sqrt(chance * (1 - chance) / len(DATA.y))
+    assert ens.m_ensemble == 3 and ens.accuracy > above and res.accuracy > above
 
 
 def test_jackknife_error_tracks_the_sampling_error():
     import ensstab_dask as es
-    from ensstab_dask.stability import jackknife_std
+    from ensstab_dask._stability import jackknife_std
 
     # Across 200 independent experiments of 20 runs, the jackknife standard error
     # should match the spread of the stability itself (its SD has ~5 % relative error).
@@ -258,3 +271,32 @@ def test_jackknife_error_tracks_the_sampling_error():
 def test_prediction_accuracy_refuses_a_predictor_that_is_not_an_estimator():
     with pytest.raises(TypeError, match="predictor must be a scikit-learn estimator"):
         prediction_accuracy(DATA.X, DATA.y, 10, predictor="rf", client="synchronous")
+
+
+def test_prediction_accuracy_needs_three_samples_of_every_class():
+    y = DATA.y.copy()
+    y[np.flatnonzero(y == 1)[:2]] = 2  # a third class of 2 samples
+    with pytest.raises(ValueError, match="at least 3 samples of every class .*class 2 has 2"):
+        prediction_accuracy(DATA.X, y, 10, client="tcp://127.0.0.1:9")
+
+
+def test_a_clamped_n_useful_is_a_warning_of_the_estimate():
+    noise = make_microarray(n_feature=300, n_informative=0, seed=3)  # A[f] far below n_target
+    with pytest.warns(RuntimeWarning, match="n_useful was clamped"):
+        e = estimate(noise.X, noise.y, 10, client="synchronous", **SMALL)
+    assert round(e.n_useful_mean) < 10 and e.n_useful == 10 and not e.reliable
+    (msg,) = [w for w in e.warnings if "clamped" in w]
+    assert f"from A[f] = {e.n_useful_mean:.1f} to n_target = 10" in msg and "n_target <= n_useful" in msg
+
+
+@pytest.mark.parametrize(
+    "mean, used, said",
+    [(6.2, 10, "to n_target = 10"), (10.4, 10, None), (9.5, 10, None), (312.0, 300, "to n_feature = 300")],
+)
+def test_caution_reasons_say_when_n_useful_was_clamped(mean, used, said):
+    from ensstab_dask.algorithm import caution_reasons
+
+    kw = dict(n_runs=24, t_draws=np.array([4, 5]), p_fit=None, fixed_point=None, power=None)
+    out = caution_reasons(**kw, n_useful=(mean, used))
+    assert [w for w in out if "clamped" in w] == ([] if said is None else [w for w in out if said in w])
+    assert len(out) == (said is not None) and caution_reasons(**kw) == []

@@ -233,3 +233,80 @@ def test_an_export_killed_at_any_moment_leaves_the_old_file_or_the_new_one(tmp_p
     assert outcomes  # every kill left one of the two; which ones depends on timing
     subprocess.run(_export_cmd(store, out), check=True, capture_output=True, timeout=300)
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # leftovers cleaned
+
+
+def _without_warnings(fn):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    assert not caught, [f"{w.category.__name__}: {w.message}" for w in caught]
+    return result
+
+
+SMALL_SWEEP = dict(n_useful=[20, 30], p=[0.3, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=1,
+                   client="synchronous", progress=False)  # fmt: skip
+
+
+def test_a_sweep_store_opens_lazily_without_warnings_and_verifies(tmp_path, capsys):
+    store = tmp_path / "s.zarr"
+    _without_warnings(lambda: es.sweep(300, 10, store=store, **SMALL_SWEEP))
+    ds = _without_warnings(lambda: xr.open_zarr(store))
+    assert ds["stability_draws"].chunks is not None  # lazy: nothing read until asked
+    assert not np.isnan(ds["stability"].values).any()
+    assert _without_warnings(lambda: cli_main(["verify", str(store)])) == 0
+    assert capsys.readouterr().out.strip().endswith("ok; 8 of 8 cells done")
+
+
+def test_a_store_written_without_consolidated_metadata_is_read_quietly_and_upgraded_on_resume(tmp_path):
+    store = tmp_path / "s.zarr"
+    first = es.sweep(300, 10, store=store, **SMALL_SWEEP)
+    # Make it a store as written before consolidated metadata (zarr format 3 keeps it in the
+    # root zarr.json, format 2 in .zmetadata).
+    if (store / ".zmetadata").exists():
+        (store / ".zmetadata").unlink()
+    else:
+        meta = json.loads((store / "zarr.json").read_text())
+        meta.pop("consolidated_metadata")
+        (store / "zarr.json").write_text(json.dumps(meta))
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        xr.open_zarr(store)
+    assert caught  # as such stores are: xarray warns
+    assert _without_warnings(lambda: cli_main(["verify", str(store)])) == 0
+    again = _without_warnings(lambda: es.sweep(300, 10, store=store, **SMALL_SWEEP))  # resumes, and consolidates
+    xr.testing.assert_identical(first.drop_attrs(), again.drop_attrs())
+    _without_warnings(lambda: xr.open_zarr(store))
+
+
+def test_a_failed_report_write_keeps_the_old_report_and_leaves_no_temporary_files(tmp_path):
+    """A full disk (RLIMIT_FSIZE, as above) while ``ensstab report --overwrite`` draws: the
+    existing report is kept byte for byte, and no temporary directory is left beside it."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    from ensstab_dask.report import write_report
+
+    nc = write_netcdf(es.sweep(300, 10, **SMALL_SWEEP), tmp_path / "s.nc")
+    rep = tmp_path / "rep"
+    write_report(nc, rep)
+    write_report(nc, rep, overwrite=True)  # a replacement that works leaves nothing behind either
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep", "s.nc"]
+    before = {p.name: p.read_bytes() for p in rep.iterdir()}
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))  # far below a picture's size
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "report", str(nc), "-o", str(rep), "--overwrite"],
+                          preexec_fn=small_disk, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and err[0].startswith("ensstab: error:"), (proc.returncode, err)
+    assert {p.name: p.read_bytes() for p in rep.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep", "s.nc"]  # hidden temporary names included

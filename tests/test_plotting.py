@@ -251,3 +251,19 @@ def test_report_cli_on_a_file_that_is_not_netcdf(tmp_path):
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert "not a netCDF file" in run.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_every_result_says_what_it_is_and_plotting_dispatches_on_it():
+    from ensstab_dask.plotting import result_kind
+
+    sweep = es.sweep(300, 10, n_useful=[20, 30], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2,
+                     client="synchronous", progress=False)  # fmt: skip
+    assert sweep.attrs["kind"] == "sweep" and result_kind(sweep) == "sweep"
+    data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
+    naive = es.real_ensemble_stability(data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3,
+                                       selector=es.selectors.default_selector(5), client="synchronous")  # fmt: skip
+    assert naive.attrs["kind"] == "naive_check"
+    # A sweep's variables under another kind are not taken for a sweep.
+    assert result_kind(sweep.assign_attrs(kind="naive_check")) == "naive_check"
+    with pytest.raises((TypeError, ValueError)):
+        plotting.plot_calibration(sweep.assign_attrs(kind="naive_check"), 0.1, 25, n_runs=3)

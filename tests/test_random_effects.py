@@ -5,11 +5,11 @@ import pytest
 from scipy.stats import rankdata
 
 import ensstab_dask as es
+from ensstab_dask._stability import stability_of_subsets
 from ensstab_dask.datasets import make_microarray
 from ensstab_dask.random_effects import RandomEffects, random_effects_curve, single_stability_across_copies
 from ensstab_dask.selectors import default_selector
 from ensstab_dask.simulation import top_subsets
-from ensstab_dask.stability import _stability_of_array
 
 N, K = 300, 10
 
@@ -32,7 +32,7 @@ def true_curve(m_list, copies=400, seed=99):
     out = []
     for m in m_list:
         values = additive_world(copies, m, seed).mean(axis=1)
-        out.append(_stability_of_array(np.argpartition(values, K - 1, axis=1)[:, :K], N, "jaccard"))
+        out.append(stability_of_subsets(np.argpartition(values, K - 1, axis=1)[:, :K], N, "jaccard"))
     return np.array(out)
 
 
@@ -80,7 +80,7 @@ def test_the_copy_bootstrap_interval_covers_the_truth():
 def test_single_selectors_are_compared_across_copies_only():
     r = rankdata(additive_world(6, 4, seed=2), axis=2, method="ordinal").astype(np.int64)
     subs = top_subsets(r.reshape(24, N), K).reshape(6, 4, K)
-    want = np.mean([_stability_of_array(subs[:, j], N, "jaccard") for j in range(4)])
+    want = np.mean([stability_of_subsets(subs[:, j], N, "jaccard") for j in range(4)])
     assert single_stability_across_copies(subs, N) == pytest.approx(want)
     assert single_stability_across_copies(subs, N, copy_ids=np.arange(6)) == pytest.approx(want)
     # A bootstrap replicate (copy 0 twice): every pair of rows from different copies, by brute force.

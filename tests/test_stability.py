@@ -178,9 +178,9 @@ def test_bad_alpha():
 
 
 def test_fast_path_of_the_simulations_equals_the_public_function():
-    from ensstab_dask.stability import _stability_of_array
+    from ensstab_dask._stability import stability_of_subsets
 
     rng = np.random.default_rng(0)
     subsets = np.sort(np.stack([rng.choice(300, 10, replace=False) for _ in range(30)]), axis=1)
     for index in ("jaccard", "dice", "kuncheva", "nogueira"):
-        assert _stability_of_array(subsets, 300, index) == es.stability(subsets, 300, index=index)
+        assert stability_of_subsets(subsets, 300, index) == es.stability(subsets, 300, index=index)

@@ -58,7 +58,8 @@ def test_schema(reference):
     ds = reference
     assert dict(ds.sizes) == {"n_useful": 3, "p": 3, "m_ensemble": 2, "repeat": 3}
     for v in VARS:
-        assert v in ds and ds[v].attrs["long_name"] and "units" in ds[v].attrs
+        # Dimensionless values carry no units (xarray's convention); counts carry theirs.
+        assert v in ds and ds[v].attrs["long_name"] and ds[v].attrs.get("units") != "1"
     assert ds["stability"].dims == ("n_useful", "p", "m_ensemble")
     assert ds["stability_draws"].dims == ("n_useful", "p", "m_ensemble", "repeat")
     for c in ("n_useful", "p", "m_ensemble", "n_runs", "repeat"):
@@ -81,7 +82,7 @@ def test_cells_equal_direct_library_calls(reference):
 
     u, p, m, r = 25, 0.6, 4, 2
     direct = es.simulated_stability(
-        N, K, u, p, m_ensemble=m, m_stability=12, seed=derive(7, Stream.SWEEP_STABILITY, u, m, r)
+        N, K, u, p, m_ensemble=m, m_stability=12, seed=derive(7, Stream.SWEEP_STABILITY, m, r)
     )
     assert reference["stability_draws"].sel(n_useful=u, p=p, m_ensemble=m, repeat=r).item() == direct
 
@@ -332,3 +333,24 @@ def test_local_default_workers_keep_glibc_malloc_defaults(monkeypatch):
         env = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
     assert list(env.values()) == [(None, "1")]
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # restored for this process
+
+
+def _drop_a_row(store) -> None:
+    """Delete one chunk file of the draws (one n_useful row at one m_ensemble): its three
+    cells are then recomputed, the other fifteen resumed."""
+    chunk = sorted(p for p in (store / "stability_draws").rglob("*") if p.is_file() and p.name != "zarr.json")[0]
+    chunk.unlink()
+
+
+def test_the_resume_note_is_logged_not_printed(reference, tmp_path, capsys, caplog):
+    store = tmp_path / "r.zarr"
+    es.sweep(N, K, store=store, client="synchronous", progress=False, **GRID)
+    _drop_a_row(store)
+    capsys.readouterr()
+    with caplog.at_level(logging.INFO, logger="ensstab_dask"):
+        ds = es.sweep(N, K, store=store, client="synchronous", progress=True, **GRID)
+    assert_same(reference, ds)
+    assert capsys.readouterr().out == ""  # library code does not print
+    notes = [r for r in caplog.records if r.getMessage().startswith("Resuming ")]
+    assert len(notes) == 1 and notes[0].levelno == logging.INFO and notes[0].name == "ensstab_dask.sweep"
+    assert notes[0].getMessage() == f"Resuming {store}: 15 cells already done, 3 to compute"

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
+from ensstab_dask._stability import NogueiraStability, jackknife_std, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.algorithm import (
     assemble_runs,
     estimate,
@@ -22,7 +23,6 @@ from ensstab_dask.datasets import make_microarray
 from ensstab_dask.estimation import check_fixed_point
 from ensstab_dask.seeding import make_rng
 from ensstab_dask.selectors import default_selector, resample_indices
-from ensstab_dask.stability import NogueiraStability, _stability_of_array, jackknife_std, pairwise_stability_se
 from ensstab_dask.uncertainty import bootstrap_runs, lagrange_weights, rate_posterior
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
@@ -47,7 +47,7 @@ def test_pure_noise_is_not_a_prediction():
     d = e.to_dict()
     assert d["reliable"] is False and d["curve"] is None and d["curve_interval"] is None and d["warnings"]
     text = e.summary()
-    assert "nothing to say" in text and "m_ensemble=" not in text and "1.0000" not in text
+    assert "nothing to say" in text and "m_ensemble = " not in text and "1.0000" not in text
     # The verdict comes first: above every number.
     assert text.splitlines()[1].startswith("  reliable: NO")
     json.dumps(d)
@@ -63,7 +63,7 @@ def test_cli_on_pure_noise_says_so(tmp_path, capsys):
     args += ["--n-runs", "24", "--m-ensemble", "1,3", "--repeats", "4", "--n-estimators", "20", "--n-boot", "20"]
     assert cli_main(args + ["--scheduler", "synchronous", "--json", str(out)]) == 0
     shown = capsys.readouterr()
-    assert "reliable: NO" in shown.out and "no curve is predicted" in shown.out and "m_ensemble=" not in shown.out
+    assert "reliable: NO" in shown.out and "no curve is predicted" in shown.out and "m_ensemble = " not in shown.out
     assert "RuntimeWarning" not in shown.err  # printed once, in the summary
     d = json.loads(out.read_text())
     assert d["reliable"] is False and d["curve"] is None and d["warnings"]
@@ -118,13 +118,14 @@ def test_fixed_point_power_is_absent_near_p_1():
 
 
 def test_bagging_resample_is_a_bootstrap_of_a_half():
+    labels = np.repeat([0, 1], [40, 22])
     rng = make_rng(0)
     for _ in range(20):
-        idx = resample_indices(62, "bagging", rng)
+        idx = resample_indices(labels, "bagging", rng)
         assert len(idx) == 31 and len(np.unique(idx)) < 31  # 31 draws from one half, with repeats
     # Every draw lies in one half: over many draws of one stream, no more than 31 values.
-    seen = resample_indices(62, "bagging", make_rng(5))
-    assert set(seen) <= set(resample_indices(62, "half", make_rng(5)))
+    seen = resample_indices(labels, "bagging", make_rng(5))
+    assert set(seen) <= set(resample_indices(labels, "half", make_rng(5)))
 
 
 @pytest.mark.parametrize("layout, runs", [("paper", 24), ("ensemble", 36), ("ensemble-all", 24)])
@@ -166,7 +167,7 @@ def test_u_statistic_standard_error_is_unbiased():
     jackknife's is larger. Tolerance: 4 standard errors of the difference."""
     N, K, U, R = 2000, 20, 20, 300
     subsets = es.simulate_ensembles(N, K, 60, 0.75, size=R * U, seed=7).reshape(R, U, K)
-    values = np.array([_stability_of_array(s, N, "jaccard") for s in subsets])
+    values = np.array([stability_of_subsets(s, N, "jaccard") for s in subsets])
     se2 = np.array([pairwise_stability_se(s, N) ** 2 for s in subsets])
     var = values.var(ddof=1)
     tol = 4 * np.sqrt(var**2 * 2 / (R - 1) + se2.var(ddof=1) / R)
@@ -251,7 +252,7 @@ def test_design_keeps_a_node_clipped_at_p_1():
 
 
 def test_stability_se_falls_back_to_the_jackknife():
-    from ensstab_dask.stability import stability_se
+    from ensstab_dask._stability import stability_se
 
     zero = [s for s in (es.simulate_ensembles(2000, 20, 60, 0.75, size=4, seed=k) for k in range(200))
             if pairwise_stability_se(s, 2000) == 0]  # fmt: skip

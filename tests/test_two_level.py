@@ -62,7 +62,7 @@ def test_two_level_estimate_fits_h_counts_its_runs_and_leaves_the_paper_model_al
     assert (c["stability_lower"] <= c["stability"]).all() and (c["stability"] <= c["stability_upper"]).all()
     d = two.to_dict()
     assert d["model"] == "two-level" and d["h"] == two.h and d["h_interval"] == [lo, hi]
-    assert "h (two-level model)" in two.summary()
+    assert "(h, two-level model): " in two.summary()
 
 
 def test_cli_estimate_with_the_two_level_model(tmp_path, capsys):

@@ -50,7 +50,7 @@ def test_validate_caches_the_naive_curve(tmp_path, two_process_client):
         assert row["real"] == float(first.naive["stability"].sel(m_ensemble=m))
         assert row["covered"] == (row["lower"] <= row["real"] <= row["upper"])
     assert first.covered == sum(r["covered"] for r in first.per_m.values())
-    assert "| m_ensemble |" in first.table() and "covered" in first.summary()
+    assert "| m_ensemble |" in first.table() and "interval covers the real value at" in first.summary()
     ds = first.to_dataset()
     assert {"naive_stability", "stability_lower"} <= set(ds.data_vars)
 
@@ -77,7 +77,7 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     args += ["--seed", "1", "--scheduler", "synchronous", "--cache-dir", str(cache), "--json", str(out)]
     assert cli_main(args) == 0
     first = capsys.readouterr().out
-    assert "| m_ensemble | predicted [95% interval] | real (naive) +- SE | z | covered | within 2 SE |" in first
+    assert "| m_ensemble | predicted [95% bootstrap interval] | real (naive check) | SE of real |" in first
     d = json.loads(out.read_text())
     assert set(d["per_m"]) == {"1", "3"}
     row = d["per_m"]["1"]

@@ -1,5 +1,8 @@
 """Sweeps of the simulator over (n_useful, p, m_ensemble), run as Dask tasks, into xarray.
 
+(A private module, re-exported from the package as scikit-learn does: its name would
+otherwise be shadowed by the function :func:`ensstab_dask.sweep`.)
+
 Each cell ``(u, p, m)`` holds ``repeats`` independent draws of
 
 * the simulated stability of ``m_stability`` ensembles of ``m`` weak selectors, and
@@ -9,15 +12,18 @@ and their mean and standard deviation: the two surfaces of SPEC sections 6 and 9
 
 Determinism
 -----------
-Repeat ``r`` of a cell uses the streams ``derive(seed, Stream.SWEEP_STABILITY, u, m, r)``
-(stability) and ``derive(seed, Stream.SWEEP_N_USEFUL_V, u, n_runs, r)`` (n_useful_v):
+Repeat ``r`` of a cell uses the streams ``derive(seed, Stream.SWEEP_STABILITY, m, r)``
+(stability) and ``derive(seed, Stream.SWEEP_N_USEFUL_V, n_runs, r)`` (n_useful_v):
 they depend on the cell's coordinates and the seed only, never on the batch, the
 scheduler, the worker or the order in which tasks finish, so a sweep is bit-identical
-however it is run or resumed. ``p`` is deliberately *not* in the key: all cells of one
-``(u, m)`` share common random numbers across ``p``, which makes every curve over ``p``
-smooth (and monotone up to the model's own shape), the property bisection and the
-calibration contours rely on. The price is that neighbouring ``p`` cells are
-correlated, so do not treat them as independent replicates.
+however it is run or resumed. Neither ``p`` nor ``n_useful`` is in the key: all cells
+of one ``m`` share common random numbers across ``p`` and ``n_useful`` (the same
+uniforms, shuffle keys and t_uniform draws), which makes the surfaces smooth in both
+directions (and every curve over ``p`` monotone up to the model's own shape), the
+property bisection and the calibration contours rely on. The price is that neighbouring
+cells are correlated, so do not treat them as independent replicates. Stream layout 2
+(this one) dropped ``n_useful`` from the keys and made the kernel's draws independent of
+its batching (:mod:`ensstab_dask.simulation`); stores of layout 1 are refused.
 
 Batching
 --------
@@ -43,25 +49,26 @@ from ._validation import (
     AGGREGATES,
     INDICES,
     check_choice,
+    check_grid,
     check_int,
     check_model,
-    check_p,
     check_problem,
     check_seed,
 )
 from ._version import __version__
 from .cluster import ClientLike, connect
 from .estimation import simulated_n_useful
-from .seeding import Stream, derive
+from .seeding import SeedLike, Stream, derive
 from .simulation import simulated_stability
 from .storage import COMPLETED, SweepStore, writer_lock
 
 __all__ = ["sweep", "make_plan", "SweepPlan", "compute_block", "plan_blocks", "submit_blocks", "Block"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("ensstab_dask.sweep")  # the public name, not the private module's
 
 # Bump when the meaning of a cell's random streams changes: old stores are then refused.
-STREAM_LAYOUT = 1
+# 2: common random numbers along n_useful; the kernel's draws independent of its batching.
+STREAM_LAYOUT = 2
 TARGET_TASK_SECONDS = 0.5
 MIN_TASKS = 64  # small sweeps are still cut into enough tasks to keep every worker busy
 DIMS = ("n_useful", "p", "m_ensemble")
@@ -169,7 +176,7 @@ def compute_block(
                     m_stability=settings["m_stability"],
                     aggregate=settings["aggregate"],
                     index=settings["index"],
-                    seed=derive(seed, Stream.SWEEP_STABILITY, int(u), m, r),
+                    seed=derive(seed, Stream.SWEEP_STABILITY, m, r),
                     # Recorded only for the two-level model: stores of the paper's model are unchanged.
                     model=settings.get("model", "onda"),
                     h=settings.get("h"),
@@ -180,7 +187,7 @@ def compute_block(
                     int(u),
                     float(pj),
                     n_runs=n_runs,
-                    seed=derive(seed, Stream.SWEEP_N_USEFUL_V, int(u), n_runs, r),
+                    seed=derive(seed, Stream.SWEEP_N_USEFUL_V, n_runs, r),
                 )
     return stab, nuv
 
@@ -191,54 +198,64 @@ def _summary(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, std
 
 
-def _check_grid(values, name: str, kind: str, n_feature: int, n_target: int) -> np.ndarray:
-    if np.isscalar(values):
-        values = [values]
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name} must hold at least one value")
-    if kind == "p":
-        arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
-    elif kind == "n_useful":
-        arr = np.array(
-            [check_int(v, f"{name} values", minimum=n_target, maximum=n_feature) for v in values], dtype=np.int64
-        )
-    else:
-        arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
-    if len(np.unique(arr)) != len(arr):
-        raise ValueError(f"{name} has duplicate values")
-    return np.sort(arr)
-
-
 def _var_attrs(index: str) -> dict[str, dict]:
+    # Short long_names (xarray's .plot wraps labels at 30 characters, units included) and
+    # no units on dimensionless values (xarray would print "[1]"); the rest is in description.
     return {
-        "stability": {"long_name": f"simulated ensemble stability ({index}), mean over repeats", "units": "1"},
-        "stability_std": {"long_name": "standard deviation of the stability over repeats", "units": "1"},
-        "n_useful_v": {
-            "long_name": "n_useful recomputed on the simulator, A[f_{u,p}], mean over repeats",
-            "units": "features",
+        "stability": {
+            "long_name": f"stability ({index})",
+            "description": f"simulated ensemble stability ({index} index), mean over repeats",
         },
-        "n_useful_v_std": {"long_name": "standard deviation of n_useful_v over repeats", "units": "features"},
-        "stability_draws": {"long_name": f"simulated ensemble stability ({index}), one value per repeat", "units": "1"},
-        "n_useful_v_draws": {"long_name": "A[f_{u,p}], one value per repeat", "units": "features"},
+        "stability_std": {
+            "long_name": "stability s.d.",
+            "description": f"standard deviation of the simulated stability ({index}) over repeats",
+        },
+        "n_useful_v": {
+            "long_name": "n_useful_v (A[f])",
+            "units": "features",
+            "description": "n_useful recomputed on the simulator, A[f_{u,p}], mean over repeats",
+        },
+        "n_useful_v_std": {
+            "long_name": "n_useful_v s.d.",
+            "units": "features",
+            "description": "standard deviation of n_useful_v over repeats",
+        },
+        "stability_draws": {
+            "long_name": f"stability ({index})",
+            "description": f"simulated ensemble stability ({index} index), one value per repeat",
+        },
+        "n_useful_v_draws": {
+            "long_name": "n_useful_v (A[f])",
+            "units": "features",
+            "description": "A[f_{u,p}], one value per repeat",
+        },
     }
 
 
 def _coords(grid: dict[str, np.ndarray], n_runs: np.ndarray, repeats: int) -> dict:
+    # Short long_names and no units on p (a probability): see _var_attrs.
     return {
         "n_useful": (
             "n_useful",
             grid["n_useful"],
-            {"long_name": "size of S', the simulated useful features (n_useful)", "units": "features"},
+            {"long_name": "n_useful", "units": "features", "description": "size of S', the simulated useful features"},
         ),
-        "p": ("p", grid["p"], {"long_name": "probability of picking the next feature from S_m (p)", "units": "1"}),
+        "p": (
+            "p",
+            grid["p"],
+            {"long_name": "p", "description": "probability of picking the next feature from S_m"},
+        ),
         "m_ensemble": (
             "m_ensemble",
             grid["m_ensemble"],
-            {"long_name": "weak selectors per ensemble (m_ensemble)", "units": "selectors"},
+            {"long_name": "m_ensemble", "units": "selectors", "description": "weak selectors per ensemble"},
         ),
-        "n_runs": ("m_ensemble", n_runs, {"long_name": "runs behind each n_useful_v (n_runs)", "units": "runs"}),
-        "repeat": ("repeat", np.arange(repeats), {"long_name": "independent repeat"}),
+        "n_runs": (
+            "m_ensemble",
+            n_runs,
+            {"long_name": "n_runs", "units": "runs", "description": "runs behind each n_useful_v"},
+        ),
+        "repeat": ("repeat", np.arange(repeats), {"long_name": "repeat", "description": "independent repeat"}),
     }
 
 
@@ -265,6 +282,7 @@ def _dataset(grid, n_runs, settings: dict, stab_draws, nuv_draws) -> xr.Dataset:
 
     ds.attrs.update(
         title="ensstab_dask sweep of the simulated weak selector",
+        kind="sweep",
         **{k: ("m_ensemble" if v is None else v) for k, v in settings.items()},
         common_random_numbers="shared across p within each (n_useful, m_ensemble, repeat)",
         ensstab_dask_version=__version__,
@@ -296,9 +314,9 @@ def _block_dataset(stab: np.ndarray, nuv: np.ndarray, index: str) -> xr.Dataset:
 def _progress_bar(total: int, enabled: bool):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    from .progress import progress_bar  # the package's one way to draw a bar
 
-    return tqdm(total=total, unit="cell", desc="ensstab sweep")
+    return progress_bar(total, "ensstab sweep", unit="cell")
 
 
 @dataclass(frozen=True)
@@ -312,7 +330,8 @@ class SweepPlan:
 
     @property
     def shape(self) -> tuple[int, int, int]:
-        return tuple(len(self.grid[d]) for d in DIMS)
+        n_u, n_p, n_m = (len(self.grid[d]) for d in DIMS)
+        return n_u, n_p, n_m
 
     def blocks(self, batch_size: int | None = None) -> list[Block]:
         n_u, n_p, _ = self.shape
@@ -366,16 +385,16 @@ def make_plan(
     repeats: int = 10,
     aggregate: str = "mean_rank",
     index: str = "jaccard",
-    seed: int = 0,
+    seed: SeedLike = 0,
     model: str = "onda",
     h: int | None = None,
 ) -> SweepPlan:
     """Validate a sweep's arguments (see :func:`sweep`) into a :class:`SweepPlan`."""
     n_feature, n_target, _ = check_problem(n_feature, n_target)
     grid = {
-        "n_useful": _check_grid(n_useful, "n_useful", "n_useful", n_feature, n_target),
-        "p": _check_grid(p, "p", "p", n_feature, n_target),
-        "m_ensemble": _check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
+        "n_useful": check_grid(n_useful, "n_useful", "n_useful", n_feature, n_target),
+        "p": check_grid(p, "p", "p", n_feature, n_target),
+        "m_ensemble": check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
     }
     # h is one value for the whole grid, so it must fit under its smallest n_useful.
     h = check_model(model, h, n_target, int(grid["n_useful"].min()))
@@ -422,7 +441,7 @@ def sweep(
     repeats: int = 10,
     aggregate: str = "mean_rank",
     index: str = "jaccard",
-    seed: int = 0,
+    seed: SeedLike = 0,
     store=None,
     client: ClientLike = None,
     batch_size: int | None = None,
@@ -452,7 +471,8 @@ def sweep(
     seed : int
         The cell streams derive from it (see the module docstring).
     store : path, optional
-        A zarr store. Created from a template before any work; every finished block is
+        A zarr store. Created from a template before any work, once the cluster is
+        reachable (a sweep that cannot start leaves no store); every finished block is
         written as it completes. Rerunning the same call resumes: only missing blocks
         are computed. A store made with other settings is refused and left untouched.
     client : None, 'processes', 'threads', 'synchronous', address or distributed.Client
@@ -461,7 +481,8 @@ def sweep(
     batch_size : int, optional
         Cells per task; by default about 0.5 s of work per task.
     progress : bool
-        A progress bar (terminal or notebook) and the dashboard link.
+        A progress bar (terminal or notebook, on stderr); the dashboard link is logged
+        (logger ``ensstab_dask.sweep``, level INFO).
     model : {'onda', 'two-level'}
         The simulator (see :func:`~ensstab_dask.simulation.simulate_rankings`).
     h : int, optional
@@ -475,6 +496,19 @@ def sweep(
         Dims ``n_useful``, ``p``, ``m_ensemble`` (and ``repeat`` for the draws); variables
         ``stability``, ``stability_std``, ``n_useful_v``, ``n_useful_v_std``,
         ``stability_draws``, ``n_useful_v_draws``; the settings in ``attrs``.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> ds = es.sweep(200, 5, n_useful=[10, 40], p=[0.3, 0.9], m_ensemble=[1, 5], m_stability=10,
+    ...               repeats=2, client="synchronous", progress=False)
+    >>> ds.stability.dims, ds.stability_draws.shape
+    (('n_useful', 'p', 'm_ensemble'), (2, 2, 2, 2))
+    >>> ds.attrs["kind"], ds.attrs["n_feature"]
+    ('sweep', 200)
+    >>> single = ds.stability.sel(m_ensemble=1)  # the single-selector surface
+    >>> bool(single.sel(n_useful=10, p=0.9) > single.sel(n_useful=10, p=0.3))  # it rises with p
+    True
     """
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -498,6 +532,13 @@ def sweep(
         if store is not None:
             # One writer per store: a second one would overwrite the first's chunks.
             stack.enter_context(writer_lock(store))
+            if not SweepStore(store).path.exists():
+                # Connect before the template is written: a sweep that cannot start (an
+                # unreachable or malformed scheduler) must leave no empty store behind,
+                # which would refuse the corrected rerun's other settings. An existing
+                # store is only read until blocks finish, so it is connected to later.
+                c = stack.enter_context(connect(client, timeout=timeout, security=security))
+                client = "synchronous" if c is None else c  # what _run then uses as is
         sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
         blocks = plan.blocks(batch_size)
         if sw is not None:
@@ -531,8 +572,9 @@ def sweep(
 
         todo_cells = sum(b.n_cells for b in blocks)
         logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
-        if progress and sw is not None and todo_cells < n_u * n_p * n_m:
-            print(f"Resuming {sw.path}: {n_u * n_p * n_m - todo_cells} cells already done, {todo_cells} to compute")
+        if sw is not None and todo_cells < n_u * n_p * n_m:
+            logger.info("Resuming %s: %d cells already done, %d to compute", sw.path, n_u * n_p * n_m - todo_cells,
+                        todo_cells)  # fmt: skip
         if blocks:
             _run(blocks, plan.task_args, finish, client=client, timeout=timeout, security=security, progress=progress)
         if sw is not None:
@@ -548,6 +590,11 @@ def submit_blocks(client, blocks: list[Block], args) -> list:
 def _run(blocks, args, finish, *, client, timeout, security, progress) -> None:
     """Run ``compute_block`` for every block, handing each result to ``finish`` as it lands."""
     with connect(client, timeout=timeout, security=security) as c:
+        from .progress import note_dashboard
+
+        # Before the bar starts, on its own line on stderr; also shown from scripts and
+        # notebooks, where nothing displays the package's INFO log.
+        note_dashboard(c, progress)
         bar = _progress_bar(sum(b.n_cells for b in blocks), progress)
         try:
             if c is None:
@@ -560,8 +607,6 @@ def _run(blocks, args, finish, *, client, timeout, security, progress) -> None:
                 return
             from distributed import as_completed
 
-            if progress and getattr(c, "dashboard_link", None):
-                print(f"Dask dashboard: {c.dashboard_link}")
             # A sliding window of tasks in flight: the client and the scheduler hold a
             # few futures, not one per block of a 100,000-cell sweep.
             window = max(16, 4 * sum(c.nthreads().values()))

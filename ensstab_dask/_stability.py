@@ -1,5 +1,8 @@
 """Stability indices of a collection of feature subsets.
 
+(A private module, re-exported from the package, as scikit-learn does: its name would
+otherwise be shadowed by the function :func:`ensstab_dask.stability`.)
+
 * ``jaccard`` (default, SPEC section 1): mean over pairs of |a & b| / |a | b|.
 * ``dice``: mean over pairs of 2 |a & b| / (|a| + |b|).
 * ``kuncheva``: mean over pairs of (r n - k^2) / (k (n - k)), subsets of equal size k.
@@ -29,11 +32,17 @@ __all__ = [
     "nogueira_test",
     "NogueiraStability",
     "NogueiraTest",
+    "pairwise_stability_se",
+    "stability_se",
+    "stability_of_subsets",
+    "similarity_matrix",
 ]
 
 
-def _pair_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
-    """Pairwise similarity matrix of the 0/1 membership matrix ``z``."""
+def similarity_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
+    """Pairwise similarity matrix of the 0/1 membership matrix ``z`` (float, not boolean:
+    a boolean product would not count), unchecked: the fast path for callers that built
+    ``z`` themselves."""
     return _similarity(z @ z.T, n_feature, index)
 
 
@@ -91,7 +100,7 @@ def jackknife_std(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -
     U = len(subsets)
     if U < 3:
         raise ValueError(f"the jackknife needs at least 3 subsets; got {U}")
-    loo = np.array([_stability_of_array(np.delete(subsets, i, axis=0), n_feature, index) for i in range(U)])
+    loo = np.array([stability_of_subsets(np.delete(subsets, i, axis=0), n_feature, index) for i in range(U)])
     return float(np.sqrt((U - 1) / U * np.sum((loo - loo.mean()) ** 2)))
 
 
@@ -143,8 +152,9 @@ def stability_se(subsets: np.ndarray, n_feature: int, index: str = "jaccard") ->
     return float("nan")
 
 
-def _stability_of_array(subsets: np.ndarray, n_feature: int, index: str) -> float:
-    """Fast path for an already valid (n_subsets, k) integer array of distinct indices.
+def stability_of_subsets(subsets: np.ndarray, n_feature: int, index: str) -> float:
+    """The stability of an already valid (n_subsets, k) integer array of distinct indices,
+    unchecked: the fast path for the package's own callers (:func:`stability` checks).
 
     Intersections are counted by gathering, not by a BLAS product: exact, and no BLAS
     threads to oversubscribe the cores of a worker running many of these.
@@ -162,7 +172,7 @@ def _stability_of_array(subsets: np.ndarray, n_feature: int, index: str) -> floa
 def _stability_of_membership(z: np.ndarray, n_feature: int, index: str) -> float:
     if index == "nogueira":
         return _nogueira_parts(z)[0]
-    sim = _pair_matrix(z, n_feature, index)
+    sim = similarity_matrix(z, n_feature, index)
     U = len(z)
     return float((sim.sum() - np.trace(sim)) / (U * (U - 1)))
 
@@ -175,12 +185,27 @@ def stability(subsets, n_feature: int, *, index: str = "jaccard") -> float:
     subsets : 2-D int array, boolean (n_subsets, n_feature) matrix, or sequence of sequences
         At least two subsets of feature indices in ``[0, n_feature)``.
     n_feature : int
+        Number of features the subsets were chosen from.
     index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
         Pairwise indices are averaged over all pairs ``i < j``.
 
     Returns
     -------
     float
+        The stability: 1 when every subset is the same.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> subsets = [[0, 1, 2], [0, 1, 3]]  # two runs that share 2 of their 3 features
+    >>> es.stability(subsets, 10)
+    0.5
+    >>> round(es.stability(subsets, 10, index="dice"), 3)
+    0.667
+    >>> round(es.stability(subsets, 10, index="kuncheva"), 3)
+    0.524
+    >>> es.stability([[4, 5], [4, 5], [4, 5]], 10)
+    1.0
     """
     check_choice(index, "index", INDICES)
     n_feature = check_int(n_feature, "n_feature", minimum=1)
@@ -190,16 +215,62 @@ def stability(subsets, n_feature: int, *, index: str = "jaccard") -> float:
 
 
 def pairwise_similarity(subsets, n_feature: int, *, index: str = "jaccard") -> np.ndarray:
-    """The (n_subsets, n_subsets) matrix of pairwise similarities (not for 'nogueira')."""
+    """The (n_subsets, n_subsets) matrix of pairwise similarities (not for 'nogueira').
+
+    Parameters
+    ----------
+    subsets : 2-D int array, boolean (n_subsets, n_feature) matrix, or sequence of sequences
+        At least one subset of feature indices in ``[0, n_feature)``.
+    n_feature : int
+        Number of features the subsets were chosen from.
+    index : {'jaccard', 'dice', 'kuncheva'}
+        The pairwise similarity.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_subsets, n_subsets)
+        Symmetric; the off-diagonal mean is :func:`stability`.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> sim = es.pairwise_similarity([[0, 1, 2], [0, 1, 3], [4, 5, 6]], 10)
+    >>> sim.round(3).tolist()
+    [[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
     check_choice(index, "index", ("jaccard", "dice", "kuncheva"))
     rows = check_subsets(subsets, n_feature, min_count=1)
     _check_sizes(rows, n_feature, index)
-    return _pair_matrix(membership(rows, n_feature), n_feature, index)
+    return similarity_matrix(membership(rows, n_feature), n_feature, index)
 
 
 @dataclass(frozen=True)
 class NogueiraStability:
-    """Nogueira's stability estimate with its variance and a normal confidence interval."""
+    """Nogueira's stability estimate with its variance and a normal confidence interval.
+
+    The result of :func:`nogueira_stability`.
+
+    Attributes
+    ----------
+    stability : float
+        Nogueira's estimator.
+    variance : float
+        Its estimated variance (``std`` is the square root).
+    lower, upper : float
+        The ``1 - alpha`` confidence interval.
+    alpha : float
+    n_subsets : int
+        Number of runs behind the estimate.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> res = es.nogueira_stability([[0, 1], [0, 2], [0, 1], [1, 2]], 10)
+    >>> res.n_subsets, res.alpha
+    (4, 0.05)
+    >>> res.std == res.variance ** 0.5
+    True
+    """
 
     stability: float
     variance: float
@@ -215,7 +286,30 @@ class NogueiraStability:
 
 @dataclass(frozen=True)
 class NogueiraTest:
-    """Two-sample test of H0: the two population stabilities are equal."""
+    """Two-sample test of H0: the two population stabilities are equal.
+
+    The result of :func:`nogueira_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        T, asymptotically standard normal under H0.
+    pvalue : float
+        Two-sided p-value.
+    reject : bool
+        ``pvalue < alpha``.
+    alpha : float
+    stability_a, stability_b : float
+        Nogueira's stability of each collection.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> same = [[0, 1], [0, 1], [0, 2], [1, 2]]
+    >>> res = es.nogueira_test(same, same, 10)
+    >>> res.statistic, res.pvalue, res.reject
+    (0.0, 1.0, False)
+    """
 
     statistic: float
     pvalue: float
@@ -230,6 +324,31 @@ def nogueira_stability(subsets, n_feature: int, *, alpha: float = 0.05) -> Nogue
 
     The interval is ``stability +/- z_{1-alpha/2} sqrt(variance)`` (asymptotically normal,
     Nogueira et al. 2018, Theorem 7).
+
+    Parameters
+    ----------
+    subsets : 2-D int array, boolean (n_subsets, n_feature) matrix, or sequence of sequences
+        At least two subsets of feature indices in ``[0, n_feature)``.
+    n_feature : int
+        Number of features the subsets were chosen from.
+    alpha : float
+        ``1 - alpha`` is the level of the interval, in (0, 1).
+
+    Returns
+    -------
+    NogueiraStability
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> subsets = es.simulate_ensembles(200, 5, 20, 0.7, size=30, seed=1)  # 30 simulated runs
+    >>> res = es.nogueira_stability(subsets, 200)
+    >>> round(res.stability, 3), res.n_subsets
+    (0.092, 30)
+    >>> bool(res.lower < res.stability < res.upper)
+    True
+    >>> es.nogueira_stability([[0, 1], [0, 1], [0, 1]], 10).stability  # identical runs
+    1.0
     """
     alpha = check_real(alpha, "alpha", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
     n_feature = check_int(n_feature, "n_feature", minimum=1)
@@ -245,6 +364,28 @@ def nogueira_test(subsets_a, subsets_b, n_feature: int, *, alpha: float = 0.05) 
 
     T = (stab_b - stab_a) / sqrt(var_a + var_b) is asymptotically standard normal under
     H0; the p-value is 2 (1 - Phi(|T|)).
+
+    Parameters
+    ----------
+    subsets_a, subsets_b : 2-D int array, boolean matrix, or sequence of sequences
+        The subsets chosen by runs of each selector (at least two each).
+    n_feature : int
+        Number of features the subsets were chosen from.
+    alpha : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    NogueiraTest
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> weak = es.simulate_ensembles(200, 5, 20, 0.3, size=50, seed=1)
+    >>> strong = es.simulate_ensembles(200, 5, 20, 0.9, size=50, seed=2)
+    >>> res = es.nogueira_test(weak, strong, 200)
+    >>> res.reject, res.stability_a < res.stability_b
+    (True, True)
     """
     a = nogueira_stability(subsets_a, n_feature, alpha=alpha)
     b = nogueira_stability(subsets_b, n_feature, alpha=alpha)

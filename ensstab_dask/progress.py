@@ -1,0 +1,133 @@
+"""How the package shows progress: one place for every long stage.
+
+The sweep, the real runs (the estimate's and the naive check's) and the estimate's
+simulations all report through these helpers, so that they look and behave alike:
+
+* a bar is a ``tqdm.auto`` bar: text on **stderr** in a terminal, a widget in a
+  notebook; never on stdout, where the results go (a pipe must get them clean);
+* it is drawn only where it can redraw itself in place, a terminal or a notebook
+  (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job) hundreds of
+  carriage-return lines would bury the output;
+* ``progress=False`` draws nothing at all (the CLI's ``--quiet``/``--no-progress``);
+* the Dask dashboard link is written once per cluster, on a line of its own
+  (:func:`note_dashboard`), never glued to a bar.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+__all__ = ["progress_bar", "note_dashboard", "map_with_progress", "StageBar"]
+
+# Links already written: estimate, validate, the sweep and the real runs all meet the same
+# cluster, and one link per cluster is enough.
+_announced: set[str] = set()
+
+
+def progress_bar(total: int, desc: str, *, unit: str = "task", enabled: bool = True):
+    """A progress bar of ``total`` steps on stderr, or a silent one.
+
+    Always a tqdm object (``update``, ``set_postfix_str`` and ``close`` work on a disabled
+    one too), so callers need no ``if bar is not None``.
+    """
+    from tqdm.auto import tqdm
+
+    # disable=None is tqdm's own rule: draw on a terminal, not into a file. A Jupyter kernel's
+    # stderr is not a terminal, yet it is someone watching: draw there too (a widget with
+    # ipywidgets, else text).
+    in_kernel = type(sys.stderr).__module__.startswith("ipykernel")  # a kernel's own stream, not an import
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr,
+                disable=(False if in_kernel else None) if enabled else True)  # fmt: skip
+
+
+class StageBar:
+    """A bar over a known list of named stages, showing the name of the one running.
+
+    For work made of a few unequal steps (the estimate's simulations: fitting p, the
+    fixed point, the prediction, the bootstrap), where a count of tasks would mean
+    nothing: ``done()`` after each stage. Draws nothing when there are no stages.
+    """
+
+    def __init__(self, stages: Sequence[str], desc: str, *, enabled: bool = True):
+        self._stages = list(stages)
+        self._bar = progress_bar(len(self._stages), desc, unit="stage", enabled=enabled and bool(self._stages))
+        self._name_next()
+
+    def _name_next(self) -> None:
+        self._bar.set_postfix_str(self._stages[self._bar.n] if self._bar.n < len(self._stages) else "")
+
+    def done(self) -> None:
+        """The running stage is finished; name the next one."""
+        self._bar.update()
+        self._name_next()
+
+    def close(self) -> None:
+        # Ends the bar's line: without it, whatever is printed next lands on the bar's line.
+        self._bar.close()
+
+
+def note_dashboard(client, enabled: bool = True) -> None:
+    """Write ``Dask dashboard: <link>`` on its own line on stderr, once per cluster.
+
+    ``tqdm.write`` clears any live bar, writes the line and redraws the bar below it: a
+    plain print while a bar is on screen would end up glued to the bar's line.
+    """
+    link = getattr(client, "dashboard_link", None)
+    if not enabled or not link or link in _announced:
+        return
+    _announced.add(link)
+    from tqdm.auto import tqdm
+
+    tqdm.write(f"Dask dashboard: {link}", file=sys.stderr)
+
+
+def map_with_progress(
+    fn,
+    shared: tuple,
+    tasks: Sequence[tuple],
+    *,
+    desc: str,
+    unit: str = "task",
+    sizes: Sequence[int] | None = None,
+    progress: bool = True,
+    client=None,
+    timeout: float = 10.0,
+    security=None,
+) -> list:
+    """:func:`~ensstab_dask.cluster.map_shared` with a bar that advances as tasks finish.
+
+    ``[fn(*shared, *task) for task in tasks]``, in the order of ``tasks``; ``shared``
+    (the data) goes to the workers once. Task ``i`` advances the bar by ``sizes[i]``
+    (default 1): a task holding several runs counts as that many.
+
+    Locally (``client="synchronous"``) the bar moves after each task; on a cluster, as
+    each future completes (:func:`distributed.as_completed`), so a slow task does not
+    hold back the count of those that finished after it.
+    """
+    from .cluster import connect
+
+    sizes = [1] * len(tasks) if sizes is None else list(sizes)
+    with connect(client, timeout=timeout, security=security) as c:
+        note_dashboard(c, progress)  # before the bar: see note_dashboard
+        with progress_bar(sum(sizes), desc, unit=unit, enabled=progress) as bar:
+            if c is None:
+                out = []
+                for task, size in zip(tasks, sizes):
+                    out.append(fn(*shared, *task))
+                    bar.update(size)
+                return out
+            from distributed import as_completed
+
+            # hash=False, as in map_shared: content-hashed keys would be shared by back-to-back
+            # calls with the same data, and releasing one call's futures can then delete the
+            # next call's inputs (dask/distributed#4612).
+            remote = c.scatter(list(shared), broadcast=True, hash=False) if shared else []  # nothing to send
+            futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
+            size_of = {f.key: s for f, s in zip(futures, sizes)}
+            # The client's own loop: a client connected by address is not the default one.
+            for fut in as_completed(futures, loop=c.loop):
+                if fut.status != "finished":
+                    break  # an error or a cancellation: gather raises it now, as map_shared would
+                bar.update(size_of[fut.key])
+            return c.gather(futures)

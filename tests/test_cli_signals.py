@@ -1,0 +1,169 @@
+"""Ctrl-C with real processes, both ways it arrives: from a terminal, SIGINT to the whole
+process group (the CLI and the worker processes of the LocalCluster it started), and from
+``kill -INT``, to the CLI's process alone.
+
+Either way: exit status 130, one line (``ensstab: interrupted``, with the resume hint for
+a sweep whose store exists), at most one progress note before it, and no traceback or
+asyncio report from any process: the CLI, the scheduler and nannies it runs, the workers.
+The workers ignore the signal (their parent shuts them down) and are gone afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ensstab_dask.cli import _resumable, build_parser
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
+
+ROOT = Path(__file__).resolve().parents[1]
+INTERRUPTED = "ensstab: interrupted"
+RESUME = INTERRUPTED + "; finished blocks are in the store, rerun the same command to resume"
+# 50 cells of about a second each: half a minute of work on two workers, not over before the signal.
+SWEEP = ["sweep", "--n-feature", "2000", "--n-useful", "30:300:30", "--p", "0.2:1.0:0.2", "--m-ensemble", "50",
+         "--m-stability", "100", "--repeats", "5", "--batch-size", "1"]  # fmt: skip
+PATIENCE = 300  # seconds: the cluster starts slowly on a loaded 2-core machine
+
+
+class Cli:
+    """``ensstab ARGS`` in a session of its own, so that the test can signal its process group."""
+
+    def __init__(self, *args: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=ROOT,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)  # fmt: skip
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)
+        self._reader.start()
+        self.children: set[psutil.Process] = set()
+
+    def wait_until(self, condition, what: str) -> None:
+        deadline = time.monotonic() + PATIENCE
+        while not condition():
+            assert self.proc.poll() is None, f"ensstab ended before {what}: {''.join(self.lines)[-3000:]}"
+            assert time.monotonic() < deadline, f"no {what} after {PATIENCE} s"
+            time.sleep(0.05)
+
+    def workers(self) -> list[psutil.Process]:
+        """The LocalCluster's worker processes (multiprocessing's spawned children)."""
+        try:
+            children = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+        self.children.update(children)
+        found = []
+        for child in children:
+            try:
+                if "spawn_main" in " ".join(child.cmdline()):
+                    found.append(child)
+            except psutil.Error:  # exited meanwhile
+                pass
+        return found
+
+    def interrupt(self, whom: str) -> tuple[int, str]:
+        self.workers()  # every process there is now, to check they are gone afterwards
+        if whom == "group":
+            os.killpg(self.proc.pid, signal.SIGINT)  # the session leader's pid is its group's id
+        else:
+            self.proc.send_signal(signal.SIGINT)
+        code = self.proc.wait(timeout=PATIENCE)
+        self._reader.join(timeout=30)
+        return code, "".join(self.lines)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def cli():
+    started: list[Cli] = []
+
+    def start(*args: str) -> Cli:
+        started.append(Cli(*args))
+        return started[-1]
+
+    yield start
+    for c in started:  # also when the test failed: no process outlives it
+        c.kill()
+
+
+def assert_clean_interrupt(code: int, err: str, last_line: str, c: Cli) -> None:
+    lines = err.strip().splitlines()
+    assert code == 130, (code, err[-3000:])
+    assert "Traceback" not in err and "Task exception" not in err and "Error" not in err, err[-3000:]
+    assert 1 <= len(lines) <= 2 and lines[-1] == last_line, err[-3000:]
+    # The workers ignored the signal, and the CLI shut them down (and the resource tracker).
+    gone, alive = psutil.wait_procs(list(c.children), timeout=30)
+    assert not alive, [p.pid for p in alive]
+
+
+@pytest.mark.parametrize("whom", ["group", "process"])
+def test_ctrl_c_during_estimate(cli, whom):
+    """It printed 244 lines (40 x "Task exception was never retrieved ... AllExit"); sent to
+    the group, the workers' KeyboardInterrupt tracebacks and a wrong resume hint."""
+    c = cli("estimate")
+    c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
+    time.sleep(2)  # real runs under way on both workers
+    code, err = c.interrupt(whom)
+    assert_clean_interrupt(code, err, INTERRUPTED, c)
+
+
+@pytest.mark.parametrize("whom", ["group", "process"])
+def test_ctrl_c_during_a_sweep_into_a_store_says_how_to_resume(cli, tmp_path, whom):
+    store = tmp_path / "s.zarr"
+    c = cli(*SWEEP, "--store", str(store), "--quiet")
+    c.wait_until(store.exists, "store (its template is written once the cluster is up)")
+    time.sleep(1)
+    code, err = c.interrupt(whom)
+    assert_clean_interrupt(code, err, RESUME, c)
+
+
+def test_ctrl_c_during_a_sweep_without_a_store_and_during_validate(cli, tmp_path):
+    c = cli(*SWEEP, "--quiet")
+    c.wait_until(lambda: len(c.workers()) >= min(2, os.cpu_count() or 1), "worker processes")
+    time.sleep(3)
+    code, err = c.interrupt("group")
+    assert_clean_interrupt(code, err, INTERRUPTED, c)
+
+    c = cli("validate", "--cache-dir", str(tmp_path))
+    c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
+    time.sleep(2)
+    code, err = c.interrupt("group")
+    assert_clean_interrupt(code, err, INTERRUPTED, c)
+
+
+@pytest.mark.parametrize("whom", ["group", "process"])
+def test_ctrl_c_during_simulate(cli, whom):
+    """No cluster: the simulation runs in the CLI's process."""
+    c = cli("simulate", "--n-feature", "20000", "--m-ensemble", "1:30:1", "--m-stability", "100")
+    # Importing takes about 2 s of CPU: past 4 s, it is simulating.
+    c.wait_until(lambda: psutil.Process(c.proc.pid).cpu_times().user > 4, "simulation")
+    code, err = c.interrupt(whom)
+    assert_clean_interrupt(code, err, INTERRUPTED, c)
+
+
+def test_only_a_sweep_with_a_store_is_told_to_resume(tmp_path):
+    """The hint's rule, for the commands too quick to interrupt reliably (export, verify):
+    their STORE argument is not a sweep to resume."""
+    store = tmp_path / "s.zarr"
+    store.mkdir()
+    parser = build_parser()
+    assert _resumable(parser.parse_args(["sweep", "--n-useful", "30", "--p", "0.5", "--store", str(store)]))
+    assert not _resumable(parser.parse_args(["sweep", "--n-useful", "30", "--p", "0.5", "--store", "new.zarr"]))
+    assert not _resumable(parser.parse_args(["sweep", "--n-useful", "30", "--p", "0.5"]))
+    assert not _resumable(parser.parse_args(["export", str(store), str(tmp_path / "x.nc")]))
+    assert not _resumable(parser.parse_args(["verify", str(store)]))
+    assert not _resumable(parser.parse_args(["estimate"]))

@@ -1,0 +1,125 @@
+"""Where the work runs (``client=``): the current client for None, dask's names and aliases,
+and which errors mean a lost scheduler. Real clusters over TCP on 127.0.0.1, no mocks."""
+
+from __future__ import annotations
+
+import logging
+import operator
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from test_sweep import GRID, K, N, assert_same
+
+import ensstab_dask as es
+from ensstab_dask.cluster import connect, current_client, local_cluster
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return es.sweep(N, K, client="synchronous", progress=False, **GRID)
+
+
+@pytest.fixture
+def user_client():
+    """A cluster and client made the way a notebook makes them: the current client."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def _block_tasks(stream) -> int:
+    return sum(1 for t in stream.data if str(t["key"]).startswith("compute_block-"))
+
+
+def test_client_none_runs_on_the_current_client_and_leaves_it_open(user_client, reference, caplog):
+    from distributed import get_task_stream
+
+    assert current_client() is user_client
+    with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"), get_task_stream(user_client) as stream:
+        ds = es.sweep(N, K, client=None, progress=False, **GRID)
+    assert_same(reference, ds)
+    tasks = int(next(r.getMessage() for r in caplog.records if "computing" in r.getMessage()).split()[-2])
+    # Every task of the sweep ran on the user's cluster: none went to a cluster of its own.
+    assert _block_tasks(stream) == tasks > 0
+    # Still the user's, still open and usable.
+    assert user_client.status == "running" and current_client() is user_client
+    assert user_client.submit(operator.add, 40, 2).result() == 42
+
+
+def test_a_local_kind_by_name_ignores_the_current_client(user_client, reference):
+    """As with dask.compute(scheduler=...): a name says where to run, whatever the current client."""
+    from distributed import get_task_stream
+
+    with get_task_stream(user_client) as stream:
+        threads = es.sweep(N, K, client="threading", progress=False, **GRID)  # dask's alias of "threads"
+        sync = es.sweep(N, K, client="sync", progress=False, **GRID)  # and of "synchronous"
+    assert_same(reference, threads)
+    assert_same(reference, sync)
+    assert _block_tasks(stream) == 0
+    assert user_client.status == "running"
+
+
+def test_without_a_current_client_none_means_a_local_cluster_closed_afterwards(tmp_path):
+    # In a fresh process: this one may hold the session's shared client, current by then.
+    script = tmp_path / "none.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from ensstab_dask.cluster import connect, current_client
+
+            if __name__ == "__main__":
+                assert current_client() is None
+                with connect(None, n_workers=1) as c:
+                    assert c is not None and c.status == "running"
+                    assert sum(c.nthreads().values()) == 1
+                    assert current_client() is None  # ours is not made the default: the user's work keeps theirs
+                assert c.status == "closed"
+                print("ok")
+            """
+        )
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, env=_env())
+    assert run.returncode == 0 and run.stdout.split() == ["ok"], run.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", ["thread", "proceses", "dask", ""])
+def test_a_misspelt_name_lists_the_accepted_values_at_once(name):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"client must be None, 'processes', 'threads', 'synchronous'.*got"):
+        es.sweep(N, K, client=name, progress=False, **GRID)
+    assert time.monotonic() - start < 5
+
+
+def test_local_cluster_refuses_kinds_it_cannot_make():
+    with pytest.raises(ValueError, match=r"kind must be 'processes' or 'threads'.*got 'synchronous'"):
+        local_cluster("synchronous")
+
+
+def test_errors_while_the_scheduler_is_alive_are_not_scheduler_lost(two_process_client):
+    from distributed.client import FutureCancelledError
+
+    # A future the user cancels: the client is running, so this is not a lost scheduler.
+    with pytest.raises(FutureCancelledError), connect(two_process_client) as c:
+        future = c.submit(time.sleep, 0.5, pure=False)
+        c.cancel(future)
+        future.result()
+    # An OSError of the work itself (a full disk, a missing file) is reported as it is.
+    with pytest.raises(FileNotFoundError) as info, connect(two_process_client):
+        raise FileNotFoundError("no such file: results.nc")
+    assert not isinstance(info.value, es.SchedulerLost)
+    assert two_process_client.status == "running"

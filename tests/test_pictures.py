@@ -1,0 +1,261 @@
+"""What the pictures show, checked on the rendered figure: legends list only what is drawn
+and cover none of it, axes of counts have whole-number ticks, the cost picture does not
+call a scaled time measured, and xarray's own ``.plot`` gets short labels without "[1]"."""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import Collection, QuadMesh
+from matplotlib.colors import to_hex
+from matplotlib.contour import ContourSet
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from xarray.plot.utils import label_from_attrs
+
+import ensstab_dask as es
+from ensstab_dask import plotting
+from ensstab_dask.datasets import make_microarray
+from ensstab_dask.report import _draw
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# Three consecutive sizes: matplotlib's default locator puts ticks at 1.5 and 2.5 here.
+M = (1, 2, 3)
+
+
+@pytest.fixture(scope="module")
+def est_ds():
+    """A small estimate with calibration surfaces and the naive check, as a Dataset."""
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    data = make_microarray(seed=2, n_samples=40, n_feature=300, n_informative=15)
+    sel = ExtraTreesClassifier(n_estimators=30, max_features="sqrt", n_jobs=1)
+    kw = dict(selector=sel, m_ensemble=M, m_stability=8, seed=4, client="synchronous")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # this small selector trips a guard rail; irrelevant here
+        est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, n_runs=24, n_boot=20, **kw)
+    real = es.real_ensemble_stability(data.X, data.y, 10, **kw)
+    return est.to_dataset(real)
+
+
+@pytest.fixture(scope="module")
+def sweep_ds():
+    return es.sweep(300, 10, n_useful=[10, 20, 30, 40, 60, 80], p=[0.2, 0.4, 0.6, 0.8, 1.0], m_ensemble=[1, 4],
+                    n_runs=6, m_stability=10, repeats=3, seed=1, client="synchronous", progress=False)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _report_axes():
+    """An Axes in a figure like the report's (same size, constrained layout), on an Agg
+    canvas: a bare Figure's canvas.draw() lays nothing out, and positions would be stale."""
+    fig = Figure(figsize=(7.5, 5.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig.add_subplot()
+
+
+def _drew(artist) -> bool:
+    """Whether an artist put anything on the canvas (a contour level the surface never
+    reaches leaves a set of empty paths; an empty scatter has no offsets)."""
+    if not artist.get_visible():
+        return False
+    if isinstance(artist, Line2D):
+        return len(artist.get_xdata()) > 0
+    if isinstance(artist, ContourSet):
+        return any(len(p.vertices) for p in artist.get_paths())
+    if isinstance(artist, Collection):
+        return len(artist.get_offsets()) > 0 or any(len(p.vertices) for p in artist.get_paths())
+    return True
+
+
+def _style(artist) -> tuple:
+    """What a reader matches a legend entry to a mark by: hatch, or colour with line style
+    or marker. Read from the artists themselves, never from their labels."""
+    if isinstance(artist, Patch) or (isinstance(artist, ContourSet) and artist.filled):
+        hatch = artist.get_hatch() if isinstance(artist, Patch) else (artist.hatches or [None])[0]
+        return ("hatch", hatch)
+    if isinstance(artist, Line2D):
+        marker = artist.get_marker()
+        if marker not in ("", "None", None, " "):
+            return ("marker", marker, to_hex(artist.get_color()))
+        return ("line", to_hex(artist.get_color()), artist.get_linestyle())
+    if isinstance(artist, ContourSet):
+        ls = artist.get_linestyle()[0]
+        dashed = ls[1] is not None and len(ls[1]) > 0
+        return ("line", to_hex(artist.get_edgecolor()[0]), "--" if dashed else "-")
+    if isinstance(artist, Collection):  # a scatter
+        return ("marker", "o", to_hex(artist.get_facecolor()[0]))
+    raise TypeError(type(artist))
+
+
+def _legend_matches_drawing(ax) -> set[str]:
+    """Every legend entry stands for a mark that was drawn, and every drawn line, band or
+    marker has its entry: matched by style (colour, line style, hatch, marker)."""
+    legend = ax.get_legend()
+    handles = legend.legend_handles
+    texts = [t.get_text() for t in legend.get_texts()]
+    marks = [a for a in list(ax.get_lines()) + list(ax.collections) if not isinstance(a, QuadMesh) and _drew(a)]
+    drawn = {_style(a) for a in marks}
+    listed = {_style(h): t for h, t in zip(handles, texts)}
+    assert not set(listed) - drawn, f"listed but not drawn: {[listed[k] for k in set(listed) - drawn]}"
+    assert not drawn - set(listed), f"drawn but not listed: {drawn - set(listed)}"
+    return set(texts)
+
+
+# Legends -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "obs",
+    [
+        (0.05, 6.0),  # every line and band on the surface
+        (0.3, 15.0),  # n_useful_v never reaches 15 here: no orange line, no \\ band
+        (0.9, 4.0),  # a stability only the corner cell reaches
+    ],
+)
+def test_sweep_calibration_legend_lists_only_what_is_drawn(sweep_ds, obs):
+    ax = _report_axes()
+    # The report's own drawing code, as `ensstab report SWEEP.nc --real-stability ...` runs it.
+    _draw("calibration", sweep_ds, ax, real_stability=obs[0], n_useful=obs[1], n_runs=6)
+    listed = _legend_matches_drawing(ax)
+    v = sweep_ds["n_useful_v"].sel(m_ensemble=4)
+    orange = [t for t in listed if t.startswith("n_useful_v = observed")]
+    # The orange line exists exactly when the observation is inside the surface's range.
+    assert bool(orange) == bool(float(v.min()) < obs[1] < float(v.max()))
+
+
+def test_estimate_calibration_legend_lists_only_what_is_drawn(est_ds):
+    ax = _report_axes()
+    plotting.plot_calibration(est_ds, ax=ax)
+    listed = _legend_matches_drawing(ax)
+    assert any(t.startswith("stability = observed") for t in listed)
+
+
+@pytest.mark.parametrize("source", ["estimate", "sweep"])
+def test_calibration_legend_covers_nothing_and_is_not_clipped(est_ds, sweep_ds, source):
+    ax = _report_axes()
+    if source == "estimate":
+        plotting.plot_calibration(est_ds, ax=ax)
+    else:
+        plotting.plot_calibration(sweep_ds, 0.05, 6.0, n_runs=6, ax=ax)
+    fig = ax.get_figure()
+    fig.canvas.draw()  # positions are final only once drawn
+    legend = ax.get_legend().get_window_extent()
+    # Not over the surface at all: wherever the lines run, they cannot be under it.
+    assert not legend.overlaps(ax.get_window_extent())
+    # And no line, band or marker vertex under it (the orange line in particular).
+    for artist in list(ax.collections) + list(ax.get_lines()):
+        if isinstance(artist, ContourSet):
+            xy = np.concatenate([artist.get_transform().transform(p.vertices) for p in artist.get_paths()
+                                 if len(p.vertices)] or [np.empty((0, 2))])  # fmt: skip
+        elif isinstance(artist, Line2D):
+            xy = artist.get_transform().transform(artist.get_xydata())
+        else:
+            continue
+        inside = (xy[:, 0] >= legend.x0) & (xy[:, 0] <= legend.x1) & (xy[:, 1] >= legend.y0) & (xy[:, 1] <= legend.y1)
+        assert not inside.any(), f"{artist.get_label()} is under the legend"
+    # Whole inside the figure: a legend moved outside the axes must not be cut off.
+    assert fig.bbox.contains(legend.x0, legend.y0) and fig.bbox.contains(legend.x1, legend.y1)
+
+
+# Ticks ---------------------------------------------------------------------------------
+
+
+def _ticks_in_view(axis, limits) -> np.ndarray:
+    lo, hi = sorted(limits)
+    locs = np.asarray(axis.get_ticklocs())
+    return locs[(locs >= lo - 1e-9) & (locs <= hi + 1e-9)]
+
+
+@pytest.mark.parametrize("name", ["stability_curve", "cost", "selection_counts", "fixed_point"])
+def test_axes_of_counts_have_whole_number_ticks(est_ds, name):
+    ax = _report_axes()
+    _draw(name, est_ds, ax, real_stability=None, n_useful=None, n_runs=None)
+    ax.get_figure().canvas.draw()
+    ticks = _ticks_in_view(ax.xaxis, ax.get_xlim())
+    assert len(ticks) >= 2
+    np.testing.assert_array_equal(ticks, np.round(ticks), err_msg=f"{name}: x ticks {ticks}")
+
+
+def test_sweep_m_axis_has_whole_number_ticks(sweep_ds):
+    ax = _report_axes()
+    plotting.plot_stability_curve(sweep_ds, ax=ax)  # m_ensemble 1 and 4: default ticks at 1.5, 2.5, 3.5
+    ax.get_figure().canvas.draw()
+    ticks = _ticks_in_view(ax.xaxis, ax.get_xlim())
+    assert set(ticks) >= {1.0, 4.0} and np.all(ticks == np.round(ticks)), ticks
+
+
+# The cost picture ------------------------------------------------------------------------
+
+
+def test_cost_picture_does_not_call_scaled_times_measured(est_ds):
+    ax = plotting.plot_cost(est_ds, ax=_report_axes())
+    table = plotting.cost_table(est_ds)
+    (per_m,) = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == len(M)]
+    np.testing.assert_allclose(per_m.get_ydata(), table["naive_seconds"])
+    assert "measured" not in per_m.get_label() and "scaled" in per_m.get_label()
+    assert "not timed" in table["naive_seconds"].attrs["description"]
+    # The one timed naive value is the run itself, at the largest m, and says so.
+    (as_run,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("naive check as run")]
+    assert "(measured)" in as_run.get_label()
+    assert as_run.get_ydata()[0] == pytest.approx(est_ds.attrs["naive_seconds"])
+    assert as_run.get_xdata()[0] == max(M)
+
+
+# xarray's own labels -----------------------------------------------------------------------
+
+
+def _check_label(da: xr.DataArray) -> str:
+    label = label_from_attrs(da)
+    assert "\n" not in label, f"{da.name}: xarray wraps {label!r} (over 30 characters)"
+    assert "[1]" not in label and "[]" not in label, f"{da.name}: {label!r}"
+    assert da.attrs.get("units", None) != "1", da.name
+    return label
+
+
+def test_sweep_and_naive_variables_have_short_labels_and_descriptions(sweep_ds):
+    for name in list(sweep_ds.data_vars) + list(sweep_ds.coords):
+        _check_label(sweep_ds[name])
+    for name in ("stability", "stability_std", "n_useful_v", "n_useful_v_std", "n_useful", "p", "m_ensemble"):
+        assert sweep_ds[name].attrs["description"], name
+    data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
+    naive = es.real_ensemble_stability(data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3,
+                                       selector=es.selectors.default_selector(5), client="synchronous")  # fmt: skip
+    for name in list(naive.data_vars) + list(naive.coords):
+        _check_label(naive[name])
+
+
+def test_estimate_variables_have_short_labels(est_ds):
+    owned = ["stability", "stability_std", "stability_draws", "selection_counts", "uniform_counts",
+             "t_uniform_draws", "n_useful_draws", "calibration_stability", "calibration_n_useful_v",
+             "naive_stability", "naive_stability_se", "naive_nogueira_lower", "naive_nogueira_upper",
+             "m_ensemble", "n_useful", "p"]  # fmt: skip
+    for name in owned:
+        _check_label(est_ds[name])
+    assert _check_label(est_ds["selection_counts"]) == "times picked (real) [runs]"
+
+
+def test_xarray_plot_gets_a_clean_label(sweep_ds, est_ds):
+    ax = plt.figure().add_subplot()
+    est_ds["stability"].plot(ax=ax)
+    assert ax.get_ylabel() == "stability (jaccard)"
+    assert ax.get_xlabel() == "m_ensemble [selectors]"
+    # A surface: the colour bar gets the variable's label, the axes the coordinates'.
+    fig = plt.figure()
+    ax = fig.add_subplot()
+    sweep_ds["stability"].sel(m_ensemble=4).plot(ax=ax, x="p", y="n_useful")
+    colorbar_label = fig.axes[-1].get_ylabel()
+    assert colorbar_label == "stability (jaccard)"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("p", "n_useful [features]")

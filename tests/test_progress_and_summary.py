@@ -1,0 +1,257 @@
+"""Progress bars on stderr (on a terminal only, never on stdout, none with progress=False),
+the dashboard link on its own line, and summaries in words with the symbols in brackets.
+
+A bar is drawn only where it can redraw itself (a terminal or a notebook), so the tests
+that look for one run the work in a fresh Python whose stderr is a real pseudo-terminal
+and whose stdout is a pipe: exactly what a user at a terminal running
+``ensstab estimate > result.txt`` has.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+import xarray as xr
+
+from ensstab_dask.algorithm import estimate
+from ensstab_dask.datasets import make_microarray
+from ensstab_dask.progress import map_with_progress
+from ensstab_dask.selectors import default_selector
+from ensstab_dask.validation import Validation, compare
+
+DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
+SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, n_runs=24, repeats=4, seed=1, n_boot=50)
+BAR = "%|"  # what every tqdm text bar draws, and nothing else here does
+
+needs_pty = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+
+def run_with_terminal_stderr(code: str, timeout: float = 300) -> tuple[str, str]:
+    """Run ``code`` in a fresh Python with stderr on a pseudo-terminal and stdout on a pipe.
+
+    Returns (stdout, what the terminal received). The terminal turns "\\n" into "\\r\\n".
+    """
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    # A terminal of known width: tqdm sizes its bar from it.
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 150, 0, 0))
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=env,
+        cwd=os.path.dirname(__file__),
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # read as it comes: a full terminal buffer would block the child
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO once the child has closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+        reader.join(timeout=30)
+        os.close(master)
+    assert proc.returncode == 0, b"".join(chunks).decode(errors="replace")[-3000:]
+    return out.decode(), b"".join(chunks).decode(errors="replace")
+
+
+PRELUDE = """
+    from ensstab_dask.datasets import make_microarray
+    from ensstab_dask.selectors import default_selector
+    DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
+    SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, n_runs=24, repeats=4, seed=1,
+                 n_boot=50)
+"""
+
+
+def final_bar(err: str, desc: str) -> str:
+    """The last state drawn of the bar named ``desc`` (its closing redraw)."""
+    states = re.findall(rf"{re.escape(desc)}:[^\r\n]*", err)
+    assert states, f"no {desc!r} bar on the terminal: {err[-2000:]!r}"
+    return states[-1]
+
+
+@needs_pty
+def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_path):
+    out, err = run_with_terminal_stderr(
+        PRELUDE
+        + f"""
+    from ensstab_dask.validation import validate
+    res = validate(DATA.X, DATA.y, 10, client="synchronous", cache_dir={str(tmp_path)!r}, **SMALL)
+    print(res.summary())
+    """
+    )
+    # One bar per stage, each run to its end: the estimate's 24 + 6 real runs, its
+    # simulation stages (p, fixed point, prediction, bootstrap), the naive check's 6 x 3.
+    assert "100%" in final_bar(err, "real runs") and "30/30" in final_bar(err, "real runs")
+    assert "4/4" in final_bar(err, "simulations")
+    assert "18/18" in final_bar(err, "real ensemble runs")
+    # stdout holds the results alone: no bar, no carriage return.
+    assert BAR not in out and "\r" not in out
+    assert out.splitlines()[1].startswith("  reliable: ")
+
+
+@needs_pty
+def test_progress_false_draws_nothing_even_on_a_terminal(tmp_path):
+    out, err = run_with_terminal_stderr(
+        PRELUDE
+        + f"""
+    from ensstab_dask.validation import validate
+    res = validate(DATA.X, DATA.y, 10, client="synchronous", cache_dir={str(tmp_path)!r}, progress=False, **SMALL)
+    print(res.summary())
+    """
+    )
+    assert err == "" and "reliable: " in out
+
+
+@needs_pty
+def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
+    out, err = run_with_terminal_stderr(
+        PRELUDE
+        + """
+    from distributed import Client, LocalCluster
+    import ensstab_dask as es
+    from ensstab_dask.algorithm import estimate
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \\
+            Client(cluster) as client:
+        es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.7], m_ensemble=[1], m_stability=5, repeats=2, client=client)
+        print(estimate(DATA.X, DATA.y, 10, client=client, **SMALL).summary())
+        print("LINK", client.dashboard_link)
+    """
+    )
+    link = re.search(r"LINK (\S+)", out).group(1)
+    lines = [line.strip("\r") for line in err.split("\n")]
+    notes = [line for line in lines if "Dask dashboard" in line]
+    # Once for the one cluster (the sweep and the estimate share it), alone on its line,
+    # not glued to a bar, and not on stdout.
+    assert notes == [f"Dask dashboard: {link}"]
+    assert err.index("Dask dashboard") < err.index("ensstab sweep:") < err.index("real runs:")
+    assert "4/4" in final_bar(err, "ensstab sweep") and "30/30" in final_bar(err, "real runs")
+    assert "Dask dashboard" not in out.replace(f"LINK {link}", "") and BAR not in out
+
+
+def test_no_bar_into_a_file_or_with_progress_false(capfd):
+    # Under capfd stderr is a file, not a terminal: a bar there would be hundreds of
+    # carriage-return lines in a log, so none is drawn, and progress=False is silent anyway.
+    est = estimate(DATA.X, DATA.y, 10, client="synchronous", progress=True, **SMALL)
+    captured = capfd.readouterr()
+    assert BAR not in captured.err and "\r" not in captured.err and captured.out == ""
+    estimate(DATA.X, DATA.y, 10, client="synchronous", progress=False, **SMALL)
+    assert capfd.readouterr() == ("", "")
+    assert est.real_runs == 30
+
+
+def failing(x: int) -> int:
+    if x == 3:
+        raise ArithmeticError("task 3 failed")
+    return 10 * x
+
+
+def test_map_with_progress_keeps_order_and_raises_the_task_error():
+    from distributed import Client, LocalCluster
+
+    tasks = [(i,) for i in range(6)]
+    ok = [(i,) for i in (0, 1, 2, 4, 5)]
+    assert map_with_progress(failing, (), ok, desc="t", client="synchronous") == [0, 10, 20, 40, 50]
+    with pytest.raises(ArithmeticError, match="task 3 failed"):
+        map_with_progress(failing, (), tasks, desc="t", client="synchronous")
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster,
+        Client(cluster) as client,
+    ):
+        assert map_with_progress(failing, (), ok, desc="t", sizes=[2] * 5, client=client) == [0, 10, 20, 40, 50]
+        with pytest.raises(ArithmeticError, match="task 3 failed"):
+            map_with_progress(failing, (), tasks, desc="t", client=client)
+
+
+# -- summaries in words --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def est():
+    return estimate(DATA.X, DATA.y, 10, client="synchronous", progress=False, **SMALL)
+
+
+def lines_with(text: str, needle: str) -> list[str]:
+    return [line for line in text.splitlines() if needle in line]
+
+
+def test_summary_speaks_in_words_one_number_per_line(est):
+    text = est.summary()
+    assert text.splitlines()[1].startswith("  reliable: ")  # the verdict before any number
+    assert "+-" not in text  # every spread says what it is
+    (useful,) = lines_with(text, "useful features (n_useful = A[f]")
+    assert f": {est.n_useful}, from 24 real runs" in useful
+    lo, hi = est.intervals["n_useful"]
+    assert useful.endswith(f"; 95% bootstrap interval over the real runs [{lo:.1f}, {hi:.1f}]")
+    # The real stability and Nogueira's are two numbers: two lines, each interval named.
+    (real,) = lines_with(text, "stability of one real selector (jaccard index)")
+    (nog,) = lines_with(text, "by Nogueira's index")
+    assert f"{est.real_stability:.4f}" in real and "bootstrap interval over the real runs" in real
+    assert f"{est.real_nogueira.stability:.4f}" in nog and "Nogueira's 95% confidence interval" in nog
+    assert f"{est.real_nogueira.stability:.4f}" not in real
+    (p_line,) = lines_with(text, "(p, ")
+    assert f"{est.p:.4f}" in p_line and "bootstrap interval over the real runs" in p_line
+    assert lines_with(text, "(A[f_(u,p)]): ") and lines_with(text, "fixed point (n_useful = A[f_(u,p)]): holds")
+    # Every per-size line holds one prediction and its interval.
+    assert "bootstrap interval over the real runs (50 replicates)" in text
+    for m, (lo, hi) in est.curve_interval().items():
+        (row,) = lines_with(text, f"m_ensemble = {m}:")
+        assert row.strip() == f"m_ensemble = {m}: {est.predicted()[m]:.4f}; 95% interval [{lo:.4f}, {hi:.4f}]"
+
+
+def test_summary_without_a_bootstrap_names_the_spread():
+    e = estimate(DATA.X, DATA.y, 10, client="synchronous", progress=False, **dict(SMALL, n_boot=0))
+    text = e.summary()
+    assert "+-" not in text and "bootstrap interval" not in text and "no bootstrap (n_boot=0)" in text
+    sd = float(e.curve["stability_std"].sel(m_ensemble=1))
+    (row,) = lines_with(text, "m_ensemble = 1:")
+    assert row.endswith(f"; standard deviation of one simulated measurement {sd:.4f}")
+
+
+def test_validation_gives_the_real_value_its_se_and_a_verdict_per_size(est):
+    pred = est.predicted()
+    # A naive value close to the prediction at m = 1 (within 2 SE), far from it at m = 3.
+    naive = xr.Dataset(
+        {
+            "stability": ("m_ensemble", [pred[1] + 0.01, pred[3] + 0.3]),
+            "stability_se": ("m_ensemble", [0.02, 0.02]),
+        },
+        coords={"m_ensemble": [1, 3]},
+        attrs={"real_runs": 18, "m_stability": 6, "cached": 0},
+    )
+    val = Validation(est, naive, compare(est, naive), {"estimate": 1.0, "naive": 2.0})
+    table = val.table()
+    row1 = lines_with(table, "| 1 |")[0].split(" | ")
+    row3 = lines_with(table, "| 3 |")[0].split(" | ")
+    # The real value and its SE in cells of their own, then the verdict in words.
+    assert row1[2:4] == [f"{pred[1] + 0.01:.3f}", "0.020"] and row1[-1] == "within 2 SE |"
+    assert row3[2:4] == [f"{pred[3] + 0.3:.3f}", "0.020"] and row3[-1] == "outside 2 SE |"
+    assert "SE of real" in table and "+-" not in table
+    text = val.summary()
+    assert text == est.summary() + "\n\n" + val.comparison()  # the estimate's verdict stays first
+    assert "the prediction is within 2 SE of it at 1 of 2" in text and "+-" not in text
