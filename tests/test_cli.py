@@ -176,23 +176,18 @@ def _defaults(function) -> dict:
 
 
 def test_the_defaults_are_the_library_functions_defaults():
-    from ensstab_dask._sweep import sweep
-    from ensstab_dask.algorithm import estimate
-    from ensstab_dask.simulation import simulated_stability
-    from ensstab_dask.validation import validate
-
     parser = build_parser()
     commands = {
-        "simulate": ([], simulated_stability),
-        "sweep": (["--n-useful", "30", "--p", "0.5"], sweep),
-        "estimate": ([], estimate),
-        "validate": ([], validate),
+        "simulate": ([], es.simulated_stability),
+        "sweep": (["--n-useful", "30", "--p", "0.5"], es.sweep),
+        "estimate": ([], es.estimate),
+        "validate": ([], es.validate),
     }
     for command, (required, function) in commands.items():
         args = vars(parser.parse_args([command, *required]))
         library = _defaults(function)
         if command == "validate":  # the estimate's other options reach estimate() through **estimate_options
-            library = {**_defaults(estimate), **library}
+            library = {**_defaults(es.estimate), **library}
         # Not the same thing under one name: the grid, the CLI's selector name and data path.
         shared = set(args) & set(library) - {"m_ensemble", "n_useful", "p", "selector", "data"}
         assert {"m_stability", "aggregate", "index", "seed"} <= shared, command
