@@ -370,22 +370,10 @@ def map_shared(
     module docstring for its values).
 
     The ``shared`` arguments (the data) go to the workers once, by broadcast scatter,
-    not once per task; results come back in the order of ``tasks``.
+    not once per task; results come back in the order of ``tasks``. The silent case of
+    :func:`ensstab_dask.progress.map_with_progress`, which holds the mechanism.
     """
-    with connect(client, timeout=timeout, security=security) as c:
-        if c is None:
-            return [fn(*shared, *task) for task in tasks]
-        from distributed import as_completed
+    from .progress import map_with_progress
 
-        # hash=False: keys hashed from the content are shared by back-to-back calls with the
-        # same data, and the release of one call's futures can then delete the next call's
-        # inputs ("lost dependencies"; dask/distributed#4612).
-        remote = c.scatter(list(shared), broadcast=True, hash=False)
-        futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
-        # Wait here, and gather only once every task has finished (or one has failed): a
-        # gather interrupted by Ctrl-C while tasks run leaves one waiter per task behind,
-        # and each logs "Task exception was never retrieved" when the client closes.
-        for fut in as_completed(futures, loop=c.loop):
-            if fut.status != "finished":
-                break  # an error or a cancellation: gather raises it now
-        return c.gather(futures)
+    return map_with_progress(fn, shared, tasks, desc="", progress=False, client=client, timeout=timeout,
+                             security=security)  # fmt: skip

@@ -119,15 +119,18 @@ def map_with_progress(
                 return out
             from distributed import as_completed
 
-            # hash=False, as in map_shared: content-hashed keys would be shared by back-to-back
-            # calls with the same data, and releasing one call's futures can then delete the
-            # next call's inputs (dask/distributed#4612).
+            # hash=False: content-hashed keys would be shared by back-to-back calls with the
+            # same data, and releasing one call's futures can then delete the next call's
+            # inputs (dask/distributed#4612).
             remote = c.scatter(list(shared), broadcast=True, hash=False) if shared else []  # nothing to send
             futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
             size_of = {f.key: s for f, s in zip(futures, sizes)}
             # The client's own loop: a client connected by address is not the default one.
             for fut in as_completed(futures, loop=c.loop):
+                # Gather only once every task has finished (or one failed): a gather interrupted
+                # by Ctrl-C leaves one waiter per task, each logging "Task exception was never
+                # retrieved" when the client closes.
                 if fut.status != "finished":
-                    break  # an error or a cancellation: gather raises it now, as map_shared would
+                    break  # an error or a cancellation: gather raises it now
                 bar.update(size_of[fut.key])
             return c.gather(futures)

@@ -15,17 +15,7 @@ import numpy as np
 def literal_ranking(n_feature, n_target, n_useful, p, rng):
     """One simulated weak selector, exactly as SPEC section 2 states it."""
     s_m = rng.choice(n_useful, size=n_target, replace=False).tolist()
-    remaining_in = list(s_m)
-    remaining_out = [f for f in range(n_feature) if f not in s_m]
-    rank = [0] * n_feature
-    for i in range(1, n_feature + 1):
-        r = rng.random()
-        if (r < p and not remaining_in) or (r >= p and remaining_out):
-            s = remaining_out.pop(rng.integers(len(remaining_out)))
-        else:
-            s = remaining_in.pop(rng.integers(len(remaining_in)))
-        rank[s] = i
-    return rank
+    return _literal_ranking_given(s_m, n_feature, p, rng)
 
 
 def literal_rankings(n_feature, n_target, n_useful, p, size, seed):
@@ -121,6 +111,7 @@ def literal_two_level_rankings(n_feature, n_target, n_useful, h, p, copy_size, n
 
 
 def _literal_ranking_given(s_m, n_feature, p, rng):
+    """SPEC section 2's ranking loop, given the preferred set ``s_m``."""
     remaining_in = list(s_m)
     remaining_out = [f for f in range(n_feature) if f not in s_m]
     rank = [0] * n_feature
