@@ -1,15 +1,22 @@
 """The validation harness on the four datasets: the estimate against the naive check.
 
-    ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--variants] [--model two-level|random-effects]
+    ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--seeds 0,1] [--models onda,anchored] \
+        [--json OUT.json] [--variants]
 
 For the embedded default and Colon, Lymphoma and Prostate (their paper settings,
 n_target 20, 20, 40, 60), with the default random forest (300 trees), m_stability = 20
 and m_ensemble 1, 5, 10, 20, 30, 50, on one local Dask cluster:
 
-* ``validate`` with the estimate's defaults: the table per m (predicted [interval],
-  real +- SE, z, covered, within 2 SE), both real-run counts and both wall times. The
+* ``validate`` with the estimate's defaults, for each model in ``--models`` and each
+  seed in ``--seeds`` (independent naive checks and estimates: choose settings on seed 0,
+  report seed 1 untouched): the table per m (predicted [interval], its SE, real +- SE,
+  the combined z, covered, within 2 SE), both real-run counts and both wall times. The
   naive curves are cached in ``--cache-dir`` (default ``benchmarks/.cache``), so a rerun
   only pays for the estimates.
+* the scorecard of issue 18 per model, over every table: sizes within combined |z| <= 2
+  per table, the median interval half-width over the naive SE, the mean signed z and
+  how often each sign holds, coverage, real runs, and whether ``reliable: yes`` was
+  printed for a table with two or more misses. ``--json`` keeps every row.
 * ``--variants``: the calibration layouts and ``n_runs`` side by side. Pools of real
   runs are made once per dataset (100 on random halves, 50 in the weak-selector layout,
   with the streams ``estimate`` uses), and every variant is ``estimate_from_runs`` on the
@@ -23,12 +30,15 @@ A dataset whose file is missing is skipped, saying so.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from ensstab_dask._validation import MODELS
 
 DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60}
 VARIANTS = [
@@ -50,7 +60,9 @@ def load(name):
 
 
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:
-    from ensstab_dask.algorithm import _MEMBER_RUNS, _REAL, assemble_runs, estimate_from_runs, real_subsets
+    from ensstab_dask.algorithm import assemble_runs, estimate_from_runs, real_subsets
+    from ensstab_dask.models._base import MEMBER_RUNS as _MEMBER_RUNS
+    from ensstab_dask.models._base import REAL as _REAL
     from ensstab_dask.seeding import Stream, as_seed_sequence, derive
     from ensstab_dask.selectors import describe_selector
     from ensstab_dask.validation import compare
@@ -107,17 +119,87 @@ def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> l
     return lines
 
 
+def scorecard(results: list[dict]) -> list[str]:
+    """Per model and seed, issue 18's targets over the tables in ``results`` (rows of :func:`main`)."""
+    lines = [
+        "| model | seed | within combined 2 SE, per table | tables with >= 5 of 6 | median half-width / naive SE "
+        "(worst table) | mean signed z | z > 0 / z < 0 | covered | reliable: yes with >= 2 misses | real runs |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    keys = sorted({(r["model"], r["seed"]) for r in results}, key=lambda k: (k[0], k[1]))
+    for model, seed in keys:
+        rows = [r for r in results if r["model"] == model and r["seed"] == seed]
+        cells = [c for r in rows for c in r["per_m"].values()]
+        z = np.array([c["z"] if c["z"] is not None else np.nan for c in cells], dtype=float)
+        within = [sum(bool(c["within_2se"]) for c in r["per_m"].values()) for r in rows]
+        ratio = [
+            float(
+                np.median(
+                    [
+                        (c["upper"] - c["lower"]) / 2 / c["real_se"]
+                        for c in r["per_m"].values()
+                        if c["upper"] is not None
+                    ]
+                )
+            )  # fmt: skip
+            if all(c["upper"] is not None for c in r["per_m"].values())
+            else float("nan")
+            for r in rows
+        ]
+        bad = [r["data"] for r, w in zip(rows, within) if r["reliable"] and len(r["per_m"]) - w >= 2]
+        lines.append(
+            f"| {model} | {seed} | "
+            + ", ".join(f"{r['data']} {w}" for r, w in zip(rows, within))
+            + f" | {sum(w >= 5 for w in within)} of {len(rows)} | {np.nanmedian(ratio):.2f} ({np.nanmax(ratio):.2f}) | "
+            f"{np.nanmean(z):+.2f} | {int((z > 0).sum())} / {int((z < 0).sum())} | "
+            f"{sum(bool(c['covered']) for c in cells)} of {len(cells)} | {', '.join(bad) or 'none'} | "
+            + ", ".join(sorted({str(r["real_runs"]) for r in rows}))
+            + " |"
+        )
+    return lines
+
+
+def compact_tables(rows: list[dict]) -> list[str]:
+    """One line per table: predicted [interval] / real +- SE / combined z at each m."""
+    lines = [
+        "| dataset | seed | reliable | " + " | ".join(f"m = {m}" for m in M_LIST) + " |",
+        "|---|---|---|" + "---|" * len(M_LIST),
+    ]
+    for r in sorted(rows, key=lambda r: (r["seed"], list(DATASETS).index(r["data"]))):
+        cells = []
+        for m in M_LIST:
+            c = r["per_m"][str(m)]
+            cells.append(
+                f"{c['predicted']:.3f} [{c['lower']:.3f}, {c['upper']:.3f}] / {c['real']:.3f} +- {c['real_se']:.3f} / "
+                f"{c['z']:+.1f}" + ("" if c["within_2se"] else " **x**")
+            )
+        lines.append(f"| {r['data']} | {r['seed']} | {'yes' if r['reliable'] else 'no'} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated, from " + ", ".join(DATASETS))
     ap.add_argument("--m-stability", type=int, default=20)
     ap.add_argument("--n-estimators", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0", help="comma-separated seeds, each an independent naive check and estimate")
     ap.add_argument("--cache-dir", default=str(Path(__file__).parent / ".cache"))
     ap.add_argument("--variants", action="store_true", help="also compare calibration layouts and n_runs")
-    ap.add_argument("--model", default="onda", choices=("onda", "two-level", "random-effects"),
-                    help="the estimate's model")  # fmt: skip
+    ap.add_argument("--models", default="onda", help="comma-separated, from " + ", ".join(MODELS))
+    ap.add_argument("--json", help="write every table's rows here")
+    ap.add_argument("--report", help="no runs: print the scorecard and the tables of --models from these JSON files "
+                    "(comma-separated, written by --json)")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.report:
+        rows = [r for path in args.report.split(",") for r in json.load(open(path))]
+        print("\n".join(scorecard(rows)))
+        for model in args.models.split(","):
+            print("\n" + "\n".join(compact_tables([r for r in rows if r["model"] == model])))
+        return 0
+    models = args.models.split(",")
+    for m in models:
+        if m not in MODELS:
+            ap.error(f"--models: {m!r} is not one of " + ", ".join(MODELS))
 
     from distributed import Client
 
@@ -127,47 +209,60 @@ def main(argv=None) -> int:
 
     os.makedirs(args.cache_dir, exist_ok=True)
     selector = default_selector(args.n_estimators)
+    results = []
     with local_cluster() as cluster, Client(cluster) as client:
-        for name in args.datasets.split(","):
-            n_target = DATASETS[name]
-            try:
-                data = load(name)
-            except ValueError as exc:
-                print(f"\n## {name}: skipped ({exc})")
-                continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                res = validate(
-                    data.X, data.y, n_target, m_ensemble=M_LIST, m_stability=args.m_stability, selector=selector,
-                    seed=args.seed, cache_dir=args.cache_dir, client=client, data=name, model=args.model,
-                )  # fmt: skip
-            e, n = res.estimate, res.naive
-            print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target})\n")
-            print(
-                f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.n_useful}, p = {e.p:.3f}, "
-                f"calibration on {e.settings['calibration_layout']} runs, model {e.model}"
-                + ("" if e.h is None else f", h = {e.h}")
-                + f", reliable: {'yes' if e.reliable else 'no'}); "
-                f"naive check: {int(n.attrs['real_runs'])} real runs, {res.seconds['naive']:.0f} s"
-                + (" (cached)" if int(n.attrs.get("cached", 0)) else "")
-            )
-            for w in e.warnings:
-                print(f"warning: {w}")
-            print()
-            print(res.table())
-            print(
-                f"\ninterval covers the naive value at {res.covered} of {len(res.per_m)}; "
-                f"within 2 SE at {res.within_2se} of {len(res.per_m)}"
-            )
-            if args.variants:
-                print()
-                print(
-                    "\n".join(
-                        variants(data, n_target, n, selector=selector, m_stability=args.m_stability, seed=args.seed,
-                                 client=client)
-                    )
-                )  # fmt: skip
+        for seed in (int(v) for v in args.seeds.split(",")):
+            for name in args.datasets.split(","):
+                n_target = DATASETS[name]
+                try:
+                    data = load(name)
+                except ValueError as exc:
+                    print(f"\n## {name}: skipped ({exc})")
+                    continue
+                for model in models:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        res = validate(
+                            data.X, data.y, n_target, m_ensemble=M_LIST, m_stability=args.m_stability,
+                            selector=selector, seed=seed, cache_dir=args.cache_dir, client=client, data=name,
+                            model=model, progress=False,
+                        )  # fmt: skip
+                    print_table(res, name, data, n_target, seed)
+                    d = res.to_dict()
+                    results.append({"model": model, "seed": seed, "data": name, "reliable": d["reliable"],
+                                    "warnings": d["warnings"], "per_m": d["per_m"],
+                                    "real_runs": d["estimate_real_runs"],
+                                    "seconds": res.seconds, "self_check": d["estimate"]["self_check"]})  # fmt: skip
+                    if args.variants and model == "onda":
+                        print()
+                        print("\n".join(variants(data, n_target, res.naive, selector=selector,
+                                                  m_stability=args.m_stability, seed=seed, client=client)))  # fmt: skip
+    print("\n## Scorecard (issue 18's targets)\n")
+    print("\n".join(scorecard(results)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
     return 0
+
+
+def print_table(res, name, data, n_target, seed) -> None:
+    e, n = res.estimate, res.naive
+    print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target}), model {e.model}, seed {seed}\n")
+    print(
+        f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.n_useful}, p = {e.p:.3f}"
+        + ("" if e.h is None else f", h = {e.h}")
+        + f", reliable: {'yes' if e.reliable else 'no'}); "
+        f"naive check: {int(n.attrs['real_runs'])} real runs, {res.seconds['naive']:.0f} s"
+        + (" (cached)" if int(n.attrs.get("cached", 0)) else "")
+    )
+    for w in e.warnings:
+        print(f"warning: {w}")
+    print()
+    print(res.table())
+    print(
+        f"\ninterval covers the naive value at {res.covered} of {len(res.per_m)}; "
+        f"within 2 combined SE at {res.within_2se} of {len(res.per_m)}"
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ __all__ = [
     "stability_se",
     "stability_of_subsets",
     "similarity_matrix",
+    "u_statistic_se",
 ]
 
 
@@ -123,7 +124,17 @@ def pairwise_stability_se(subsets: np.ndarray, n_feature: int, index: str = "jac
         raise ValueError(f"the U-statistic variance needs at least 4 subsets; got {U}")
     z = np.zeros((U, n_feature), dtype=bool)
     z[np.arange(U)[:, None], subsets] = True
-    h = _similarity(z[:, subsets].sum(axis=2), n_feature, index)
+    return u_statistic_se(_similarity(z[:, subsets].sum(axis=2), n_feature, index))
+
+
+def u_statistic_se(h: np.ndarray) -> float:
+    """Standard error of the mean over pairs of a symmetric kernel matrix ``h`` (U x U, U >= 4;
+    the diagonal is ignored): the unbiased variance of a U-statistic of degree 2 (see
+    :func:`pairwise_stability_se`). Returns 0 when that estimate comes out at or below 0."""
+    h = np.array(h, dtype=np.float64)
+    U = len(h)
+    if U < 4:
+        raise ValueError(f"the U-statistic variance needs at least 4 runs; got {U}")
     np.fill_diagonal(h, 0.0)
     row = h.sum(axis=1)
     sq_row = (h * h).sum(axis=1)

@@ -130,8 +130,11 @@ def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, fl
     return n_feature, n_target, n_useful, check_p(p)
 
 
-MODELS = ("onda", "two-level", "random-effects")
-#: The models of the simulated selector itself (simulate_*, sweep); "random-effects" models real ranks.
+MODELS = ("onda", "two-level", "random-effects", "anchored")
+#: The model ``estimate`` and ``ensstab estimate`` use unless told otherwise: chosen by the
+#: validation harness out of sample (README, "Validation").
+DEFAULT_MODEL = "onda"
+#: The models of the simulated selector itself (simulate_*, sweep); the others model real ensembles.
 SIMULATOR_MODELS = ("onda", "two-level")
 
 
@@ -140,9 +143,9 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
 
     Returns ``h`` as an int for ``"two-level"``, None for ``"onda"`` (which takes no ``h``).
     """
-    if model == "random-effects":
+    if model in MODELS and model not in SIMULATOR_MODELS:
         raise ValueError(
-            "model='random-effects' models the real selector's ranks, not the simulated selector: use it in "
+            f"model={model!r} models real ensembles, not the simulated selector: use it in "
             "estimate(); the simulator's models are 'onda' and 'two-level'"
         )
     check_choice(model, "model", SIMULATOR_MODELS)

@@ -50,8 +50,8 @@ from ._validation import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
+    DEFAULT_MODEL,
     INDICES,
-    MODELS,
     check_choice,
     check_int,
     check_m_ensemble,
@@ -66,18 +66,27 @@ from .estimation import (
     PEstimate,
     check_fixed_point,
     count_useful,
-    estimate_h,
     estimate_p,
     selection_counts,
+    threshold_draws,
     uniform_subsets,
-    uniform_threshold,
 )
+from .models import Context, CurveModel, Prediction, SelfCheck, clip_to_index, get_model
+from .models._base import CALIBRATE as _CALIBRATE
+from .models._base import CHECK_COPIES as _CHECK_COPIES
+from .models._base import COPIES as _COPIES
+from .models._base import MEMBER_RUNS as _MEMBER_RUNS
+from .models._base import POOL as _POOL
+from .models._base import POWER as _POWER
+from .models._base import REAL as _REAL
+from .models._base import T_UNIFORM as _T_UNIFORM
+from .models._base import VERIFY as _VERIFY
+from .models._base import P as _P
+from .models.onda import predict_curve
 from .progress import StageBar, note_dashboard
-from .random_effects import PAIRWISE_INDICES
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import check_resample, describe_selector, make_scorer, real_run_pools, real_runs
 from .simulation import top_subsets
-from .uncertainty import bootstrap_estimate
 
 __all__ = [
     "estimate",
@@ -93,19 +102,8 @@ __all__ = [
     "guard_rails",
     "blocking_reasons",
     "caution_reasons",
+    "runs_from_copies",
 ]
-
-# Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...). The
-# first seven are those of the paper's path and keep their values, so that
-# calibration_layout="paper" with n_boot=0 reproduces earlier results bit for bit.
-_T_UNIFORM, _REAL, _POOL, _P, _VERIFY, _PREDICT, _CALIBRATE = range(7)
-_MEMBER_RUNS, _BOOT, _BOOT_P, _BOOT_CURVE, _POWER, _T_BOOT = range(7, 13)
-_COPIES, _H, _H_BOUNDS, _RANDOM_EFFECTS = range(13, 17)
-
-# The models beyond the paper fit real ensemble copies in the naive check's layout:
-# (copies, each its own half; weak selectors per copy, bootstraps of it). The copies of
-# the smaller design are the start of the larger one (same streams).
-_COPY_DESIGN = {"two-level": (4, 5), "random-effects": (10, 10)}
 
 # The fixed-point check has power when it would fail for a u this far off (factor).
 _POWER_FACTOR = 1.5
@@ -124,13 +122,6 @@ def real_subsets(
     """
     ranks = real_runs(X, y, n_target, n_runs=n_runs, selector=selector, resample=resample, seed=seed, client=client)
     return top_subsets(ranks, n_target)
-
-
-def threshold_draws(n_feature: int, n_target: int, n_runs: int, *, repeats: int, seed: SeedLike = 0) -> np.ndarray:
-    """Stage 2: ``repeats`` draws of t_uniform; draw ``r`` uses ``derive(seed, r)``."""
-    return np.array(
-        [uniform_threshold(n_feature, n_target, n_runs, seed=derive(seed, r)) for r in range(repeats)], dtype=np.int64
-    )
 
 
 def useful_draws(subsets: np.ndarray, n_feature: int, thresholds, *, n_runs: int, rng: np.random.Generator):
@@ -177,47 +168,6 @@ def fixed_point_power(
     if not n_useful < u <= n_feature:
         return None
     return check_fixed_point(n_feature, n_target, u, p, n_runs=n_runs, repeats=repeats, seed=seed)
-
-
-def predict_curve(
-    n_feature: int,
-    n_target: int,
-    n_useful: int,
-    p: float,
-    *,
-    m_ensemble: list[int],
-    m_stability: int,
-    n_runs: int,
-    repeats: int,
-    aggregate: str,
-    index: str,
-    seed: int,
-    client,
-    model: str = "onda",
-    h: int | None = None,
-) -> xr.Dataset:
-    """Stage 7: the simulated stability for each ``m_ensemble`` at (n_useful, p), a one-cell sweep."""
-    from ._sweep import sweep
-
-    pred = sweep(
-        n_feature,
-        n_target,
-        n_useful=[n_useful],
-        p=[p],
-        m_ensemble=m_ensemble,
-        n_runs=n_runs,
-        m_stability=m_stability,
-        repeats=repeats,
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        client=client,
-        progress=False,
-        model=model,
-        h=h,
-    )
-    curve = pred[["stability", "stability_std", "stability_draws"]].squeeze(["n_useful", "p"], drop=True)
-    return curve.drop_vars("n_runs", errors="ignore")
 
 
 def blocking_reasons(
@@ -429,6 +379,10 @@ class Estimate:
     model: str = "onda"
     h: int | None = None  # the two-level model's preferred-set size
     within_copy_stability: float | None = None  # the real statistic h is fitted to
+    self_check: SelfCheck | None = None  # the model against real ensembles it did not use
+    curve_source: str = ""  # what made the curve, in words
+    interval_of: str = "real runs"  # what the curve's bootstrap resamples
+    simulator: bool = True  # the curve is the paper's simulator's (its cautions apply)
 
     @property
     def threshold_saturated(self) -> int:
@@ -449,6 +403,17 @@ class Estimate:
             int(m): (float(lo), float(hi))
             for m, lo, hi in zip(c["m_ensemble"].values, c["stability_lower"].values, c["stability_upper"].values)
         }
+
+    def curve_se(self) -> dict[int, float]:
+        """The standard error of each predicted stability: the standard deviation of its
+        bootstrap replicates (every source of randomness the bootstrap covers), or without
+        a bootstrap the point's own Monte-Carlo or sampling error."""
+        c = self.curve
+        if self.bootstrap is not None and "stability_boot" in self.bootstrap:
+            sd = np.nanstd(self.bootstrap["stability_boot"].values, axis=0, ddof=1)
+        else:
+            sd = c["stability_std"].values
+        return {int(m): float(v) for m, v in zip(c["m_ensemble"].values, sd)}
 
     def to_dict(self) -> dict:
         """The JSON-able summary (the keys of ``ensstab estimate --json``); NaN becomes null."""
@@ -494,6 +459,7 @@ class Estimate:
             "h": self.h,
             "h_interval": pair(self.intervals.get("h")),
             "within_copy_stability": self.within_copy_stability,
+            "self_check": None if self.self_check is None else self.self_check.to_dict(),
             "curve": curve if self.has_curve else None,
             "curve_interval": {str(m): pair(v) for m, v in self.curve_interval().items()} if self.has_curve else None,
             "curve_std": {
@@ -571,7 +537,7 @@ class Estimate:
                 naive_layout=real.attrs["layout"],
                 naive_m_stability=int(real.attrs["m_stability"]),
             )
-        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings")
+        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "self_check")
         flat = {k: v for k, v in self.to_dict().items() if k not in skip}
         for k, v in flat.items():
             if isinstance(v, dict):
@@ -585,6 +551,12 @@ class Estimate:
                 ds.attrs[k] = int(v)
             else:
                 ds.attrs[k] = v
+        if self.self_check is not None:
+            chk = self.self_check.to_dict()
+            ds.attrs["self_check_passed"] = int(chk.pop("passed"))
+            ds.attrs["self_check_held_out"] = chk.pop("held_out")
+            for k, v in chk.items():
+                ds.attrs[f"self_check_{k}"] = v if isinstance(v, int) else np.array(v, dtype=float)
         ds.attrs["warnings"] = "\n".join(self.warnings)
         ds.attrs["has_curve"] = int(self.has_curve)
         for k, v in self.settings.items():
@@ -667,6 +639,10 @@ class Estimate:
             "paper": (halves, halves),
             "ensemble": (halves, members),
             "ensemble-all": (members, members),
+            "copies": (
+                "the real ensemble copies' weak selectors (those of one copy share its half)",
+                "the first weak selector of each real ensemble copy",
+            ),
         }.get(str(s.get("calibration_layout")), (halves, halves))
         n_draws = len(self.t_uniform_draws) if self.t_uniform_draws is not None else s.get("repeats", 0)
         lines += ["", "  Measured on the real runs:"]
@@ -695,9 +671,9 @@ class Estimate:
             line(
                 f"stability of one real selector ({index} index)",
                 f"{self.real_stability:.4f}",
-                f"from {s['m_stability']} real runs in {stability_on}"
+                f"from {s.get('stability_runs', s['m_stability'])} real runs: {stability_on}"
                 if stability_on != useful_on
-                else f"from {s['m_stability']} of those runs",
+                else f"from {s.get('stability_runs', s['m_stability'])} of those runs",
                 self._interval_text("real_stability", ".4f"),
             )
         )
@@ -711,8 +687,8 @@ class Estimate:
         )
 
         if np.isfinite(self.p) or self.n_useful_v is not None:
-            # The random-effects model's curve does not come from this simulator: say so.
-            unused = " (not what makes the curve here)" if self.model == "random-effects" else ""
+            # A curve that does not come from this simulator: say so.
+            unused = "" if self.simulator else " (not what makes the curve here)"
             lines += ["", f"  The paper's simulator fitted to them{unused}:"]
         if np.isfinite(self.p):
             at_end = "at the end of its search range" if self.p_fit is not None and self.p_fit.at_boundary else ""
@@ -764,17 +740,13 @@ class Estimate:
 
         if self.has_curve:
             heading = "Predicted stability" if self.reliable else "Simulated stability (NOT a validated prediction)"
-            if self.model == "random-effects":
-                source = "random-effects model of the real ranks"
-            else:
-                source = (
-                    f"{self.model} simulator at n_useful = {self.curve.attrs['simulator_n_useful']}, "
-                    f"p = {self.curve.attrs['simulator_p']:.4f}" + (f", h = {self.h}" if self.h is not None else "")
-                )
+            source = self.curve_source
             intervals = self.curve_interval()
             if intervals:
-                of = "real ensemble copies" if self.model == "random-effects" else "real runs"
+                of = self.interval_of
                 widened = ", widened for h's interval" if "h" in self.intervals else ""
+                if self.self_check is not None and not self.self_check.passed:
+                    widened += ", widened by the self-check's error"
                 band = (
                     f"each with its {self.confidence:.0%} bootstrap interval over the {of} "
                     f"({s['n_boot']} replicates{widened}):"
@@ -791,12 +763,27 @@ class Estimate:
                 else:
                     note = f"standard deviation of one simulated measurement {sd:.4f}"
                 lines.append(f"    m_ensemble = {int(m)}: {value:.4f}; {note}")
+        if self.self_check is not None:
+            lines += ["", "  " + _check_text(self.self_check)]
         lines += [
             "",
             f"  cost: {self.real_runs} real runs of the selector, {self.simulated_runs} simulated runs, "
             f"{sum(self.seconds.values()):.1f} s",
         ]
         return "\n".join(lines)
+
+
+def _check_text(check: SelfCheck) -> str:
+    """The self-check in one sentence for the summary."""
+    sizes = ", ".join(
+        f"m = {m}: predicted {p:.3f}, measured {r:.3f}, z = {z:+.1f}"
+        for m, p, r, z in zip(check.sizes, check.predicted, check.measured, check.z)
+    )
+    verdict = "passed" if check.passed else "FAILED"
+    return (
+        f"Self-check {verdict} ({check.held_out}; measured on {check.copies} real ensemble copies of "
+        f"{check.members}; |z| <= 2 passes): {sizes}"
+    )
 
 
 # -- the whole estimate --------------------------------------------------------------
@@ -826,7 +813,7 @@ def estimate(
     client: ClientLike = None,
     timeout: float = 10.0,
     security=None,
-    model: str = "onda",
+    model: str = DEFAULT_MODEL,
     progress: bool = True,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
@@ -873,16 +860,21 @@ def estimate(
         (default), ``'bootstrap'``, ``'bagging'`` or a fraction.
     seed : int
     client : where the real runs and the simulations run (see :mod:`ensstab_dask.cluster`).
-    model : {'onda', 'two-level', 'random-effects'}
-        What makes the curve. ``'onda'`` (default): the paper's simulator.
-        ``'two-level'``: each ensemble copy has its own preferred set of ``h`` features
-        (docs/two_level_model.md); ``h`` is fitted to 20 more real runs, 4 real ensemble
-        copies of 5 weak selectors in the naive check's layout. ``'random-effects'``: a
-        model of the real weak selectors' ranks, copy and bootstrap effects per feature
-        (:mod:`ensstab_dask.random_effects`, docs/random_effects_model.md), fitted to
-        100 more real runs (10 copies of 10); its interval is a bootstrap of those
-        copies, and ``index`` must be a pairwise one. The README's validation tables
-        compare the three.
+    model : {'anchored', 'onda', 'two-level', 'random-effects'}
+        What makes the curve (:mod:`ensstab_dask.models`). ``'anchored'``: measured on
+        10 real ensemble copies of 20 weak selectors in the naive check's layout (200
+        real runs, whatever ``m_ensemble``), extrapolated in ``1 / sqrt(m)`` beyond 20
+        (docs/anchored_model.md); it needs no other real runs and ``index`` must be a
+        pairwise one. ``'onda'``: the paper's simulator, exactly as published, plus 40
+        real runs (8 copies of 5) for its self-check. ``'two-level'``: each ensemble
+        copy has its own preferred set of ``h`` features (docs/two_level_model.md),
+        ``h`` fitted to 20 more real runs (4 copies of 5). ``'random-effects'``: a model
+        of the real weak selectors' ranks (docs/random_effects_model.md), fitted to 100
+        more real runs (10 copies of 10); pairwise indices only. Every model is
+        self-checked against real ensembles it did not use (``self_check``): a failed
+        check makes the estimate unreliable and widens its interval by the error seen.
+        The README's validation tables compare the four; the default is the one they
+        chose out of sample.
     progress : bool
         Progress bars on stderr, one per stage (real runs, simulations), and the Dask
         dashboard link; drawn on a terminal or in a notebook, never into a file or a
@@ -930,11 +922,11 @@ def estimate(
     check_choice(index, "index", INDICES)
     check_resample(resample)
     seed = check_seed(seed)
-    check_choice(model, "model", MODELS)
-    if model == "random-effects" and index not in PAIRWISE_INDICES:
+    curve_model = get_model(model)
+    if index not in curve_model.indices:
         raise ValueError(
-            f"index {index!r} is not a mean over pairs of copies; model='random-effects' supports "
-            + ", ".join(map(repr, PAIRWISE_INDICES))
+            f"index {index!r} is not a mean over pairs of copies; model={model!r} supports "
+            + ", ".join(map(repr, curve_model.indices))
         )
     from ._sweep import check_cell_memory
 
@@ -951,7 +943,7 @@ def estimate(
         aggregate=aggregate,
         index=index,
         resample=str(resample),
-        calibration_layout=calibration_layout,
+        calibration_layout=calibration_layout if curve_model.paper_runs else "copies",
         member_resample=str(member_resample),
         n_boot=n_boot,
         confidence=confidence,
@@ -964,28 +956,11 @@ def estimate(
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
-        half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
-        wanted = [
-            (name, (size, how, derive(ss, Stream.ESTIMATE, stage)))
-            for name, size, how, stage in (
-                ("half", half_n, resample, _REAL),
-                ("member", member_n, member_resample, _MEMBER_RUNS),
-            )
-            if size
-        ]
-        ranks = real_run_pools(
-            X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=target, progress=progress
-        )
-        pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
-        runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
-        copy_ranks = None
-        if model in _COPY_DESIGN:
-            from .naive import real_ensemble_runs
-
-            G, B = _COPY_DESIGN[model]
-            copy_ranks = real_ensemble_runs(X, y, m_stability=G, pool=B, selector=scorer,
-                                            seed=derive(ss, Stream.ESTIMATE, _COPIES), client=target,
-                                            progress=progress)  # fmt: skip
+        runs, copy_ranks, check_ranks = _real_runs(
+            X, y, n_target, curve_model, calibration_layout=calibration_layout, n_runs=n_runs,
+            m_stability=m_stability, resample=resample, member_resample=member_resample, scorer=scorer, seed=ss,
+            client=target, progress=progress,
+        )  # fmt: skip
         real_seconds = time.perf_counter() - t0
         est = estimate_from_runs(
             runs,
@@ -1006,14 +981,64 @@ def estimate(
             client=target,
             model=model,
             copy_ranks=copy_ranks,
+            check_ranks=check_ranks,
             progress=progress,
         )
-    if copy_ranks is not None:
-        est.real_runs += copy_ranks.shape[0] * copy_ranks.shape[1]
     est.seconds = {"real_runs": real_seconds, **est.seconds}
     for w in est.warnings:
         _warnings.warn(w, RuntimeWarning, stacklevel=2)
     return est
+
+
+def _real_runs(X, y, n_target, curve_model: CurveModel, *, calibration_layout, n_runs, m_stability, resample,
+               member_resample, scorer, seed, client, progress):  # fmt: skip
+    """Stage 1, every real run a model asks for: the paper's pools (as ``calibration_layout``
+    says), its real ensemble copies, and copies for its self-check.
+
+    Returns ``(runs, copy_ranks, check_ranks)``. A model without runs of the paper's
+    gets its single-selector statistics from its copies (:func:`runs_from_copies`).
+    """
+    from .naive import real_ensemble_runs
+
+    runs = None
+    if curve_model.paper_runs:
+        half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
+        wanted = [
+            (name, (size, how, derive(seed, Stream.ESTIMATE, stage)))
+            for name, size, how, stage in (("half", half_n, resample, _REAL), ("member", member_n, member_resample,
+                                                                                 _MEMBER_RUNS))
+            if size
+        ]  # fmt: skip
+        ranks = real_run_pools(X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=client,
+                               progress=progress)  # fmt: skip
+        pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
+        runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
+    made = []
+    for design, stage in ((curve_model.copy_design(), _COPIES), (curve_model.check_design(), _CHECK_COPIES)):
+        made.append(
+            None
+            if design is None
+            else real_ensemble_runs(X, y, m_stability=design[0], pool=design[1], selector=scorer,
+                                    seed=derive(seed, Stream.ESTIMATE, stage), client=client, progress=progress)
+        )  # fmt: skip
+    copy_ranks, check_ranks = made
+    if runs is None:
+        assert copy_ranks is not None  # a model without the paper's runs fits copies
+        runs = runs_from_copies(copy_ranks, n_target)
+    return runs, copy_ranks, check_ranks
+
+
+def runs_from_copies(copy_ranks: np.ndarray, n_target: int) -> RealRuns:
+    """The single-selector statistics' runs, taken from real ensemble copies (G, B, n_feature).
+
+    The stability's runs are the first weak selector of each copy (independent halves,
+    the weak selectors' layout); A[f] draws from all of the copies' runs, first weak
+    selectors first (runs of one copy share its half, so A[f] counts a little more
+    agreement than on independent halves). Every run is counted once.
+    """
+    G, B, n_feature = copy_ranks.shape
+    pool = top_subsets(np.asarray(copy_ranks).transpose(1, 0, 2).reshape(-1, n_feature), n_target)
+    return RealRuns(pool, pool[:G], True)
 
 
 def pool_sizes(calibration_layout: str, *, n_runs: int, m_stability: int) -> tuple[int, int]:
@@ -1089,349 +1114,214 @@ def estimate_from_runs(
     client,
     model: str = "onda",
     copy_ranks: np.ndarray | None = None,
+    check_ranks: np.ndarray | None = None,
     progress: bool = False,
 ) -> Estimate:
-    """Every stage after the real runs (2 to 7 and the bootstrap), on given runs.
+    """Every stage after the real runs, on given runs: the single-selector statistics, the
+    paper's simulator fit (for a simulator model), the model's curve and its self-check.
 
-    The models beyond the paper also need ``copy_ranks``, the ranks of real ensemble
-    copies' weak selectors, shape (copies, weak selectors per copy, n_feature): the
-    two-level model fits ``h`` to them, the random-effects model its whole curve.
-
-    :func:`estimate` is :func:`real_subsets` plus this; the validation benchmark calls it
-    on shared pools to compare layouts and ``n_runs`` without refitting the selector.
-    Arguments are taken as validated. ``progress``: a bar over the simulation stages.
+    ``copy_ranks``: the model's real ensemble copies, (copies, weak selectors per copy,
+    n_feature); ``check_ranks``: copies made for the self-check alone (see
+    :mod:`ensstab_dask.models`). :func:`estimate` is the real runs plus this; the
+    validation benchmark calls it on shared pools to compare layouts without refitting
+    the selector. Arguments are taken as validated. ``progress``: a bar over the
+    simulation stages.
     """
-    ss = as_seed_sequence(seed)
-    m_list = list(m_ensemble)
-    m_stability = len(runs.stability)
-    useful_pool, stab_runs, n_real = runs.useful, runs.stability, runs.count
+    curve_model = get_model(model)
+    ctx = Context(
+        n_feature=n_feature, n_target=n_target, m_list=list(m_ensemble), n_runs=n_runs, repeats=repeats,
+        m_stability=len(runs.stability), aggregate=aggregate, index=index, n_boot=n_boot, confidence=confidence,
+        seed=as_seed_sequence(seed), client=client, useful_pool=runs.useful, stability_runs=runs.stability,
+        copy_ranks=copy_ranks, check_ranks=check_ranks,
+    )  # fmt: skip
     seconds: dict[str, float] = {}
-
-    def sweep_seed(stage: int) -> int:
-        return int(derive(ss, Stream.ESTIMATE, stage).generate_state(1)[0] >> 1)
-
     t0 = time.perf_counter()
-    t_draws = threshold_draws(
-        n_feature, n_target, n_runs, repeats=repeats, seed=derive(ss, Stream.ESTIMATE, _T_UNIFORM)
-    )
-    u_draws = useful_draws(useful_pool, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ss, Stream.ESTIMATE, _POOL))
-    n_useful = round_n_useful(u_draws, n_target, n_feature)
-    real_stab, real_nog = real_stability_of(stab_runs, n_feature, index)
+    t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=repeats, seed=ctx.stream(_T_UNIFORM))
+    u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=min(n_runs, len(runs.useful)),
+                           rng=make_rng(ctx.stream(_POOL)))  # fmt: skip
+    ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
+    ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, index)
     seconds["n_useful_and_stability"] = time.perf_counter() - t0
 
-    blocking = blocking_reasons(
-        n_target=n_target, n_runs=n_runs, n_useful_mean=float(u_draws.mean()), t_draws=t_draws, real_nogueira=real_nog
-    )
+    blocking = blocking_reasons(n_target=n_target, n_runs=n_runs, n_useful_mean=float(u_draws.mean()),
+                                t_draws=t_draws, real_nogueira=real_nog)  # fmt: skip
     predictable = not blocking
-    simulated = 0
-    fit = chk = power = None
-    p_hat = float("nan")
-    nuv = nuv_std = holds = has_power = None
-    u_pred, p_pred, calibrated, cal = n_useful, p_hat, None, None
-    curve = None
-    h_fit = jw = None
-    boot_ds = None
-    intervals: dict[str, tuple[float, float]] = {}
     # One bar over the simulation stages about to run, in their order below (none when no
     # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
-    stages = ["p"] + ["fixed point"] * int(verify) + ["calibration"] * int(calibrate) + ["h"] * (model == "two-level")
-    stages += ["random-effects model"] if model == "random-effects" else ["prediction"] + ["bootstrap"] * bool(n_boot)
-    sims = StageBar(stages if predictable else [], "simulations", enabled=progress)
-    if predictable:
-        t0 = time.perf_counter()
-        # The simulated curve gets repeats x m_stability copies: the mean pairwise index
-        # does not depend on the number of copies, its noise does, and the real side
-        # already brings its own.
-        p_copies = m_stability * repeats
-        fit = estimate_p(
-            real_stab,
-            n_feature,
-            n_target,
-            n_useful,
-            m_stability=p_copies,
-            method=p_method,
-            index=index,
-            seed=derive(ss, Stream.ESTIMATE, _P),
-        )
-        p_hat = float(fit.p)
-        u_pred, p_pred = n_useful, p_hat
-        seconds["p"] = time.perf_counter() - t0
-        sims.done()
-        simulated += len(fit.evaluations) * p_copies
-
-        if verify:
-            t0 = time.perf_counter()
-            chk = check_fixed_point(
-                n_feature,
-                n_target,
-                n_useful,
-                p_hat,
-                n_runs=n_runs,
-                repeats=repeats,
-                seed=derive(ss, Stream.ESTIMATE, _VERIFY),
-            )
-            nuv, nuv_std, holds = chk.mean, chk.std, chk.holds
-            power = fixed_point_power(
-                n_feature, n_target, n_useful, p_hat, n_runs=n_runs, repeats=repeats,
-                seed=derive(ss, Stream.ESTIMATE, _POWER),
-            )  # fmt: skip
-            has_power = power is not None and not power.holds
-            simulated += (1 + (power is not None)) * repeats * n_runs
-            seconds["verify"] = time.perf_counter() - t0
-            sims.done()
-
-        if calibrate:
-            from ._sweep import sweep
-
-            t0 = time.perf_counter()
-            grid_u = sorted(
-                {int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())}
-            )
-            grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
-            surf = sweep(
-                n_feature,
-                n_target,
-                n_useful=grid_u,
-                p=grid_p,
-                m_ensemble=[1],
-                n_runs=n_runs,
-                m_stability=m_stability,
-                repeats=max(3, repeats // 4),
-                aggregate=aggregate,
-                index=index,
-                seed=sweep_seed(_CALIBRATE),
-                client=client,
-                progress=False,
-            )
-            cal = surf.ensstab.calibrate(real_stab, float(u_draws.mean()), n_runs=n_runs)
-            cal.attrs.update(estimate_n_useful=n_useful, estimate_p=p_hat)
-            if cal.attrs["any_consistent"]:
-                calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
-                u_pred, p_pred = calibrated
-            simulated += len(grid_u) * len(grid_p) * max(3, repeats // 4) * (m_stability + n_runs)
-            seconds["calibrate"] = time.perf_counter() - t0
-            sims.done()
-
-        predict = dict(m_ensemble=m_list, m_stability=m_stability, n_runs=n_runs, repeats=repeats,
-                       aggregate=aggregate, index=index, client=client)  # fmt: skip
-        copies = (
-            None
-            if copy_ranks is None
-            else top_subsets(copy_ranks.reshape(-1, n_feature), n_target).reshape(*copy_ranks.shape[:2], n_target)
-        )
-        if model == "two-level":
-            assert copies is not None  # estimate() makes the copies for the models beyond the paper
-            t0 = time.perf_counter()
-            per_copy = np.array([stability_of_subsets(c, n_feature, index) for c in copies])
-            jw = float(per_copy.mean())
-            h_fit = estimate_h(jw, n_feature, n_target, u_pred, p_pred, copy_size=copies.shape[1], index=index,
-                               seed=derive(ss, Stream.ESTIMATE, _H))  # fmt: skip
-            seconds["h"] = time.perf_counter() - t0
-            sims.done()
-
-        if model == "random-effects":
-            t0 = time.perf_counter()
-            curve, boot_ds = _random_effects_prediction(
-                copy_ranks, n_target, m_list, index=index, n_boot=n_boot, confidence=confidence,
-                seed=derive(ss, Stream.ESTIMATE, _RANDOM_EFFECTS),
-            )  # fmt: skip
-            seconds["random_effects"] = time.perf_counter() - t0
-            sims.done()
-        else:
-            t0 = time.perf_counter()
-            curve = predict_curve(n_feature, n_target, u_pred, p_pred, seed=sweep_seed(_PREDICT), model=model,
-                                  h=None if h_fit is None else h_fit.h, **predict)  # fmt: skip
-            simulated += repeats * m_stability * sum(m_list)
-            seconds["predict"] = time.perf_counter() - t0
-            sims.done()
-
-            if n_boot:
-                t0 = time.perf_counter()
-                intervals, boot_ds, sim_b = bootstrap_estimate(
-                    useful_pool,
-                    stab_runs,
-                    n_feature,
-                    n_target,
-                    threshold_draws(
-                        n_feature,
-                        n_target,
-                        n_runs,
-                        repeats=max(100, repeats),
-                        seed=derive(ss, Stream.ESTIMATE, _T_BOOT),
-                    ),
-                    n_runs=n_runs,
-                    repeats=repeats,
-                    n_boot=n_boot,
-                    confidence=confidence,
-                    u_hat=n_useful,
-                    p_hat=p_hat,
-                    s_hat=real_stab,
-                    u_pred=u_pred,
-                    p_pred=p_pred,
-                    curve=curve,
-                    m_stability=m_stability,
-                    aggregate=aggregate,
-                    index=index,
-                    seeds={
-                        "runs": derive(ss, Stream.ESTIMATE, _BOOT),
-                        "p": sweep_seed(_BOOT_P),
-                        "curve": sweep_seed(_BOOT_CURVE),
-                    },
-                    client=client,
-                    # Each replicate's u keeps the fitted h's place between n_target and u.
-                    h_of=None if h_fit is None else (lambda u: _scaled_h(h_fit.h, u_pred, int(u), n_target)),
-                )
-                simulated += sim_b
-                if h_fit is not None and copies is not None:
-                    intervals["h"], sim_h = _widen_for_h(
-                        curve, per_copy, confidence, copy_size=copies.shape[1], u=u_pred, p=p_pred, n_feature=n_feature,
-                        n_target=n_target, index=index, seeds=(derive(ss, Stream.ESTIMATE, _H), sweep_seed(_H_BOUNDS)),
-                        predict=predict,
-                    )  # fmt: skip
-                    simulated += sim_h
-                seconds["bootstrap"] = time.perf_counter() - t0
-                sims.done()
-
-    sims.close()
-    # The cautions are about the paper's simulator (its fixed point, its p): they do not
-    # bear on a curve the random-effects model made.
-    issues = (
-        blocking
-        if model == "random-effects"
-        else blocking
-        + caution_reasons(
-            n_runs=n_runs,
-            t_draws=t_draws,
-            p_fit=fit,
-            fixed_point=chk,
-            power=power,
-            verified=verify or not predictable,
-            calibration_empty=cal is not None and calibrated is None,
-            n_useful=(float(u_draws.mean()), n_useful),
-        )
+    stages = (
+        (["p"] + ["fixed point"] * int(verify) + ["calibration"] * int(calibrate)) * curve_model.simulator
+        + curve_model.stages(n_boot)
+        + ["self-check"]
     )
-    if curve is None:
+    sims = StageBar(stages if predictable else [], "simulations", enabled=progress)
+    fit = SimulatorFit()
+    prediction = check = None
+    if predictable:
+        if curve_model.simulator:
+            fit = fit_simulator(ctx, p_method=p_method, verify=verify, calibrate=calibrate,
+                                n_useful_mean=float(u_draws.mean()), seconds=seconds, bar=sims)  # fmt: skip
+        prediction = curve_model.predict(ctx, sims)
+        seconds.update(prediction.seconds)
+        t0 = time.perf_counter()
+        check = curve_model.self_check(ctx, prediction)
+        if check is not None and not check.passed:
+            curve_model.widen(prediction, check)
+        seconds["self_check"] = time.perf_counter() - t0
+        sims.done()
+        # A bootstrap can step outside what the index can take; an interval never does.
+        curve = prediction.curve
+        for end in ("stability_lower", "stability_upper"):
+            if end in curve:
+                curve[end].values = clip_to_index(curve[end].values, index)
+        if "real_stability" in prediction.intervals:
+            prediction.intervals["real_stability"] = tuple(clip_to_index(prediction.intervals["real_stability"], index))
+    sims.close()
+    issues = blocking + (
+        caution_reasons(n_runs=n_runs, t_draws=t_draws, p_fit=fit.p_fit, fixed_point=fit.fixed_point,
+                        power=fit.power, verified=verify or not predictable,
+                        calibration_empty=fit.calibration is not None and fit.calibrated is None,
+                        n_useful=(float(u_draws.mean()), ctx.n_useful))
+        if curve_model.simulator
+        else []
+    )  # fmt: skip
+    if check is not None and not check.passed:
+        issues.append(check.warning())
+    return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
+                     real_nog=real_nog, issues=issues, predictable=predictable, settings=settings,
+                     seconds=seconds)  # fmt: skip
+
+
+@dataclass
+class SimulatorFit:
+    """What fitting the paper's simulator found: p, the fixed point and its power, and with
+    ``calibrate=True`` the (u, p) grid (empty for models that are no simulator)."""
+
+    p_fit: PEstimate | None = None
+    fixed_point: FixedPointCheck | None = None
+    power: FixedPointCheck | None = None
+    calibration: xr.Dataset | None = None
+    calibrated: tuple[int, float] | None = None
+    simulated: int = 0
+
+
+def fit_simulator(ctx: Context, *, p_method: str, verify: bool, calibrate: bool, n_useful_mean: float, seconds: dict,
+                  bar) -> SimulatorFit:  # fmt: skip
+    """Stages 5 and 6: p from the real stability, the fixed point and its power, and with
+    ``calibrate`` the intersection of the two surfaces; sets ``ctx.p_hat`` and the point
+    the simulator predicts at (``ctx.u_pred``, ``ctx.p_pred``)."""
+    out = SimulatorFit()
+    n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
+    t0 = time.perf_counter()
+    # The simulated curve gets repeats x m_stability copies: the mean pairwise index does
+    # not depend on the number of copies, its noise does, and the real side already
+    # brings its own.
+    p_copies = ctx.m_stability * ctx.repeats
+    out.p_fit = estimate_p(ctx.real_stability, n_feature, n_target, n_useful, m_stability=p_copies, method=p_method,
+                           index=ctx.index, seed=ctx.stream(_P))  # fmt: skip
+    ctx.p_hat = ctx.p_pred = float(out.p_fit.p)
+    seconds["p"] = time.perf_counter() - t0
+    bar.done()
+    out.simulated += len(out.p_fit.evaluations) * p_copies
+    if verify:
+        t0 = time.perf_counter()
+        out.fixed_point = check_fixed_point(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
+                                            repeats=ctx.repeats, seed=ctx.stream(_VERIFY))  # fmt: skip
+        out.power = fixed_point_power(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
+                                      repeats=ctx.repeats, seed=ctx.stream(_POWER))  # fmt: skip
+        out.simulated += (1 + (out.power is not None)) * ctx.repeats * ctx.n_runs
+        seconds["verify"] = time.perf_counter() - t0
+        bar.done()
+    if calibrate:
+        from ._sweep import sweep
+
+        t0 = time.perf_counter()
+        grid_u = sorted({int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())})
+        grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
+        reps = max(3, ctx.repeats // 4)
+        surf = sweep(n_feature, n_target, n_useful=grid_u, p=grid_p, m_ensemble=[1], n_runs=ctx.n_runs,
+                     m_stability=ctx.m_stability, repeats=reps, aggregate=ctx.aggregate, index=ctx.index,
+                     seed=ctx.sweep_seed(_CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
+        cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
+        cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
+        if cal.attrs["any_consistent"]:
+            out.calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+            ctx.u_pred, ctx.p_pred = out.calibrated
+        out.calibration = cal
+        out.simulated += len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)
+        seconds["calibrate"] = time.perf_counter() - t0
+        bar.done()
+    return out
+
+
+def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | None, check: SelfCheck | None,
+              fit: SimulatorFit, *, runs, t_draws, u_draws, real_nog, issues, predictable, settings,
+              seconds) -> Estimate:  # fmt: skip
+    """The :class:`Estimate` from what the stages found."""
+    n_feature, n_target, m_list = ctx.n_feature, ctx.n_target, ctx.m_list
+    if prediction is None:
         nan = np.full(len(m_list), np.nan)
         curve = xr.Dataset(
             {"stability": ("m_ensemble", nan), "stability_std": ("m_ensemble", nan.copy())},
             coords={"m_ensemble": m_list},
         )
+        prediction = Prediction(curve=curve)
+    curve = prediction.curve
     curve.attrs = {
         "title": "ensstab_dask predicted stability of ensembles",
         "kind": "estimate",  # what plotting and the report dispatch on (see plotting.result_kind)
-        "simulator_n_useful": u_pred,  # calibrated when calibrate=True found a consistent cell
-        "simulator_p": p_pred,
-        "simulator_model": model,
+        "simulator_n_useful": ctx.u_pred,  # calibrated when calibrate=True found a consistent cell
+        "simulator_p": ctx.p_pred,
+        "simulator_model": curve_model.name,
+        **{k: v for k, v in prediction.attrs.items() if k not in ("simulator_n_useful", "simulator_p")},
     }
-    if h_fit is not None:
-        curve.attrs["simulator_h"] = h_fit.h
+    copies = [r for r in (ctx.copy_ranks, ctx.check_ranks) if r is not None]
+    n_real = (runs.count if curve_model.paper_runs else 0) + sum(r.shape[0] * r.shape[1] for r in copies)
+    simulated = fit.simulated + prediction.simulated
+    holds: bool | None = None
+    has_power: bool | None = None
+    if fit.fixed_point is not None:
+        holds, has_power = fit.fixed_point.holds, fit.power is not None and not fit.power.holds
     return Estimate(
         n_feature=n_feature,
         n_target=n_target,
-        settings=settings,
+        settings=dict(settings, stability_runs=len(runs.stability)),
         t_uniform=float(t_draws.mean()),
         t_uniform_std=float(t_draws.std(ddof=1)),
-        n_useful=n_useful,
+        n_useful=ctx.n_useful,
         n_useful_mean=float(u_draws.mean()),
         n_useful_std=float(u_draws.std(ddof=1)),
         n_useful_draws=u_draws,
-        real_stability=float(real_stab),
+        real_stability=float(ctx.real_stability),
         real_nogueira=real_nog,
-        p=p_hat,
-        p_fit=fit,
-        n_useful_v=nuv,
-        n_useful_v_std=nuv_std,
+        p=ctx.p_hat,
+        p_fit=fit.p_fit,
+        n_useful_v=None if fit.fixed_point is None else fit.fixed_point.mean,
+        n_useful_v_std=None if fit.fixed_point is None else fit.fixed_point.std,
         fixed_point_holds=holds,
-        calibrated=calibrated,
+        calibrated=fit.calibrated,
         curve=curve,
         real_runs=n_real,
         simulated_runs=int(simulated),
         seconds=seconds,
-        selection_counts=selection_counts(useful_pool[:n_runs], n_feature),
+        selection_counts=selection_counts(runs.useful[: ctx.n_runs], n_feature),
         t_uniform_draws=t_draws,
         # The first draw behind t_uniform, kept for the picture of counts; its max is t_draws[0].
         uniform_counts=selection_counts(
-            uniform_subsets(n_feature, n_target, n_runs, seed=derive(ss, Stream.ESTIMATE, _T_UNIFORM, 0)), n_feature
+            uniform_subsets(n_feature, n_target, ctx.n_runs, seed=ctx.stream(_T_UNIFORM, 0)), n_feature
         ),
-        calibration=cal,
+        calibration=fit.calibration,
         reliable=not issues,
         warnings=issues,
         has_curve=predictable,
         fixed_point_power=has_power,
-        confidence=confidence,
-        intervals=intervals,
-        bootstrap=boot_ds,
-        model=model,
-        h=None if h_fit is None else h_fit.h,
-        within_copy_stability=jw,
+        confidence=ctx.confidence,
+        intervals=prediction.intervals,
+        bootstrap=prediction.bootstrap,
+        model=curve_model.name,
+        h=prediction.h,
+        within_copy_stability=prediction.within_copy_stability,
+        self_check=check,
+        curve_source=curve_model.source(prediction) if predictable else "",
+        interval_of=curve_model.interval_of,
+        simulator=curve_model.simulator,
     )
-
-
-def _scaled_h(h: int, u: int, u_new: int, n_target: int) -> int:
-    """The h at another u that keeps h's relative place in [n_target, u]."""
-    if u == n_target:
-        return n_target
-    return int(min(u_new, max(n_target, round(n_target + (h - n_target) * (u_new - n_target) / (u - n_target)))))
-
-
-def _widen_for_h(curve, per_copy, confidence, *, copy_size, u, p, n_feature, n_target, index, seeds, predict):
-    """h's interval, and the curve's band widened by it, in place.
-
-    The within-copy stability's interval is Student's t over the copies (few copies:
-    a bootstrap of 4 would be too narrow); its ends map to h through :func:`estimate_h`,
-    and the curve is simulated at both h. The shift they give is added to the band in
-    quadrature, as an error independent of the (u, p) replicates (it comes from other
-    real runs). Returns h's interval and the simulated runs spent.
-    """
-    from scipy import stats
-
-    G = len(per_copy)
-    half = stats.t.ppf(0.5 + confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
-    ends = [
-        estimate_h(per_copy.mean() + d, n_feature, n_target, u, p, copy_size=copy_size, index=index, seed=seeds[0]).h
-        for d in (half, -half)
-    ]
-    h_lo, h_hi = min(ends), max(ends)
-    point = curve["stability"].values
-    alt = [
-        predict_curve(n_feature, n_target, u, p, seed=seeds[1], model="two-level", h=h, **predict)["stability"].values
-        for h in (h_lo, h_hi)
-    ]
-    down = np.maximum(0.0, point - np.minimum(*alt))
-    up = np.maximum(0.0, np.maximum(*alt) - point)
-    lo, hi = curve["stability_lower"].values, curve["stability_upper"].values
-    curve["stability_lower"].values = point - np.hypot(point - lo, down)
-    curve["stability_upper"].values = point + np.hypot(hi - point, up)
-    return (float(h_lo), float(h_hi)), 2 * predict["repeats"] * predict["m_stability"] * sum(predict["m_ensemble"])
-
-
-def _random_effects_prediction(copy_ranks, n_target, m_list, *, index, n_boot, confidence, seed):
-    """The random-effects model's curve as the estimate's ``curve`` Dataset, and its replicates."""
-    from .random_effects import random_effects_curve
-
-    out = random_effects_curve(copy_ranks, n_target, m_list, index=index, n_boot=n_boot, confidence=confidence,
-                               seed=seed)  # fmt: skip
-    # Short long_names and no units on a stability (xarray's .plot labels; see sweep._var_attrs).
-    one = {"long_name": f"stability ({index})"}
-    curve = xr.Dataset(
-        {
-            "stability": ("m_ensemble", out["stability"], dict(one, description="predicted ensemble stability")),
-            "stability_std": (
-                "m_ensemble",
-                out["stability_std"],
-                {"long_name": "stability s.d.", "description": "Monte-Carlo error of the predicted stability"},
-            ),
-        },
-        coords={"m_ensemble": m_list},
-    )
-    boot = None
-    if n_boot:
-        level = f"{confidence:.0%}"
-        for end, name in (("lower", "stability_lower"), ("upper", "stability_upper")):
-            curve[name] = ("m_ensemble", out[end], dict(one, description=f"{end} end of the {level} interval"))
-        description = "predicted stability, bootstrap replicates of the real copies"
-        boot = xr.Dataset(
-            {"stability_boot": (("boot", "m_ensemble"), out["replicates"], dict(one, description=description))},
-            coords={"m_ensemble": m_list},
-        )
-    return curve, boot

@@ -28,6 +28,7 @@ from ._validation import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
+    DEFAULT_MODEL,
     INDICES,
     MODELS,
     RESAMPLES,
@@ -617,12 +618,13 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     )
     est.add_argument(
         "--model",
-        default="onda",
+        default=DEFAULT_MODEL,
         choices=MODELS,
-        help="the model behind the curve: onda (the paper's simulator); two-level (each ensemble copy draws "
-        "its weak selectors' S_m from its own set of h features, h fitted to 20 more real runs; "
-        "docs/two_level_model.md); random-effects (a model of the real ranks fitted to 100 more real runs, 10 "
-        "ensemble copies of 10; docs/random_effects_model.md)",
+        help="the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, "
+        "200 real runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more "
+        "real runs for its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own "
+        "set of h features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of "
+        "the real ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
     )
     est.add_argument(
         "--member-resample",

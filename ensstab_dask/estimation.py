@@ -30,6 +30,7 @@ from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .simulation import block_rows, simulate_rankings, simulated_stability, top_subsets
 
 __all__ = [
+    "threshold_draws",
     "uniform_subsets",
     "uniform_threshold",
     "selection_counts",
@@ -162,6 +163,13 @@ def uniform_threshold(n_feature: int, n_target: int, n_runs: int, *, seed: SeedL
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     counts = selection_counts(uniform_subsets(n_feature, n_target, n_runs, seed=seed), n_feature)
     return int(counts.max())
+
+
+def threshold_draws(n_feature: int, n_target: int, n_runs: int, *, repeats: int, seed: SeedLike = 0) -> np.ndarray:
+    """Stage 2: ``repeats`` draws of t_uniform; draw ``r`` uses ``derive(seed, r)``."""
+    return np.array(
+        [uniform_threshold(n_feature, n_target, n_runs, seed=derive(seed, r)) for r in range(repeats)], dtype=np.int64
+    )
 
 
 def count_useful(subsets, n_feature: int, threshold: int, *, n_target: int | None = None) -> int:

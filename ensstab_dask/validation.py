@@ -217,12 +217,13 @@ class Validation:
     def table(self) -> str:
         """Per ensemble size, a markdown table: the prediction with its interval, the naive
         check's real value and its standard error (SE), z, whether the interval covers the
-        real value, and the verdict: within 2 SE of the real value or outside."""
+        real value, and the verdict: within 2 combined SE of the real value or outside
+        (z and SE combine both sides' standard errors; see :func:`compare`)."""
         level = f"{self.estimate.confidence:.0%}"
         rows = [
-            f"| m_ensemble | predicted [{level} bootstrap interval] | real (naive check) | SE of real | "
-            "z = (predicted - real) / SE | interval covers real | verdict |",
-            "|---|---|---|---|---|---|---|",
+            f"| m_ensemble | predicted [{level} bootstrap interval] | SE of prediction | real (naive check) | "
+            "SE of real | combined z | interval covers real | verdict |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for m, r in self.per_m.items():
             pred = "n/a" if not np.isfinite(r["predicted"]) else f"{r['predicted']:.3f}"
@@ -230,7 +231,10 @@ class Validation:
                 pred += f" [{r['lower']:.3f}, {r['upper']:.3f}]"
             z = "n/a" if not np.isfinite(r["z"]) else f"{r['z']:+.1f}"
             covered = "n/a" if r["covered"] is None else ("yes" if r["covered"] else "no")
-            rows.append(f"| {m} | {pred} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | {_verdict(r)} |")
+            rows.append(
+                f"| {m} | {pred} | {r['predicted_se']:.3f} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | "
+                f"{_verdict(r)} |"
+            )
         return "\n".join(rows)
 
     def summary(self) -> str:
@@ -272,25 +276,33 @@ def _verdict(row: dict) -> str:
 
 
 def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
-    """Per ensemble size: the prediction, its interval, the naive value, its SE, z and the verdicts.
+    """Per ensemble size: the prediction, its interval and standard error, the naive value,
+    its SE, the combined z and the verdicts.
 
-    ``z = (predicted - real) / real_se``; ``covered`` when the interval holds the naive
-    value (None when there is no interval: ``n_boot=0`` or no curve); ``within_2se``
-    when ``|z| <= 2`` (False without a curve: the method had nothing to say).
+    ``z = (predicted - real) / sqrt(predicted_se^2 + real_se^2)``, the combined z
+    (SPEC section 11, "Scoring"): an unbiased prediction from 100 real runs is noisier than
+    the 1,000-run naive check, and the naive SE alone would fail it about one size in
+    four. ``predicted_se`` is :meth:`Estimate.curve_se`. ``covered`` when the interval
+    holds the naive value (None when there is no interval: ``n_boot=0`` or no curve);
+    ``within_2se`` when ``|z| <= 2`` (False without a curve: the method had nothing to say).
     """
     pred = est.predicted()
     interval = est.curve_interval()
+    spread = est.curve_se()
     out = {}
     for m, r, se in zip(naive["m_ensemble"].values, naive["stability"].values, naive["stability_se"].values):
         m = int(m)
         nan = float("nan")
         p = pred.get(m, nan) if est.has_curve else nan
         lo, hi = interval.get(m, (nan, nan)) if est.has_curve else (nan, nan)
-        z = (p - r) / se if np.isfinite(p) and se > 0 else float("nan")
+        p_se = spread.get(m, 0.0) if est.has_curve else nan
+        both = float(np.hypot(p_se, se))
+        z = (p - r) / both if np.isfinite(p) and both > 0 else float("nan")
         out[m] = {
             "predicted": float(p),
             "lower": float(lo),
             "upper": float(hi),
+            "predicted_se": float(p_se),
             "real": float(r),
             "real_se": float(se),
             "z": float(z),

@@ -26,7 +26,16 @@ from ensstab_dask.selectors import default_selector
 from ensstab_dask.validation import Validation, compare
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, n_runs=24, repeats=4, seed=1, n_boot=50)
+SMALL = dict(
+    selector=default_selector(20),
+    m_ensemble=(1, 3),
+    m_stability=6,
+    n_runs=24,
+    repeats=4,
+    seed=1,
+    n_boot=50,
+    model="onda",
+)
 BAR = "%|"  # what every tqdm text bar draws, and nothing else here does
 
 needs_pty = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
@@ -84,7 +93,7 @@ PRELUDE = """
     from ensstab_dask.selectors import default_selector
     DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
     SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, n_runs=24, repeats=4, seed=1,
-                 n_boot=50)
+                 n_boot=50, model="onda")
 """
 
 
@@ -105,10 +114,11 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     print(res.summary())
     """
     )
-    # One bar per stage, each run to its end: the estimate's 24 + 6 real runs, its
-    # simulation stages (p, fixed point, prediction, bootstrap), the naive check's 6 x 3.
+    # One bar per stage, each run to its end: the estimate's 24 + 6 real runs and its 8 x 5
+    # self-check copies, its simulation stages (p, fixed point, prediction, bootstrap,
+    # self-check), the naive check's 6 x 3.
     assert "100%" in final_bar(err, "real runs") and "30/30" in final_bar(err, "real runs")
-    assert "4/4" in final_bar(err, "simulations")
+    assert "40/40" in err and "5/5" in final_bar(err, "simulations")
     assert "18/18" in final_bar(err, "real ensemble runs")
     # stdout holds the results alone: no bar, no carriage return.
     assert BAR not in out and "\r" not in out
@@ -162,7 +172,7 @@ def test_no_bar_into_a_file_or_with_progress_false(capfd):
     assert BAR not in captured.err and "\r" not in captured.err and captured.out == ""
     estimate(DATA.X, DATA.y, 10, client="synchronous", progress=False, **SMALL)
     assert capfd.readouterr() == ("", "")
-    assert est.real_runs == 30
+    assert est.real_runs == 30 + 40
 
 
 def failing(x: int) -> int:
@@ -217,8 +227,11 @@ def test_summary_speaks_in_words_one_number_per_line(est):
     (p_line,) = lines_with(text, "(p, ")
     assert f"{est.p:.4f}" in p_line and "bootstrap interval over the real runs" in p_line
     assert lines_with(text, "(A[f_(u,p)]): ") and lines_with(text, "fixed point (n_useful = A[f_(u,p)]): holds")
-    # Every per-size line holds one prediction and its interval.
-    assert "bootstrap interval over the real runs (50 replicates)" in text
+    # Every per-size line holds one prediction and its interval; the interval says what widened it.
+    widened = "" if est.self_check.passed else ", widened by the self-check's error"
+    assert f"bootstrap interval over the real runs (50 replicates{widened})" in text
+    (check,) = lines_with(text, "Self-check ")
+    assert "measured on 8 real ensemble copies of 5; |z| <= 2 passes): m = 2: predicted" in check
     for m, (lo, hi) in est.curve_interval().items():
         (row,) = lines_with(text, f"m_ensemble = {m}:")
         assert row.strip() == f"m_ensemble = {m}: {est.predicted()[m]:.4f}; 95% interval [{lo:.4f}, {hi:.4f}]"
@@ -248,9 +261,10 @@ def test_validation_gives_the_real_value_its_se_and_a_verdict_per_size(est):
     table = val.table()
     row1 = lines_with(table, "| 1 |")[0].split(" | ")
     row3 = lines_with(table, "| 3 |")[0].split(" | ")
-    # The real value and its SE in cells of their own, then the verdict in words.
-    assert row1[2:4] == [f"{pred[1] + 0.01:.3f}", "0.020"] and row1[-1] == "within 2 SE |"
-    assert row3[2:4] == [f"{pred[3] + 0.3:.3f}", "0.020"] and row3[-1] == "outside 2 SE |"
+    # The prediction's SE, the real value and its SE in cells of their own, then the verdict in words.
+    se = est.curve_se()
+    assert row1[2:5] == [f"{se[1]:.3f}", f"{pred[1] + 0.01:.3f}", "0.020"] and row1[-1] == "within 2 SE |"
+    assert row3[2:5] == [f"{se[3]:.3f}", f"{pred[3] + 0.3:.3f}", "0.020"] and row3[-1] == "outside 2 SE |"
     assert "SE of real" in table and "+-" not in table
     text = val.summary()
     assert text == est.summary() + "\n\n" + val.comparison()  # the estimate's verdict stays first

@@ -110,9 +110,11 @@ def test_estimate_with_the_random_effects_model():
     data = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
     kw = dict(selector=default_selector(20), m_ensemble=(1, 3, 8), m_stability=12, n_runs=24, repeats=4, seed=1,
               n_boot=40, client="synchronous")  # fmt: skip
-    onda = es.estimate(data.X, data.y, 10, **kw)
+    onda = es.estimate(data.X, data.y, 10, model="onda", **kw)
     est = es.estimate(data.X, data.y, 10, model="random-effects", **kw)
-    assert est.real_runs == onda.real_runs + 100 and est.model == "random-effects"
+    # The paper's runs and 10 copies of 10; no check copies (its self-check refits on half of each copy).
+    assert est.real_runs == onda.real_runs - 40 + 100 and est.model == "random-effects"
+    assert est.self_check.sizes == (10,) and est.self_check.copies == 10 and np.isnan(est.p)
     c = est.curve
     assert (c["stability_lower"] <= c["stability"]).all() and (c["stability"] <= c["stability_upper"]).all()
     assert "random-effects model of the real ranks" in est.summary()

@@ -26,7 +26,16 @@ from ensstab_dask.selectors import default_selector, resample_indices
 from ensstab_dask.uncertainty import bootstrap_runs, lagrange_weights, rate_posterior
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=12, n_runs=24, repeats=4, seed=1, n_boot=50)
+SMALL = dict(
+    selector=default_selector(20),
+    m_ensemble=(1, 3),
+    m_stability=12,
+    n_runs=24,
+    repeats=4,
+    seed=1,
+    n_boot=50,
+    model="onda",
+)
 
 
 def noise(seed=0):
@@ -131,20 +140,25 @@ def test_bagging_resample_is_a_bootstrap_of_a_half():
 @pytest.mark.parametrize("layout, runs", [("paper", 24), ("ensemble", 36), ("ensemble-all", 24)])
 def test_layouts_count_their_runs_and_are_stage_for_stage(layout, runs):
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibration_layout=layout, **SMALL)
-    assert e.real_runs == runs and e.settings["calibration_layout"] == layout
+    # The paper's model also makes 8 real ensemble copies of 5 for its self-check.
+    assert e.real_runs == runs + 40 and e.settings["calibration_layout"] == layout
     # The same estimate from the first runs of larger pools, as the validation benchmark makes it.
-    from ensstab_dask.algorithm import _MEMBER_RUNS, _REAL
+    from ensstab_dask.models._base import CHECK_COPIES, MEMBER_RUNS, REAL
+    from ensstab_dask.naive import real_ensemble_runs
     from ensstab_dask.seeding import Stream, derive
 
     kw = dict(selector=SMALL["selector"], client="synchronous")
-    half = real_subsets(DATA.X, DATA.y, 10, n_runs=30, resample="half", seed=derive(1, Stream.ESTIMATE, _REAL), **kw)
+    half = real_subsets(DATA.X, DATA.y, 10, n_runs=30, resample="half", seed=derive(1, Stream.ESTIMATE, REAL), **kw)
     member = real_subsets(
-        DATA.X, DATA.y, 10, n_runs=30, resample="bagging", seed=derive(1, Stream.ESTIMATE, _MEMBER_RUNS), **kw
+        DATA.X, DATA.y, 10, n_runs=30, resample="bagging", seed=derive(1, Stream.ESTIMATE, MEMBER_RUNS), **kw
     )
+    check = real_ensemble_runs(DATA.X, DATA.y, m_stability=8, pool=5, seed=derive(1, Stream.ESTIMATE, CHECK_COPIES),
+                               progress=False, **kw)  # fmt: skip
     pooled = estimate_from_runs(
         assemble_runs(layout, n_runs=24, m_stability=12, half=half, member=member), 300, 10, m_ensemble=[1, 3],
         n_runs=24, repeats=4, p_method="bisect", verify=True, calibrate=False, n_boot=50, confidence=0.95,
-        aggregate="mean_rank", index="jaccard", settings=e.settings, seed=1, client="synchronous",
+        aggregate="mean_rank", index="jaccard", settings=e.settings, seed=1, client="synchronous", model="onda",
+        check_ranks=check,
     )  # fmt: skip
     a, b = e.to_dict(), pooled.to_dict()
     a.pop("seconds"), b.pop("seconds")

@@ -13,7 +13,7 @@ from ensstab_dask.validation import compare, naive_cache_path, naive_check, vali
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 KW = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, seed=1)
-EST = dict(n_runs=24, repeats=4, n_boot=50)
+EST = dict(n_runs=24, repeats=4, n_boot=50, model="onda")
 
 
 def test_compare_per_m():
@@ -26,15 +26,20 @@ def test_compare_per_m():
         def curve_interval(self):
             return {1: (0.05, 0.15), 5: (0.25, 0.35)}
 
+        def curve_se(self):
+            return {1: 0.0, 5: 0.015}
+
     naive = xr.Dataset(
         {"stability": ("m_ensemble", [0.12, 0.20]), "stability_se": ("m_ensemble", [0.01, 0.02])},
         coords={"m_ensemble": [1, 5]},
     )
     rows = compare(Fake(), naive)
     assert rows[1] == pytest.approx(
-        dict(predicted=0.10, lower=0.05, upper=0.15, real=0.12, real_se=0.01, z=-2.0, covered=True, within_2se=True)
-    )
-    assert rows[5]["z"] == pytest.approx(5.0) and not rows[5]["covered"] and not rows[5]["within_2se"]
+        dict(predicted=0.10, lower=0.05, upper=0.15, predicted_se=0.0, real=0.12, real_se=0.01, z=-2.0, covered=True,
+             within_2se=True)
+    )  # fmt: skip
+    # The combined z: 0.10 off with SEs 0.015 and 0.02, 0.025 together.
+    assert rows[5]["z"] == pytest.approx(4.0) and not rows[5]["covered"] and not rows[5]["within_2se"]
     Fake.has_curve = False
     assert not compare(Fake(), naive)[1]["covered"] and np.isnan(compare(Fake(), naive)[1]["z"])
 
@@ -42,7 +47,7 @@ def test_compare_per_m():
 def test_validate_caches_the_naive_curve(tmp_path, two_process_client):
     first = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client=two_process_client, **KW, **EST)
     assert first.naive.attrs["cached"] == 0 and len(list(tmp_path.glob("naive-*.nc"))) == 1
-    assert first.to_dict()["naive_real_runs"] == 6 * 3 and first.estimate.real_runs == 24 + 6
+    assert first.to_dict()["naive_real_runs"] == 6 * 3 and first.estimate.real_runs == 24 + 6 + 40
     again = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW, **EST)
     assert again.naive.attrs["cached"] == 1
     assert again.per_m == first.per_m  # same numbers whatever the scheduler, cached or not
@@ -75,14 +80,16 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     args = ["validate", "--data", str(tmp_path / "d.npz"), "--n-target", "10", "--m-stability", "6"]
     args += ["--m-ensemble", "1,3", "--repeats", "4", "--n-estimators", "20", "--n-runs", "24", "--n-boot", "50"]
     args += ["--seed", "1", "--scheduler", "synchronous", "--cache-dir", str(cache), "--json", str(out)]
+    args += ["--model", "onda"]
     assert cli_main(args) == 0
     first = capsys.readouterr().out
-    assert "| m_ensemble | predicted [95% bootstrap interval] | real (naive check) | SE of real |" in first
+    header = "| m_ensemble | predicted [95% bootstrap interval] | SE of prediction | real (naive check) | SE of real |"
+    assert header in first
     d = json.loads(out.read_text())
     assert set(d["per_m"]) == {"1", "3"}
     row = d["per_m"]["1"]
-    assert set(row) == {"predicted", "lower", "upper", "real", "real_se", "z", "covered", "within_2se"}
-    assert d["estimate_real_runs"] == 24 + 6 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
+    assert set(row) == {"predicted", "lower", "upper", "predicted_se", "real", "real_se", "z", "covered", "within_2se"}
+    assert d["estimate_real_runs"] == 24 + 6 + 40 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
     assert 0 <= d["covered"] <= 2 and d["sizes"] == 2
     # A rerun reuses the naive curve, and refuses to clobber the JSON without --overwrite.
     assert cli_main(args) == 2

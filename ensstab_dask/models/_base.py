@@ -1,0 +1,295 @@
+"""The seam every curve model implements, and the self-check behind ``reliable``.
+
+A curve model turns real runs into a predicted stability curve over ``m_ensemble``. It
+says which real runs it needs (the paper's single-selector runs, real ensemble copies in
+the naive check's layout, or both) and what they cost; :func:`~ensstab_dask.estimate`
+makes them, runs the single-selector stages every model shares (t_uniform, A[f], the
+real stability and what blocks any prediction), fits the paper's simulator when the
+model is a simulator, and then asks the model for its :class:`Prediction`. The pipeline
+never branches on a model's name: a new model is a new module with a subclass of
+:class:`CurveModel`, registered in :mod:`ensstab_dask.models`.
+
+**The self-check** (SPEC section 11; docs/anchored_model.md). Every model is checked against real
+ensembles it did not use for the point it predicts: real ensemble copies in the naive
+check's layout, measured at the check sizes without any model
+(:mod:`ensstab_dask.measured`). The combined z of each size is
+``(predicted - measured) / sqrt(SE_pred^2 + SE_measured^2)``, or the standard deviation
+of the difference over a joint bootstrap of the copies when both sides come from the
+same copies. A check with ``|z| > 2`` at any size fails: the estimate is not reliable,
+and the error it measured beyond its noise (``|difference| - 2 SE``) is added to the
+interval, so that the interval covers the error the model was seen to make.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import xarray as xr
+
+from .._validation import INDICES
+from ..seeding import Stream, derive
+
+__all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
+
+# Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...). The
+# first seven are those of the paper's path and keep their values, so that
+# calibration_layout="paper" with n_boot=0 reproduces earlier results bit for bit.
+T_UNIFORM, REAL, POOL, P, VERIFY, PREDICT, CALIBRATE = range(7)
+MEMBER_RUNS, BOOT, BOOT_P, BOOT_CURVE, POWER, T_BOOT = range(7, 13)
+COPIES, H, H_BOUNDS, RANDOM_EFFECTS = range(13, 17)
+CHECK_COPIES, CHECK, MEASURED = range(17, 20)
+
+#: A self-check fails beyond this combined |z|.
+CHECK_Z = 2.0
+
+#: The values each index can take: intervals are clipped to them.
+INDEX_RANGE = {"jaccard": (0.0, 1.0), "dice": (0.0, 1.0), "kuncheva": (-1.0, 1.0), "nogueira": (-1.0, 1.0)}
+
+
+def clip_to_index(values, index: str) -> np.ndarray:
+    """``values`` within the range ``index`` can take (a bootstrap can step outside it)."""
+    lo, hi = INDEX_RANGE[index]
+    return np.clip(np.asarray(values, dtype=float), lo, hi)
+
+
+@dataclass
+class Context:
+    """What the shared stages found, handed to a model: the problem, the settings, the
+    seeds, where work runs, and the real runs' statistics.
+
+    ``n_useful``/``p_hat`` are the paper's fit (A[f] and p; ``p_hat`` NaN when the model
+    is no simulator); ``u_pred``/``p_pred`` the point the simulator predicts at (the
+    calibrated one with ``calibrate=True``). ``copy_ranks``: the model's real ensemble
+    copies, (G, B, n_feature); ``check_ranks``: copies made for the self-check only.
+    """
+
+    n_feature: int
+    n_target: int
+    m_list: list[int]
+    n_runs: int
+    repeats: int
+    m_stability: int
+    aggregate: str
+    index: str
+    n_boot: int
+    confidence: float
+    seed: np.random.SeedSequence
+    client: Any
+    useful_pool: np.ndarray | None = None
+    stability_runs: np.ndarray | None = None
+    n_useful: int = 0
+    real_stability: float = float("nan")
+    p_hat: float = float("nan")
+    u_pred: int = 0
+    p_pred: float = float("nan")
+    copy_ranks: np.ndarray | None = None
+    check_ranks: np.ndarray | None = None
+
+    def copies(self) -> np.ndarray:
+        """The model's real ensemble copies, (G, B, n_feature): a model whose
+        :meth:`CurveModel.copy_design` asks for them always gets them."""
+        if self.copy_ranks is None:
+            raise ValueError("copy_ranks: this model fits real ensemble copies, and none were given")
+        return self.copy_ranks
+
+    def pools(self) -> tuple[np.ndarray, np.ndarray]:
+        """The paper's runs, (useful pool, stability runs), as top-``n_target`` subsets."""
+        if self.useful_pool is None or self.stability_runs is None:
+            raise ValueError("runs: this model needs the paper's single-selector runs, and none were given")
+        return self.useful_pool, self.stability_runs
+
+    def stream(self, stage: int, *keys: int) -> np.random.SeedSequence:
+        """The SeedSequence of an estimate stage."""
+        return derive(self.seed, Stream.ESTIMATE, stage, *keys)
+
+    def sweep_seed(self, stage: int) -> int:
+        """An int seed for a stage that runs through the sweep engine (which records ints)."""
+        return int(self.stream(stage).generate_state(1)[0] >> 1)
+
+    def curve_dataset(self, stability, std, *, lower=None, upper=None, description: str) -> xr.Dataset:
+        """The curve as the estimate's Dataset over ``m_ensemble`` (short long_names, no units
+        on a stability: xarray's .plot labels)."""
+        one = {"long_name": f"stability ({self.index})"}
+        curve = xr.Dataset(
+            {
+                "stability": ("m_ensemble", np.asarray(stability, float), dict(one, description=description)),
+                "stability_std": (
+                    "m_ensemble",
+                    np.asarray(std, float),
+                    {"long_name": "stability s.d.", "description": "Monte-Carlo or sampling error of the point"},
+                ),
+            },
+            coords={"m_ensemble": self.m_list},
+        )
+        if lower is not None:
+            level = f"{self.confidence:.0%}"
+            curve["stability_lower"] = ("m_ensemble", np.asarray(lower, float), dict(one, long_name=f"{level} lower"))
+            curve["stability_upper"] = ("m_ensemble", np.asarray(upper, float), dict(one, long_name=f"{level} upper"))
+        return curve
+
+    def boot_dataset(self, replicates: np.ndarray, description: str) -> xr.Dataset:
+        """Bootstrap replicates of the curve, (n_boot, len(m_list)), as ``stability_boot`` over ``boot``."""
+        attrs = {"long_name": f"stability ({self.index})", "description": description}
+        return xr.Dataset(
+            {"stability_boot": (("boot", "m_ensemble"), np.asarray(replicates, float), attrs)},
+            coords={"m_ensemble": self.m_list},
+        )
+
+
+@dataclass
+class Prediction:
+    """What a model predicts: the curve (with ``stability_lower``/``stability_upper`` when
+    it has a bootstrap), its replicates, the intervals of its own parameters, the
+    simulated runs it spent, and what the summary says about it."""
+
+    curve: xr.Dataset
+    bootstrap: xr.Dataset | None = None
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    simulated: int = 0
+    attrs: dict = field(default_factory=dict)
+    h: int | None = None
+    within_copy_stability: float | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    state: dict = field(default_factory=dict, repr=False)  # what the model's self-check reuses
+
+    def spread(self, m: int) -> float:
+        """The prediction's standard error at ``m``: its bootstrap's standard deviation when
+        ``m`` is predicted with a bootstrap, else its Monte-Carlo error."""
+        sizes = [int(v) for v in self.curve["m_ensemble"].values]
+        if m not in sizes:
+            return float("nan")
+        j = sizes.index(m)
+        if self.bootstrap is not None and "stability_boot" in self.bootstrap:
+            return float(np.nanstd(self.bootstrap["stability_boot"].values[:, j], ddof=1))
+        return float(self.curve["stability_std"].values[j])
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    """The model against real ensembles it did not use, at ``sizes`` (see the module docstring).
+
+    ``held_out`` says in words what was held out; ``copies`` x ``members``: the real
+    ensemble copies the measured side comes from.
+    """
+
+    sizes: tuple[int, ...]
+    predicted: np.ndarray
+    measured: np.ndarray
+    se: np.ndarray
+    copies: int
+    members: int
+    held_out: str
+    real_runs: int = 0  # real runs made for the check alone
+
+    @property
+    def z(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.predicted - self.measured) / self.se
+
+    @property
+    def passed(self) -> bool:
+        """No size beyond ``|z| = 2`` (a size whose z cannot be computed does not fail it)."""
+        z = self.z
+        return not bool(np.any(np.isfinite(z) & (np.abs(z) > CHECK_Z)))
+
+    @property
+    def excess(self) -> float:
+        """The largest error beyond the check's own noise, ``|difference| - 2 SE`` (0 when it passed)."""
+        d = np.abs(self.predicted - self.measured) - CHECK_Z * self.se
+        d = d[np.isfinite(d)]
+        return float(max(0.0, d.max())) if d.size else 0.0
+
+    def warning(self) -> str:
+        """The failed check in words: sizes, both values and the z."""
+        parts = [
+            f"m = {m}: predicted {p:.3f}, measured {r:.3f} (z = {z:+.1f})"
+            for m, p, r, z in zip(self.sizes, self.predicted, self.measured, self.z)
+            if np.isfinite(z) and abs(z) > CHECK_Z
+        ]
+        return (
+            f"the self-check failed: {self.held_out}, the model missed real ensembles measured on "
+            f"{self.copies} real copies of {self.members} at " + "; ".join(parts) + "; the curve is off by more "
+            "than its noise, and its interval was widened by the error seen"
+        )
+
+    def to_dict(self) -> dict:
+        def num(v):
+            return None if not np.isfinite(v) else float(v)
+
+        return {
+            "passed": self.passed,
+            "sizes": list(self.sizes),
+            "predicted": [num(v) for v in self.predicted],
+            "measured": [num(v) for v in self.measured],
+            "se": [num(v) for v in self.se],
+            "z": [num(v) for v in self.z],
+            "copies": self.copies,
+            "members": self.members,
+            "held_out": self.held_out,
+        }
+
+
+class CurveModel:
+    """A model of the stability curve (see the module docstring).
+
+    Class attributes a model sets:
+
+    * ``name``: what ``model=`` names it by;
+    * ``simulator``: the curve comes from the paper's simulator at a fitted (u, p): the
+      estimate fits p (and checks the fixed point), and the simulator's cautions bear on
+      it;
+    * ``paper_runs``: it asks for the paper's single-selector runs (``n_runs`` on halves
+      and ``m_stability`` in the weak selectors' layout, by ``calibration_layout``);
+    * ``indices``: the stability indices it can predict;
+    * ``source`` and ``interval_of``: what makes the curve, and what its bootstrap
+      resamples, in the summary's words.
+    """
+
+    name: ClassVar[str]
+    simulator: ClassVar[bool] = False
+    paper_runs: ClassVar[bool] = True
+    indices: ClassVar[tuple[str, ...]] = INDICES
+    interval_of: ClassVar[str] = "real runs"
+
+    def copy_design(self) -> tuple[int, int] | None:
+        """(copies, weak selectors per copy) of real ensemble copies the model fits, or None."""
+        return None
+
+    def check_design(self) -> tuple[int, int] | None:
+        """Copies made for the self-check alone; None when the model checks itself on its own."""
+        return None
+
+    def source(self, prediction: Prediction) -> str:
+        """What made the curve, for the summary."""
+        raise NotImplementedError
+
+    def stages(self, n_boot: int) -> list[str]:
+        """The simulation stages :meth:`predict` reports to the progress bar, in order."""
+        return ["prediction"]
+
+    def predict(self, ctx: Context, bar) -> Prediction:
+        """The curve at ``ctx.m_list``; ``bar.done()`` after each of :meth:`stages`."""
+        raise NotImplementedError
+
+    def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
+        """The model against real ensembles it did not use; None when it cannot be checked."""
+        return None
+
+    def widen(self, prediction: Prediction, check: SelfCheck) -> None:
+        """Add the error the self-check saw beyond its noise to the interval, in quadrature,
+        at every size (models that measure some sizes directly override this)."""
+        _widen(prediction.curve, np.full(len(prediction.curve["m_ensemble"]), check.excess))
+
+
+def _widen(curve: xr.Dataset, down: np.ndarray, up: np.ndarray | None = None) -> None:
+    """Widen ``stability_lower`` by ``down`` and ``stability_upper`` by ``up`` (default
+    ``down``), each in quadrature with the band's own half-width."""
+    up = down if up is None else up
+    if "stability_lower" not in curve or not (np.any(down > 0) or np.any(up > 0)):
+        return
+    point = curve["stability"].values
+    lo, hi = curve["stability_lower"].values, curve["stability_upper"].values
+    curve["stability_lower"].values = point - np.hypot(point - lo, down)
+    curve["stability_upper"].values = point + np.hypot(hi - point, up)

@@ -1,0 +1,262 @@
+"""The paper's simulator (``model="onda"``) and the two-level simulator (``model="two-level"``).
+
+``onda`` is the method of Onda et al. as published: the curve is the simulated weak
+selector's at the fitted (n_useful, p) (SPEC sections 2-7), its interval a
+bootstrap over the paper's real runs (:mod:`ensstab_dask.uncertainty`). Its point
+values, and with a passing self-check its intervals, are bit for bit those of the
+releases before the model seam.
+
+Neither simulator is fitted to real ensembles, so both are self-checked on
+``CHECK_DESIGN`` real ensemble copies made for that alone (40 real runs): the simulated
+curve at the check sizes against the stability measured on those copies.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+from .._stability import stability_of_subsets
+from .._sweep import sweep
+from ..estimation import estimate_h, threshold_draws
+from ..measured import copy_similarities, weighted
+from ..simulation import top_subsets
+from ..uncertainty import bootstrap_estimate
+from ._base import (
+    BOOT,
+    BOOT_CURVE,
+    BOOT_P,
+    CHECK,
+    H_BOUNDS,
+    PREDICT,
+    T_BOOT,
+    Context,
+    CurveModel,
+    H,
+    Prediction,
+    SelfCheck,
+    _widen,
+)
+
+__all__ = ["Onda", "TwoLevel", "CHECK_DESIGN", "CHECK_SIZES", "predict_curve"]
+
+#: Real ensemble copies behind a simulator's self-check: 8 copies (28 pairs) of 5 weak
+#: selectors, 40 real runs, checked at every size from 2 to 5. The paper's model errs
+#: most at small ensembles (its curve dips near m = 5 where real curves rise), which 5
+#: weak selectors per copy reach.
+CHECK_DESIGN = (8, 5)
+CHECK_SIZES = (2, 3, 4, 5)
+
+
+def predict_curve(
+    n_feature: int,
+    n_target: int,
+    n_useful: int,
+    p: float,
+    *,
+    m_ensemble: list[int],
+    m_stability: int,
+    n_runs: int,
+    repeats: int,
+    aggregate: str,
+    index: str,
+    seed: int,
+    client,
+    model: str = "onda",
+    h: int | None = None,
+) -> xr.Dataset:
+    """Stage 7: the simulated stability for each ``m_ensemble`` at (n_useful, p), a one-cell sweep."""
+    pred = sweep(
+        n_feature,
+        n_target,
+        n_useful=[n_useful],
+        p=[p],
+        m_ensemble=m_ensemble,
+        n_runs=n_runs,
+        m_stability=m_stability,
+        repeats=repeats,
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        client=client,
+        progress=False,
+        model=model,
+        h=h,
+    )
+    curve = pred[["stability", "stability_std", "stability_draws"]].squeeze(["n_useful", "p"], drop=True)
+    return curve.drop_vars("n_runs", errors="ignore")
+
+
+class Onda(CurveModel):
+    """The paper's simulated weak selector at the fitted (n_useful, p)."""
+
+    name = "onda"
+    simulator = True
+
+    def check_design(self) -> tuple[int, int] | None:
+        return CHECK_DESIGN
+
+    def source(self, prediction: Prediction) -> str:
+        a = prediction.attrs
+        return f"{self.name} simulator at n_useful = {a['simulator_n_useful']}, p = {a['simulator_p']:.4f}"
+
+    def stages(self, n_boot: int) -> list[str]:
+        return ["prediction"] + ["bootstrap"] * bool(n_boot)
+
+    def _h(self, ctx: Context, prediction: Prediction) -> int | None:
+        return None
+
+    def predict(self, ctx: Context, bar) -> Prediction:
+        out = Prediction(curve=None, attrs={"simulator_n_useful": ctx.u_pred, "simulator_p": ctx.p_pred})  # type: ignore[arg-type]
+        h = self._h(ctx, out)
+        if h is not None:
+            bar.done()
+        t0 = time.perf_counter()
+        out.curve = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(PREDICT),
+                                  model=self.name, h=h, **self._predict_options(ctx))  # fmt: skip
+        out.simulated += ctx.repeats * ctx.m_stability * sum(ctx.m_list)
+        out.seconds["predict"] = time.perf_counter() - t0
+        bar.done()
+        if ctx.n_boot:
+            t0 = time.perf_counter()
+            thresholds = threshold_draws(ctx.n_feature, ctx.n_target, ctx.n_runs, repeats=max(100, ctx.repeats),
+                                         seed=ctx.stream(T_BOOT))  # fmt: skip
+            out.intervals, out.bootstrap, sim_b = bootstrap_estimate(
+                *ctx.pools(), ctx.n_feature, ctx.n_target, thresholds, n_runs=ctx.n_runs,
+                repeats=ctx.repeats, n_boot=ctx.n_boot, confidence=ctx.confidence, u_hat=ctx.n_useful, p_hat=ctx.p_hat,
+                s_hat=ctx.real_stability, u_pred=ctx.u_pred, p_pred=ctx.p_pred, curve=out.curve,
+                m_stability=ctx.m_stability, aggregate=ctx.aggregate, index=ctx.index,
+                seeds={"runs": ctx.stream(BOOT), "p": ctx.sweep_seed(BOOT_P), "curve": ctx.sweep_seed(BOOT_CURVE)},
+                client=ctx.client, h_of=self._h_of(ctx, h),
+            )  # fmt: skip
+            out.simulated += sim_b
+            out.simulated += self._widen_for_h(ctx, out, h)
+            out.seconds["bootstrap"] = time.perf_counter() - t0
+            bar.done()
+        return out
+
+    def _h_of(self, ctx: Context, h: int | None):
+        return None
+
+    def _widen_for_h(self, ctx: Context, out: Prediction, h: int | None) -> int:
+        return 0
+
+    def _predict_options(self, ctx: Context) -> dict:
+        return dict(m_ensemble=ctx.m_list, m_stability=ctx.m_stability, n_runs=ctx.n_runs, repeats=ctx.repeats,
+                    aggregate=ctx.aggregate, index=ctx.index, client=ctx.client)  # fmt: skip
+
+    def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
+        """The simulated curve at :data:`CHECK_SIZES` against the check copies' measured stability.
+
+        The two sides are independent (the simulator never saw the check copies), so
+        their standard errors add in quadrature: the prediction's is its bootstrap's
+        spread where the size is among ``m_ensemble``, else its Monte-Carlo error.
+        """
+        ranks = ctx.check_ranks
+        if ranks is None or ctx.index not in ("jaccard", "dice", "kuncheva"):
+            return None
+        G, B, _ = ranks.shape
+        sizes = [m for m in CHECK_SIZES if m <= B]
+        sim = copy_similarities(ranks, ctx.n_target, sizes, aggregate=ctx.aggregate, index=ctx.index,
+                                seed=ctx.stream(CHECK))  # fmt: skip
+        measured = [weighted(sim, np.eye(len(sizes))[i]) for i in range(len(sizes))]
+        options = dict(self._predict_options(ctx), m_ensemble=sizes)
+        pred = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(CHECK),
+                             model=self.name, h=prediction.h, **options)  # fmt: skip
+        mc = pred["stability_std"].values / np.sqrt(ctx.repeats)
+        se_pred = np.array([prediction.spread(m) if m in ctx.m_list else s for m, s in zip(sizes, mc)])
+        se_meas = np.array([se for _, se in measured])
+        return SelfCheck(
+            sizes=tuple(sizes),
+            predicted=pred["stability"].values.astype(float),
+            measured=np.array([v for v, _ in measured]),
+            se=np.hypot(se_pred, se_meas),
+            copies=G,
+            members=B,
+            held_out="real ensembles the simulator was not fitted to",
+            real_runs=G * B,
+        )
+
+
+class TwoLevel(Onda):
+    """Each ensemble copy draws its own preferred set of ``h`` features from S' (docs/two_level_model.md).
+
+    ``h`` is fitted to the stability of weak selectors within a real copy, on
+    :meth:`copy_design` real copies; its Student-t interval over the copies widens the
+    curve's band.
+    """
+
+    name = "two-level"
+
+    def copy_design(self) -> tuple[int, int] | None:
+        return (4, 5)
+
+    def source(self, prediction: Prediction) -> str:
+        return super().source(prediction) + f", h = {prediction.h}"
+
+    def stages(self, n_boot: int) -> list[str]:
+        return ["h"] + super().stages(n_boot)
+
+    def _h(self, ctx: Context, prediction: Prediction) -> int | None:
+        t0 = time.perf_counter()
+        copies = _top_copies(ctx.copies(), ctx.n_target)
+        per_copy = np.array([stability_of_subsets(c, ctx.n_feature, ctx.index) for c in copies])
+        prediction.state["per_copy"] = per_copy
+        jw = float(per_copy.mean())
+        fit = estimate_h(jw, ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, copy_size=copies.shape[1],
+                         index=ctx.index, seed=ctx.stream(H))  # fmt: skip
+        prediction.h, prediction.within_copy_stability = fit.h, jw
+        prediction.attrs["simulator_h"] = fit.h
+        prediction.seconds["h"] = time.perf_counter() - t0
+        return fit.h
+
+    def _h_of(self, ctx: Context, h: int | None):
+        # Each replicate's u keeps the fitted h's place between n_target and u.
+        assert h is not None  # _h fitted it
+        return lambda u: _scaled_h(h, ctx.u_pred, int(u), ctx.n_target)
+
+    def _widen_for_h(self, ctx: Context, out: Prediction, h: int | None) -> int:
+        """h's interval, and the curve's band widened by it.
+
+        The within-copy stability's interval is Student's t over the copies (few copies:
+        a bootstrap of 4 would be too narrow); its ends map to h through
+        :func:`~ensstab_dask.estimation.estimate_h`, and the curve is simulated at both
+        h. The shift they give is added to the band in quadrature, as an error
+        independent of the (u, p) replicates (it comes from other real runs). Returns the
+        simulated runs spent.
+        """
+        per_copy = out.state["per_copy"]
+        G = len(per_copy)
+        half = stats.t.ppf(0.5 + ctx.confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
+        size = ctx.copies().shape[1]
+        ends = [
+            estimate_h(per_copy.mean() + d, ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, copy_size=size,
+                       index=ctx.index, seed=ctx.stream(H)).h
+            for d in (half, -half)
+        ]  # fmt: skip
+        h_lo, h_hi = min(ends), max(ends)
+        point = out.curve["stability"].values
+        alt = [
+            predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(H_BOUNDS),
+                          model=self.name, h=hh, **self._predict_options(ctx))["stability"].values
+            for hh in (h_lo, h_hi)
+        ]  # fmt: skip
+        _widen(out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point))
+        out.intervals["h"] = (float(h_lo), float(h_hi))
+        return 2 * ctx.repeats * ctx.m_stability * sum(ctx.m_list)
+
+
+def _top_copies(copy_ranks: np.ndarray, n_target: int) -> np.ndarray:
+    """The top-``n_target`` subsets of every weak selector of every copy: (G, B, n_target)."""
+    G, B, n_feature = copy_ranks.shape
+    return top_subsets(copy_ranks.reshape(-1, n_feature), n_target).reshape(G, B, n_target)
+
+
+def _scaled_h(h: int, u: int, u_new: int, n_target: int) -> int:
+    """The h at another u that keeps h's relative place in [n_target, u]."""
+    if u == n_target:
+        return n_target
+    return int(min(u_new, max(n_target, round(n_target + (h - n_target) * (u_new - n_target) / (u - n_target)))))

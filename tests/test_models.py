@@ -1,0 +1,196 @@
+"""The model seam, the measured curve, the anchored model and the self-check behind `reliable`."""
+
+import ast
+import inspect
+import json
+
+import numpy as np
+import pytest
+
+import ensstab_dask as es
+from ensstab_dask import algorithm
+from ensstab_dask._stability import pairwise_similarity, pairwise_stability_se, stability_of_subsets
+from ensstab_dask._validation import MODELS
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.datasets import make_microarray
+from ensstab_dask.measured import copy_similarities, extrapolate, extrapolation_weights, fit_sizes, pair_means, weighted
+from ensstab_dask.models import REGISTRY, Prediction, SelfCheck, get_model
+from ensstab_dask.selectors import default_selector
+
+DATA = make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)
+PIN = dict(selector=default_selector(10), m_ensemble=(1, 3, 5), m_stability=8, n_runs=10, repeats=4, n_boot=20,
+           client="synchronous", progress=False, seed=3)  # fmt: skip
+
+
+# -- the seam ------------------------------------------------------------------------
+
+
+def test_every_model_is_registered_and_the_pipeline_never_names_one():
+    assert set(REGISTRY) == set(MODELS) and all(REGISTRY[m].name == m for m in MODELS)
+    with pytest.raises(ValueError, match="model must be one of"):
+        get_model("three-level")
+    # The pipeline's code (docstrings aside) holds no model's name: a new model is a new module.
+    for fn in (algorithm.estimate, algorithm.estimate_from_runs, algorithm._real_runs, algorithm._assemble):
+        tree = ast.parse(inspect.getsource(fn).lstrip())
+        body = tree.body[0].body
+        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        names = {n.value for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Constant)}
+        assert not names & set(MODELS), (fn.__name__, names & set(MODELS))
+
+
+# Values from the code before the model seam (commit 4b2ba63), same data, settings and seed.
+BEFORE = {
+    "onda": dict(
+        stability=[0.0655824829931973, 0.2651998299319728, 0.32826672335600904],
+        lower=[0.027185943762091505, 0.11415584322832865, 0.18325752410915386],
+        upper=[0.1253662879524921, 1.0164047168942585, 1.110642398980644],
+        p=0.34028320312500004,
+        real_stability=0.049603174603174614,
+    ),
+    "two-level": dict(
+        stability=[0.05293367346938775, 0.5706845238095238, 0.5527210884353742],
+        lower=[0.009884619124256998, 0.0797948869327409, 0.37362115446646055],
+        upper=[0.08605811639883569, 0.9634964260055662, 1.0175323675230579],
+        p=0.34028320312500004,
+        real_stability=0.049603174603174614,
+    ),
+}
+
+
+@pytest.mark.parametrize("model", ["onda", "two-level"])
+def test_the_simulators_are_bit_identical_to_before_the_seam(model):
+    """Same streams, same code path: every number as before. The intervals are those of
+    before, widened in quadrature by what the self-check saw beyond its noise when it
+    failed, and clipped to the index's range."""
+    e = es.estimate(DATA.X, DATA.y, 5, model=model, **PIN)
+    before = BEFORE[model]
+    point = np.array(before["stability"])
+    assert e.curve["stability"].values.tolist() == before["stability"]
+    assert (e.p, e.real_stability, e.n_useful) == (before["p"], before["real_stability"], 7)
+    excess = e.self_check.excess
+    assert (excess > 0) == (not e.self_check.passed)
+    lower = point - np.hypot(point - np.array(before["lower"]), excess)
+    upper = point + np.hypot(np.array(before["upper"]) - point, excess)
+    np.testing.assert_array_equal(e.curve["stability_lower"].values, np.clip(lower, 0, 1))
+    np.testing.assert_array_equal(e.curve["stability_upper"].values, np.clip(upper, 0, 1))
+
+
+# -- the measured curve --------------------------------------------------------------
+
+
+def test_extrapolation_is_exact_on_a_line_in_one_over_sqrt_m():
+    sizes = fit_sizes(20)
+    assert sizes == list(range(10, 21)) and fit_sizes(5) == [3, 4, 5] and fit_sizes(2) == [1, 2]
+    line = 0.4 - 0.3 / np.sqrt(sizes)
+    np.testing.assert_allclose(extrapolate(sizes, line, [50, 100]), 0.4 - 0.3 / np.sqrt([50, 100]), rtol=1e-12)
+    # Weights of a linear extrapolation sum to 1 (a constant curve stays constant).
+    np.testing.assert_allclose(extrapolation_weights(sizes, [30, 50]).sum(axis=1), 1.0)
+
+
+def test_weighted_gives_the_u_statistic_of_a_plain_stability():
+    subsets = es.simulate_ensembles(200, 8, 30, 0.7, size=12, seed=2)
+    sim = pairwise_similarity(subsets, 200)[None].copy()
+    np.fill_diagonal(sim[0], np.nan)
+    value, se = weighted(sim, np.ones(1))
+    assert value == pytest.approx(stability_of_subsets(subsets, 200, "jaccard"))
+    assert se == pytest.approx(pairwise_stability_se(subsets, 200))
+    assert pair_means(sim)[0] == pytest.approx(value)
+    # A bootstrap replicate that repeats a copy leaves out its pairs with itself.
+    ids = np.array([[0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]])
+    off = ids[0][:, None] != ids[0][None, :]
+    assert pair_means(sim, ids)[0, 0] == pytest.approx(sim[0][np.ix_(ids[0], ids[0])][off].mean())
+
+
+@pytest.mark.slow
+def test_measured_stability_is_unbiased_and_its_se_honest():
+    """Copies of a two-level simulated selector (each copy its own preferred set, as each
+    real copy has its own half): the stability at m <= B measured on G copies of B has the
+    expectation of the stability of independent ensembles of m, and its U-statistic SE
+    the spread of the measurement. Tolerances: 4 standard errors over R experiments."""
+    N, K, u, p, h, G, B, R, m = 200, 5, 30, 0.8, 12, 8, 6, 60, 3
+    truth = es.simulated_stability(N, K, u, p, m_ensemble=m, m_stability=4000, seed=99, model="two-level", h=h)
+    values, ses = [], []
+    for r in range(R):
+        ranks = es.simulate_rankings(N, K, u, p, size=G * B, seed=r, model="two-level", h=h, copy_size=B)
+        v, se = weighted(copy_similarities(ranks.reshape(G, B, N), K, [m], seed=r), np.ones(1))
+        values.append(v)
+        ses.append(se)
+    values, ses = np.array(values), np.array(ses)
+    sd = values.std(ddof=1)
+    assert abs(values.mean() - truth) < 4 * sd / np.sqrt(R), (values.mean(), truth)
+    assert abs(np.mean(ses**2) - sd**2) < 4 * np.sqrt(2 / (R - 1)) * sd**2 + 4 * np.std(ses**2) / np.sqrt(R)
+
+
+# -- the anchored model and the self-check ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def anchored():
+    return es.estimate(DATA.X, DATA.y, 5, model="anchored", **dict(PIN, m_ensemble=(1, 3, 5, 20, 50)))
+
+
+def test_anchored_measures_up_to_b_and_needs_no_other_runs(anchored):
+    e = anchored
+    assert e.real_runs == 10 * 20 and e.settings["calibration_layout"] == "copies" and np.isnan(e.p)
+    assert e.curve.attrs["measured_up_to"] == 20 and e.settings["stability_runs"] == 10
+    # 10-tree forests: most importances are 0, the curve dips at m = 3 and climbs steeply
+    # after, so the line in 1/sqrt(m) from m = 5..10 falls short at m = 20 by far more
+    # than its noise: the self-check fails, and says where and by how much.
+    chk = e.self_check
+    assert chk.sizes == (20,) and chk.copies == 10 and not chk.passed and chk.z[0] < -2
+    assert not e.reliable and e.warnings == [chk.warning()]
+    assert "m = 20: predicted" in chk.warning() and "extrapolated from ensembles of 5 to 10" in chk.warning()
+    lo, hi = e.curve["stability_lower"].values, e.curve["stability_upper"].values
+    assert ((0 <= lo) & (lo <= e.curve["stability"].values) & (e.curve["stability"].values <= hi) & (hi <= 1)).all()
+    assert "measured on real ensemble copies up to m_ensemble = 20" in e.summary()
+    d = e.to_dict()
+    assert d["self_check"]["passed"] is False and d["self_check"]["sizes"] == [20]
+    json.dumps(d)
+    ds = e.to_dataset()
+    assert ds.attrs["self_check_passed"] == 0 and list(ds.attrs["self_check_sizes"]) == [20.0]
+
+
+def test_the_self_check_widens_only_what_it_extrapolates():
+    import xarray as xr
+
+    m = [1, 10, 20, 50, 100]
+    point = np.array([0.1, 0.2, 0.3, 0.35, 0.4])
+    curve = xr.Dataset(
+        {"stability": ("m_ensemble", point), "stability_lower": ("m_ensemble", point - 0.01),
+         "stability_upper": ("m_ensemble", point + 0.01)},
+        coords={"m_ensemble": m},
+    )  # fmt: skip
+    pred = Prediction(curve=curve, attrs={"measured_up_to": 20})
+    check = SelfCheck(sizes=(20,), predicted=np.array([0.25]), measured=np.array([0.3]), se=np.array([0.01]),
+                      copies=10, members=20, held_out="test")  # fmt: skip
+    assert not check.passed and check.excess == pytest.approx(0.05 - 0.02)
+    REGISTRY["anchored"].widen(pred, check)
+    half = (curve["stability_upper"] - curve["stability"]).values
+    np.testing.assert_allclose(half[:3], 0.01)  # measured: not widened
+    own = 1 / np.sqrt(10) - 1 / np.sqrt(20)
+    for j in (3, 4):
+        by = 0.03 * (1 / np.sqrt(20) - 1 / np.sqrt(m[j])) / own
+        assert half[j] == pytest.approx(np.hypot(0.01, by))
+    assert half[4] > half[3]  # the farther out, the wider
+    passed = SelfCheck(sizes=(20,), predicted=np.array([0.29]), measured=np.array([0.3]), se=np.array([0.01]),
+                       copies=10, members=20, held_out="test")  # fmt: skip
+    assert passed.passed and passed.excess == 0.0
+
+
+def test_anchored_refuses_an_index_that_is_not_pairwise():
+    with pytest.raises(ValueError, match="model='anchored' supports 'jaccard', 'dice', 'kuncheva'"):
+        es.estimate(DATA.X, DATA.y, 5, model="anchored", index="nogueira", **PIN)
+
+
+def test_cli_estimate_with_the_anchored_model(tmp_path, capsys):
+    path = tmp_path / "d.npz"
+    np.savez(path, X=DATA.X, y=DATA.y)
+    out = tmp_path / "e.json"
+    code = cli_main(["estimate", "--data", str(path), "--n-target", "5", "--m-ensemble", "1,5,30", "--n-boot", "20",
+                     "--n-estimators", "10", "--model", "anchored", "--scheduler", "synchronous", "--json", str(out),
+                     "--quiet"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    d = json.loads(out.read_text())
+    assert d["model"] == "anchored" and d["real_runs"] == 200 and d["self_check"]["sizes"] == [20]
+    assert "Self-check " in capsys.readouterr().out
