@@ -191,7 +191,9 @@ def main(argv=None) -> int:
                     "(comma-separated, written by --json)")  # fmt: skip
     args = ap.parse_args(argv)
     if args.report:
-        rows = [r for path in args.report.split(",") for r in json.load(open(path))]
+        # A later file's table replaces an earlier one's (same model, seed and dataset).
+        latest = {(r["model"], r["seed"], r["data"]): r for path in args.report.split(",") for r in json.load(open(path))}
+        rows = list(latest.values())
         print("\n".join(scorecard(rows)))
         for model in args.models.split(","):
             print("\n" + "\n".join(compact_tables([r for r in rows if r["model"] == model])))

@@ -133,7 +133,7 @@ def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, fl
 MODELS = ("onda", "two-level", "random-effects", "anchored")
 #: The model ``estimate`` and ``ensstab estimate`` use unless told otherwise: chosen by the
 #: validation harness out of sample (README, "Validation").
-DEFAULT_MODEL = "onda"
+DEFAULT_MODEL = "anchored"
 #: The models of the simulated selector itself (simulate_*, sweep); the others model real ensembles.
 SIMULATOR_MODELS = ("onda", "two-level")
 

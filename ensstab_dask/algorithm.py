@@ -460,6 +460,9 @@ class Estimate:
             "h_interval": pair(self.intervals.get("h")),
             "within_copy_stability": self.within_copy_stability,
             "self_check": None if self.self_check is None else self.self_check.to_dict(),
+            "curve_source": self.curve_source,
+            "interval_of": self.interval_of,
+            "simulator": self.simulator,
             "curve": curve if self.has_curve else None,
             "curve_interval": {str(m): pair(v) for m, v in self.curve_interval().items()} if self.has_curve else None,
             "curve_std": {
@@ -624,7 +627,8 @@ class Estimate:
         ]
         # The verdict comes before any number: whether to believe what follows.
         if self.reliable:
-            lines.append("  reliable: yes (no guard rail tripped)")
+            checked = "" if self.self_check is None else " and the self-check passed"
+            lines.append(f"  reliable: yes (no guard rail tripped{checked})")
         else:
             lines.append(
                 "  reliable: NO"
@@ -739,7 +743,8 @@ class Estimate:
             )  # fmt: skip
 
         if self.has_curve:
-            heading = "Predicted stability" if self.reliable else "Simulated stability (NOT a validated prediction)"
+            made = "Simulated" if self.simulator else "Estimated"
+            heading = "Predicted stability" if self.reliable else f"{made} stability (NOT a validated prediction)"
             source = self.curve_source
             intervals = self.curve_interval()
             if intervals:
@@ -895,8 +900,14 @@ def estimate(
     >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
     >>> est = es.estimate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
     ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
-    >>> est.real_runs  # n_runs=10 runs behind n_useful, m_stability=5 behind the real stability
-    15
+    >>> est.real_runs  # the default model: 10 real ensemble copies of 20 weak selectors, whatever m_ensemble
+    200
+    >>> est.self_check.sizes  # checked against m = 20, measured on those copies
+    (20,)
+    >>> paper = es.estimate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                     n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False, model="onda")
+    >>> paper.real_runs  # n_runs=10 behind n_useful, m_stability=5 behind the real stability, 40 for its self-check
+    55
     >>> sorted(est.predicted())  # the predicted stability for each m_ensemble
     [1, 3]
     >>> est.reliable == (not est.warnings)
@@ -923,6 +934,11 @@ def estimate(
     check_resample(resample)
     seed = check_seed(seed)
     curve_model = get_model(model)
+    if calibrate and not curve_model.simulator:
+        raise ValueError(
+            f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs model='onda' or "
+            f"model='two-level'; model={model!r} is not a simulator"
+        )
     if index not in curve_model.indices:
         raise ValueError(
             f"index {index!r} is not a mean over pairs of copies; model={model!r} supports "
@@ -1135,10 +1151,11 @@ def estimate_from_runs(
         copy_ranks=copy_ranks, check_ranks=check_ranks,
     )  # fmt: skip
     seconds: dict[str, float] = {}
+    # A[f] counts n_runs runs against n_runs uniform ones; a pool of copies' runs may hold fewer.
+    n_runs = ctx.n_runs = min(n_runs, len(runs.useful))
     t0 = time.perf_counter()
     t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=repeats, seed=ctx.stream(_T_UNIFORM))
-    u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=min(n_runs, len(runs.useful)),
-                           rng=make_rng(ctx.stream(_POOL)))  # fmt: skip
+    u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ctx.stream(_POOL)))
     ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
     ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, index)
     seconds["n_useful_and_stability"] = time.perf_counter() - t0
@@ -1284,7 +1301,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
     return Estimate(
         n_feature=n_feature,
         n_target=n_target,
-        settings=dict(settings, stability_runs=len(runs.stability)),
+        settings=dict(settings, n_runs=ctx.n_runs, stability_runs=len(runs.stability)),
         t_uniform=float(t_draws.mean()),
         t_uniform_std=float(t_draws.std(ddof=1)),
         n_useful=ctx.n_useful,

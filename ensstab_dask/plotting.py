@@ -350,12 +350,15 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
             ds.attrs.get("simulator_p", ds.attrs.get("p", float("nan"))),
         )
         reliable = bool(int(ds.attrs.get("reliable", 1)))
-        what = "predicted" if reliable else "simulated, NOT a validated prediction"
-        ax.plot(m, s, marker="o", color=STABILITY_COLOR, label=f"{what} (simulator u={int(u)}, p={float(pv):.2f})")
+        simulator = bool(int(ds.attrs.get("simulator", 1)))  # files from before the model seam: a simulator
+        what = "predicted" if reliable else ("simulated, " if simulator else "") + "NOT a validated prediction"
+        source = f"simulator u={int(u)}, p={float(pv):.2f}" if simulator else f"{ds.attrs.get('model', '')} model"
+        ax.plot(m, s, marker="o", color=STABILITY_COLOR, label=f"{what} ({source})")
         if "stability_lower" in ds:
             level = float(ds.attrs.get("confidence", 0.95))
+            of = ds.attrs.get("interval_of", "real runs")
             ax.fill_between(m, ds["stability_lower"].values, ds["stability_upper"].values, color=STABILITY_COLOR,
-                            alpha=0.2, label=f"{level:.0%} interval (bootstrap of the real runs)")  # fmt: skip
+                            alpha=0.2, label=f"{level:.0%} interval (bootstrap of the {of})")  # fmt: skip
         else:
             copies = ds.attrs.get("m_stability", "")
             ax.fill_between(m, s - s_sd, s + s_sd, color=STABILITY_COLOR, alpha=0.2,

@@ -48,7 +48,8 @@ EXPLAIN = {
         "Stability against ensemble size",
         "The predicted stability of an ensemble of m weak selectors, for each m. The band is its interval: how "
         "far the prediction moves with the real runs it was fitted on (a bootstrap over them) and with the "
-        "simulation. It does not include the model's own error. When the naive real check was run, its values "
+        "simulation. It includes the model's own error only as far as the self-check measured it (the band is "
+        "widened when the check failed). When the naive real check was run, its values "
         "are drawn with error bars of ±2 standard errors; where they miss the band, the model does not describe "
         "the selector at that m.",
     ),
@@ -211,9 +212,13 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
     parts.append(f"<style>{_STYLE}</style></head><body>")
     if kind == "estimate":
         parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
+        how = (
+            "fitted a two-parameter simulator (n_useful, p) of it, and predicted by simulation"
+            if bool(int(ds.attrs.get("simulator", 1)))
+            else f"and estimated with the {ds.attrs.get('model', '')} model ({ds.attrs.get('curve_source', '')})"
+        )
         parts.append(
-            "<p>The estimate ran the real base selector a few times, fitted a two-parameter simulator "
-            "(n_useful, p) of it, and predicted by simulation how stable ensembles of it will be: "
+            f"<p>The estimate ran the real base selector a few times, {e(how)} how stable ensembles of it will be: "
             "how much the selected features agree when the study is repeated on new data "
             "(1 = always the same features, 0 = no overlap).</p>"
         )

@@ -374,9 +374,9 @@ def validate(
     >>> val = es.validate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
     ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
     >>> sorted(val.per_m), sorted(val.per_m[3])
-    ([1, 3], ['covered', 'lower', 'predicted', 'real', 'real_se', 'upper', 'within_2se', 'z'])
-    >>> val.estimate.real_runs, int(val.naive.attrs["real_runs"])
-    (15, 15)
+    ([1, 3], ['covered', 'lower', 'predicted', 'predicted_se', 'real', 'real_se', 'upper', 'within_2se', 'z'])
+    >>> val.estimate.real_runs, int(val.naive.attrs["real_runs"])  # the default model's 10 copies of 20
+    (200, 15)
     >>> val.per_m[1]["covered"] is None  # n_boot=0: no interval to cover the naive value
     True
     """

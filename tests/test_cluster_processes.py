@@ -149,6 +149,7 @@ def test_estimate_by_address_is_identical(cluster):
         n_boot=30,
         calibration_layout="paper",  # its halves are stable enough on 40 samples to fit p
         seed=5,
+        model="onda",  # the paper's whole path: p, its bootstrap
     )
     remote = es.estimate(data.X, data.y, 10, client=cluster.address, **kwargs)
     local = es.estimate(data.X, data.y, 10, client="synchronous", **kwargs)

@@ -31,7 +31,8 @@ def result():
     data = make_microarray(seed=2, n_samples=40, n_feature=300, n_informative=15)
     sel = ExtraTreesClassifier(n_estimators=30, max_features="sqrt", n_jobs=1)
     kw = dict(selector=sel, m_ensemble=M, m_stability=8, seed=4, client="synchronous")
-    est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, n_runs=24, n_boot=40, **kw)
+    # The paper's model: it has the calibration surfaces and the fixed point to draw.
+    est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, n_runs=24, n_boot=40, model="onda", **kw)
     real = es.real_ensemble_stability(data.X, data.y, 10, **kw)
     return est, real, est.to_dataset(real)
 

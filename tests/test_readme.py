@@ -30,7 +30,9 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.index("reliable:") < res.stdout.index("m_ensemble = ")  # the verdict comes first
     d = json.loads(out.read_text())
-    assert d["real_runs"] == 50 + 50 and d["settings"]["calibration_layout"] == "ensemble"
+    # The default model: 10 real ensemble copies of 20 weak selectors, and nothing else.
+    assert d["real_runs"] == 200 and d["model"] == "anchored" and d["settings"]["calibration_layout"] == "copies"
+    assert d["self_check"]["passed"] is True and d["self_check"]["sizes"] == [20]
     assert set(d["curve"]) == set(d["curve_interval"]) == {"1", "5", "10", "20", "30", "50"}
     assert d["reliable"] is True and d["warnings"] == []
     assert all(lo <= d["curve"][m] <= hi for m, (lo, hi) in d["curve_interval"].items())

@@ -45,7 +45,7 @@ def test_h_saturates_at_its_bounds_and_says_so():
 
 
 def test_two_level_estimate_fits_h_counts_its_runs_and_leaves_the_paper_model_alone():
-    onda = es.estimate(DATA.X, DATA.y, 10, client="synchronous", **SMALL)
+    onda = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="onda", **SMALL)
     same = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="onda", **SMALL)
     two = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="two-level", **SMALL)
     np.testing.assert_array_equal(onda.curve["stability"].values, same.curve["stability"].values)
