@@ -128,7 +128,8 @@ def scorecard(results: list[dict]) -> list[str]:
     ]
     keys = sorted({(r["model"], r["seed"]) for r in results}, key=lambda k: (k[0], k[1]))
     for model, seed in keys:
-        rows = [r for r in results if r["model"] == model and r["seed"] == seed]
+        rows = sorted((r for r in results if r["model"] == model and r["seed"] == seed),
+                      key=lambda r: list(DATASETS).index(r["data"]))  # fmt: skip
         cells = [c for r in rows for c in r["per_m"].values()]
         z = np.array([c["z"] if c["z"] is not None else np.nan for c in cells], dtype=float)
         within = [sum(bool(c["within_2se"]) for c in r["per_m"].values()) for r in rows]
@@ -192,7 +193,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.report:
         # A later file's table replaces an earlier one's (same model, seed and dataset).
-        latest = {(r["model"], r["seed"], r["data"]): r for path in args.report.split(",") for r in json.load(open(path))}
+        latest = {}
+        for path in args.report.split(","):
+            with open(path) as f:
+                latest.update({(r["model"], r["seed"], r["data"]): r for r in json.load(f)})
         rows = list(latest.values())
         print("\n".join(scorecard(rows)))
         for model in args.models.split(","):
