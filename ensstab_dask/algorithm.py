@@ -979,27 +979,11 @@ def estimate(
         )  # fmt: skip
         real_seconds = time.perf_counter() - t0
         est = estimate_from_runs(
-            runs,
-            n_feature,
-            n_target,
-            m_ensemble=m_list,
-            n_runs=n_runs,
-            repeats=repeats,
-            p_method=p_method,
-            verify=verify,
-            calibrate=calibrate,
-            n_boot=n_boot,
-            confidence=confidence,
-            aggregate=aggregate,
-            index=index,
-            settings=settings,
-            seed=ss,
-            client=target,
-            model=model,
-            copy_ranks=copy_ranks,
-            check_ranks=check_ranks,
+            runs, n_feature, n_target, m_ensemble=m_list, n_runs=n_runs, repeats=repeats, p_method=p_method,
+            verify=verify, calibrate=calibrate, n_boot=n_boot, confidence=confidence, aggregate=aggregate, index=index,
+            settings=settings, seed=ss, client=target, model=model, copy_ranks=copy_ranks, check_ranks=check_ranks,
             progress=progress,
-        )
+        )  # fmt: skip
     est.seconds = {"real_runs": real_seconds, **est.seconds}
     for w in est.warnings:
         _warnings.warn(w, RuntimeWarning, stacklevel=2)

@@ -153,7 +153,8 @@ class Onda(CurveModel):
 
         The two sides are independent (the simulator never saw the check copies), so
         their standard errors add in quadrature: the prediction's is its bootstrap's
-        spread where the size is among ``m_ensemble``, else its Monte-Carlo error.
+        spread at the size (or the nearest size) among ``m_ensemble``, or its Monte-Carlo
+        error where that is larger.
         """
         ranks = ctx.check_ranks
         if ranks is None or ctx.index not in ("jaccard", "dice", "kuncheva"):
@@ -166,8 +167,12 @@ class Onda(CurveModel):
         options = dict(self._predict_options(ctx), m_ensemble=sizes)
         pred = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(CHECK),
                              model=self.name, h=prediction.h, **options)  # fmt: skip
+        # A size the estimate did not predict has no bootstrap of its own: the spread at the
+        # nearest predicted size stands in for the real runs' share (the Monte-Carlo error
+        # alone would leave it out), whichever is larger.
         mc = pred["stability_std"].values / np.sqrt(ctx.repeats)
-        se_pred = np.array([prediction.spread(m) if m in ctx.m_list else s for m, s in zip(sizes, mc)])
+        nearest = [min(ctx.m_list, key=lambda k: abs(np.log(k / m))) for m in sizes]
+        se_pred = np.array([np.nanmax([s, prediction.spread(k)]) for k, s in zip(nearest, mc)])
         se_meas = np.array([se for _, se in measured])
         return SelfCheck(
             sizes=tuple(sizes),
