@@ -871,7 +871,7 @@ def estimate(
         real runs, whatever ``m_ensemble``), extrapolated in ``1 / sqrt(m)`` beyond 20
         (docs/anchored_model.md); it needs no other real runs and ``index`` must be a
         pairwise one. ``'onda'``: the paper's simulator, exactly as published, plus 40
-        real runs (8 copies of 5) for its self-check. ``'two-level'``: each ensemble
+        real runs (10 copies of 4) for its self-check. ``'two-level'``: each ensemble
         copy has its own preferred set of ``h`` features (docs/two_level_model.md),
         ``h`` fitted to 20 more real runs (4 copies of 5). ``'random-effects'``: a model
         of the real weak selectors' ranks (docs/random_effects_model.md), fitted to 100

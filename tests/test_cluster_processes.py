@@ -159,7 +159,7 @@ def test_estimate_by_address_is_identical(cluster):
     # The whole path ran, bootstrap included, and came back identical.
     assert remote.has_curve and a["curve_interval"] and a["p_interval"]
     np.testing.assert_array_equal(remote.selection_counts, local.selection_counts)
-    assert remote.real_runs == 20 + 40  # the paper's pool, and 8 copies of 5 for its self-check
+    assert remote.real_runs == 20 + 40  # the paper's pool, and 10 copies of 4 for its self-check
 
 
 # 2. A worker dies mid-sweep ------------------------------------------------------------

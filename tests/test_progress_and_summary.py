@@ -114,7 +114,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     print(res.summary())
     """
     )
-    # One bar per stage, each run to its end: the estimate's 24 + 6 real runs and its 8 x 5
+    # One bar per stage, each run to its end: the estimate's 24 + 6 real runs and its 10 x 4
     # self-check copies, its simulation stages (p, fixed point, prediction, bootstrap,
     # self-check), the naive check's 6 x 3.
     assert "100%" in final_bar(err, "real runs") and "30/30" in final_bar(err, "real runs")
@@ -231,7 +231,7 @@ def test_summary_speaks_in_words_one_number_per_line(est):
     widened = "" if est.self_check.passed else ", widened by the self-check's error"
     assert f"bootstrap interval over the real runs (50 replicates{widened})" in text
     (check,) = lines_with(text, "Self-check ")
-    assert "measured on 8 real ensemble copies of 5; |z| <= 2 passes): m = 2: predicted" in check
+    assert "measured on 10 real ensemble copies of 4; |z| <= 2 passes): m = 2: predicted" in check
     for m, (lo, hi) in est.curve_interval().items():
         (row,) = lines_with(text, f"m_ensemble = {m}:")
         assert row.strip() == f"m_ensemble = {m}: {est.predicted()[m]:.4f}; 95% interval [{lo:.4f}, {hi:.4f}]"

@@ -140,7 +140,7 @@ def test_bagging_resample_is_a_bootstrap_of_a_half():
 @pytest.mark.parametrize("layout, runs", [("paper", 24), ("ensemble", 36), ("ensemble-all", 24)])
 def test_layouts_count_their_runs_and_are_stage_for_stage(layout, runs):
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibration_layout=layout, **SMALL)
-    # The paper's model also makes 8 real ensemble copies of 5 for its self-check.
+    # The paper's model also makes 10 real ensemble copies of 4 for its self-check.
     assert e.real_runs == runs + 40 and e.settings["calibration_layout"] == layout
     # The same estimate from the first runs of larger pools, as the validation benchmark makes it.
     from ensstab_dask.models._base import CHECK_COPIES, MEMBER_RUNS, REAL
@@ -152,7 +152,7 @@ def test_layouts_count_their_runs_and_are_stage_for_stage(layout, runs):
     member = real_subsets(
         DATA.X, DATA.y, 10, n_runs=30, resample="bagging", seed=derive(1, Stream.ESTIMATE, MEMBER_RUNS), **kw
     )
-    check = real_ensemble_runs(DATA.X, DATA.y, m_stability=8, pool=5, seed=derive(1, Stream.ESTIMATE, CHECK_COPIES),
+    check = real_ensemble_runs(DATA.X, DATA.y, m_stability=10, pool=4, seed=derive(1, Stream.ESTIMATE, CHECK_COPIES),
                                progress=False, **kw)  # fmt: skip
     pooled = estimate_from_runs(
         assemble_runs(layout, n_runs=24, m_stability=12, half=half, member=member), 300, 10, m_ensemble=[1, 3],
