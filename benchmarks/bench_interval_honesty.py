@@ -48,7 +48,7 @@ def main(argv=None) -> int:
         for seed in range(args.seeds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                e = estimate(data.X, data.y, args.n_target, selector=default_selector(300),
+                e = estimate(data.X, data.y, args.n_target, selector=default_selector(300), model="onda",
                              m_stability=args.m_stability, seed=seed, client=client, **layout)  # fmt: skip
             got = {
                 "n_useful (A[f] mean)": (e.n_useful_mean, e.intervals.get("n_useful")),
