@@ -181,7 +181,6 @@ class SelfCheck:
     copies: int
     members: int
     held_out: str
-    real_runs: int = 0  # real runs made for the check alone
 
     @property
     def z(self) -> np.ndarray:

@@ -22,7 +22,7 @@ from scipy import stats
 from .._stability import stability_of_subsets
 from .._sweep import sweep
 from ..estimation import estimate_h, threshold_draws
-from ..measured import copy_similarities, weighted
+from ..measured import PAIRWISE, copy_similarities, weighted
 from ..simulation import top_subsets
 from ..uncertainty import bootstrap_estimate
 from ._base import (
@@ -159,7 +159,7 @@ class Onda(CurveModel):
         error where that is larger.
         """
         ranks = ctx.check_ranks
-        if ranks is None or ctx.index not in ("jaccard", "dice", "kuncheva"):
+        if ranks is None or ctx.index not in PAIRWISE:
             return None
         G, B, _ = ranks.shape
         sizes = [m for m in CHECK_SIZES if m <= B]
@@ -184,7 +184,6 @@ class Onda(CurveModel):
             copies=G,
             members=B,
             held_out="real ensembles the simulator was not fitted to",
-            real_runs=G * B,
         )
 
 
