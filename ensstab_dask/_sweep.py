@@ -108,15 +108,20 @@ def check_cell_memory(n_feature: int, n_target: int, m: int, m_stability: int, n
 
 @dataclass(frozen=True)
 class Block:
-    """A rectangle of cells at one m_ensemble: rows ``u0:u1`` and columns ``p0:p1``."""
+    """A rectangle of cells at one m_ensemble: rows ``u0:u1`` and columns ``p0:p1``, and
+    of their repeats ``r0:r1`` (None: to the last)."""
 
     im: int
     u0: int
     u1: int
     p0: int
     p1: int
+    r0: int = 0
+    r1: int | None = None
 
     def region(self) -> dict[str, slice]:
+        # A store's chunks and completion flags are per cell: its blocks hold every repeat.
+        assert self.r0 == 0 and self.r1 is None, "a block of a store holds all of its cells' repeats"
         return {
             "n_useful": slice(self.u0, self.u1),
             "p": slice(self.p0, self.p1),
@@ -134,18 +139,28 @@ class Block:
         return (self.u1 - self.u0) * (self.p1 - self.p0)
 
 
-def plan_blocks(n_u: int, n_p: int, cell_cost: Sequence[float], *, batch_size: int | None = None) -> list[Block]:
+def plan_blocks(
+    n_u: int, n_p: int, cell_cost: Sequence[float], *, batch_size: int | None = None, repeats: int | None = None
+) -> list[Block]:
     """Group cells into blocks of about TARGET_TASK_SECONDS (or ``batch_size`` cells).
 
     A block is whole ``n_useful`` rows (all of ``p``) or a run of ``p`` in one row, at
     one m_ensemble. ``cell_cost[im]`` is the cost of one cell at ``m_ensemble[im]``.
     Small sweeps get shorter tasks, so that there are at least ``MIN_TASKS`` of them.
+    With ``repeats`` (a sweep held in memory), a cell that costs more than a task is
+    split into runs of its ``repeats``: the estimate's one-cell predictions would
+    otherwise wait on their largest ensemble's cell, one worker busy and the rest idle.
+    A repeat's draws do not depend on its block, so splitting changes no number.
     """
     target = min(TARGET_TASK_SECONDS, n_u * n_p * sum(cell_cost) / MIN_TASKS)
     blocks = []
     for im, cost in enumerate(cell_cost):
         cells = batch_size if batch_size is not None else max(1, int(target / max(cost, 1e-9)))
-        if cells >= n_p:
+        if repeats is not None and batch_size is None and cost > 2 * target:
+            step = -(-repeats // min(repeats, int(cost / target)))  # ceil: about `target` per block
+            blocks += [Block(im, u, u + 1, p, p + 1, r, min(r + step, repeats))
+                       for u in range(n_u) for p in range(n_p) for r in range(0, repeats, step)]  # fmt: skip
+        elif cells >= n_p:
             rows = max(1, cells // n_p)
             blocks += [Block(im, u, min(u + rows, n_u), 0, n_p) for u in range(0, n_u, rows)]
         else:
@@ -154,20 +169,23 @@ def plan_blocks(n_u: int, n_p: int, cell_cost: Sequence[float], *, batch_size: i
 
 
 def compute_block(
-    settings: dict, n_useful: Sequence[int], p: Sequence[float], m: int, n_runs: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Raw draws of one block: two float arrays of shape (len(n_useful), len(p), repeats).
+    settings: dict, n_useful: Sequence[int], p: Sequence[float], m: int, n_runs: int, r0: int = 0,
+    r1: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Raw draws of one block: two float arrays of shape (len(n_useful), len(p), repeats),
+    the repeats ``r0:r1`` (default: all).
 
     Pure function of its arguments (see the module docstring for the streams); this is
     what each Dask task runs.
     """
-    N, K, R, seed = settings["n_feature"], settings["n_target"], settings["repeats"], settings["seed"]
-    stab = np.empty((len(n_useful), len(p), R))
-    nuv = np.empty((len(n_useful), len(p), R))
+    N, K, seed = settings["n_feature"], settings["n_target"], settings["seed"]
+    R = range(r0, settings["repeats"] if r1 is None else r1)
+    stab = np.empty((len(n_useful), len(p), len(R)))
+    nuv = np.empty((len(n_useful), len(p), len(R)))
     for i, u in enumerate(n_useful):
         for j, pj in enumerate(p):
-            for r in range(R):
-                stab[i, j, r] = simulated_stability(
+            for k, r in enumerate(R):
+                stab[i, j, k] = simulated_stability(
                     N,
                     K,
                     int(u),
@@ -181,7 +199,7 @@ def compute_block(
                     model=settings.get("model", "onda"),
                     h=settings.get("h"),
                 )
-                nuv[i, j, r] = simulated_n_useful(
+                nuv[i, j, k] = simulated_n_useful(
                     N,
                     K,
                     int(u),
@@ -333,9 +351,11 @@ class SweepPlan:
         n_u, n_p, n_m = (len(self.grid[d]) for d in DIMS)
         return n_u, n_p, n_m
 
-    def blocks(self, batch_size: int | None = None) -> list[Block]:
+    def blocks(self, batch_size: int | None = None, *, split_repeats: bool = False) -> list[Block]:
+        """The tasks' blocks; ``split_repeats`` (no store) may split a costly cell's repeats."""
         n_u, n_p, _ = self.shape
-        return plan_blocks(n_u, n_p, self.costs, batch_size=batch_size)
+        repeats = self.settings["repeats"] if split_repeats else None
+        return plan_blocks(n_u, n_p, self.costs, batch_size=batch_size, repeats=repeats)
 
     def task_args(self, b: Block) -> tuple:
         """Arguments of ``compute_block`` for ``b``: small, so a task is cheap to ship."""
@@ -345,6 +365,8 @@ class SweepPlan:
             self.grid["p"][b.p0 : b.p1].tolist(),
             int(self.grid["m_ensemble"][b.im]),
             int(self.runs[b.im]),
+            b.r0,
+            b.r1,
         )
 
     def store_settings(self) -> dict:
@@ -540,7 +562,7 @@ def sweep(
                 c = stack.enter_context(connect(client, timeout=timeout, security=security))
                 client = "synchronous" if c is None else c  # what _run then uses as is
         sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
-        blocks = plan.blocks(batch_size)
+        blocks = plan.blocks(batch_size, split_repeats=sw is None)
         if sw is not None:
             state = sw.load(completion=True)  # read once: what is done, and whether it holds data
             damaged = sw.damaged(state)
@@ -567,8 +589,8 @@ def sweep(
             if sw is not None:
                 sw.write_block(_block_dataset(stab, nuv, index), b.region())
             else:
-                stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = stab
-                nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im] = nuv
+                stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im, b.r0 : b.r1] = stab
+                nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im, b.r0 : b.r1] = nuv
 
         todo_cells = sum(b.n_cells for b in blocks)
         logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))

@@ -4,7 +4,7 @@
 simulates everything else. Its stages are functions of their own, so that each can be
 tested alone and re-run on resampled inputs (:mod:`ensstab_dask.uncertainty`):
 
-1. :func:`real_subsets` (one pool) or :func:`~ensstab_dask.selectors.real_run_pools`
+1. :func:`real_subsets` (one pool) or :func:`~ensstab_dask.selectors.real_run_plan`
    (every pool in one submission): the real runs, as their top-``n_target`` subsets;
 2. :func:`threshold_draws`: t_uniform, ``repeats`` draws of ``n_runs`` uniform selectors;
 3. :func:`useful_draws`: A[f], one draw per threshold, each from ``n_runs`` runs of the
@@ -38,7 +38,6 @@ live in their own modules.
 
 from __future__ import annotations
 
-import time
 import warnings as _warnings
 from dataclasses import dataclass, field
 
@@ -83,9 +82,9 @@ from .models._base import T_UNIFORM as _T_UNIFORM
 from .models._base import VERIFY as _VERIFY
 from .models._base import P as _P
 from .models.onda import predict_curve
-from .progress import StageBar, note_dashboard
+from .progress import StageBar, StageClock, note_dashboard
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
-from .selectors import check_resample, describe_selector, make_scorer, real_run_pools, real_runs
+from .selectors import Copies, Pool, check_resample, describe_selector, make_scorer, real_run_plan, real_runs
 from .simulation import top_subsets
 
 __all__ = [
@@ -971,20 +970,19 @@ def estimate(
     with connect(client, timeout=timeout, security=security) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
-        t0 = time.perf_counter()
-        runs, copy_ranks, check_ranks = _real_runs(
-            X, y, n_target, curve_model, calibration_layout=calibration_layout, n_runs=n_runs,
-            m_stability=m_stability, resample=resample, member_resample=member_resample, scorer=scorer, seed=ss,
-            client=target, progress=progress,
-        )  # fmt: skip
-        real_seconds = time.perf_counter() - t0
+        clock = StageClock()
+        with clock.stage("real_runs"):
+            runs, copy_ranks, check_ranks = _real_runs(
+                X, y, n_target, curve_model, calibration_layout=calibration_layout, n_runs=n_runs,
+                m_stability=m_stability, resample=resample, member_resample=member_resample, scorer=scorer, seed=ss,
+                client=target, progress=progress,
+            )  # fmt: skip
         est = estimate_from_runs(
             runs, n_feature, n_target, m_ensemble=m_list, n_runs=n_runs, repeats=repeats, p_method=p_method,
             verify=verify, calibrate=calibrate, n_boot=n_boot, confidence=confidence, aggregate=aggregate, index=index,
             settings=settings, seed=ss, client=target, model=model, copy_ranks=copy_ranks, check_ranks=check_ranks,
-            progress=progress,
+            progress=progress, clock=clock,
         )  # fmt: skip
-    est.seconds = {"real_runs": real_seconds, **est.seconds}
     for w in est.warnings:
         _warnings.warn(w, RuntimeWarning, stacklevel=2)
     return est
@@ -998,30 +996,25 @@ def _real_runs(X, y, n_target, curve_model: CurveModel, *, calibration_layout, n
     Returns ``(runs, copy_ranks, check_ranks)``. A model without runs of the paper's
     gets its single-selector statistics from its copies (:func:`runs_from_copies`).
     """
-    from .naive import real_ensemble_runs
-
-    runs = None
+    # One submission for every run: item by item, the workers idle at each item's tail.
+    plan: dict[str, Pool | Copies] = {}
     if curve_model.paper_runs:
         half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
-        wanted = [
-            (name, (size, how, derive(seed, Stream.ESTIMATE, stage)))
-            for name, size, how, stage in (("half", half_n, resample, _REAL), ("member", member_n, member_resample,
-                                                                                 _MEMBER_RUNS))
-            if size
-        ]  # fmt: skip
-        ranks = real_run_pools(X, y, n_target, [plan for _, plan in wanted], selector=scorer, client=client,
-                               progress=progress)  # fmt: skip
-        pools = {name: top_subsets(r, n_target) for (name, _), r in zip(wanted, ranks)}
+        for name, size, how, stage in (("half", half_n, resample, _REAL), ("member", member_n, member_resample,
+                                                                              _MEMBER_RUNS)):  # fmt: skip
+            if size:
+                plan[name] = Pool(size, how, derive(seed, Stream.ESTIMATE, stage))
+    for name, design, stage in (("copies", curve_model.copy_design(), _COPIES),
+                                ("check", curve_model.check_design(), _CHECK_COPIES)):  # fmt: skip
+        if design is not None:
+            plan[name] = Copies(*design, derive(seed, Stream.ESTIMATE, stage))
+    made = dict(zip(plan, real_run_plan(X, y, list(plan.values()), selector=scorer, client=client,
+                                        progress=progress)))  # fmt: skip
+    copy_ranks, check_ranks = made.pop("copies", None), made.pop("check", None)
+    runs = None
+    if made:
+        pools = {name: top_subsets(r, n_target) for name, r in made.items()}
         runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
-    made = []
-    for design, stage in ((curve_model.copy_design(), _COPIES), (curve_model.check_design(), _CHECK_COPIES)):
-        made.append(
-            None
-            if design is None
-            else real_ensemble_runs(X, y, m_stability=design[0], pool=design[1], selector=scorer,
-                                    seed=derive(seed, Stream.ESTIMATE, stage), client=client, progress=progress)
-        )  # fmt: skip
-    copy_ranks, check_ranks = made
     if runs is None:
         assert copy_ranks is not None  # a model without the paper's runs fits copies
         runs = runs_from_copies(copy_ranks, n_target)
@@ -1116,6 +1109,7 @@ def estimate_from_runs(
     copy_ranks: np.ndarray | None = None,
     check_ranks: np.ndarray | None = None,
     progress: bool = False,
+    clock: StageClock | None = None,
 ) -> Estimate:
     """Every stage after the real runs, on given runs: the single-selector statistics, the
     paper's simulator fit (for a simulator model), the model's curve and its self-check.
@@ -1125,24 +1119,24 @@ def estimate_from_runs(
     :mod:`ensstab_dask.models`). :func:`estimate` is the real runs plus this; the
     validation benchmark calls it on shared pools to compare layouts without refitting
     the selector. Arguments are taken as validated. ``progress``: a bar over the
-    simulation stages.
+    simulation stages. ``clock``: where the stages' seconds go (:attr:`Estimate.seconds`),
+    after those of earlier stages.
     """
     curve_model = get_model(model)
+    clock = StageClock() if clock is None else clock
     ctx = Context(
         n_feature=n_feature, n_target=n_target, m_list=list(m_ensemble), n_runs=n_runs, repeats=repeats,
         m_stability=len(runs.stability), aggregate=aggregate, index=index, n_boot=n_boot, confidence=confidence,
         seed=as_seed_sequence(seed), client=client, useful_pool=runs.useful, stability_runs=runs.stability,
-        copy_ranks=copy_ranks, check_ranks=check_ranks,
+        copy_ranks=copy_ranks, check_ranks=check_ranks, clock=clock,
     )  # fmt: skip
-    seconds: dict[str, float] = {}
     # A[f] counts n_runs runs against n_runs uniform ones; a pool of copies' runs may hold fewer.
     n_runs = ctx.n_runs = min(n_runs, len(runs.useful))
-    t0 = time.perf_counter()
-    t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=repeats, seed=ctx.stream(_T_UNIFORM))
-    u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ctx.stream(_POOL)))
-    ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
-    ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, index)
-    seconds["n_useful_and_stability"] = time.perf_counter() - t0
+    with clock.stage("n_useful_and_stability"):
+        t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=repeats, seed=ctx.stream(_T_UNIFORM))
+        u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ctx.stream(_POOL)))
+        ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
+        ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, index)
 
     blocking = blocking_reasons(n_target=n_target, n_runs=n_runs, n_useful_mean=float(u_draws.mean()),
                                 t_draws=t_draws, real_nogueira=real_nog)  # fmt: skip
@@ -1160,14 +1154,12 @@ def estimate_from_runs(
     if predictable:
         if curve_model.simulator:
             fit = fit_simulator(ctx, p_method=p_method, verify=verify, calibrate=calibrate,
-                                n_useful_mean=float(u_draws.mean()), seconds=seconds, bar=sims)  # fmt: skip
+                                n_useful_mean=float(u_draws.mean()), bar=sims)  # fmt: skip
         prediction = curve_model.predict(ctx, sims)
-        seconds.update(prediction.seconds)
-        t0 = time.perf_counter()
-        check = curve_model.self_check(ctx, prediction)
-        if check is not None and not check.passed:
-            curve_model.widen(prediction, check)
-        seconds["self_check"] = time.perf_counter() - t0
+        with clock.stage("self_check"):
+            check = curve_model.self_check(ctx, prediction)
+            if check is not None and not check.passed:
+                curve_model.widen(prediction, check)
         sims.done()
         # A bootstrap can step outside what the index can take; an interval never does.
         curve = prediction.curve
@@ -1188,8 +1180,7 @@ def estimate_from_runs(
     if check is not None and not check.passed:
         issues.append(check.warning())
     return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
-                     real_nog=real_nog, issues=issues, predictable=predictable, settings=settings,
-                     seconds=seconds)  # fmt: skip
+                     real_nog=real_nog, issues=issues, predictable=predictable, settings=settings)  # fmt: skip
 
 
 @dataclass
@@ -1205,58 +1196,62 @@ class SimulatorFit:
     simulated: int = 0
 
 
-def fit_simulator(ctx: Context, *, p_method: str, verify: bool, calibrate: bool, n_useful_mean: float, seconds: dict,
+def fit_simulator(ctx: Context, *, p_method: str, verify: bool, calibrate: bool, n_useful_mean: float,
                   bar) -> SimulatorFit:  # fmt: skip
     """Stages 5 and 6: p from the real stability, the fixed point and its power, and with
     ``calibrate`` the intersection of the two surfaces; sets ``ctx.p_hat`` and the point
     the simulator predicts at (``ctx.u_pred``, ``ctx.p_pred``)."""
     out = SimulatorFit()
     n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
-    t0 = time.perf_counter()
     # The simulated curve gets repeats x m_stability copies: the mean pairwise index does
     # not depend on the number of copies, its noise does, and the real side already
     # brings its own.
     p_copies = ctx.m_stability * ctx.repeats
-    out.p_fit = estimate_p(ctx.real_stability, n_feature, n_target, n_useful, m_stability=p_copies, method=p_method,
-                           index=ctx.index, seed=ctx.stream(_P))  # fmt: skip
+    with ctx.clock.stage("p"):
+        out.p_fit = estimate_p(ctx.real_stability, n_feature, n_target, n_useful, m_stability=p_copies,
+                               method=p_method, index=ctx.index, seed=ctx.stream(_P))  # fmt: skip
     ctx.p_hat = ctx.p_pred = float(out.p_fit.p)
-    seconds["p"] = time.perf_counter() - t0
     bar.done()
     out.simulated += len(out.p_fit.evaluations) * p_copies
     if verify:
-        t0 = time.perf_counter()
-        out.fixed_point = check_fixed_point(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
-                                            repeats=ctx.repeats, seed=ctx.stream(_VERIFY))  # fmt: skip
-        out.power = fixed_point_power(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
-                                      repeats=ctx.repeats, seed=ctx.stream(_POWER))  # fmt: skip
+        with ctx.clock.stage("verify"):
+            out.fixed_point = check_fixed_point(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
+                                                repeats=ctx.repeats, seed=ctx.stream(_VERIFY))  # fmt: skip
+            out.power = fixed_point_power(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
+                                          repeats=ctx.repeats, seed=ctx.stream(_POWER))  # fmt: skip
         out.simulated += (1 + (out.power is not None)) * ctx.repeats * ctx.n_runs
-        seconds["verify"] = time.perf_counter() - t0
         bar.done()
     if calibrate:
-        from ._sweep import sweep
-
-        t0 = time.perf_counter()
-        grid_u = sorted({int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())})
-        grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
-        reps = max(3, ctx.repeats // 4)
-        surf = sweep(n_feature, n_target, n_useful=grid_u, p=grid_p, m_ensemble=[1], n_runs=ctx.n_runs,
-                     m_stability=ctx.m_stability, repeats=reps, aggregate=ctx.aggregate, index=ctx.index,
-                     seed=ctx.sweep_seed(_CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
-        cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
-        cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
-        if cal.attrs["any_consistent"]:
-            out.calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
-            ctx.u_pred, ctx.p_pred = out.calibrated
-        out.calibration = cal
-        out.simulated += len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)
-        seconds["calibrate"] = time.perf_counter() - t0
+        with ctx.clock.stage("calibrate"):
+            _calibrate(ctx, out, n_useful_mean)
         bar.done()
     return out
 
 
+def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
+    """Intersect the two surfaces over a (u, p) grid (SPEC section 6); a consistent cell
+    becomes the point the simulator predicts at."""
+    from ._sweep import sweep
+
+    n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
+    grid_u = sorted({int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())})
+    grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
+    reps = max(3, ctx.repeats // 4)
+    surf = sweep(n_feature, n_target, n_useful=grid_u, p=grid_p, m_ensemble=[1], n_runs=ctx.n_runs,
+                 m_stability=ctx.m_stability, repeats=reps, aggregate=ctx.aggregate, index=ctx.index,
+                 seed=ctx.sweep_seed(_CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
+    cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
+    cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
+    if cal.attrs["any_consistent"]:
+        out.calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+        ctx.u_pred, ctx.p_pred = out.calibrated
+    out.calibration = cal
+    out.simulated += len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)
+
+
 def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | None, check: SelfCheck | None,
-              fit: SimulatorFit, *, runs, t_draws, u_draws, real_nog, issues, predictable, settings,
-              seconds) -> Estimate:  # fmt: skip
+              fit: SimulatorFit, *, runs, t_draws, u_draws, real_nog, issues, predictable,
+              settings) -> Estimate:  # fmt: skip
     """The :class:`Estimate` from what the stages found."""
     n_feature, n_target, m_list = ctx.n_feature, ctx.n_target, ctx.m_list
     if prediction is None:
@@ -1303,7 +1298,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
         curve=curve,
         real_runs=n_real,
         simulated_runs=int(simulated),
-        seconds=seconds,
+        seconds=ctx.clock,
         selection_counts=selection_counts(runs.useful[: ctx.n_runs], n_feature),
         t_uniform_draws=t_draws,
         # The first draw behind t_uniform, kept for the picture of counts; its max is t_draws[0].

@@ -21,11 +21,10 @@ from ._stability import nogueira_stability, stability_of_subsets, stability_se
 from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_m_ensemble, check_seed
 from ._version import __version__
 from .aggregation import aggregate_rankings
-from .cluster import ClientLike, connect
+from .cluster import ClientLike
 from .datasets import check_data
-from .progress import map_with_progress
-from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
-from .selectors import check_resample_classes, describe_selector, make_scorer, member_ranks
+from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
+from .selectors import Copies, check_resample_classes, describe_selector, real_run_plan
 
 __all__ = ["real_ensemble_stability", "real_ensemble_runs", "LAYOUTS"]
 
@@ -50,33 +49,16 @@ def real_ensemble_runs(
 ) -> np.ndarray:
     """The rankings of ``pool`` weak selectors in each of ``m_stability`` real ensemble copies.
 
-    Copy ``c`` has its half from ``derive(seed, Stream.REAL_ENSEMBLE, c)`` and member ``j``
-    its bootstrap from ``(.., c, j + 1)``, so a copy and its first members do not depend on
-    how many copies or members are asked for. Arguments are taken as validated.
+    Seeded as :class:`~ensstab_dask.selectors.Copies` says: a copy and its first members
+    do not depend on how many copies or members are asked for. Arguments are taken as
+    validated.
 
     Returns
     -------
     ranks : ndarray of int64, shape (m_stability, pool, n_feature)
     """
-    scorer = make_scorer(selector)
-    ss = as_seed_sequence(seed)
-    tasks = []
-    for copy in range(m_stability):
-        copy_ss = derive(ss, Stream.REAL_ENSEMBLE, copy)
-        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(pool)]
-        for start in range(0, pool, batch_size):
-            tasks.append((copy, copy_ss, members[start : start + batch_size]))
-    with connect(client, timeout=timeout, security=security) as c:
-        parts = map_with_progress(
-            member_ranks, (scorer, X, y, layout), [(cs, ms) for _, cs, ms in tasks], desc="real ensemble runs",
-            unit="run", sizes=[len(ms) for _, _, ms in tasks], progress=progress, client=c or "synchronous",
-        )  # fmt: skip
-    ranks = np.empty((m_stability, pool, X.shape[1]), dtype=np.int64)
-    filled = np.zeros(m_stability, dtype=int)
-    for (copy, _, ms), part in zip(tasks, parts):
-        ranks[copy, filled[copy] : filled[copy] + len(ms)] = part
-        filled[copy] += len(ms)
-    return ranks
+    return real_run_plan(X, y, [Copies(m_stability, pool, seed, layout)], selector=selector, client=client,
+                         batch_size=batch_size, timeout=timeout, security=security, progress=progress)[0]  # fmt: skip
 
 
 def real_ensemble_stability(

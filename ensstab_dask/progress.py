@@ -16,9 +16,11 @@ simulations all report through these helpers, so that they look and behave alike
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
-__all__ = ["progress_bar", "note_dashboard", "map_with_progress", "StageBar"]
+__all__ = ["progress_bar", "note_dashboard", "map_with_progress", "StageBar", "StageClock"]
 
 # Links already written: estimate, validate, the sweep and the real runs all meet the same
 # cluster, and one link per cluster is enough.
@@ -65,6 +67,26 @@ class StageBar:
     def close(self) -> None:
         # Ends the bar's line: without it, whatever is printed next lands on the bar's line.
         self._bar.close()
+
+
+class StageClock(dict):
+    """Seconds per stage (the dict itself: what ``Estimate.seconds`` reports), and when
+    each stage ran: ``spans[name] = (start, end)`` on ``time.time()``, the clock of
+    distributed's task stream, so that a benchmark can line the stages up against the
+    tasks and tell which stage kept the cluster waiting (``benchmarks/bench_scaling.py``).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.spans: dict[str, tuple[float, float]] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the block as stage ``name``."""
+        start, t0 = time.time(), time.perf_counter()
+        yield
+        self[name] = time.perf_counter() - t0
+        self.spans[name] = (start, time.time())
 
 
 def note_dashboard(client, enabled: bool = True) -> None:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ._stability import similarity_matrix, stability_of_subsets
 from ._validation import INDICES, check_choice, check_int
+from .cluster import ClientLike
 from .seeding import SeedLike, make_rng
 
 __all__ = ["RandomEffects", "random_effects_curve", "single_stability_across_copies", "PAIRWISE_INDICES"]
@@ -140,6 +141,32 @@ def single_stability_across_copies(subsets: np.ndarray, n_feature: int, index: s
     return float(np.mean(values))
 
 
+def _curves(ranks, subsets, n_target: int, m_ensemble: list[int], index: str, jobs) -> np.ndarray:
+    """Curves of several fits, (len(jobs), len(m_ensemble)): what each Dask task runs.
+
+    A job is ``(copy_ids, pairs, seed)``: the model fitted to the copies ``copy_ids``
+    (None: all of them, in order) simulated with ``pairs`` pairs from ``seed``. A job's
+    curve depends on the job alone, so the batching of jobs into tasks changes nothing.
+    """
+    n_feature = ranks.shape[2]
+    out = np.empty((len(jobs), len(m_ensemble)))
+    for k, (ids, pairs, s) in enumerate(jobs):
+        model = RandomEffects.fit(ranks) if ids is None else RandomEffects.fit(ranks[ids], copy_ids=ids)
+        subs = subsets if ids is None else subsets[ids]
+        r = make_rng(int(s))
+        out[k] = [
+            single_stability_across_copies(subs, n_feature, index, ids) if m == 1
+            else model.stability(m, n_target, m_stability=pairs, index=index, seed=r)
+            for m in m_ensemble
+        ]  # fmt: skip
+    return out
+
+
+#: Bootstrap replicates per Dask task: about 0.3 s on Colon, enough tasks to keep 16
+#: workers busy at the default 200 replicates.
+_REPLICATES_PER_TASK = 4
+
+
 def random_effects_curve(
     ranks: np.ndarray,
     n_target: int,
@@ -150,6 +177,7 @@ def random_effects_curve(
     n_boot: int = 0,
     confidence: float = 0.95,
     seed: SeedLike = 0,
+    client: ClientLike = "synchronous",
 ) -> dict:
     """The predicted curve, and with ``n_boot`` its interval from a bootstrap of the copies.
 
@@ -157,42 +185,41 @@ def random_effects_curve(
     data's half and its weak selectors go together), refits the model and simulates the
     curve again, with a quarter of the pairs; the interval therefore covers the real
     copies' sampling and the simulation's noise. The replicates are centred on the point
-    (their median moved to it), because a replicate's repeated copies bias it low.
+    (their median moved to it), because a replicate's repeated copies bias it low. The
+    point, its Monte-Carlo error and the replicates run as tasks on ``client`` (see
+    :mod:`ensstab_dask.cluster`); the result does not depend on where.
 
     Returns a dict: ``stability`` and ``stability_std`` (Monte-Carlo) per m, and with a
     bootstrap ``lower``, ``upper`` and ``replicates`` (n_boot, len(m_ensemble)).
     """
+    from .cluster import map_shared
     from .uncertainty import percentile_interval
 
     ranks = np.asarray(ranks)
-    G, B, n_feature = ranks.shape
+    G = ranks.shape[0]
     # The weak selectors' own top subsets (smallest rank first; real ranks have no ties).
     subsets = np.sort(np.argpartition(ranks, n_target - 1, axis=2)[:, :, :n_target], axis=2)
     rng = make_rng(seed)
     seeds = rng.integers(2**63, size=1 + n_boot)
-
-    def curve(model: RandomEffects, subs, ids, pairs: int, s) -> np.ndarray:
-        r = make_rng(int(s))
-        return np.array([
-            single_stability_across_copies(subs, n_feature, index, ids) if m == 1
-            else model.stability(m, n_target, m_stability=pairs, index=index, seed=r)
-            for m in m_ensemble
-        ])  # fmt: skip
-
-    model = RandomEffects.fit(ranks)
-    point = curve(model, subsets, None, m_stability, seeds[0])
-    # Monte-Carlo error of the point, from two independent halves of its pairs.
-    a = curve(model, subsets, None, m_stability // 2, seeds[0] + 1)
-    b = curve(model, subsets, None, m_stability // 2, seeds[0] + 2)
-    out = {"stability": point, "stability_std": np.abs(a - b) / 2, "model": model}
+    # The point, and its Monte-Carlo error from two independent halves of its pairs.
+    half = m_stability // 2
+    jobs = [(None, m_stability, seeds[0]), (None, half, seeds[0] + 1), (None, half, seeds[0] + 2)]
+    for i in range(n_boot):
+        ids = np.sort(rng.integers(G, size=G))
+        if len(np.unique(ids)) < 2:
+            ids[0] = (ids[0] + 1) % G  # a replicate needs two distinct copies
+        jobs.append((ids, max(2, m_stability // 4), seeds[1 + i]))
+    # The point's jobs cost as much as several replicates each: one task apiece.
+    tasks = [[job] for job in jobs[:3]] + [
+        jobs[k : k + _REPLICATES_PER_TASK] for k in range(3, len(jobs), _REPLICATES_PER_TASK)
+    ]
+    curves = np.concatenate(
+        map_shared(_curves, (ranks, subsets, n_target, list(m_ensemble), index), [(t,) for t in tasks], client=client)
+    )
+    point, a, b = curves[:3]
+    out = {"stability": point, "stability_std": np.abs(a - b) / 2, "model": RandomEffects.fit(ranks)}
     if n_boot:
-        reps = np.empty((n_boot, len(m_ensemble)))
-        for i in range(n_boot):
-            ids = np.sort(rng.integers(G, size=G))
-            if len(np.unique(ids)) < 2:
-                ids[0] = (ids[0] + 1) % G  # a replicate needs two distinct copies
-            reps[i] = curve(RandomEffects.fit(ranks[ids], copy_ids=ids), subsets[ids], ids,
-                            max(2, m_stability // 4), seeds[1 + i])  # fmt: skip
+        reps = curves[3:]
         # A replicate holds about 63 % distinct copies, so its pairs' centres are noisier and
         # its curve lower than the point's: the replicates are used as spreads about their
         # median, placed on the point (measured: uncentred intervals missed on the high side).

@@ -214,6 +214,29 @@ def test_real_run_ranks_and_reproducibility():
     assert np.isin(top, d.informative).sum() >= 5  # a strong signal is found
 
 
+def test_a_plan_of_pools_and_copies_gives_each_item_exactly_as_alone(two_process_client):
+    """One submission for every run: the same ranks as each item run on its own, on a
+    cluster or not, whatever the batch size."""
+    from ensstab_dask.naive import real_ensemble_runs
+    from ensstab_dask.selectors import Copies, Pool, real_run_plan
+
+    data = make_microarray(n_feature=60, n_informative=6, effect=2.0, seed=4)
+    sel = default_selector(5)
+    plan = [Pool(5, "half", 1), Copies(3, 4, 2), Pool(3, "bagging", 3)]
+    alone = [
+        real_runs(data.X, data.y, 3, n_runs=5, selector=sel, seed=1, client="synchronous", progress=False),
+        real_ensemble_runs(data.X, data.y, m_stability=3, pool=4, selector=sel, seed=2, client="synchronous",
+                           progress=False),
+        real_runs(data.X, data.y, 3, n_runs=3, selector=sel, resample="bagging", seed=3, client="synchronous",
+                  progress=False),
+    ]  # fmt: skip
+    for client, batch_size in (("synchronous", 1), (two_process_client, 2)):
+        got = real_run_plan(data.X, data.y, plan, selector=sel, client=client, batch_size=batch_size, progress=False)
+        assert [g.shape for g in got] == [(5, 60), (3, 4, 60), (3, 60)]
+        for g, a in zip(got, alone):
+            np.testing.assert_array_equal(g, a)
+
+
 def test_ties_in_scores_are_broken_at_random():
     d = make_microarray(n_feature=5, n_informative=0, seed=0)
 

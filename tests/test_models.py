@@ -3,6 +3,8 @@
 import ast
 import inspect
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,6 +77,34 @@ def test_the_simulators_are_bit_identical_to_before_the_seam(model):
         lower, upper = point - np.hypot(point - lower, excess), point + np.hypot(upper - point, excess)
     np.testing.assert_array_equal(e.curve["stability_lower"].values, np.clip(lower, 0, 1))
     np.testing.assert_array_equal(e.curve["stability_upper"].values, np.clip(upper, 0, 1))
+
+
+# Values of the code before the estimate's stages moved onto the cluster (the file says
+# which commit): every model, every reported number and the bootstrap's replicates.
+sys.path.insert(0, str(Path(__file__).parent / "pins"))
+from make_estimate_pins import fingerprint, pinned_estimate  # noqa: E402
+
+PINS = json.loads((Path(__file__).parent / "pins" / "estimate_pins.json").read_text())
+
+
+def _same_as_pinned(est, model):
+    got, pinned = fingerprint(est), PINS["models"][model]
+    # Through JSON, so that a NaN equals a NaN and a float is compared to the last bit.
+    for key in pinned:
+        assert json.dumps(got[key]) == json.dumps(pinned[key]), (model, key, got[key], pinned[key])
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_model_gives_the_pinned_numbers(model):
+    _same_as_pinned(pinned_estimate(model), model)
+
+
+@pytest.mark.cluster
+def test_the_pinned_numbers_hold_on_a_cluster_of_processes(two_process_client):
+    """Where the stages run (two worker processes, tasks finishing in any order) changes
+    no number: the same pins as on the synchronous scheduler."""
+    for model in MODELS:
+        _same_as_pinned(pinned_estimate(model, client=two_process_client), model)
 
 
 # -- the measured curve --------------------------------------------------------------

@@ -123,6 +123,23 @@ class Interrupt(Exception):
     pass
 
 
+def test_a_costly_cell_is_split_into_runs_of_its_repeats_and_no_number_moves():
+    """A one-cell sweep (the estimate's prediction) spreads its largest cell's repeats over
+    tasks when held in memory; a store's blocks keep whole cells (its flags are per cell)."""
+    from ensstab_dask._sweep import make_plan
+
+    grid = dict(n_useful=[25], p=[0.6], m_ensemble=[1, 9], m_stability=12, repeats=8, seed=7)
+    plan = make_plan(N, K, **grid)
+    split = plan.blocks(split_repeats=True)
+    assert {(b.r0, b.r1) for b in split if b.im == 1} != {(0, None)}
+    for im in (0, 1):  # every repeat of every cell in exactly one block
+        covered = [r for b in split if b.im == im for r in range(b.r0, 8 if b.r1 is None else b.r1)]
+        assert sorted(covered) == list(range(8))
+    assert all((b.r0, b.r1) == (0, None) for b in plan.blocks())
+    assert_same(es.sweep(N, K, client="synchronous", progress=False, **grid),
+                es.sweep(N, K, client="synchronous", progress=False, batch_size=1, **grid))  # fmt: skip
+
+
 def test_interrupted_sweep_resumes_with_only_missing_blocks(reference, tmp_path, caplog, monkeypatch):
     store = tmp_path / "s.zarr"
     writes = {"n": 0}

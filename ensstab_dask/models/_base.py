@@ -29,6 +29,7 @@ import numpy as np
 import xarray as xr
 
 from .._validation import INDICES
+from ..progress import StageClock
 from ..seeding import Stream, derive
 
 __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
@@ -63,6 +64,7 @@ class Context:
     is no simulator); ``u_pred``/``p_pred`` the point the simulator predicts at (the
     calibrated one with ``calibrate=True``). ``copy_ranks``: the model's real ensemble
     copies, (G, B, n_feature); ``check_ranks``: copies made for the self-check only.
+    ``clock``: a model times its stages with ``with ctx.clock.stage(name):``.
     """
 
     n_feature: int
@@ -86,6 +88,7 @@ class Context:
     p_pred: float = float("nan")
     copy_ranks: np.ndarray | None = None
     check_ranks: np.ndarray | None = None
+    clock: StageClock = field(default_factory=StageClock)  # where a model times its stages
 
     def copies(self) -> np.ndarray:
         """The model's real ensemble copies, (G, B, n_feature): a model whose
@@ -151,7 +154,6 @@ class Prediction:
     attrs: dict = field(default_factory=dict)
     h: int | None = None
     within_copy_stability: float | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
     state: dict = field(default_factory=dict, repr=False)  # what the model's self-check reuses
 
     def spread(self, m: int) -> float:

@@ -25,8 +25,6 @@ each copy for the stability: runs on independent halves).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy import stats
 
@@ -70,7 +68,10 @@ class Anchored(CurveModel):
         return W
 
     def predict(self, ctx: Context, bar) -> Prediction:
-        t0 = time.perf_counter()
+        with ctx.clock.stage("measured"):
+            return self._predict(ctx, bar)
+
+    def _predict(self, ctx: Context, bar) -> Prediction:
         ranks = ctx.copies()
         G, B, _ = ranks.shape
         sim = copy_similarities(ranks, ctx.n_target, range(1, B + 1), aggregate=ctx.aggregate, index=ctx.index,
@@ -101,7 +102,6 @@ class Anchored(CurveModel):
             curve=curve,
             bootstrap=boot,
             attrs=attrs,
-            seconds={"measured": time.perf_counter() - t0},
             state={"similarities": sim},
         )
 

@@ -13,8 +13,6 @@ curve at the check sizes against the stability measured on those copies.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import xarray as xr
 from scipy import stats
@@ -116,29 +114,31 @@ class Onda(CurveModel):
         h = self._h(ctx, out)
         if h is not None:
             bar.done()
-        t0 = time.perf_counter()
-        out.curve = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(PREDICT),
-                                  model=self.name, h=h, **self._predict_options(ctx))  # fmt: skip
+        with ctx.clock.stage("predict"):
+            out.curve = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred,
+                                      seed=ctx.sweep_seed(PREDICT), model=self.name, h=h,
+                                      **self._predict_options(ctx))  # fmt: skip
         out.simulated += ctx.repeats * ctx.m_stability * sum(ctx.m_list)
-        out.seconds["predict"] = time.perf_counter() - t0
         bar.done()
         if ctx.n_boot:
-            t0 = time.perf_counter()
-            thresholds = threshold_draws(ctx.n_feature, ctx.n_target, ctx.n_runs, repeats=max(100, ctx.repeats),
-                                         seed=ctx.stream(T_BOOT))  # fmt: skip
-            out.intervals, out.bootstrap, sim_b = bootstrap_estimate(
-                *ctx.pools(), ctx.n_feature, ctx.n_target, thresholds, n_runs=ctx.n_runs,
-                repeats=ctx.repeats, n_boot=ctx.n_boot, confidence=ctx.confidence, u_hat=ctx.n_useful, p_hat=ctx.p_hat,
-                s_hat=ctx.real_stability, u_pred=ctx.u_pred, p_pred=ctx.p_pred, curve=out.curve,
-                m_stability=ctx.m_stability, aggregate=ctx.aggregate, index=ctx.index,
-                seeds={"runs": ctx.stream(BOOT), "p": ctx.sweep_seed(BOOT_P), "curve": ctx.sweep_seed(BOOT_CURVE)},
-                client=ctx.client, h_of=self._h_of(ctx, h),
-            )  # fmt: skip
-            out.simulated += sim_b
-            out.simulated += self._widen_for_h(ctx, out, h)
-            out.seconds["bootstrap"] = time.perf_counter() - t0
+            with ctx.clock.stage("bootstrap"):
+                out.simulated += self._bootstrap(ctx, out, h)
             bar.done()
         return out
+
+    def _bootstrap(self, ctx: Context, out: Prediction, h: int | None) -> int:
+        """The bootstrap of the real runs behind the curve's band; the simulated runs it spent."""
+        thresholds = threshold_draws(ctx.n_feature, ctx.n_target, ctx.n_runs, repeats=max(100, ctx.repeats),
+                                     seed=ctx.stream(T_BOOT))  # fmt: skip
+        out.intervals, out.bootstrap, sim_b = bootstrap_estimate(
+            *ctx.pools(), ctx.n_feature, ctx.n_target, thresholds, n_runs=ctx.n_runs,
+            repeats=ctx.repeats, n_boot=ctx.n_boot, confidence=ctx.confidence, u_hat=ctx.n_useful, p_hat=ctx.p_hat,
+            s_hat=ctx.real_stability, u_pred=ctx.u_pred, p_pred=ctx.p_pred, curve=out.curve,
+            m_stability=ctx.m_stability, aggregate=ctx.aggregate, index=ctx.index,
+            seeds={"runs": ctx.stream(BOOT), "p": ctx.sweep_seed(BOOT_P), "curve": ctx.sweep_seed(BOOT_CURVE)},
+            client=ctx.client, h_of=self._h_of(ctx, h),
+        )  # fmt: skip
+        return sim_b + self._widen_for_h(ctx, out, h)
 
     def _h_of(self, ctx: Context, h: int | None):
         return None
@@ -207,7 +207,10 @@ class TwoLevel(Onda):
         return ["h"] + super().stages(n_boot)
 
     def _h(self, ctx: Context, prediction: Prediction) -> int | None:
-        t0 = time.perf_counter()
+        with ctx.clock.stage("h"):
+            return self._fit_h(ctx, prediction)
+
+    def _fit_h(self, ctx: Context, prediction: Prediction) -> int:
         copies = _top_copies(ctx.copies(), ctx.n_target)
         per_copy = np.array([stability_of_subsets(c, ctx.n_feature, ctx.index) for c in copies])
         prediction.state["per_copy"] = per_copy
@@ -216,7 +219,6 @@ class TwoLevel(Onda):
                          index=ctx.index, seed=ctx.stream(H))  # fmt: skip
         prediction.h, prediction.within_copy_stability = fit.h, jw
         prediction.attrs["simulator_h"] = fit.h
-        prediction.seconds["h"] = time.perf_counter() - t0
         return fit.h
 
     def _h_of(self, ctx: Context, h: int | None):

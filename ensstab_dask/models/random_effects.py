@@ -8,8 +8,6 @@ copy's weak selectors predicts ensembles of all of them, measured on the same co
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..measured import copy_similarities, weighted
@@ -34,16 +32,20 @@ class RandomEffectsModel(CurveModel):
         return ["random-effects model"]
 
     def predict(self, ctx: Context, bar) -> Prediction:
-        t0 = time.perf_counter()
+        with ctx.clock.stage("random_effects"):
+            return self._predict(ctx, bar)
+
+    def _predict(self, ctx: Context, bar) -> Prediction:
         out = random_effects_curve(ctx.copies(), ctx.n_target, ctx.m_list, index=ctx.index, n_boot=ctx.n_boot,
-                                   confidence=ctx.confidence, seed=ctx.stream(RANDOM_EFFECTS))  # fmt: skip
+                                   confidence=ctx.confidence, seed=ctx.stream(RANDOM_EFFECTS),
+                                   client=ctx.client)  # fmt: skip
         curve = ctx.curve_dataset(out["stability"], out["stability_std"], lower=out.get("lower"),
                                   upper=out.get("upper"), description="predicted ensemble stability")  # fmt: skip
         boot = None
         if ctx.n_boot:
             boot = ctx.boot_dataset(out["replicates"], "predicted stability, bootstrap replicates of the real copies")
         bar.done()
-        return Prediction(curve=curve, bootstrap=boot, seconds={"random_effects": time.perf_counter() - t0})
+        return Prediction(curve=curve, bootstrap=boot)
 
     def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
         """Refit on the first ``B // 2`` weak selectors of each copy, predict ``m = B``.

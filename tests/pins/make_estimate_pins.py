@@ -1,0 +1,67 @@
+"""Write ``estimate_pins.json``: one small estimate per model, every number bit for bit.
+
+    python tests/pins/make_estimate_pins.py   # at the commit the pins are to hold
+
+``tests/test_models.py`` compares the estimate of the code under test with these values,
+on the synchronous scheduler and on a cluster of processes: a change that moves any of
+them (a reordered random draw, a reassociated sum) is a change of results, not of speed.
+Written from commit 72e4204, before the estimate's stages moved onto the cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+import ensstab_dask as es
+from ensstab_dask._validation import MODELS
+from ensstab_dask.datasets import make_microarray
+from ensstab_dask.selectors import default_selector
+
+DATA = dict(n_feature=300, n_informative=12, effect=2.0, seed=1)
+SETTINGS = dict(m_ensemble=(1, 3, 5, 30), m_stability=8, n_runs=10, repeats=4, n_boot=20, seed=3, n_target=5,
+                n_estimators=10)  # fmt: skip
+
+
+def fingerprint(est) -> dict:
+    """The numbers an estimate reports, exactly (JSON floats round-trip), and a digest of
+    its bootstrap replicates."""
+    curve = est.curve
+    out = {
+        name: curve[name].values.tolist()
+        for name in ("stability", "stability_std", "stability_lower", "stability_upper")
+        if name in curve
+    }
+    out.update(p=est.p, real_stability=est.real_stability, n_useful=est.n_useful, real_runs=est.real_runs,
+               reliable=est.reliable)  # fmt: skip
+    check = est.self_check
+    out["self_check"] = None if check is None else {k: check.to_dict()[k] for k in ("predicted", "measured", "se")}
+    boot = est.bootstrap
+    out["bootstrap_sha256"] = None if boot is None else hashlib.sha256(
+        np.ascontiguousarray(boot["stability_boot"].values, dtype="<f8").tobytes()
+    ).hexdigest()
+    return json.loads(json.dumps(out, allow_nan=True))
+
+
+def pinned_estimate(model: str, client="synchronous"):
+    s = dict(SETTINGS)
+    data = make_microarray(**DATA)
+    n_target, n_estimators = s.pop("n_target"), s.pop("n_estimators")
+    return es.estimate(data.X, data.y, n_target, selector=default_selector(n_estimators), model=model, client=client,
+                       progress=False, **s)  # fmt: skip
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.simplefilter("ignore")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    pins = {"commit": commit, "data": DATA, "settings": SETTINGS,
+            "models": {m: fingerprint(pinned_estimate(m)) for m in MODELS}}  # fmt: skip
+    path = Path(__file__).with_name("estimate_pins.json")
+    path.write_text(json.dumps(pins, indent=1) + "\n")
+    print(f"wrote {path}")
