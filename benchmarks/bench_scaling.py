@@ -204,8 +204,9 @@ def tables(rows: list[dict], *, cores: int) -> str:
     if est:
         # In the order the stages ran, ``other`` last.
         stages = [k for k in dict.fromkeys(k for r in est for k in r["stage_client_s"]) if k != "other"] + ["other"]
-        lines += ["", "Client seconds (no task running) within each stage of the estimate:", "",
-                  "| data | model | workers | " + " | ".join(stages) + " |", "|---|---|---|" + "---|" * len(stages)]  # fmt: skip
+        head = "| data | model | workers | " + " | ".join(stages) + " |"
+        lines += ["", "Client seconds (no task running) within each stage of the estimate:", "", head,
+                  "|---|---|---|" + "---|" * len(stages)]  # fmt: skip
         for r in est:
             cells = [_f(r["stage_client_s"].get(k), ".2f") for k in stages]
             lines.append(f"| {r['data']} | {r['model']} | {r['workers']} | " + " | ".join(cells) + " |")
