@@ -147,24 +147,42 @@ def run(args) -> list[dict]:
             jobs = {}
             for cells in args.sweeps:
                 jobs[("sweep", f"{cells} cells", "")] = (
-                    lambda g=SWEEPS[cells]: sweep(2000, N_TARGET, m_stability=M_STABILITY, repeats=4, seed=0,
-                                                  client=client, progress=False, **g),  # fmt: skip
+                    lambda g=SWEEPS[cells]: sweep(
+                        2000, N_TARGET, m_stability=M_STABILITY, repeats=4, seed=0, client=client, progress=False, **g
+                    ),  # fmt: skip
                     False,
                 )
             for name, data in datasets.items():
                 for model in args.models:
                     jobs[("estimate", name, model)] = (
-                        lambda d=data, m=model: estimate(d.X, d.y, N_TARGET, selector=selector, m_ensemble=M_LIST,
-                                                         m_stability=M_STABILITY, seed=0, client=client, model=m,
-                                                         progress=False),  # fmt: skip
+                        lambda d=data, m=model: estimate(
+                            d.X,
+                            d.y,
+                            N_TARGET,
+                            selector=selector,
+                            m_ensemble=M_LIST,
+                            m_stability=M_STABILITY,
+                            seed=0,
+                            client=client,
+                            model=m,
+                            progress=False,
+                        ),  # fmt: skip
                         True,
                     )
             if workers == max(args.workers) and args.naive:
                 for name, data in datasets.items():
                     jobs[("naive", name, "")] = (
-                        lambda d=data: real_ensemble_stability(d.X, d.y, N_TARGET, selector=selector,
-                                                               m_ensemble=M_LIST, m_stability=M_STABILITY, seed=0,
-                                                               client=client, progress=False),  # fmt: skip
+                        lambda d=data: real_ensemble_stability(
+                            d.X,
+                            d.y,
+                            N_TARGET,
+                            selector=selector,
+                            m_ensemble=M_LIST,
+                            m_stability=M_STABILITY,
+                            seed=0,
+                            client=client,
+                            progress=False,
+                        ),  # fmt: skip
                         False,
                     )
             measured: dict = {key: [] for key in jobs}

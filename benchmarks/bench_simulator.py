@@ -7,7 +7,7 @@ process, with the three measurements interleaved in every repeat so that load on
 shared machine hits them alike:
 
 (a) ``simulate_rankings`` (the fast kernel, everything included: allocation, seeding);
-(b) the literal algorithm of SPEC section 2 (``tests/oracle.py``), plain Python;
+(b) the literal algorithm of docs/method.md section 2 (``tests/oracle.py``), plain Python;
 (c) the floor: ``rng.permuted`` of an (M, n_feature) int64 array along its rows, i.e. one
     uniform shuffle per selector and nothing else (the array is made outside the timer).
 
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     print("| method | us per weak selector |")
     print("|---|---|")
     print(f"| (a) ensstab_dask.simulate_rankings | {k:.1f} |")
-    print(f"| (b) literal algorithm (SPEC 2) | {lit:.0f} |")
+    print(f"| (b) literal algorithm (docs/method.md section 2) | {lit:.0f} |")
     print(f"| (c) floor: rng.permuted per row | {fl:.1f} |")
     print(f"speed-up over literal: {speedup:.0f}x (median of per-repeat ratios; goal >= 200x)")
     print(f"kernel / floor: {vs_floor:.2f}x (median of per-repeat ratios; goal <= 2x)")

@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     import psutil
     from distributed import Client, get_task_stream
 
-    from ensstab_dask._sweep import make_plan, submit_blocks, sweep
+    from ensstab_dask._sweep import compute_block, make_plan, sweep
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.storage import SweepStore
 
@@ -73,8 +73,6 @@ def main(argv=None) -> int:
     }
     clients = {name: Client(c) for name, c in setups.items()}
     from concurrent.futures import ProcessPoolExecutor
-
-    from ensstab_dask._sweep import compute_block
 
     pools = {
         "plain pool, 1 process": ProcessPoolExecutor(1, initializer=_single_threaded),
@@ -142,13 +140,13 @@ def main(argv=None) -> int:
         t2 = time.perf_counter()
         client = clients["2 processes"]
         window = max(16, 4 * sum(client.nthreads().values()))
-        futures = submit_blocks(client, blocks[:window], big.task_args)
+        futures = client.map(compute_block, *zip(*(big.task_args(b) for b in blocks[:window])), pure=True)
         t3 = time.perf_counter()
         _, peak = tracemalloc.get_traced_memory()
         rss = proc.memory_info().rss - rss0
         client.cancel(futures)
         t4 = time.perf_counter()
-        futures = submit_blocks(client, blocks, big.task_args)
+        futures = client.map(compute_block, *zip(*(big.task_args(b) for b in blocks)), pure=True)
         t5 = time.perf_counter()
         client.cancel(futures)
     tracemalloc.stop()

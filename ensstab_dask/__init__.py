@@ -17,26 +17,34 @@ from ._sweep import sweep
 from ._version import __version__
 from .accuracy import PredictionAccuracy, prediction_accuracy
 from .aggregation import aggregate_rankings, rank_scores, top_k
-from .algorithm import Estimate, estimate
+from .algorithm import estimate
 from .calibration import calibrate
-from .cluster import SchedulerLost, SchedulerUnreachable, connect
+from .cluster import connect
 from .estimation import (
-    FixedPointCheck,
-    FixedPointIteration,
     PEstimate,
-    check_fixed_point,
     count_useful,
     estimate_p,
-    iterate_fixed_point,
     selection_counts,
     simulated_n_useful,
     uniform_subsets,
     uniform_threshold,
 )
+from .exceptions import (
+    EnsstabError,
+    EnsstabWarning,
+    InvalidParameterError,
+    SchedulerLost,
+    SchedulerUnreachable,
+    StoreDamaged,
+    StoreMismatch,
+    UnreliableEstimateWarning,
+)
+from .fixed_point import FixedPointCheck, FixedPointIteration, check_fixed_point, iterate_fixed_point
 from .naive import real_ensemble_stability
+from .result import Estimate
 from .seeding import derive, make_rng
 from .simulation import simulate_ensembles, simulate_rankings, simulated_stability
-from .storage import StoreMismatch, export_netcdf
+from .storage import export_netcdf
 from .validation import Validation, validate
 
 __all__ = [
@@ -50,9 +58,14 @@ __all__ = [
     "calibrate",
     "connect",
     "export_netcdf",
+    "EnsstabError",
+    "EnsstabWarning",
+    "InvalidParameterError",
     "SchedulerLost",
     "SchedulerUnreachable",
+    "StoreDamaged",
     "StoreMismatch",
+    "UnreliableEstimateWarning",
     "sweep",
     "validate",
     "Validation",

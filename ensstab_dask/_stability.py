@@ -3,7 +3,7 @@
 (A private module, re-exported from the package, as scikit-learn does: its name would
 otherwise be shadowed by the function :func:`ensstab_dask.stability`.)
 
-* ``jaccard`` (default, SPEC section 1): mean over pairs of |a & b| / |a | b|.
+* ``jaccard`` (default, docs/method.md section 1): mean over pairs of |a & b| / |a | b|.
 * ``dice``: mean over pairs of 2 |a & b| / (|a| + |b|).
 * ``kuncheva``: mean over pairs of (r n - k^2) / (k (n - k)), subsets of equal size k.
 * ``nogueira``: Nogueira, Sechidis & Brown (JMLR 2018, Definition 4),
@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats as _stats
 
 from ._validation import INDICES, check_choice, check_int, check_real, check_subsets, membership
+from .exceptions import InvalidParameterError
 
 __all__ = [
     "stability",
@@ -60,7 +61,7 @@ def _similarity(inter: np.ndarray, n_feature: int, index: str) -> np.ndarray:
         if index == "kuncheva":
             k = size[0]
             return (inter * n_feature - k * k) / (k * (n_feature - k))
-    raise ValueError(f"no pairwise form for index {index!r}")
+    raise InvalidParameterError(f"no pairwise form for index {index!r}")
 
 
 def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:
@@ -79,16 +80,20 @@ def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:
 def _check_sizes(rows: list[np.ndarray], n_feature: int, index: str) -> None:
     sizes = np.array([r.size for r in rows])
     if index in ("jaccard", "dice") and (sizes == 0).any():
-        raise ValueError(f"subsets must not be empty for index {index!r}")
+        raise InvalidParameterError(f"subsets must not be empty for index {index!r}")
     if index == "kuncheva":
         if (sizes != sizes[0]).any():
-            raise ValueError("subsets must all have the same size for index 'kuncheva'")
+            raise InvalidParameterError("subsets must all have the same size for index 'kuncheva'")
         if sizes[0] in (0, n_feature):
-            raise ValueError(f"index 'kuncheva' needs 0 < subset size < n_feature={n_feature}; got {sizes[0]}")
+            raise InvalidParameterError(
+                f"index 'kuncheva' needs 0 < subset size < n_feature={n_feature}; got {sizes[0]}"
+            )
     if index == "nogueira":
         kbar = sizes.mean()
         if kbar in (0, n_feature):
-            raise ValueError(f"index 'nogueira' needs 0 < mean subset size < n_feature={n_feature}; got {kbar}")
+            raise InvalidParameterError(
+                f"index 'nogueira' needs 0 < mean subset size < n_feature={n_feature}; got {kbar}"
+            )
 
 
 def jackknife_std(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -> float:
@@ -100,7 +105,7 @@ def jackknife_std(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -
     subsets = np.asarray(subsets)
     U = len(subsets)
     if U < 3:
-        raise ValueError(f"the jackknife needs at least 3 subsets; got {U}")
+        raise InvalidParameterError(f"the jackknife needs at least 3 subsets; got {U}")
     loo = np.array([stability_of_subsets(np.delete(subsets, i, axis=0), n_feature, index) for i in range(U)])
     return float(np.sqrt((U - 1) / U * np.sum((loo - loo.mean()) ** 2)))
 
@@ -121,7 +126,7 @@ def pairwise_stability_se(subsets: np.ndarray, n_feature: int, index: str = "jac
     subsets = np.asarray(subsets)
     U = len(subsets)
     if U < 4:
-        raise ValueError(f"the U-statistic variance needs at least 4 subsets; got {U}")
+        raise InvalidParameterError(f"the U-statistic variance needs at least 4 subsets; got {U}")
     z = np.zeros((U, n_feature), dtype=bool)
     z[np.arange(U)[:, None], subsets] = True
     return u_statistic_se(_similarity(z[:, subsets].sum(axis=2), n_feature, index))
@@ -134,7 +139,7 @@ def u_statistic_se(h: np.ndarray) -> float:
     h = np.array(h, dtype=np.float64)
     U = len(h)
     if U < 4:
-        raise ValueError(f"the U-statistic variance needs at least 4 runs; got {U}")
+        raise InvalidParameterError(f"the U-statistic variance needs at least 4 runs; got {U}")
     np.fill_diagonal(h, 0.0)
     row = h.sum(axis=1)
     sq_row = (h * h).sum(axis=1)

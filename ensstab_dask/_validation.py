@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from .exceptions import InvalidParameterError
 from .seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED is re-exported for callers
 
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
@@ -44,17 +45,17 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
         ``value`` is out of range; the one-line message names ``name`` and the range.
     """
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+        raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}")
     try:
         _check_scalar(value, name, numbers.Integral, min_val=minimum, max_val=maximum)
     except TypeError:
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}") from None
+        raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}") from None
     except ValueError:
         if minimum is not None and maximum is not None:
             bound = f"in [{minimum}, {maximum}]"
         else:
             bound = f">= {minimum}" if minimum is not None else f"<= {maximum}"
-        raise ValueError(f"{name} must be {bound}; got {int(value)}") from None
+        raise InvalidParameterError(f"{name} must be {bound}; got {int(value)}") from None
     return int(value)
 
 
@@ -85,7 +86,7 @@ def check_real(
         ``name`` and the interval.
     """
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+        raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
     lo = "(" if open_minimum else "["
     hi = ")" if open_maximum else "]"
     allowed = f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
@@ -98,15 +99,15 @@ def check_real(
             value, name, numbers.Real, min_val=minimum, max_val=maximum, include_boundaries=include[left, right]
         )
     except TypeError:
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}") from None
+        raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}") from None
     except ValueError:
-        raise ValueError(f"{name} must be {allowed}; got {float(value)}") from None
+        raise InvalidParameterError(f"{name} must be {allowed}; got {float(value)}") from None
     value = float(value)
     # check_scalar lets NaN through (every comparison with it is false), and infinity when unbounded.
     if math.isnan(value):
-        raise ValueError(f"{name} must be a number {allowed}; got NaN")
+        raise InvalidParameterError(f"{name} must be a number {allowed}; got NaN")
     if math.isinf(value):
-        raise ValueError(f"{name} must be {allowed}; got {value}")
+        raise InvalidParameterError(f"{name} must be {allowed}; got {value}")
     return value
 
 
@@ -125,7 +126,7 @@ def check_problem(n_feature, n_target, n_useful=None) -> tuple[int, int, int | N
 
 
 def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, float]:
-    """Validate the simulator's parameters (SPEC section 2)."""
+    """Validate the simulator's parameters (docs/method.md section 2)."""
     n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
     return n_feature, n_target, n_useful, check_p(p)
 
@@ -144,26 +145,26 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
     Returns ``h`` as an int for ``"two-level"``, None for ``"onda"`` (which takes no ``h``).
     """
     if model in MODELS and model not in SIMULATOR_MODELS:
-        raise ValueError(
+        raise InvalidParameterError(
             f"model={model!r} models real ensembles, not the simulated selector: use it in "
             "estimate(); the simulator's models are 'onda' and 'two-level'"
         )
     check_choice(model, "model", SIMULATOR_MODELS)
     if model == "onda":
         if h is not None:
-            raise ValueError(f"h is a parameter of model='two-level' only; got h={h!r} with model='onda'")
+            raise InvalidParameterError(f"h is a parameter of model='two-level' only; got h={h!r} with model='onda'")
         return None
     if h is None:
-        raise ValueError("model='two-level' needs h, the size of each ensemble copy's preferred set H")
+        raise InvalidParameterError("model='two-level' needs h, the size of each ensemble copy's preferred set H")
     h = check_int(h, "h", minimum=n_target)
     if h > n_useful:
-        raise ValueError(f"h must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}")
+        raise InvalidParameterError(f"h must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}")
     return h
 
 
 def check_choice(value, name: str, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
 
 
@@ -180,40 +181,40 @@ def check_subsets(
     n_feature = check_int(n_feature, "n_feature", minimum=1)
     if isinstance(subsets, np.ndarray) and subsets.dtype == bool:
         if subsets.ndim != 2 or subsets.shape[1] != n_feature:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"a boolean {name} matrix must have shape (n_subsets, n_feature={n_feature}); got {subsets.shape}"
             )
         rows = [np.flatnonzero(r) for r in subsets]
     else:
         if isinstance(subsets, (str, bytes)) or not isinstance(subsets, (Iterable, np.ndarray)):
-            raise TypeError(f"{name} must be a sequence of subsets of feature indices")
+            raise InvalidParameterError(f"{name} must be a sequence of subsets of feature indices")
         rows = []
         for i, s in enumerate(subsets):
             if isinstance(s, (set, frozenset)):
                 s = sorted(s)
             arr = np.asarray(s)
             if arr.ndim != 1:
-                raise ValueError(f"{name}[{i}] must be a 1-D collection of feature indices")
+                raise InvalidParameterError(f"{name}[{i}] must be a 1-D collection of feature indices")
             if arr.size and not np.issubdtype(arr.dtype, np.integer):
                 if np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all() and np.all(arr == np.round(arr)):
                     arr = arr.astype(np.int64)
                 else:
-                    raise TypeError(f"{name}[{i}] must hold integer feature indices; got dtype {arr.dtype}")
+                    raise InvalidParameterError(f"{name}[{i}] must hold integer feature indices; got dtype {arr.dtype}")
             arr = arr.astype(np.int64, copy=False)
             if arr.size and (arr.min() < 0 or arr.max() >= n_feature):
-                raise ValueError(
+                raise InvalidParameterError(
                     f"{name}[{i}] has feature indices outside [0, {n_feature}): min {arr.min()}, max {arr.max()}"
                 )
             u = np.unique(arr)
             if u.size != arr.size:
-                raise ValueError(f"{name}[{i}] has duplicate feature indices")
+                raise InvalidParameterError(f"{name}[{i}] has duplicate feature indices")
             rows.append(u)
     if len(rows) < min_count:
-        raise ValueError(f"{name} must hold at least {min_count} subsets; got {len(rows)}")
+        raise InvalidParameterError(f"{name} must hold at least {min_count} subsets; got {len(rows)}")
     if size is not None:
         for i, r in enumerate(rows):
             if r.size != size:
-                raise ValueError(f"{name}[{i}] must have exactly {size} features (n_target); got {r.size}")
+                raise InvalidParameterError(f"{name}[{i}] must have exactly {size} features (n_target); got {r.size}")
     return rows
 
 
@@ -232,7 +233,7 @@ def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int =
         values = [values]
     values = list(values)
     if not values:
-        raise ValueError(f"{name} must hold at least one value")
+        raise InvalidParameterError(f"{name} must hold at least one value")
     if kind == "p":
         arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
     elif kind == "n_useful":
@@ -242,7 +243,7 @@ def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int =
     else:
         arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
     if len(np.unique(arr)) != len(arr):
-        raise ValueError(f"{name} has duplicate values")
+        raise InvalidParameterError(f"{name} has duplicate values")
     return np.sort(arr)
 
 

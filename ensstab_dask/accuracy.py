@@ -10,6 +10,7 @@ from ._validation import AGGREGATES, check_choice, check_int, check_seed
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike, map_shared
 from .datasets import check_data
+from .exceptions import InvalidParameterError
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import make_scorer, member_ranks, resample_indices
 
@@ -89,10 +90,8 @@ def prediction_accuracy(
     aggregate: str = "mean_rank",
     seed: SeedLike = 0,
     client: ClientLike = None,
-    timeout: float = 10.0,
-    security=None,
 ) -> PredictionAccuracy:
-    """The paper's way of choosing n_target (SPEC section 8), leave-one-out.
+    """The paper's way of choosing n_target (docs/method.md section 8), leave-one-out.
 
     For each sample: leave it out, split the rest at random, stratified by class, into a
     feature-selection half and a predictor half (so every class needs at least 3
@@ -118,7 +117,7 @@ def prediction_accuracy(
     aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
         How the ensemble combines its runs.
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-    client, timeout, security
+    client
         Where the folds run (see :mod:`ensstab_dask.cluster`).
 
     Returns
@@ -145,7 +144,7 @@ def prediction_accuracy(
     X, y = check_data(X, y, n_target=n_target)
     labels, counts = np.unique(y, return_counts=True)
     if counts.min() < 3:
-        raise ValueError(
+        raise InvalidParameterError(
             "y: prediction_accuracy needs at least 3 samples of every class (one left out, then one in each "
             f"half of the rest); class {labels.tolist()[counts.argmin()]!r} has {counts.min()}"
         )
@@ -154,22 +153,18 @@ def prediction_accuracy(
     seed = check_seed(seed)
     scorer = make_scorer(selector)
     if predictor is not None and not (hasattr(predictor, "fit") and hasattr(predictor, "get_params")):
-        raise TypeError(f"predictor must be a scikit-learn estimator (fit, predict); got {type(predictor).__name__}")
+        raise InvalidParameterError(
+            f"predictor must be a scikit-learn estimator (fit, predict); got {type(predictor).__name__}"
+        )
     if predictor is None:
         from sklearn.ensemble import RandomForestClassifier
 
         predictor = RandomForestClassifier(n_estimators=300, n_jobs=1)
     ss = as_seed_sequence(seed)
     folds = [(fold, derive(ss, Stream.PREDICTION, fold)) for fold in range(len(X))]
-    preds = map_shared(
-        _loo_fold,
-        (scorer, predictor, X, y, n_target, m_ensemble, aggregate),
-        folds,
-        client=client,
-        timeout=timeout,
-        security=security,
+    preds = np.asarray(
+        map_shared(_loo_fold, (scorer, predictor, X, y, n_target, m_ensemble, aggregate), folds, client=client)
     )
-    preds = np.asarray(preds)
     correct = preds == y
     acc = float(correct.mean())
     return PredictionAccuracy(acc, float(np.sqrt(acc * (1 - acc) / len(y))), len(y), preds, n_target, m_ensemble)

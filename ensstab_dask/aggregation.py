@@ -1,4 +1,4 @@
-"""Ensemble algorithms E: rankings in, ``n_target`` features out (SPEC section 3).
+"""Ensemble algorithms E: rankings in, ``n_target`` features out (docs/method.md section 3).
 
 Every aggregate is turned into an integer score per feature (lower is better) so that
 exact ties stay exact ties, and ties are broken uniformly at random, never by feature
@@ -21,6 +21,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._validation import AGGREGATES, check_choice, check_int
+from .exceptions import InvalidParameterError
 from .seeding import SeedLike, make_rng
 
 __all__ = ["aggregate_rankings", "ensemble_scores", "top_k", "rank_scores"]
@@ -111,7 +112,7 @@ def top_k(scores: np.ndarray, k: int, *, seed: SeedLike = 0) -> np.ndarray:
     n = scores.shape[-1]
     k = check_int(k, "k", minimum=1, maximum=n)
     if np.issubdtype(scores.dtype, np.floating) and np.isnan(scores).any():
-        raise ValueError("scores must not contain NaN")
+        raise InvalidParameterError("scores must not contain NaN")
     rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
     lead = scores.shape[:-1]
     flat = scores.reshape(-1, n)
@@ -171,15 +172,15 @@ def aggregate_rankings(
     """
     ranks = np.asarray(ranks)
     if ranks.ndim not in (2, 3):
-        raise ValueError(
+        raise InvalidParameterError(
             f"ranks must have shape (m_ensemble, n_feature) or (n_ensembles, m_ensemble, n_feature); got {ranks.shape}"
         )
     if not np.issubdtype(ranks.dtype, np.integer):
-        raise TypeError(f"ranks must hold integer ranks; got dtype {ranks.dtype}")
+        raise InvalidParameterError(f"ranks must hold integer ranks; got dtype {ranks.dtype}")
     n_feature = ranks.shape[-1]
     n_target = check_int(n_target, "n_target", minimum=1, maximum=n_feature)
     if ranks.size and (ranks.min() < 1 or ranks.max() > n_feature):
-        raise ValueError(f"ranks must lie in [1, {n_feature}]")
+        raise InvalidParameterError(f"ranks must lie in [1, {n_feature}]")
     check_choice(aggregate, "aggregate", AGGREGATES)
     if aggregate == "reciprocal_rank":
         rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
@@ -224,7 +225,7 @@ def rank_scores(scores: np.ndarray, *, seed: SeedLike = 0, descending: bool = Tr
     """
     scores = np.asarray(scores, dtype=np.float64)
     if np.isnan(scores).any():
-        raise ValueError("scores must not contain NaN")
+        raise InvalidParameterError("scores must not contain NaN")
     rng = seed if isinstance(seed, np.random.Generator) else make_rng(seed)
     lead, n = scores.shape[:-1], scores.shape[-1]
     flat = scores.reshape(-1, n)

@@ -1,4 +1,4 @@
-"""Calibration on a sweep: where the two surfaces meet the real selector (SPEC section 6).
+"""Calibration on a sweep: where the two surfaces meet the real selector (docs/method.md section 6).
 
 Given the stability of the single real selector and the n_useful measured on it, the
 cells of a sweep consistent with each statistic form two regions over (n_useful, p);
@@ -17,6 +17,7 @@ import numpy as np
 import xarray as xr
 
 from ._validation import check_real
+from .exceptions import InvalidParameterError
 
 __all__ = ["calibrate", "EnsstabAccessor"]
 
@@ -26,14 +27,16 @@ def n_useful_v_slice(ds: xr.Dataset, n_runs: int | None, name: str = "n_useful_v
     runs = np.asarray(ds["n_runs"].values)
     if n_runs is None:
         if len(np.unique(runs)) != 1:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"n_runs must be given: this sweep has n_useful_v for n_runs in {sorted(set(runs.tolist()))} "
                 "(use the number of real runs behind the observed n_useful)"
             )
         n_runs = int(runs[0])
     hits = np.flatnonzero(runs == n_runs)
     if not len(hits):
-        raise ValueError(f"n_runs={n_runs} is not in this sweep; it has n_runs in {sorted(set(runs.tolist()))}")
+        raise InvalidParameterError(
+            f"n_runs={n_runs} is not in this sweep; it has n_runs in {sorted(set(runs.tolist()))}"
+        )
     return ds[name].isel(m_ensemble=int(hits[0]), drop=True).drop_vars("n_runs", errors="ignore")
 
 
@@ -62,7 +65,7 @@ def calibrate(
         Which n_useful_v surface to use; needed when the sweep's n_runs varies with
         m_ensemble (the default ``n_runs = m_ensemble``).
     stability_rtol : float
-        Relative tolerance on the stability (default 10 %, as in SPEC section 6).
+        Relative tolerance on the stability (default 10 %, as in docs/method.md section 6).
     stability_atol : float
         Floor of the stability band: a cell matches when ``|stability - real_stability|
         <= max(stability_rtol * |real_stability|, stability_atol)``. A purely relative band
@@ -104,7 +107,7 @@ def calibrate(
     stability_atol = check_real(stability_atol, "stability_atol", minimum=0.0, open_minimum=True)
     n_useful_atol = check_real(n_useful_atol, "n_useful_atol", minimum=0.0, open_minimum=True)
     if "m_ensemble" not in ds.dims or 1 not in ds["m_ensemble"].values:
-        raise ValueError("calibration needs the single-selector surface: include m_ensemble=1 in the sweep")
+        raise InvalidParameterError("calibration needs the single-selector surface: include m_ensemble=1 in the sweep")
     stab = ds["stability"].sel(m_ensemble=1, drop=True).drop_vars("n_runs", errors="ignore")
     nuv = n_useful_v_slice(ds, n_runs)
     band = max(stability_rtol * abs(real_stability), stability_atol)

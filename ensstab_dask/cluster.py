@@ -15,9 +15,17 @@ values below; this is the one place that documents them.
 * ``"synchronous"`` (or ``"sync"``, ``"single-threaded"``): no cluster, everything in
   this thread, one task after another (debugging, tiny jobs).
 * a :class:`distributed.Client`: used as is and left open.
-* an address such as ``"tcp://10.0.0.5:8786"`` (or ``tls://...`` with ``security``):
-  a client is connected within ``timeout`` seconds or :class:`SchedulerUnreachable` is
-  raised; a malformed address raises ValueError at once.
+* an address such as ``"tcp://10.0.0.5:8786"`` (or ``tls://...``): a client is
+  connected within dask's connect timeout or :class:`SchedulerUnreachable` is raised; a
+  malformed address raises ValueError at once.
+
+How long to wait for a scheduler and the certificates of a ``tls://`` one come from
+dask's own configuration, as for ``distributed.Client(address)``:
+``distributed.comm.timeouts.connect`` and ``distributed.comm.tls`` (a dask config file,
+``DASK_*`` environment variables, or ``dask.config.set`` around the call; the CLI's
+``--timeout`` and ``--tls-*`` set them). Or connect a :class:`distributed.Client`
+yourself, with whatever it needs, and pass it. No other function takes them: one way to
+say where work runs.
 
 The three names mean what they mean for ``dask.compute(scheduler=...)``, and dask's
 aliases are accepted: where the work runs and how many tasks run at once, ignoring any
@@ -32,11 +40,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
 import logging
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union
+
+from .exceptions import InvalidParameterError, SchedulerLost, SchedulerUnreachable
+from .progress import note_dashboard, progress_bar
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -49,10 +61,12 @@ __all__ = [
     "check_address",
     "local_cluster",
     "map_shared",
+    "run_tasks",
     "ClientLike",
 ]
 
-ClientLike = Union[None, str, Any]
+#: Where work runs (see the module docstring): None, a name, an address, or a Client.
+ClientLike = Union[None, str, "Client"]
 #: The local kinds by every accepted name (dask's aliases included): see the module docstring.
 _KINDS = {
     "processes": "processes",
@@ -67,34 +81,6 @@ _ACCEPTED = (
     "None, 'processes', 'threads', 'synchronous' (or dask's aliases 'multiprocessing', 'threading', 'sync', "
     "'single-threaded'), a scheduler address like 'tcp://host:8786' or a distributed.Client"
 )
-
-
-class SchedulerUnreachable(ConnectionError):
-    """The Dask scheduler at the given address could not be reached in time.
-
-    Examples
-    --------
-    >>> from ensstab_dask.cluster import SchedulerUnreachable, connect
-    >>> try:
-    ...     with connect("tcp://127.0.0.1:9", timeout=1):
-    ...         pass
-    ... except SchedulerUnreachable:
-    ...     print("unreachable")
-    unreachable
-    """
-
-
-class SchedulerLost(ConnectionError):
-    """The connection to the Dask scheduler broke while work was running.
-
-    Examples
-    --------
-    A ``ConnectionError``, so code that handles lost connections handles it too:
-
-    >>> from ensstab_dask.cluster import SchedulerLost
-    >>> issubclass(SchedulerLost, ConnectionError)
-    True
-    """
 
 
 def current_client() -> Client | None:
@@ -226,7 +212,9 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
 
     resolved = _local_kind(kind) if isinstance(kind, str) else None
     if resolved not in ("processes", "threads"):
-        raise ValueError(f"kind must be 'processes' or 'threads' (or 'multiprocessing', 'threading'); got {kind!r}")
+        raise InvalidParameterError(
+            f"kind must be 'processes' or 'threads' (or 'multiprocessing', 'threading'); got {kind!r}"
+        )
     cores = n_workers or os.cpu_count() or 1
     options = dict(dashboard_address=":0", silence_logs=logging.ERROR)
     options.update(kwargs)
@@ -266,9 +254,9 @@ def check_address(address: str) -> str:
         normal = normalize_address(address)
         host, port = get_address_host_port(normal)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"client: malformed scheduler address {address!r}: {exc}") from None
+        raise InvalidParameterError(f"client: malformed scheduler address {address!r}: {exc}") from None
     if not host or not 0 < int(port) < 65536:
-        raise ValueError(
+        raise InvalidParameterError(
             f"client: malformed scheduler address {address!r}: expected scheme://host:port with port 1-65535"
         )
     return normal
@@ -284,9 +272,9 @@ def _check_security(address: str, security):
 
     sec = security if security is not None else Security()  # Security() reads the dask config
     if not isinstance(sec, Security):
-        raise TypeError(f"security must be a distributed.security.Security; got {type(sec).__name__}")
+        raise InvalidParameterError(f"security must be a distributed.security.Security; got {type(sec).__name__}")
     if not (getattr(sec, "tls_ca_file", None) and getattr(sec, "tls_client_cert", None)):
-        raise ValueError(
+        raise InvalidParameterError(
             f"client: {address} is a TLS scheduler and no client certificates were given: pass "
             "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
             "(CLI: --tls-ca-file, --tls-cert, --tls-key) or set distributed.comm.tls in the dask config"
@@ -296,7 +284,7 @@ def _check_security(address: str, security):
 
 @contextlib.contextmanager
 def connect(
-    client: ClientLike = None, *, timeout: float = 10.0, n_workers: int | None = None, security=None
+    client: ClientLike = None, *, timeout: float | None = None, n_workers: int | None = None, security=None
 ) -> Iterator[Any]:
     """Yield a :class:`distributed.Client` for ``client``, or None for ``"synchronous"``.
 
@@ -304,13 +292,14 @@ def connect(
     ----------
     client : None, str or distributed.Client
         Where to run: see the module docstring for the accepted values.
-    timeout : float
-        Seconds to wait for a scheduler given by address.
+    timeout : float, optional
+        Seconds to wait for a scheduler given by address; default dask's
+        ``distributed.comm.timeouts.connect``.
     n_workers : int, optional
         Workers (``"processes"``) or threads (``"threads"``) of a local cluster made
         here; default one per core.
     security : distributed.security.Security, optional
-        Certificates for a ``tls://`` address.
+        Certificates for a ``tls://`` address; default dask's ``distributed.comm.tls``.
 
     Clusters and clients made here are closed on exit, also on error or Ctrl-C; a Client
     passed in, or the current client found for ``None``, is left open.
@@ -331,7 +320,7 @@ def connect(
             yield client
         return
     if not isinstance(client, str):
-        raise TypeError(f"client must be {_ACCEPTED}; got {type(client).__name__}")
+        raise InvalidParameterError(f"client must be {_ACCEPTED}; got {type(client).__name__}")
     kind = _local_kind(client)
     if kind == "synchronous":
         yield None
@@ -347,9 +336,14 @@ def connect(
             yield c
         return
     if ":" not in client:  # neither a name nor host:port; most likely a misspelt name
-        raise ValueError(f"client must be {_ACCEPTED}; got {client!r}")
+        raise InvalidParameterError(f"client must be {_ACCEPTED}; got {client!r}")
     address = check_address(client.strip())
     security = _check_security(address, security)
+    if timeout is None:
+        import dask
+        from dask.utils import parse_timedelta
+
+        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
     try:
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -363,17 +357,100 @@ def connect(
         c.close()
 
 
-def map_shared(
-    fn, shared: tuple, tasks: list[tuple], *, client: ClientLike = None, timeout: float = 10.0, security=None
-):
-    """``[fn(*shared, *task) for task in tasks]``, run where ``client`` says (see the
-    module docstring for its values).
+def run_tasks(
+    fn,
+    tasks: Sequence[tuple],
+    *,
+    shared: tuple = (),
+    client: ClientLike = None,
+    desc: str = "",
+    unit: str = "task",
+    sizes: Sequence[int] | None = None,
+    progress: bool = False,
+    on_result: Callable[[int, Any], None] | None = None,
+    window: int | None = None,
+    pure: bool = False,
+) -> list | None:
+    """``fn(*shared, *tasks[i])`` for every task, where ``client`` says (module docstring):
+    the package's one way to run tasks and show their progress.
 
-    The ``shared`` arguments (the data) go to the workers once, by broadcast scatter,
-    not once per task; results come back in the order of ``tasks``. The silent case of
-    :func:`ensstab_dask.progress.map_with_progress`, which holds the mechanism.
+    * ``shared`` (the data) goes to the workers once, by broadcast scatter, not once per
+      task.
+    * Without ``on_result``, the results come back in the order of ``tasks``, gathered
+      once every task has finished (or one failed: its error is raised).
+    * With ``on_result``, ``on_result(i, result)`` runs on this thread as each task lands
+      and the task's memory is released at once (a sweep streams blocks into its store);
+      ``window`` then bounds the tasks in flight, so that the client and the scheduler
+      hold a few futures, not one per block of a 100,000-cell sweep. Returns None.
+    * The bar (``progress``) advances by ``sizes[i]`` (default 1) as task ``i`` finishes,
+      in completion order: a slow task does not hold back the count of later ones.
+    * ``pure``: keys from the arguments (tasks that are pure functions of them).
     """
-    from .progress import map_with_progress
+    sizes = [1] * len(tasks) if sizes is None else list(sizes)
+    results: list = [None] * len(tasks)
+    with connect(client) as c:
+        note_dashboard(c, progress)  # before the bar: see note_dashboard
+        with progress_bar(sum(sizes), desc, unit=unit, enabled=progress) as bar:
+            if c is None:
+                for i, task in enumerate(tasks):
+                    out = fn(*shared, *task)
+                    if on_result is None:
+                        results[i] = out
+                    else:
+                        on_result(i, out)
+                    bar.update(sizes[i])
+                return None if on_result is not None else results
+            _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window, pure)
+    return None if on_result is not None else results
 
-    return map_with_progress(fn, shared, tasks, desc="", progress=False, client=client, timeout=timeout,
-                             security=security)  # fmt: skip
+
+def _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window, pure) -> None:
+    from distributed import as_completed
+
+    # hash=False: content-hashed keys would be shared by back-to-back calls with the same
+    # data, and releasing one call's futures can then delete the next call's inputs
+    # (dask/distributed#4612).
+    remote = c.scatter(list(shared), broadcast=True, hash=False) if shared else []
+    todo = iter(range(len(tasks)))
+    in_flight: dict = {}
+
+    def submit(n: int) -> list:
+        futures = []
+        for i in itertools.islice(todo, n):
+            fut = c.submit(fn, *remote, *tasks[i], pure=pure)
+            in_flight[fut.key] = (fut, i)
+            futures.append(fut)
+        return futures
+
+    # The client's own loop: as_completed would otherwise look for a default client, and
+    # a client connected by address is deliberately not the default.
+    running = as_completed(submit(len(tasks) if window is None else window), loop=c.loop)
+    try:
+        for fut in running:
+            if fut.status != "finished":
+                break  # an error or a cancellation: raised below
+            _, i = in_flight[fut.key]
+            bar.update(sizes[i])
+            if on_result is not None:
+                del in_flight[fut.key]
+                on_result(i, fut.result())
+                fut.release()
+                for new in submit(1):
+                    running.add(new)
+        # Gathered only once every task has finished (or one failed): a gather interrupted
+        # by Ctrl-C leaves one waiter per task, each logging "Task exception was never
+        # retrieved" when the client closes.
+        futures = [f for f, _ in in_flight.values()]
+        gathered = c.gather(futures)
+        if on_result is None:
+            for (_, i), out in zip(in_flight.values(), gathered):
+                results[i] = out
+    except BaseException:
+        c.cancel([f for f, _ in in_flight.values()])
+        raise
+
+
+def map_shared(fn, shared: tuple, tasks: list[tuple], *, client: ClientLike = None) -> list:
+    """``[fn(*shared, *task) for task in tasks]``, run where ``client`` says, the data
+    sent to the workers once: :func:`run_tasks` without a bar."""
+    return run_tasks(fn, tasks, shared=shared, client=client)  # type: ignore[return-value]

@@ -14,12 +14,14 @@ Every loader ends in :func:`check_data`, which refuses what the method cannot us
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from ._validation import check_int, check_real
+from .exceptions import InvalidParameterError
 from .seeding import SeedLike, make_rng
 
 __all__ = ["Data", "load_dataset", "check_data", "make_microarray", "reference_dataset", "REFERENCE_FILES"]
@@ -55,13 +57,13 @@ def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.nda
         X, y = check_X_y(X, y, dtype=np.float64, ensure_min_samples=4)
         check_classification_targets(y)
     except (TypeError, ValueError) as exc:  # X is still the caller's when check_X_y refused it
-        raise _data_error(exc, X, y) from None
+        raise _data_error(exc, X, y) from exc
     if len(np.unique(y)) < 2:
-        raise ValueError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
+        raise InvalidParameterError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
     if n_target is not None:
         check_int(n_target, "n_target", minimum=1)
         if n_target >= X.shape[1]:
-            raise ValueError(f"n_target must be < n_feature={X.shape[1]}; got {n_target}")
+            raise InvalidParameterError(f"n_target must be < n_feature={X.shape[1]}; got {n_target}")
     return X, y
 
 
@@ -75,52 +77,61 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
     if "convert" in msg or isinstance(exc, TypeError):
         return TypeError(f"X must be a dense numeric (n_samples, n_feature) array: {msg.splitlines()[0]}")
     if "inconsistent numbers of samples" in msg:
-        return ValueError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
+        return InvalidParameterError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
     if "2D array" in msg or "dim <= 2" in msg:
-        return ValueError(f"X must be 2-D (n_samples, n_feature); got shape {np.shape(X)}")
+        return InvalidParameterError(f"X must be 2-D (n_samples, n_feature); got shape {np.shape(X)}")
     if "y should be a 1d array" in msg:
-        return ValueError(f"y must be 1-D (one label per sample); got shape {y.shape}")
+        return InvalidParameterError(f"y must be 1-D (one label per sample); got shape {y.shape}")
     if "sample(s)" in msg:
-        return ValueError(f"X must have at least 4 samples; got {len(X)}")
+        return InvalidParameterError(f"X must have at least 4 samples; got {len(X)}")
     if "feature(s)" in msg:
-        return ValueError(f"X must have at least 1 feature; got shape {np.shape(X)}")
+        return InvalidParameterError(f"X must have at least 1 feature; got shape {np.shape(X)}")
     if "Input X contains" in msg:
         bad = ~np.isfinite(np.asarray(X, dtype=np.float64))
         r, c = np.argwhere(bad)[0]
-        return ValueError(f"X contains NaN or inf ({int(bad.sum())} values; first at sample {r}, feature {c})")
+        where = f"first at sample {r}, feature {c}"
+        return InvalidParameterError(f"X contains NaN or inf ({int(bad.sum())} values; {where})")
     if "Input y contains" in msg:
-        return ValueError("y contains NaN or inf")
+        return InvalidParameterError("y contains NaN or inf")
     if "Unknown label type" in msg:
-        return ValueError(
+        return InvalidParameterError(
             f"y must hold class labels (integers or strings), no missing labels; got a {type_of_target(y)!r} target"
         )
-    return ValueError(f"X, y: {msg.splitlines()[0]}")
+    return InvalidParameterError(f"X, y: {msg.splitlines()[0]}")
+
+
+#: What a reader raises on a file that is not what its name says (a decoder's errors, a
+#: truncated file); MemoryError is not among them.
+_UNREADABLE = (ValueError, TypeError, KeyError, EOFError, OSError, NotImplementedError)
 
 
 def _load_mat(path: Path) -> Data:
     from scipy.io import loadmat
+    from scipy.io.matlab import MatReadError
 
     try:
         mat = loadmat(path)
-    except Exception as exc:  # noqa: BLE001 - scipy raises many kinds for a bad file
-        raise ValueError(f"{path}: not a readable MATLAB .mat file ({exc})") from None
+    except (*_UNREADABLE, MatReadError) as exc:
+        raise InvalidParameterError(f"{path}: not a readable MATLAB .mat file ({exc})") from exc
     for key in ("X", "Y"):
         if key not in mat:
             found = sorted(k for k in mat if not k.startswith("__"))
-            raise ValueError(f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found {found}")
+            raise InvalidParameterError(
+                f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found {found}"
+            )
     return Data(mat["X"], np.asarray(mat["Y"]).ravel())
 
 
 def _load_npz(path: Path) -> Data:
     try:
         npz = np.load(path, allow_pickle=False)
-    except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+    except (*_UNREADABLE, zipfile.BadZipFile) as exc:
+        raise InvalidParameterError(f"{path}: not a readable .npz file ({exc})") from exc
     if "X" not in npz:
-        raise ValueError(f"{path}: key 'X' is missing; found {sorted(npz.files)}")
+        raise InvalidParameterError(f"{path}: key 'X' is missing; found {sorted(npz.files)}")
     ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
     if ykey is None:
-        raise ValueError(f"{path}: key 'y' (or 'Y') is missing; found {sorted(npz.files)}")
+        raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing; found {sorted(npz.files)}")
     names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
     return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
 
@@ -130,26 +141,30 @@ def _load_csv(path: Path, label) -> Data:
 
     try:
         frame = pd.read_csv(path)
-    except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"{path}: not a readable CSV file ({exc})") from None
+    except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
+        raise InvalidParameterError(f"{path}: not a readable CSV file ({exc})") from exc
     if label is None:
         candidates = [c for c in frame.columns if str(c).lower() in ("label", "y", "class", "target")]
         if len(candidates) != 1:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{path}: choose the label column with label= (CLI: --label); columns start {list(frame.columns[:5])}"
             )
         label = candidates[0]
     if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
         if not -frame.shape[1] <= label < frame.shape[1]:
-            raise ValueError(f"{path}: label column index {label} is out of range for {frame.shape[1]} columns")
+            raise InvalidParameterError(
+                f"{path}: label column index {label} is out of range for {frame.shape[1]} columns"
+            )
         label = frame.columns[label]
     if label not in frame.columns:
-        raise ValueError(f"{path}: label column {label!r} is missing; columns start {list(frame.columns[:5])}")
+        raise InvalidParameterError(
+            f"{path}: label column {label!r} is missing; columns start {list(frame.columns[:5])}"
+        )
     y = frame[label].to_numpy()
     features = frame.drop(columns=[label])
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
-        raise ValueError(f"{path}: feature columns must be numeric; {non_numeric[:3]} are not")
+        raise InvalidParameterError(f"{path}: feature columns must be numeric; {non_numeric[:3]} are not")
     return Data(features.to_numpy(dtype=np.float64), y, np.asarray(features.columns, dtype=str))
 
 
@@ -171,7 +186,7 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"data file {str(path)!r} does not exist")
+        raise InvalidParameterError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix == ".mat":
         data = _load_mat(path)
@@ -180,7 +195,7 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
     elif suffix == ".csv":
         data = _load_csv(path, label)
     else:
-        raise ValueError(f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz or .csv")
+        raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz or .csv")
     X, y = check_data(data.X, data.y)
     return Data(X, y, data.feature_names)
 
@@ -189,10 +204,12 @@ def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -
     """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``."""
     key = str(name).lower()
     if key not in REFERENCE_FILES:
-        raise ValueError(f"name must be one of {sorted(REFERENCE_FILES)}; got {name!r}")
+        raise InvalidParameterError(f"name must be one of {sorted(REFERENCE_FILES)}; got {name!r}")
     folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
     if not folder:
-        raise ValueError(f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]}")
+        raise InvalidParameterError(
+            f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]}"
+        )
     return load_dataset(Path(folder) / REFERENCE_FILES[key])
 
 

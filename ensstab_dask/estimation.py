@@ -1,4 +1,4 @@
-"""Estimating the simulator's parameters (SPEC sections 4-6).
+"""Estimating the simulator's parameters (docs/method.md sections 4-6).
 
 * :func:`uniform_threshold`: t_uniform, the largest selection count of the uniform
   selector over ``n_runs`` runs.
@@ -6,7 +6,7 @@
   t_uniform.
 * :func:`simulated_n_useful`: A[f_{u,p}], the same statistic for the simulated selector.
 * :func:`estimate_p`: the p whose simulated single-selector stability matches a target.
-* :func:`check_fixed_point` and :func:`iterate_fixed_point`: the fixed point u = A[f_{u,p}].
+* the fixed point u = A[f_{u,p}] is :mod:`ensstab_dask.fixed_point`'s.
 * :func:`within_copy_stability` and :func:`estimate_h`: the two-level model's ``h``.
 """
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._stability import stability_of_subsets
 from ._validation import (
     INDICES,
     check_choice,
@@ -26,6 +27,7 @@ from ._validation import (
     check_simulator,
     check_subsets,
 )
+from .exceptions import InvalidParameterError
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .simulation import block_rows, simulate_rankings, simulated_stability, top_subsets
 
@@ -38,10 +40,6 @@ __all__ = [
     "simulated_n_useful",
     "estimate_p",
     "PEstimate",
-    "check_fixed_point",
-    "FixedPointCheck",
-    "iterate_fixed_point",
-    "FixedPointIteration",
     "within_copy_stability",
     "estimate_h",
     "HEstimate",
@@ -125,9 +123,9 @@ def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) ->
     ):
         # Fast path for the (n_runs, n_target) arrays the library itself produces.
         if subsets.size and (subsets.min() < 0 or subsets.max() >= n_feature):
-            raise ValueError(f"subsets has feature indices outside [0, {n_feature})")
+            raise InvalidParameterError(f"subsets has feature indices outside [0, {n_feature})")
         if subsets.shape[1] > 1 and (np.diff(np.sort(subsets, axis=1), axis=1) == 0).any():
-            raise ValueError("subsets has a subset with duplicate feature indices")
+            raise InvalidParameterError("subsets has a subset with duplicate feature indices")
         return np.bincount(subsets.ravel(), minlength=n_feature).astype(np.int64)
     rows = check_subsets(subsets, n_feature, size=n_target)
     return (
@@ -138,7 +136,7 @@ def selection_counts(subsets, n_feature: int, *, n_target: int | None = None) ->
 
 
 def uniform_threshold(n_feature: int, n_target: int, n_runs: int, *, seed: SeedLike = 0) -> int:
-    """t_uniform: the largest selection count of ``n_runs`` uniform selectors (SPEC 4).
+    """t_uniform: the largest selection count of ``n_runs`` uniform selectors (docs/method.md section 4).
 
     Parameters
     ----------
@@ -216,7 +214,7 @@ def simulated_n_useful(
     threshold: int | None = None,
     seed: SeedLike = 0,
 ) -> int:
-    """A[f_{u,p}]: n_useful recomputed with the simulated selector (SPEC section 6).
+    """A[f_{u,p}]: n_useful recomputed with the simulated selector (docs/method.md section 6).
 
     ``n_runs`` simulated selectors (stream ``derive(seed, Stream.N_USEFUL_V_RUNS)``) are
     counted against ``threshold``; if it is None, t_uniform is drawn from ``n_runs``
@@ -359,7 +357,9 @@ def estimate_p(
     n_feature, n_target, _ = check_problem(n_feature, n_target, n_useful)
     n_useful = int(n_useful)  # checked just above
     if n_target == n_feature:
-        raise ValueError("p cannot be estimated when n_target == n_feature: every selector picks all features")
+        raise InvalidParameterError(
+            "p cannot be estimated when n_target == n_feature: every selector picks all features"
+        )
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(method, "method", ("bisect", "grid"))
     xtol = check_real(xtol, "xtol", minimum=0.0, maximum=1.0, open_minimum=True)
@@ -381,7 +381,7 @@ def estimate_p(
             ps = np.concatenate([[uniform_p], steps[steps > uniform_p]])
         else:
             if isinstance(grid, (str, bytes)) or np.ndim(grid) != 1 or len(grid) == 0:
-                raise ValueError("grid must be a non-empty 1-D sequence of p values")
+                raise InvalidParameterError("grid must be a non-empty 1-D sequence of p values")
             ps = np.array([check_p(g, "grid values") for g in grid], dtype=float)
         vals = np.array([curve(float(g)) for g in ps])
         best = int(np.argmin(np.abs(vals - target)))
@@ -389,15 +389,15 @@ def estimate_p(
         boundary = len(ps) > 1 and p_hat in (ps.min(), ps.max())
     else:
         if grid is not None:
-            raise ValueError("grid is only used with method='grid'")
+            raise InvalidParameterError("grid is only used with method='grid'")
         if bounds is None:
             lo, hi = uniform_p, 1.0
         else:
             if isinstance(bounds, (str, bytes)) or np.ndim(bounds) != 1 or len(bounds) != 2:
-                raise ValueError(f"bounds must be a pair (low, high) of p values; got {bounds!r}")
+                raise InvalidParameterError(f"bounds must be a pair (low, high) of p values; got {bounds!r}")
             lo, hi = check_p(bounds[0], "bounds[0]"), check_p(bounds[1], "bounds[1]")
         if not lo < hi:
-            raise ValueError(f"bounds must satisfy bounds[0] < bounds[1]; got {bounds}")
+            raise InvalidParameterError(f"bounds must satisfy bounds[0] < bounds[1]; got {bounds}")
         boundary = False
         if target <= curve(lo):
             p_hat, boundary = lo, True
@@ -415,221 +415,29 @@ def estimate_p(
     return PEstimate(p_hat, curve(p_hat), target, method, evaluations, bool(boundary))
 
 
-@dataclass(frozen=True)
-class FixedPointCheck:
-    """Whether u = A[f_{u,p}] holds, from ``repeats`` independent values of A[f_{u,p}].
-
-    The result of :func:`check_fixed_point`.
-
-    Attributes
-    ----------
-    n_useful : int
-        The u checked.
-    p : float
-    values : ndarray of int
-        The ``repeats`` draws of A[f_{u,p}].
-    mean, std : float
-        Their mean and standard deviation.
-    tolerance : float
-    holds : bool
-        Whether the mean is close enough to u.
-
-    Examples
-    --------
-    >>> import ensstab_dask as es
-    >>> chk = es.check_fixed_point(200, 5, 7, 0.7, n_runs=30, repeats=5)
-    >>> len(chk.values), chk.mean == float(chk.values.mean())
-    (5, True)
-    """
-
-    n_useful: int
-    p: float
-    values: np.ndarray = field(repr=False)
-    mean: float
-    std: float
-    tolerance: float
-    holds: bool
-
-
-def check_fixed_point(
-    n_feature: int,
-    n_target: int,
-    n_useful: int,
-    p: float,
-    *,
-    n_runs: int,
-    repeats: int = 20,
-    tolerance: float = 2.0,
-    seed: SeedLike = 0,
-) -> FixedPointCheck:
-    """Compare u with the mean of ``repeats`` draws of A[f_{u,p}] (SPEC section 6).
-
-    The fixed point holds when ``|mean - u| <= max(tolerance, 2 * std / sqrt(repeats))``:
-    within the calibration tolerance (default +-2, as in SPEC section 6) or within two
-    standard errors of the Monte-Carlo mean. Repeat ``r`` uses the stream
-    ``derive(seed, Stream.FIXED_POINT_REPEAT, r)``.
-
-    Parameters
-    ----------
-    n_feature, n_target, n_useful, p
-        The simulated weak selector; ``n_useful`` is the u checked.
-    n_runs : int
-        Simulated runs behind each draw of A[f_{u,p}] (the real n_useful's ``n_runs``).
-    repeats : int
-        Independent draws of A[f_{u,p}].
-    tolerance : float
-        Allowed ``|mean - u|``, in features.
-    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-
-    Returns
-    -------
-    FixedPointCheck
-
-    Examples
-    --------
-    >>> import ensstab_dask as es
-    >>> es.check_fixed_point(200, 5, 7, 0.7, n_runs=30, repeats=5).holds
-    True
-    >>> chk = es.check_fixed_point(200, 5, 40, 0.7, n_runs=30, repeats=5)  # u = 40 is far too many
-    >>> chk.holds, chk.mean < 40
-    (False, True)
-    """
-    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
-    n_runs = check_int(n_runs, "n_runs", minimum=1)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    tolerance = check_real(tolerance, "tolerance", minimum=0.0)
-    values = _n_useful_v_repeats(n_feature, n_target, n_useful, p, n_runs, repeats, as_seed_sequence(seed))
-    mean = float(values.mean())
-    std = float(values.std(ddof=1)) if repeats > 1 else 0.0
-    allowed = max(tolerance, 2.0 * std / np.sqrt(repeats))
-    return FixedPointCheck(n_useful, p, values, mean, std, tolerance, bool(abs(mean - n_useful) <= allowed))
-
-
-def _n_useful_v_repeats(N, K, u, p, n_runs, repeats, ss) -> np.ndarray:
-    return np.array(
-        [
-            simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(ss, Stream.FIXED_POINT_REPEAT, r))
-            for r in range(repeats)
-        ]
-    )
-
-
-@dataclass(frozen=True)
-class FixedPointIteration:
-    """Result of :func:`iterate_fixed_point`: ``history[0]`` is the start.
-
-    Attributes
-    ----------
-    n_useful : int
-        The fixed point, or the last value tried when not ``converged``.
-    converged : bool
-    history : tuple of int
-        Every u tried, in order.
-    means : tuple of float
-        The mean of A[f_{u,p}] at each step.
-    reason : str
-        ``'fixed point'``, ``'cycle'``, ``'max_iter reached'`` or ``'below n_target'``.
-
-    Examples
-    --------
-    >>> import ensstab_dask as es
-    >>> it = es.iterate_fixed_point(200, 5, 40, 0.7, n_runs=30, repeats=5, max_iter=1)
-    >>> it.history[0], len(it.means), it.converged, it.reason
-    (40, 1, False, 'max_iter reached')
-    """
-
-    n_useful: int
-    converged: bool
-    history: tuple[int, ...]
-    means: tuple[float, ...]
-    reason: str
-
-
-def iterate_fixed_point(
-    n_feature: int,
-    n_target: int,
-    n_useful: int,
-    p: float,
-    *,
-    n_runs: int,
-    repeats: int = 20,
-    max_iter: int = 50,
-    seed: SeedLike = 0,
-) -> FixedPointIteration:
-    """Iterate u <- round(mean over repeats of A[f_{u,p}]) until it settles.
-
-    The same seed is used at every step (common random numbers), so the map is a fixed
-    function of u and the iteration either reaches a fixed point (``converged=True``)
-    or enters a cycle, hits ``max_iter``, or falls below ``n_target`` where the simulator
-    is undefined (``converged=False``; ``reason`` says which; ``n_useful`` is then the
-    last value tried).
-
-    Parameters
-    ----------
-    n_feature, n_target, n_useful, p
-        The simulated weak selector; ``n_useful`` is the starting u.
-    n_runs : int
-        Simulated runs behind each draw of A[f_{u,p}].
-    repeats : int
-        Draws of A[f_{u,p}] averaged at each step.
-    max_iter : int
-        Steps before giving up.
-    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-
-    Returns
-    -------
-    FixedPointIteration
-
-    Examples
-    --------
-    >>> import ensstab_dask as es
-    >>> it = es.iterate_fixed_point(200, 5, 40, 0.7, n_runs=30, repeats=5)
-    >>> it.converged, it.reason, it.n_useful
-    (True, 'fixed point', 7)
-    >>> it.history
-    (40, 7)
-    """
-    n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
-    n_runs = check_int(n_runs, "n_runs", minimum=1)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    ss = as_seed_sequence(seed)
-    history, means = [n_useful], []
-    u = n_useful
-    for _ in range(max_iter):
-        mean = float(_n_useful_v_repeats(n_feature, n_target, u, p, n_runs, repeats, ss).mean())
-        means.append(mean)
-        new = int(round(mean))
-        if new < n_target:
-            # The simulator is undefined below n_target: clamping would fake a fixed point.
-            return FixedPointIteration(u, False, tuple(history), tuple(means), "below n_target")
-        if new == u:
-            return FixedPointIteration(u, True, tuple(history), tuple(means), "fixed point")
-        if new in history:
-            history.append(new)
-            return FixedPointIteration(new, False, tuple(history), tuple(means), "cycle")
-        history.append(new)
-        u = new
-    return FixedPointIteration(u, False, tuple(history), tuple(means), "max_iter reached")
-
-
 # -- the two-level model's h (docs/two_level_model.md) --------------------------------
 
 
-def within_copy_stability(subsets: np.ndarray, n_feature: int, *, index: str = "jaccard") -> float:
-    """Mean stability of the weak selectors *within* each ensemble copy.
+def per_copy_stability(subsets: np.ndarray, n_feature: int, *, index: str = "jaccard") -> np.ndarray:
+    """The stability of the weak selectors *within* each ensemble copy, one value per copy.
 
     ``subsets`` has shape (copies, selectors per copy, n_target): the copies' weak
-    selectors' top subsets. The two-level model's ``h`` is fitted to this statistic: the
-    selectors of one copy share its data, and agree more than those of two copies.
+    selectors' top subsets. The selectors of one copy share its data, and agree more
+    than those of two copies.
     """
     check_choice(index, "index", INDICES)
     subsets = np.asarray(subsets)
     if subsets.ndim != 3 or subsets.shape[1] < 2:
-        raise ValueError(f"subsets must have shape (copies, >= 2 selectors per copy, n_target); got {subsets.shape}")
-    from ._stability import stability_of_subsets
+        raise InvalidParameterError(
+            f"subsets must have shape (copies, >= 2 selectors per copy, n_target); got {subsets.shape}"
+        )
+    return np.array([stability_of_subsets(c, n_feature, index) for c in subsets])
 
-    return float(np.mean([stability_of_subsets(c, n_feature, index) for c in subsets]))
+
+def within_copy_stability(subsets: np.ndarray, n_feature: int, *, index: str = "jaccard") -> float:
+    """Mean over the copies of :func:`per_copy_stability`: the statistic the two-level
+    model's ``h`` is fitted to."""
+    return float(np.mean(per_copy_stability(subsets, n_feature, index=index)))
 
 
 @dataclass(frozen=True)

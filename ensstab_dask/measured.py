@@ -4,7 +4,7 @@
 copy its own random half of the data, its weak selectors bootstrap samples of that
 half; :func:`~ensstab_dask.naive.real_ensemble_runs`) are a small naive check: for every
 ``m <= B`` the stability of real ensembles of ``m`` weak selectors is a mean over pairs
-of copies, measured without any model (SPEC section 11; docs/anchored_model.md).
+of copies, measured without any model (docs/method.md section 11; docs/anchored_model.md).
 
 * :func:`copy_similarities`: per size ``m``, the matrix of similarities between the
   copies' ensembles of ``m``, averaged over several random choices of the ``m``

@@ -1,9 +1,9 @@
-"""The naive check: ensemble stability measured with real runs (SPEC sections 7-8).
+"""The naive check: ensemble stability measured with real runs (docs/method.md sections 7-8).
 
 :func:`real_ensemble_stability` is what the estimate replaces:
 ``m_stability x max(m_ensemble)`` real runs. Each copy has its own random half of the
 data and a pool of ``max(m_ensemble)`` weak selectors fitted on bootstrap samples of it
-(``layout="bagging"``, the method's layout, SPEC section 8); the ensemble of size m is
+(``layout="bagging"``, the method's layout, docs/method.md section 8); the ensemble of size m is
 the first m of the pool. Each ensemble is then exactly an ensemble of m independent
 weak selectors, so reusing the pool across m changes no ensemble's distribution (the
 curve's points are correlated, not biased). ``layout="independent"`` gives every weak
@@ -23,12 +23,13 @@ from ._version import __version__
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike
 from .datasets import check_data
+from .runs import Copies, real_run_plan
 from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
-from .selectors import Copies, check_resample_classes, describe_selector, real_run_plan
+from .selectors import check_resample_classes, describe_selector
 
 __all__ = ["real_ensemble_stability", "real_ensemble_runs", "LAYOUTS"]
 
-#: How the weak selectors of a real ensemble see the data (SPEC section 8).
+#: How the weak selectors of a real ensemble see the data (docs/method.md section 8).
 LAYOUTS = ("bagging", "independent")
 
 
@@ -43,13 +44,11 @@ def real_ensemble_runs(
     seed: SeedLike = 0,
     client: ClientLike = None,
     batch_size: int = 1,
-    timeout: float = 10.0,
-    security=None,
     progress: bool = True,
 ) -> np.ndarray:
     """The rankings of ``pool`` weak selectors in each of ``m_stability`` real ensemble copies.
 
-    Seeded as :class:`~ensstab_dask.selectors.Copies` says: a copy and its first members
+    Seeded as :class:`~ensstab_dask.runs.Copies` says: a copy and its first members
     do not depend on how many copies or members are asked for. Arguments are taken as
     validated.
 
@@ -58,7 +57,7 @@ def real_ensemble_runs(
     ranks : ndarray of int64, shape (m_stability, pool, n_feature)
     """
     return real_run_plan(X, y, [Copies(m_stability, pool, seed, layout)], selector=selector, client=client,
-                         batch_size=batch_size, timeout=timeout, security=security, progress=progress)[0]  # fmt: skip
+                         batch_size=batch_size, progress=progress, desc="real ensemble runs")[0]  # fmt: skip
 
 
 def real_ensemble_stability(
@@ -75,8 +74,6 @@ def real_ensemble_stability(
     seed: SeedLike = 0,
     client: ClientLike = None,
     batch_size: int = 1,
-    timeout: float = 10.0,
-    security=None,
     progress: bool = True,
 ) -> xr.Dataset:
     """The naive check: measure ensemble stability with real runs (see the module docstring).
@@ -100,7 +97,7 @@ def real_ensemble_stability(
     aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
     index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-    client, timeout, security
+    client
         Where the real runs run (see :mod:`ensstab_dask.cluster`).
     batch_size : int
         Real runs per Dask task.
@@ -144,7 +141,7 @@ def real_ensemble_stability(
     t0 = time.perf_counter()
     ranks = real_ensemble_runs(
         X, y, m_stability=m_stability, pool=pool, selector=selector, layout=layout, seed=ss, client=client,
-        batch_size=batch_size, timeout=timeout, security=security, progress=progress,
+        batch_size=batch_size, progress=progress,
     )  # fmt: skip
     stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
     for m in m_list:
@@ -164,6 +161,28 @@ def real_ensemble_stability(
         lo.append(res.lower)
         hi.append(res.upper)
     seconds = time.perf_counter() - t0
+    ds = _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index)
+    ds.attrs.update(
+        title="ensstab_dask naive real ensemble stability",
+        kind="naive_check",
+        n_feature=n_feature,
+        n_target=n_target,
+        m_stability=m_stability,
+        layout=layout,
+        modelled_by_simulator=int(layout == "bagging"),
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        selector=describe_selector(selector),
+        real_runs=m_stability * pool,
+        seconds=seconds,
+        ensstab_dask_version=__version__,
+    )
+    return ds
+
+
+def _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index: str) -> xr.Dataset:
+    """The naive check's values over ``m_ensemble``, with xarray's attributes."""
     coords = {
         "m_ensemble": (
             "m_ensemble",
@@ -209,21 +228,5 @@ def real_ensemble_stability(
             ),
         },
         coords=coords,
-    )
-    ds.attrs.update(
-        title="ensstab_dask naive real ensemble stability",
-        kind="naive_check",
-        n_feature=n_feature,
-        n_target=n_target,
-        m_stability=m_stability,
-        layout=layout,
-        modelled_by_simulator=int(layout == "bagging"),
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        selector=describe_selector(selector),
-        real_runs=m_stability * pool,
-        seconds=seconds,
-        ensstab_dask_version=__version__,
     )
     return ds

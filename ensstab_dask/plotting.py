@@ -5,7 +5,7 @@ or ``Estimate.to_dataset()``, also read back from netCDF) and an optional matplo
 ``Axes``, draws on it with labels, units and a legend, and returns it:
 
 * :func:`plot_calibration`: the two surfaces over (n_useful, p), where each matches the
-  real selector, their intersection and the chosen (n_useful, p) (SPEC section 6);
+  real selector, their intersection and the chosen (n_useful, p) (docs/method.md section 6);
 * :func:`plot_fixed_point`: n_useful_v = A[f_(u,p)] against u, with the diagonal;
 * :func:`plot_stability_curve`: predicted stability against m_ensemble, with the naive
   real check's when it was run;
@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+
+from .calibration import calibrate, n_useful_v_slice
+from .exceptions import InvalidParameterError
 
 __all__ = [
     "plot_calibration",
@@ -50,7 +53,9 @@ def _dataset(obj) -> xr.Dataset:
         return obj
     if hasattr(obj, "to_dataset") and hasattr(obj, "curve"):
         return obj.to_dataset()
-    raise TypeError(f"expected a sweep Dataset, an Estimate or Estimate.to_dataset(); got {type(obj).__name__}")
+    raise InvalidParameterError(
+        f"expected a sweep Dataset, an Estimate or Estimate.to_dataset(); got {type(obj).__name__}"
+    )
 
 
 #: The ``kind`` attribute of every result Dataset, and what writes it.
@@ -115,18 +120,16 @@ def _drew_something(artist) -> bool:
 def _need(ds: xr.Dataset, kind: str, what: str) -> None:
     ok = _is_estimate(ds) if kind == "estimate" else _is_sweep(ds)
     if not ok:
-        raise ValueError(f"{what} needs {'an estimate' if kind == 'estimate' else 'a sweep'} Dataset")
+        raise InvalidParameterError(f"{what} needs {'an estimate' if kind == 'estimate' else 'a sweep'} Dataset")
 
 
 # 1. Calibration ------------------------------------------------------------------------
 
 
 def _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol) -> xr.Dataset:
-    from .calibration import calibrate
-
     if _is_estimate(ds):
         if "calibration_stability" not in ds:
-            raise ValueError("this estimate has no calibration surfaces: run estimate(..., calibrate=True)")
+            raise InvalidParameterError("this estimate has no calibration surfaces: run estimate(..., calibrate=True)")
         cal = xr.Dataset(
             {
                 "stability": ds["calibration_stability"],
@@ -138,7 +141,9 @@ def _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, 
         return cal
     _need(ds, "sweep", "plot_calibration")
     if real_stability is None or n_useful is None:
-        raise ValueError("plot_calibration on a sweep needs real_stability and n_useful (the observed values)")
+        raise InvalidParameterError(
+            "plot_calibration on a sweep needs real_stability and n_useful (the observed values)"
+        )
     return calibrate(
         ds, real_stability, n_useful, n_runs=n_runs, stability_rtol=stability_rtol, n_useful_atol=n_useful_atol
     )
@@ -260,8 +265,6 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     n_runs : int, optional
         Which n_useful_v surface of a sweep (needed when it varies with m_ensemble).
     """
-    from .calibration import n_useful_v_slice
-
     ds = _dataset(obj)
     ax = _axes(ax)
     mean = std = None
@@ -298,7 +301,9 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
                           f"A[f]={v:.1f} ± {sd:.1f} ({'holds' if holds else 'does not hold'})")  # fmt: skip
         lo, hi = min(lo, eu, v - sd), max(hi, eu, v + sd)
     if not np.isfinite(lo):
-        raise ValueError("plot_fixed_point: nothing to draw (an estimate run with verify=False and no calibration)")
+        raise InvalidParameterError(
+            "plot_fixed_point: nothing to draw (an estimate run with verify=False and no calibration)"
+        )
     pad = 0.05 * (hi - lo + 1)
     ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="gray", ls=":", label="u = n_useful_v (fixed point)")
     ax.set_xlabel("u: the simulator's n_useful (features)")

@@ -8,7 +8,7 @@ simulations all report through these helpers, so that they look and behave alike
 * it is drawn only where it can redraw itself in place, a terminal or a notebook
   (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job) hundreds of
   carriage-return lines would bury the output;
-* ``progress=False`` draws nothing at all (the CLI's ``--quiet``/``--no-progress``);
+* ``progress=False`` draws nothing at all (the CLI's ``--quiet``);
 * the Dask dashboard link is written once per cluster, on a line of its own
   (:func:`note_dashboard`), never glued to a bar.
 """
@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["progress_bar", "note_dashboard", "map_with_progress", "StageBar", "StageClock"]
+__all__ = ["progress_bar", "note_dashboard", "StageBar", "StageClock"]
 
 # Links already written: estimate, validate, the sweep and the real runs all meet the same
 # cluster, and one link per cluster is enough.
@@ -102,57 +102,3 @@ def note_dashboard(client, enabled: bool = True) -> None:
     from tqdm.auto import tqdm
 
     tqdm.write(f"Dask dashboard: {link}", file=sys.stderr)
-
-
-def map_with_progress(
-    fn,
-    shared: tuple,
-    tasks: Sequence[tuple],
-    *,
-    desc: str,
-    unit: str = "task",
-    sizes: Sequence[int] | None = None,
-    progress: bool = True,
-    client=None,
-    timeout: float = 10.0,
-    security=None,
-) -> list:
-    """:func:`~ensstab_dask.cluster.map_shared` with a bar that advances as tasks finish.
-
-    ``[fn(*shared, *task) for task in tasks]``, in the order of ``tasks``; ``shared``
-    (the data) goes to the workers once. Task ``i`` advances the bar by ``sizes[i]``
-    (default 1): a task holding several runs counts as that many.
-
-    Locally (``client="synchronous"``) the bar moves after each task; on a cluster, as
-    each future completes (:func:`distributed.as_completed`), so a slow task does not
-    hold back the count of those that finished after it.
-    """
-    from .cluster import connect
-
-    sizes = [1] * len(tasks) if sizes is None else list(sizes)
-    with connect(client, timeout=timeout, security=security) as c:
-        note_dashboard(c, progress)  # before the bar: see note_dashboard
-        with progress_bar(sum(sizes), desc, unit=unit, enabled=progress) as bar:
-            if c is None:
-                out = []
-                for task, size in zip(tasks, sizes):
-                    out.append(fn(*shared, *task))
-                    bar.update(size)
-                return out
-            from distributed import as_completed
-
-            # hash=False: content-hashed keys would be shared by back-to-back calls with the
-            # same data, and releasing one call's futures can then delete the next call's
-            # inputs (dask/distributed#4612).
-            remote = c.scatter(list(shared), broadcast=True, hash=False) if shared else []  # nothing to send
-            futures = [c.submit(fn, *remote, *task, pure=False) for task in tasks]
-            size_of = {f.key: s for f, s in zip(futures, sizes)}
-            # The client's own loop: a client connected by address is not the default one.
-            for fut in as_completed(futures, loop=c.loop):
-                # Gather only once every task has finished (or one failed): a gather interrupted
-                # by Ctrl-C leaves one waiter per task, each logging "Task exception was never
-                # retrieved" when the client closes.
-                if fut.status != "finished":
-                    break  # an error or a cancellation: gather raises it now
-                bar.update(size_of[fut.key])
-            return c.gather(futures)

@@ -1,7 +1,7 @@
 """A feature-level random-effects model of bagging ensembles (``model="random-effects"``).
 
 Beyond the paper: instead of a two-parameter simulated selector, model the ranks the
-real weak selectors give. In the naive check's layout (SPEC section 8) weak selector
+real weak selectors give. In the naive check's layout (docs/method.md section 8) weak selector
 ``j`` of ensemble copy ``c`` ranks feature ``f`` at
 
     r_cjf = mu_f + d_cf + e_cjf,   d_cf ~ N(0, sb2_f),   e_cjf ~ N(0, sw2_f)
@@ -29,10 +29,10 @@ import numpy as np
 
 from ._stability import similarity_matrix, stability_of_subsets
 from ._validation import INDICES, check_choice, check_int
-from .cluster import ClientLike
+from .exceptions import InvalidParameterError
 from .seeding import SeedLike, make_rng
 
-__all__ = ["RandomEffects", "random_effects_curve", "single_stability_across_copies", "PAIRWISE_INDICES"]
+__all__ = ["RandomEffects", "fitted_curves", "single_stability_across_copies", "PAIRWISE_INDICES"]
 
 #: The indices the model can simulate: a mean over independent pairs of copies.
 PAIRWISE_INDICES = ("jaccard", "dice", "kuncheva")
@@ -62,7 +62,9 @@ class RandomEffects:
         """
         ranks = np.asarray(ranks, dtype=np.float64)
         if ranks.ndim != 3 or ranks.shape[0] < 2 or ranks.shape[1] < 2:
-            raise ValueError(f"ranks must have shape (>= 2 copies, >= 2 weak selectors, n_feature); got {ranks.shape}")
+            raise InvalidParameterError(
+                f"ranks must have shape (>= 2 copies, >= 2 weak selectors, n_feature); got {ranks.shape}"
+            )
         G, B, n_feature = ranks.shape
         copy_means = ranks.mean(axis=1)
         within = ranks.var(axis=1, ddof=1).mean(axis=0)
@@ -71,7 +73,7 @@ class RandomEffects:
         residuals = ((ranks - copy_means[:, None, :]) * np.sqrt(B / (B - 1))).reshape(G * B, n_feature)
         ids = np.arange(G) if copy_ids is None else np.asarray(copy_ids)
         if len(np.unique(ids)) < 2:
-            raise ValueError("ranks must come from at least 2 distinct copies")
+            raise InvalidParameterError("ranks must come from at least 2 distinct copies")
         return cls(copy_means.mean(axis=0), between, within, residuals, copy_means, ids, G, B)
 
     def stability(
@@ -141,7 +143,7 @@ def single_stability_across_copies(subsets: np.ndarray, n_feature: int, index: s
     return float(np.mean(values))
 
 
-def _curves(ranks, subsets, n_target: int, m_ensemble: list[int], index: str, jobs) -> np.ndarray:
+def fitted_curves(ranks, subsets, n_target: int, m_ensemble: list[int], index: str, jobs) -> np.ndarray:
     """Curves of several fits, (len(jobs), len(m_ensemble)): what each Dask task runs.
 
     A job is ``(copy_ids, pairs, seed)``: the model fitted to the copies ``copy_ids``
@@ -159,71 +161,4 @@ def _curves(ranks, subsets, n_target: int, m_ensemble: list[int], index: str, jo
             else model.stability(m, n_target, m_stability=pairs, index=index, seed=r)
             for m in m_ensemble
         ]  # fmt: skip
-    return out
-
-
-#: Bootstrap replicates per Dask task: about 0.3 s on Colon, enough tasks to keep 16
-#: workers busy at the default 200 replicates.
-_REPLICATES_PER_TASK = 4
-
-
-def random_effects_curve(
-    ranks: np.ndarray,
-    n_target: int,
-    m_ensemble: list[int],
-    *,
-    m_stability: int = 400,
-    index: str = "jaccard",
-    n_boot: int = 0,
-    confidence: float = 0.95,
-    seed: SeedLike = 0,
-    client: ClientLike = "synchronous",
-) -> dict:
-    """The predicted curve, and with ``n_boot`` its interval from a bootstrap of the copies.
-
-    Each bootstrap replicate draws the real copies with replacement (whole copies: the
-    data's half and its weak selectors go together), refits the model and simulates the
-    curve again, with a quarter of the pairs; the interval therefore covers the real
-    copies' sampling and the simulation's noise. The replicates are centred on the point
-    (their median moved to it), because a replicate's repeated copies bias it low. The
-    point, its Monte-Carlo error and the replicates run as tasks on ``client`` (see
-    :mod:`ensstab_dask.cluster`); the result does not depend on where.
-
-    Returns a dict: ``stability`` and ``stability_std`` (Monte-Carlo) per m, and with a
-    bootstrap ``lower``, ``upper`` and ``replicates`` (n_boot, len(m_ensemble)).
-    """
-    from .cluster import map_shared
-    from .uncertainty import percentile_interval
-
-    ranks = np.asarray(ranks)
-    G = ranks.shape[0]
-    # The weak selectors' own top subsets (smallest rank first; real ranks have no ties).
-    subsets = np.sort(np.argpartition(ranks, n_target - 1, axis=2)[:, :, :n_target], axis=2)
-    rng = make_rng(seed)
-    seeds = rng.integers(2**63, size=1 + n_boot)
-    # The point, and its Monte-Carlo error from two independent halves of its pairs.
-    half = m_stability // 2
-    jobs = [(None, m_stability, seeds[0]), (None, half, seeds[0] + 1), (None, half, seeds[0] + 2)]
-    for i in range(n_boot):
-        ids = np.sort(rng.integers(G, size=G))
-        if len(np.unique(ids)) < 2:
-            ids[0] = (ids[0] + 1) % G  # a replicate needs two distinct copies
-        jobs.append((ids, max(2, m_stability // 4), seeds[1 + i]))
-    # The point's jobs cost as much as several replicates each: one task apiece.
-    tasks = [[job] for job in jobs[:3]] + [
-        jobs[k : k + _REPLICATES_PER_TASK] for k in range(3, len(jobs), _REPLICATES_PER_TASK)
-    ]
-    curves = np.concatenate(
-        map_shared(_curves, (ranks, subsets, n_target, list(m_ensemble), index), [(t,) for t in tasks], client=client)
-    )
-    point, a, b = curves[:3]
-    out = {"stability": point, "stability_std": np.abs(a - b) / 2, "model": RandomEffects.fit(ranks)}
-    if n_boot:
-        reps = curves[3:]
-        # A replicate holds about 63 % distinct copies, so its pairs' centres are noisier and
-        # its curve lower than the point's: the replicates are used as spreads about their
-        # median, placed on the point (measured: uncentred intervals missed on the high side).
-        reps = reps - np.median(reps, axis=0) + point
-        lo, hi = np.array([percentile_interval(reps[:, j], confidence) for j in range(len(m_ensemble))]).T
-        out.update(lower=lo, upper=hi, replicates=reps)
     return out

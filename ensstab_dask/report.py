@@ -21,6 +21,7 @@ import xarray as xr
 
 from . import plotting
 from ._version import __version__
+from .exceptions import InvalidParameterError
 from .storage import atomic_output
 
 __all__ = ["write_report", "pictures_for"]
@@ -94,7 +95,9 @@ def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[
         if ds.sizes["m_ensemble"] > 1:
             names.append("stability_curve")
         return names
-    raise ValueError("not an ensstab result: expected an estimate (ensstab estimate --output) or a sweep Dataset")
+    raise InvalidParameterError(
+        "not an ensstab result: expected an estimate (ensstab estimate --output) or a sweep Dataset"
+    )
 
 
 def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) -> None:
@@ -278,19 +281,21 @@ def write_report(
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"out_dir {out} exists and is not a directory")
+        raise InvalidParameterError(f"out_dir {out} exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:
-        raise ValueError(f"out_dir {out} exists and is not empty; pass overwrite=True (CLI --overwrite) to replace it")
+        raise InvalidParameterError(
+            f"out_dir {out} exists and is not empty; pass overwrite=True (CLI --overwrite) to replace it"
+        )
     if isinstance(result, (str, os.PathLike)):
         path = Path(result)
         if not path.is_file():
-            raise ValueError(f"result {path}: no such file")
+            raise InvalidParameterError(f"result {path}: no such file")
         try:
             with xr.open_dataset(path) as opened:
                 ds = opened.load()
         except (OSError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ValueError(f"result {path}: not a netCDF file xarray can read ({first})") from None
+            raise InvalidParameterError(f"result {path}: not a netCDF file xarray can read ({first})") from None
     else:
         ds = plotting._dataset(result)
     kind = "estimate" if plotting._is_estimate(ds) else "sweep"

@@ -30,7 +30,9 @@ from typing import Union
 
 import numpy as np
 
-__all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng", "seed_to_int"]
+from .exceptions import InvalidParameterError
+
+__all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng", "seed_to_int", "int_from"]
 
 SeedLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
 
@@ -70,12 +72,12 @@ def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSeq
     if isinstance(seed, np.random.Generator):
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(
+        raise InvalidParameterError(
             f"{name} must be None, a non-negative int, a numpy SeedSequence or a "
             f"numpy Generator; got {type(seed).__name__}"
         )
     if seed < 0:
-        raise ValueError(f"{name} must be a non-negative int; got {seed}")
+        raise InvalidParameterError(f"{name} must be a non-negative int; got {seed}")
     return np.random.SeedSequence(int(seed))
 
 
@@ -110,7 +112,7 @@ def derive(seed: SeedLike, *key: int) -> np.random.SeedSequence:
     ss = as_seed_sequence(seed)
     for k in key:
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 0:
-            raise ValueError(f"stream keys must be non-negative ints; got {k!r}")
+            raise InvalidParameterError(f"stream keys must be non-negative ints; got {k!r}")
     return np.random.SeedSequence(
         ss.entropy,
         spawn_key=tuple(ss.spawn_key) + tuple(int(k) for k in key),
@@ -160,15 +162,26 @@ def seed_to_int(seed: SeedLike, *, name: str = "seed") -> int:
     if isinstance(seed, (bool, np.bool_)) or not (
         seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence, np.random.Generator))
     ):
-        raise TypeError(
+        raise InvalidParameterError(
             f"{name} must be a non-negative int, a numpy SeedSequence, a numpy Generator or None; "
             f"got {type(seed).__name__}"
         )
     if isinstance(seed, numbers.Integral):
         if not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"{name} must be in [0, {MAX_SEED}] so that the results can record it; got {seed}")
+            raise InvalidParameterError(
+                f"{name} must be in [0, {MAX_SEED}] so that the results can record it; got {seed}"
+            )
         return int(seed)
     ss = as_seed_sequence(seed, name=name)
     if not ss.spawn_key and isinstance(ss.entropy, numbers.Integral) and 0 <= ss.entropy <= MAX_SEED:
         return int(ss.entropy)
+    return int_from(ss)
+
+
+def int_from(ss: np.random.SeedSequence, *, bits: int = 64) -> int:
+    """A non-negative int drawn from ``ss``: its first state word of ``bits`` bits, less
+    its top bit (so that it fits a signed int of that width). The estimate's sweeps are
+    seeded with ``bits=32`` (their recorded seeds since the first release)."""
+    if bits == 32:
+        return int(ss.generate_state(1, np.uint32)[0] >> np.uint32(1))
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))

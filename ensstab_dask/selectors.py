@@ -1,4 +1,4 @@
-"""Real base selectors and their runs (SPEC section 8).
+"""Real base selectors and their runs (docs/method.md section 8).
 
 A *real run* fits the base selector on a resample of the data with its own seed, ranks
 all features by score (ties broken uniformly at random: a random forest gives most
@@ -17,9 +17,8 @@ features importance 0) and keeps the top ``n_target``.
   fraction in (0, 1] without replacement. Every resample is stratified by class, so
   that no run fits on a single class.
 
-Run ``i`` of a batch seeded ``seed`` uses ``derive(seed, Stream.REAL_RUNS, i)``: the result of a run does
-not depend on how runs are batched or where they execute. :func:`real_runs` spreads runs
-over a Dask cluster in small batches, sending the data to the workers once.
+A run depends on its seed alone. This module knows nothing of Dask: :mod:`ensstab_dask.runs`
+sends many runs to a cluster.
 """
 
 from __future__ import annotations
@@ -27,16 +26,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import RESAMPLES, check_int, check_real
+from ._validation import RESAMPLES, check_real
 from .aggregation import rank_scores
-from .cluster import ClientLike
 from .datasets import check_data
-from .progress import map_with_progress
-from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
+from .exceptions import InvalidParameterError
+from .seeding import SeedLike, as_seed_sequence, make_rng
 
 __all__ = [
     "default_selector",
@@ -44,10 +41,6 @@ __all__ = [
     "resample_indices",
     "check_resample_classes",
     "real_run",
-    "real_runs",
-    "real_run_plan",
-    "Pool",
-    "Copies",
 ]
 
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
@@ -69,7 +62,7 @@ def make_scorer(selector=None) -> Scorer:
     if callable(selector):
         _check_arity(selector)
         return selector
-    raise TypeError(
+    raise InvalidParameterError(
         "selector must be None, a scikit-learn estimator (or Pipeline) exposing coef_ or feature_importances_, "
         f"or a callable (X, y, rng) -> scores; got {type(selector).__name__}"
     )
@@ -82,7 +75,7 @@ def _check_arity(fn) -> None:
     try:
         inspect.signature(fn).bind(None, None, None)
     except TypeError:
-        raise TypeError(
+        raise InvalidParameterError(
             f"selector: a callable selector is called as selector(X, y, rng) -> scores; "
             f"{getattr(fn, '__name__', type(fn).__name__)}{inspect.signature(fn)} cannot take those three arguments"
         ) from None
@@ -127,17 +120,19 @@ def _feature_importances(est) -> np.ndarray:
         return np.abs(coef) if coef.ndim == 1 else np.linalg.norm(coef, ord=1, axis=0)
     if hasattr(model, "feature_importances_"):
         return np.asarray(model.feature_importances_, dtype=np.float64)
-    raise TypeError(f"{type(model).__name__} exposes neither coef_ nor feature_importances_ after fit")
+    raise InvalidParameterError(f"{type(model).__name__} exposes neither coef_ nor feature_importances_ after fit")
 
 
 def check_resample(resample) -> str | float:
     if isinstance(resample, str):
         if resample not in RESAMPLES:
-            raise ValueError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
+            raise InvalidParameterError(
+                f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}"
+            )
         return resample
     if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
         return check_real(resample, "resample", minimum=0.0, maximum=1.0, open_minimum=True)
-    raise TypeError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
+    raise InvalidParameterError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
 
 
 def _min_per_class(resample: str | float) -> int:
@@ -160,7 +155,7 @@ def check_resample_classes(y, resample) -> None:
     labels, counts = np.unique(np.asarray(y), return_counts=True)
     if counts.min() < need:
         small = labels.tolist()[counts.argmin()]
-        raise ValueError(
+        raise InvalidParameterError(
             f"resample={resample!r} needs at least {need} samples of every class, so that each resample "
             f"holds all classes; class {small!r} has {counts.min()}"
         )
@@ -179,7 +174,9 @@ def resample_indices(y, resample, rng: np.random.Generator) -> np.ndarray:
 
     y = np.asarray(y)
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D class labels, one per sample (resamples are stratified); got shape {y.shape}")
+        raise InvalidParameterError(
+            f"y must be 1-D class labels, one per sample (resamples are stratified); got shape {y.shape}"
+        )
     resample = check_resample(resample)
     check_resample_classes(y, resample)
     if resample == "bagging":
@@ -198,7 +195,7 @@ def resample_indices(y, resample, rng: np.random.Generator) -> np.ndarray:
 def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
     """One real run: ranks 1..n_feature (1 = best) of every feature.
 
-    The run uses ``seed`` itself; run ``i`` of :func:`real_runs` is this function with
+    The run uses ``seed`` itself; run ``i`` of :func:`~ensstab_dask.runs.real_runs` is this function with
     ``seed=derive(seed, Stream.REAL_RUNS, i)``. The top ``n_target`` of a run is
     ``np.flatnonzero(ranks <= n_target)``.
     """
@@ -221,7 +218,7 @@ def _fit_and_rank(
 ) -> np.ndarray:
     scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
     if scores.shape != (X.shape[1],):
-        raise ValueError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
+        raise InvalidParameterError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
     return rank_scores(scores, seed=rng)
 
 
@@ -246,143 +243,6 @@ def member_ranks(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, copy
         else:
             idx = everything
         out[i] = _fit_and_rank(scorer, X, y, idx, rng)
-    return out
-
-
-def real_runs(
-    X,
-    y,
-    n_target: int,
-    *,
-    n_runs: int,
-    selector=None,
-    resample="half",
-    seed: SeedLike = 0,
-    client: ClientLike = None,
-    batch_size: int = 1,
-    timeout: float = 10.0,
-    security=None,
-    progress: bool = True,
-) -> np.ndarray:
-    """``n_runs`` independent real runs, spread over Dask workers.
-
-    Run ``i`` is seeded ``derive(seed, Stream.REAL_RUNS, i)``, so the result is the same whatever
-    ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the workers once.
-    ``progress``: a bar of the runs on stderr (see :mod:`ensstab_dask.progress`).
-
-    Returns
-    -------
-    ndarray of int64, shape (n_runs, n_feature): the ranks of each run.
-    """
-    X, y = check_data(X, y, n_target=n_target)
-    return real_run_plan(
-        X,
-        y,
-        [Pool(n_runs, resample, seed)],
-        selector=selector,
-        client=client,
-        batch_size=batch_size,
-        timeout=timeout,
-        security=security,
-        progress=progress,
-    )[0]
-
-
-@dataclass(frozen=True)
-class Pool:
-    """``n_runs`` independent real runs on ``resample``; run ``i`` seeded
-    ``derive(seed, Stream.REAL_RUNS, i)`` (exactly :func:`real_runs`)."""
-
-    n_runs: int
-    resample: str | float
-    seed: SeedLike
-
-
-@dataclass(frozen=True)
-class Copies:
-    """``copies`` real ensemble copies of ``members`` weak selectors each, in ``layout``
-    (see :func:`member_ranks`): copy ``c``'s half of the data from
-    ``derive(seed, Stream.REAL_ENSEMBLE, c)``, its member ``j`` from ``(.., c, j + 1)``, so
-    that a copy and its first members do not depend on how many are asked for."""
-
-    copies: int
-    members: int
-    seed: SeedLike
-    layout: str = "bagging"
-
-
-def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
-    """The tasks of one plan item: ``(kind, ...)`` as :func:`_run_task` takes them."""
-    ss = as_seed_sequence(item.seed)
-    if isinstance(item, Pool):
-        seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(item.n_runs)]
-        return [("pool", item.resample, seeds[i : i + batch_size]) for i in range(0, item.n_runs, batch_size)]
-    tasks = []
-    for copy in range(item.copies):
-        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(item.members)]
-        copy_ss = derive(ss, Stream.REAL_ENSEMBLE, copy)
-        tasks += [
-            ("copy", item.layout, copy_ss, members[i : i + batch_size]) for i in range(0, item.members, batch_size)
-        ]
-    return tasks
-
-
-def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) -> np.ndarray:
-    """What each real-run task executes: a batch of a pool's runs, or of a copy's members."""
-    return _run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
-
-
-def real_run_plan(
-    X,
-    y,
-    plan: Sequence[Pool | Copies],
-    *,
-    selector=None,
-    client: ClientLike = None,
-    batch_size: int = 1,
-    timeout: float = 10.0,
-    security=None,
-    progress: bool = True,
-) -> list[np.ndarray]:
-    """Every real run of several pools and ensemble copies, in one submission.
-
-    Returns, per item of ``plan``, the ranks of a :class:`Pool` (n_runs, n_feature) or of
-    :class:`Copies` (copies, members, n_feature). One submission keeps every worker busy
-    to the end instead of idling at the tail of each item (measured on 16 workers: runs
-    submitted item by item went at a quarter of the naive check's rate), and scatters the
-    data once. A run's ranks depend on its seed alone, so the result is the same whatever
-    ``batch_size``, ``client`` or the plan's other items. ``progress``: one bar for all
-    the runs. ``X`` and ``y`` are taken as validated.
-    """
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    for item in plan:
-        if isinstance(item, Pool):
-            check_int(item.n_runs, "n_runs", minimum=1)
-            check_resample_classes(y, item.resample)  # here, not in a worker's traceback
-        else:
-            check_int(item.copies, "copies", minimum=1)
-            check_int(item.members, "members", minimum=1)
-    scorer = make_scorer(selector)
-    per_item = [_plan_tasks(item, batch_size) for item in plan]
-    tasks = [task for item_tasks in per_item for task in item_tasks]
-    parts = iter(
-        map_with_progress(
-            _run_task,
-            (scorer, X, y),
-            tasks,
-            desc="real runs",
-            unit="run",
-            sizes=[len(t[-1]) for t in tasks],
-            progress=progress,
-            client=client,
-            timeout=timeout,
-            security=security,
-        )  # fmt: skip
-    )
-    out = []
-    for item, item_tasks in zip(plan, per_item):
-        ranks = np.concatenate([next(parts) for _ in item_tasks])
-        out.append(ranks if isinstance(item, Pool) else ranks.reshape(item.copies, item.members, -1))
     return out
 
 

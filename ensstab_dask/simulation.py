@@ -1,4 +1,4 @@
-"""The simulated weak selector (SPEC section 2) and simulated ensembles (section 3).
+"""The simulated weak selector (docs/method.md section 2) and simulated ensembles (section 3).
 
 How the fast kernel draws exactly from the literal algorithm
 ------------------------------------------------------------
@@ -60,8 +60,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._stability import stability_of_subsets
 from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_model, check_simulator
 from .aggregation import aggregate_rankings
+from .exceptions import InvalidParameterError
 from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]
@@ -256,7 +258,7 @@ def simulate_rankings(
     h: int | None = None,
     copy_size: int = 1,
 ) -> np.ndarray:
-    """Rankings of ``size`` independent simulated weak selectors (SPEC section 2).
+    """Rankings of ``size`` independent simulated weak selectors (docs/method.md section 2).
 
     Parameters
     ----------
@@ -337,7 +339,7 @@ def simulate_ensembles(
     model: str = "onda",
     h: int | None = None,
 ) -> np.ndarray:
-    """Feature subsets chosen by ``size`` independent simulated ensembles (SPEC section 3).
+    """Feature subsets chosen by ``size`` independent simulated ensembles (docs/method.md section 3).
 
     Each ensemble aggregates ``m_ensemble`` independent simulated weak selectors with
     ``aggregate`` (ties broken uniformly at random) and keeps ``n_target`` features.
@@ -414,7 +416,7 @@ def simulated_stability(
     model: str = "onda",
     h: int | None = None,
 ) -> float:
-    """Stability of ``m_stability`` independent simulated ensembles (SPEC section 3).
+    """Stability of ``m_stability`` independent simulated ensembles (docs/method.md section 3).
 
     With ``m_ensemble=1`` this is the stability of a single simulated selector, the
     curve that calibrates ``p`` (the same for both models: a copy of one weak selector
@@ -451,12 +453,12 @@ def simulated_stability(
     >>> single < ensemble  # ensembles of weak selectors are more stable
     True
     """
-    from ._stability import stability_of_subsets
-
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(index, "index", INDICES)
     if index in ("kuncheva", "nogueira") and n_target == n_feature:
-        raise ValueError(f"index {index!r} is undefined when n_target == n_feature (every subset is all features)")
+        raise InvalidParameterError(
+            f"index {index!r} is undefined when n_target == n_feature (every subset is all features)"
+        )
     subsets = simulate_ensembles(
         n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed,
         model=model, h=h,

@@ -21,6 +21,7 @@ Stores written before that get it the next time a sweep resumes them.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -31,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
+
+from .exceptions import InvalidParameterError, OutputNotWritten, StoreDamaged, StoreLocked, StoreMismatch
 
 __all__ = [
     "SweepStore",
@@ -47,40 +50,17 @@ __all__ = [
 ]
 
 COMPLETED = "completed"
+
+#: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
+_DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+#: What reading a damaged store raises: a codec's error on a corrupted chunk (numcodecs:
+#: RuntimeError or ValueError), a decoder's on garbled metadata (ValueError, KeyError,
+#: TypeError; zarr's own errors are ValueErrors), an I/O error on a truncated file
+#: (OSError, EOFError), an index error on a chunk of the wrong shape. Not a permission
+#: error (re-raised as it is: the store may be fine) and not MemoryError.
+_DAMAGE = (ValueError, RuntimeError, KeyError, TypeError, IndexError, EOFError, OSError)
 SETTINGS_ATTR = "ensstab_settings"
-
-
-class StoreMismatch(ValueError):
-    """The store was made with other settings than those requested.
-
-    Raised by :func:`~ensstab_dask.sweep` (a ``ValueError``) when ``store`` holds a sweep
-    with other settings; the store is left untouched.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import ensstab_dask as es
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> store = Path(tmp.name) / "sweep.zarr"
-    >>> grid = dict(n_useful=[10], p=[0.5], m_ensemble=[1], repeats=2, store=store, client="synchronous",
-    ...             progress=False)
-    >>> _ = es.sweep(200, 5, m_stability=5, **grid)
-    >>> try:
-    ...     es.sweep(200, 5, m_stability=6, **grid)
-    ... except es.StoreMismatch as exc:
-    ...     print("refused:", "m_stability" in str(exc))
-    refused: True
-    >>> tmp.cleanup()
-    """
-
-
-class StoreDamaged(ValueError):
-    """The store's data or metadata cannot be trusted."""
-
-
-class StoreLocked(OSError):
-    """Another process is writing the store."""
 
 
 def _writer_tag() -> str:
@@ -161,7 +141,7 @@ def writer_lock(store: str | os.PathLike):
 
     path = lock_path(store)
     if not path.parent.is_dir():
-        raise ValueError(f"store: directory {str(path.parent)!r} does not exist")
+        raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")
     fd = os.open(path, os.O_RDWR | os.O_CREAT, umask_mode())
     try:
         try:
@@ -249,7 +229,7 @@ class SweepStore:
             return store
         parent = store.path.parent
         if not parent.is_dir():
-            raise ValueError(f"store: directory {str(parent)!r} does not exist")
+            raise InvalidParameterError(f"store: directory {str(parent)!r} does not exist")
         template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
         with atomic_output(store.path, overwrite=False, directory=True) as tmp, _quiet_consolidation():
             template.to_zarr(tmp, compute=False, mode="w-", consolidated=True)
@@ -259,17 +239,21 @@ class SweepStore:
         """The settings record, written with the template."""
         try:
             ds = open_store(self.path)
-        except Exception as exc:  # noqa: BLE001 - any failure means: not our store
-            raise ValueError(f"store: {str(self.path)!r} exists but is not a readable zarr store ({exc})") from None
+        except PermissionError:
+            raise
+        except _DAMAGE as exc:
+            raise InvalidParameterError(
+                f"store: {str(self.path)!r} exists but is not a readable zarr store ({exc})"
+            ) from exc
         if SETTINGS_ATTR not in ds.attrs or COMPLETED not in ds:
-            raise ValueError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
+            raise InvalidParameterError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
         try:
             return json.loads(ds.attrs[SETTINGS_ATTR])
         except ValueError as exc:
             raise StoreDamaged(
                 f"store {str(self.path)!r}: its settings record is damaged (not valid JSON: {exc}); "
                 "it cannot be trusted"
-            ) from None
+            ) from exc
 
     def provenance_problems(self) -> list[str]:
         """What the store's attributes and coordinates say that its settings record does not.
@@ -342,11 +326,13 @@ class SweepStore:
     def _values(self, ds: xr.Dataset, name: str) -> np.ndarray:
         try:
             return ds[name].values
-        except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the chunk is damaged
+        except PermissionError:
+            raise
+        except _DAMAGE as exc:
             raise StoreDamaged(
                 f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
                 "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
-            ) from None
+            ) from exc
 
     def write_block(self, data: xr.Dataset, region: dict[str, slice]) -> None:
         """Write ``data`` into ``region``, then mark those cells complete.
@@ -365,11 +351,13 @@ class SweepStore:
         A chunk that cannot be read is :class:`StoreDamaged`, naming the variable."""
         try:
             ds = open_store(self.path)
-        except Exception as exc:  # noqa: BLE001 - any codec or I/O error: the store is damaged
+        except PermissionError:
+            raise
+        except _DAMAGE as exc:
             raise StoreDamaged(
                 f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
                 "delete it and rerun the sweep"
-            ) from None
+            ) from exc
         for name in list(ds.variables):
             if name not in ds.dims:  # index coordinates are already in memory
                 ds[name] = xr.Variable(ds[name].dims, self._values(ds, str(name)), ds[name].attrs, ds[name].encoding)
@@ -400,7 +388,7 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         os.rename(tmp, out)
         return
     if not overwrite:  # it appeared while tmp was written
-        raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
     if not (directory and out.is_dir()):
         os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
         return
@@ -445,10 +433,10 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     """
     out = Path(out)
     if out.exists() and not overwrite:
-        raise ValueError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise ValueError(f"output directory {str(parent)!r} does not exist")
+        raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
     clean_leftovers(out)
     if directory:
         tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent))
@@ -457,8 +445,13 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
         os.close(fd)
         tmp = Path(name)
     try:
-        yield tmp
-        _replace_into_place(tmp, out, directory=directory, overwrite=overwrite)
+        try:
+            yield tmp
+            _replace_into_place(tmp, out, directory=directory, overwrite=overwrite)
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            raise OutputNotWritten(f"could not write {str(out)!r}: {exc.strerror} (is the disk full?)") from exc
     finally:
         if os.path.lexists(tmp):
             _remove(tmp)
@@ -517,10 +510,12 @@ def export_netcdf(
     """
     src = SweepStore(store)
     if not src.path.exists():
-        raise ValueError(f"store: {str(src.path)!r} does not exist")
+        raise InvalidParameterError(f"store: {str(src.path)!r} does not exist")
     target = Path(out).resolve()
     if target == src.path.resolve() or src.path.resolve() in target.parents:
-        raise ValueError(f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store")
+        raise InvalidParameterError(
+            f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store"
+        )
     src.settings()
     problems = src.provenance_problems()
     if problems:
@@ -535,7 +530,7 @@ def export_netcdf(
     missing = int((state[COMPLETED] == 0).sum())
     ds = state.drop_vars(COMPLETED)
     if missing and not allow_incomplete:
-        raise ValueError(
+        raise InvalidParameterError(
             f"store {str(src.path)!r} is incomplete ({missing} cells not computed yet); rerun the sweep to finish it, "
             "or pass allow_incomplete=True (CLI: --allow-incomplete)"
         )
@@ -548,5 +543,5 @@ def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = Fa
         try:
             ds.to_netcdf(tmp)
         except RuntimeError as exc:  # netCDF4 reports a full disk only as "NetCDF: HDF error"
-            raise OSError(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
+            raise OutputNotWritten(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
     return Path(out)

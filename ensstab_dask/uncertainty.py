@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._stability import pairwise_similarity
+from ._stability import pairwise_similarity, stability_of_subsets, stability_se
+from ._sweep import sweep
 from .estimation import selection_counts
 from .seeding import SeedLike, make_rng
 
@@ -152,8 +153,6 @@ def bootstrap_runs(
 
     The two are drawn independently of each other.
     """
-    from ._stability import stability_of_subsets, stability_se
-
     useful_runs = np.asarray(useful_runs)
     stability_runs = np.asarray(stability_runs)
     thresholds = np.asarray(thresholds)
@@ -225,8 +224,6 @@ def _nodes(values: np.ndarray, center: float, quantile: float, *, integer: bool,
 
 def _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, **options) -> np.ndarray:
     """Mean simulated stability over a (u, p, m_ensemble) grid, from the sweep engine."""
-    from ._sweep import sweep
-
     surf = sweep(n_feature, n_target, n_useful=u_nodes, p=p_nodes, m_ensemble=m_ensemble, progress=False, **options)
     return surf["stability"].values  # (n_u, n_p, n_m)
 

@@ -1,4 +1,4 @@
-"""The validation harness: the estimate against the naive check (SPEC section 11).
+"""The validation harness: the estimate against the naive check (docs/method.md section 11).
 
 The naive check is the yardstick and by far the dearer side (``m_stability x
 max(m_ensemble)`` real runs), so :func:`naive_check` caches its Dataset as netCDF under
@@ -19,12 +19,16 @@ import numpy as np
 import xarray as xr
 
 from ._validation import check_m_ensemble, check_seed
-from .algorithm import Estimate, estimate
+from .algorithm import estimate
+from .cluster import ClientLike, connect
 from .datasets import check_data
+from .exceptions import InvalidParameterError
 from .naive import real_ensemble_stability
 from .progress import note_dashboard
+from .result import Estimate
 from .seeding import SeedLike
 from .selectors import describe_selector
+from .storage import write_netcdf
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "naive_cache_path"]
 
@@ -68,9 +72,7 @@ def naive_check(
     index: str = "jaccard",
     seed: SeedLike = 0,
     cache_dir: str | os.PathLike | None = None,
-    client=None,
-    timeout: float = 10.0,
-    security=None,
+    client: ClientLike = None,
     progress: bool = True,
 ) -> xr.Dataset:
     """:func:`~ensstab_dask.naive.real_ensemble_stability` (bagging layout), cached.
@@ -97,7 +99,7 @@ def naive_check(
     cacheable = selector is None or hasattr(selector, "get_params")
     if cache_dir is not None and cacheable:
         if not Path(cache_dir).is_dir():
-            raise ValueError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
+            raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
         path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
         ds = _read_cached(path) if path.exists() else None
         if ds is not None:
@@ -119,13 +121,9 @@ def naive_check(
         index=index,
         seed=seed,
         client=client,
-        timeout=timeout,
-        security=security,
         progress=progress,
     )
     if path is not None:
-        from .storage import write_netcdf
-
         write_netcdf(ds, path, overwrite=True)
         ds.attrs["cache_file"] = str(path)
     ds.attrs["cached"] = 0
@@ -280,7 +278,7 @@ def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
     its SE, the combined z and the verdicts.
 
     ``z = (predicted - real) / sqrt(predicted_se^2 + real_se^2)``, the combined z
-    (SPEC section 11, "Scoring"): an unbiased prediction from 100 real runs is noisier than
+    (docs/method.md section 11, "Scoring"): an unbiased prediction from 100 real runs is noisier than
     the 1,000-run naive check, and the naive SE alone would fail it about one size in
     four. ``predicted_se`` is :meth:`Estimate.curve_se`. ``covered`` when the interval
     holds the naive value (None when there is no interval: ``n_boot=0`` or no curve);
@@ -325,9 +323,7 @@ def validate(
     index: str = "jaccard",
     seed: SeedLike = 0,
     cache_dir: str | os.PathLike | None = None,
-    client=None,
-    timeout: float = 10.0,
-    security=None,
+    client: ClientLike = None,
     data: str = "",
     progress: bool = True,
     **estimate_options,
@@ -351,7 +347,7 @@ def validate(
         Shared by the estimate and the naive check (see :func:`~ensstab_dask.estimate`).
     cache_dir : path, optional
         Where the naive check is cached; None: not cached.
-    client, timeout, security
+    client
         Where everything runs (see :mod:`ensstab_dask.cluster`).
     data : str
         A name for the data, recorded in the result.
@@ -380,15 +376,14 @@ def validate(
     >>> val.per_m[1]["covered"] is None  # n_boot=0: no interval to cover the naive value
     True
     """
-    from .cluster import connect
 
     m_list = check_m_ensemble(m_ensemble)
     seed = check_seed(seed)  # once: the estimate and the naive check share it
-    for bad in ("X", "y", "n_target", "client", "security", "timeout"):
+    for bad in ("X", "y", "n_target", "client"):
         if bad in estimate_options:
-            raise TypeError(f"validate() got {bad!r} twice")
+            raise InvalidParameterError(f"validate() got {bad!r} twice")
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
-    with connect(client, timeout=timeout, security=security) as c:
+    with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()

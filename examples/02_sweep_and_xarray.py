@@ -93,7 +93,7 @@ print(f"ensembles of {M_LARGE} help in", int((gain > 0).sum()), "cells")
 #
 # Given what was measured on a real selector (its stability and its n_useful with 20 runs),
 # `ds.ensstab.calibrate` marks the cells consistent with each observation and with both
-# (SPEC section 6). Here the "observations" are those of a simulated selector with
+# (docs/method.md section 6). Here the "observations" are those of a simulated selector with
 # u = U_OBS = 50, p = P_OBS = 0.8, so the consistent region should contain that cell.
 
 # %%

@@ -83,7 +83,9 @@ print(est.summary())
 
 # %% [markdown]
 # An address string works too (`client="tcp://host:8786"`): ensstab then opens and closes
-# its own connection. With TLS, pass `security=distributed.security.Security(...)`.
+# its own connection, within dask's connect timeout. With TLS, connect the `Client` with
+# `security=distributed.security.Security(...)` and pass it, or put the certificates in
+# the dask config (`distributed.comm.tls`): ensstab reads them as `Client(address)` does.
 
 # %%
 client.close()

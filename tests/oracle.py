@@ -1,4 +1,4 @@
-"""The literal algorithms of SPEC.md, written plainly: the oracles of the test suite.
+"""The literal algorithms of docs/method.md, written plainly: the oracles of the test suite.
 
 Nothing here is fast or clever on purpose. The benchmark also times
 :func:`literal_rankings` as the baseline the fast kernel is compared with.
@@ -13,7 +13,7 @@ import numpy as np
 
 
 def literal_ranking(n_feature, n_target, n_useful, p, rng):
-    """One simulated weak selector, exactly as SPEC section 2 states it."""
+    """One simulated weak selector, exactly as docs/method.md section 2 states it."""
     s_m = rng.choice(n_useful, size=n_target, replace=False).tolist()
     return _literal_ranking_given(s_m, n_feature, p, rng)
 
@@ -99,7 +99,7 @@ def literal_uniform_threshold(n_feature, n_target, n_runs, rng):
 def literal_two_level_rankings(n_feature, n_target, n_useful, h, p, copy_size, n_copies, seed):
     """The two-level model (docs/two_level_model.md), literally: each copy draws its H,
     a uniform h-subset of S', and each of its weak selectors draws S_m from H and then
-    ranks as SPEC section 2 states."""
+    ranks as docs/method.md section 2 states."""
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n_copies):
@@ -111,7 +111,7 @@ def literal_two_level_rankings(n_feature, n_target, n_useful, h, p, copy_size, n
 
 
 def _literal_ranking_given(s_m, n_feature, p, rng):
-    """SPEC section 2's ranking loop, given the preferred set ``s_m``."""
+    """docs/method.md section 2's ranking loop, given the preferred set ``s_m``."""
     remaining_in = list(s_m)
     remaining_out = [f for f in range(n_feature) if f not in s_m]
     rank = [0] * n_feature
@@ -147,3 +147,34 @@ def exact_two_level_pair_distribution(n_feature, n_target, n_useful, h, p):
                 key = r1 + r2
                 dist[key] = dist.get(key, Fraction(0)) + w * p1 * p2
     return dist
+
+
+def literal_u_statistic_variance(subsets):
+    """Hoeffding's variance of the mean pairwise Jaccard index of ``subsets`` (a U-statistic
+    of degree 2), each zeta estimated without bias from its definition by enumerating
+    distinct runs: zeta_2 = E h(a,b)^2 - theta^2, zeta_1 = E h(a,b) h(a,c) - theta^2, with
+    theta^2 estimated by E h(a,b) h(c,d) over four distinct runs. Var = (2 (U-2) zeta_1 +
+    zeta_2) / C(U, 2). May come out at or below 0 for few runs. Only for small U."""
+    sets = [set(int(f) for f in s) for s in subsets]
+    U = len(sets)
+
+    def h(a, b):
+        return len(sets[a] & sets[b]) / len(sets[a] | sets[b])
+
+    def mean(values):
+        values = list(values)
+        return sum(values) / len(values)
+
+    runs = range(U)
+    theta2 = mean(h(a, b) * h(c, d) for a, b, c, d in itertools.permutations(runs, 4))
+    zeta2 = mean(h(a, b) ** 2 for a, b in itertools.permutations(runs, 2)) - theta2
+    zeta1 = mean(h(a, b) * h(a, c) for a, b, c in itertools.permutations(runs, 3)) - theta2
+    return (2 * (U - 2) * zeta1 + zeta2) / (U * (U - 1) / 2)
+
+
+def literal_jackknife_se(subsets):
+    """Leave-one-run-out jackknife standard error of the mean pairwise Jaccard index."""
+    U = len(subsets)
+    loo = [literal_jaccard([s for j, s in enumerate(subsets) if j != i]) for i in range(U)]
+    mean = sum(loo) / U
+    return ((U - 1) / U * sum((v - mean) ** 2 for v in loo)) ** 0.5

@@ -76,9 +76,9 @@ def _sweep_args(store) -> list[str]:
 
 def test_the_resume_note_goes_to_stderr_as_a_plain_line(tmp_path):
     store = tmp_path / "s.zarr"
-    first = run(*_sweep_args(store), "--no-progress")
+    first = run(*_sweep_args(store), "--quiet")
     assert first.returncode == 0, first.stderr
-    assert first.stderr == ""  # --no-progress: warnings only, and there are none
+    assert first.stderr == ""  # --quiet: warnings only, and there are none
     chunk = sorted(p for p in (store / "stability_draws").rglob("*") if p.is_file() and p.name != "zarr.json")[0]
     chunk.unlink()  # one n_useful row's draws: three cells to recompute
     again = run(*_sweep_args(store))
@@ -89,22 +89,24 @@ def test_the_resume_note_goes_to_stderr_as_a_plain_line(tmp_path):
     # The library's messages, one plain line each: no logger name or level in front.
     assert "sweep: computing 3 of 9 cells in 3 tasks" in lines
     assert not any(line.startswith(("INFO", "WARNING", "ensstab_dask.")) for line in lines), again.stderr
-    # The damaged row is a warning: shown with --no-progress too.
+    # The damaged row is a warning: shown with --quiet too.
     chunk = sorted(p for p in (store / "stability_draws").rglob("*") if p.is_file() and p.name != "zarr.json")[0]
     chunk.unlink()
-    quiet = run(*_sweep_args(store), "--no-progress")
+    quiet = run(*_sweep_args(store), "--quiet")
     assert quiet.returncode == 0, quiet.stderr
     warning = f"sweep: 3 cells of {store} are marked done but hold no data: recomputing them"
     assert quiet.stderr.splitlines() == [warning]
 
 
-def test_quiet_is_the_sweeps_no_progress_and_an_option_of_estimate_and_validate(tmp_path):
+def test_quiet_has_one_spelling_in_every_command(tmp_path):
     store = tmp_path / "s.zarr"
-    for flag in ("-q", "--quiet", "--no-progress"):
+    for flag in ("-q", "--quiet"):
         res = run(*_sweep_args(store), flag)
         assert res.returncode == 0 and res.stderr == "", (flag, res.stderr)  # not even the resume note
-    for command in ("estimate", "validate"):
-        assert build_parser().parse_args([command, "--quiet"]).quiet
+    for command in (["sweep", "--n-useful", "20", "--p", "0.5"], ["estimate"], ["validate"]):
+        assert build_parser().parse_args([*command, "--quiet"]).quiet
+        with pytest.raises(UsageError, match="unrecognized arguments: --no-progress"):  # one spelling
+            build_parser().parse_args([*command, "--no-progress"])
 
 
 # Item: a sweep that cannot start leaves no store behind --------------------------------

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+import dask
+import distributed  # noqa: F401 - its config defaults, before any dask.config.set
 import numpy as np
 import pytest
 import xarray as xr
@@ -110,7 +112,7 @@ def _sweep_cli_args(address: str, store: Path) -> list[str]:
         "--p", ",".join(map(str, GRID["p"])),
         "--m-ensemble", ",".join(map(str, GRID["m_ensemble"])),
         "--m-stability", str(GRID["m_stability"]), "--repeats", str(GRID["repeats"]), "--seed", str(GRID["seed"]),
-        "--batch-size", "1", "--store", str(store), "--scheduler", address, "--no-progress",
+        "--batch-size", "1", "--store", str(store), "--scheduler", address, "--quiet",
     )  # fmt: skip
 
 
@@ -173,9 +175,8 @@ def test_worker_killed_mid_sweep_completes_identically(cluster, reference, tmp_p
 
     def run():
         try:
-            result["ds"] = es.sweep(
-                N, K, store=store, client=cluster.address, batch_size=1, progress=False, timeout=30, **GRID
-            )
+            with dask.config.set({"distributed.comm.timeouts.connect": "30s"}):
+                result["ds"] = es.sweep(N, K, store=store, client=cluster.address, batch_size=1, progress=False, **GRID)
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
 
@@ -255,24 +256,25 @@ def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_clus
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="deploy/tls/make-certs.sh needs openssl")
 def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, tmp_path):
-    from distributed.security import Security
-
     for name in ("ours", "other"):
         subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / name)], check=True, timeout=120, capture_output=True)
     c = start_cluster("tls", n_workers=1, tls_dir=tmp_path / "ours")
     assert c.address.startswith("tls://")
     small = dict(n_useful=[30], p=[0.5, 0.9], m_ensemble=[1], m_stability=10, repeats=2, seed=1)
 
-    def security(name: str) -> Security:
+    def certificates(name: str, timeout: str = "30s") -> dict:
+        """dask's own configuration: what distributed.Client(address) and the package read."""
         d = tmp_path / name
-        return Security(
-            tls_ca_file=str(d / "ca.pem"),
-            tls_client_cert=str(d / "client.pem"),
-            tls_client_key=str(d / "client-key.pem"),
-            require_encryption=True,
-        )
+        return {
+            "distributed.comm.tls.ca-file": str(d / "ca.pem"),
+            "distributed.comm.tls.client.cert": str(d / "client.pem"),
+            "distributed.comm.tls.client.key": str(d / "client-key.pem"),
+            "distributed.comm.require-encryption": True,
+            "distributed.comm.timeouts.connect": timeout,
+        }
 
-    ds = es.sweep(N, K, client=c.address, security=security("ours"), progress=False, **small)
+    with dask.config.set(certificates("ours")):
+        ds = es.sweep(N, K, client=c.address, progress=False, **small)
     assert_same(es.sweep(N, K, client="synchronous", progress=False, **small), ds)
 
     # The CLI with the certificates.
@@ -281,14 +283,14 @@ def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, 
     cli_tls += ["--tls-key", str(d / "client-key.pem")]
     args = ["sweep", "--n-feature", str(N), "--n-useful", "30", "--p", "0.5", "--m-stability", "10", "--repeats", "2"]
     run = subprocess.run(
-        _cli(*args, "--scheduler", c.address, "--no-progress", *cli_tls),
+        _cli(*args, "--scheduler", c.address, "--quiet", *cli_tls),
         capture_output=True, text=True, timeout=120, env=_env(),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
 
     # No certificates: refused at once, with what to pass.
     run = subprocess.run(
-        _cli(*args, "--scheduler", c.address, "--no-progress"), capture_output=True, text=True, timeout=60, env=_env()
+        _cli(*args, "--scheduler", c.address, "--quiet"), capture_output=True, text=True, timeout=60, env=_env()
     )
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert "no client certificates" in run.stderr and "--tls-ca-file" in run.stderr
@@ -296,12 +298,14 @@ def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, 
     # Certificates from another CA: the handshake fails, reported within the timeout.
     start = time.monotonic()
     with pytest.raises(es.SchedulerUnreachable, match="could not reach the Dask scheduler at tls://"):
-        es.sweep(N, K, client=c.address, security=security("other"), timeout=5, progress=False, **small)
+        with dask.config.set(certificates("other", "5s")):
+            es.sweep(N, K, client=c.address, progress=False, **small)
     assert time.monotonic() - start < 60
 
     # Plain TCP to the TLS scheduler: refused.
     with pytest.raises(es.SchedulerUnreachable):
-        es.sweep(N, K, client=c.address.replace("tls://", "tcp://"), timeout=5, progress=False, **small)
+        with dask.config.set({"distributed.comm.timeouts.connect": "5s"}):
+            es.sweep(N, K, client=c.address.replace("tls://", "tcp://"), progress=False, **small)
 
 
 # 6. Unreachable and malformed addresses, through the CLI -------------------------------
@@ -328,7 +332,7 @@ def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, b
     address = address or f"tcp://127.0.0.1:{_free_port()}"
     start = time.monotonic()
     run = subprocess.run(
-        _cli("sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", address, "--timeout", "3", "--no-progress"),
+        _cli("sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", address, "--timeout", "3", "--quiet"),
         capture_output=True, text=True, timeout=120, env=_env(),
     )  # fmt: skip
     assert run.returncode == 2

@@ -12,6 +12,7 @@ from ensstab_dask.accuracy import prediction_accuracy
 from ensstab_dask.algorithm import estimate
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.datasets import make_microarray, reference_dataset
+from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.naive import real_ensemble_stability
 from ensstab_dask.selectors import default_selector
 
@@ -81,16 +82,41 @@ def test_estimate_fields(est):
     json.dumps(d)  # JSON-able as it is
 
 
-def test_paper_layout_without_bootstrap_reproduces_earlier_results():
+def test_paper_layout_without_bootstrap_is_the_same_wherever_it_runs(two_process_client):
     """calibration_layout='paper' with n_boot=0 is the paper's method as it was before the
-    bootstrap and the guard rails: the same streams, bit for bit (values pinned at stream
-    layout 2, with the real runs' resamples stratified by class: a change of any stream
-    must show up here)."""
-    e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibration_layout="paper", **dict(SMALL, n_boot=0))
-    assert (e.t_uniform, e.n_useful, e.n_useful_mean) == (4.25, 14, 14.0)
-    assert e.real_stability == 0.17216913346944304 and e.p == 0.6346679687499999
-    assert e.predicted() == {1: 0.18942353655975946, 3: 0.2735025731349261}
+    bootstrap and the guard rails: one pool of runs on random halves, no intervals. Its
+    result depends on the seed alone, bit for bit, not on where the runs and simulations
+    execute; and it hits what it is fitted to."""
+    from ensstab_dask.simulation import simulated_stability
+
+    kw = dict(SMALL, n_boot=0, calibration_layout="paper")
+    e = estimate(DATA.X, DATA.y, 10, client="synchronous", **kw)
+    # The same seed in 2 worker processes over TCP: every number identical.
+    d = estimate(DATA.X, DATA.y, 10, client=two_process_client, **kw)
+    assert (d.p, d.n_useful, d.real_stability) == (e.p, e.n_useful, e.real_stability)
+    assert (d.t_uniform, d.n_useful_mean) == (e.t_uniform, e.n_useful_mean)
+    np.testing.assert_array_equal(d.n_useful_draws, e.n_useful_draws, strict=True)
+    np.testing.assert_array_equal(d.t_uniform_draws, e.t_uniform_draws, strict=True)
+    xr.testing.assert_identical(d.curve, e.curve)
+    a, b = e.to_dict(), d.to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    # The paper's layout: one pool of max(m_stability, n_runs) = 24 runs on halves (the
+    # default layout adds 12 more in the members' layout), plus the self-check's 10 x 4.
+    assert e.real_runs == 24 + 10 * 4 and e.settings["calibration_layout"] == "paper"
+    # n_boot = 0: no intervals at all.
     assert e.intervals == {} and e.curve_interval() == {} and "stability_lower" not in e.curve
+    # With m_ensemble = 1 the curve is the single simulated selector at (n_useful, p), and p
+    # was fitted to make that equal the real stability: they agree within the Monte-Carlo
+    # noise of the curve (repeats x m_stability copies) and of the fit (as many copies).
+    assert e.has_curve
+    se = float(e.curve["stability_std"].sel(m_ensemble=1)) / np.sqrt(SMALL["repeats"])
+    assert abs(e.predicted()[1] - e.real_stability) <= 4 * np.sqrt(2) * se
+    # And so does an independent simulation at the fitted (n_useful, p), on streams the
+    # estimate never used: 20 replicates of m_stability copies.
+    ind = np.array([simulated_stability(300, 10, e.n_useful, e.p, m_stability=12, seed=10_000 + r) for r in range(20)])
+    se_ind = np.sqrt(ind.var(ddof=1) / len(ind) + se**2)
+    assert abs(ind.mean() - e.real_stability) <= 4 * se_ind
 
 
 def test_estimate_is_reproducible_and_the_same_on_a_cluster(est, two_process_client):
@@ -100,21 +126,56 @@ def test_estimate_is_reproducible_and_the_same_on_a_cluster(est, two_process_cli
     assert a == b
 
 
-def test_calibrated_estimate_predicts_at_the_calibrated_cell():
-    e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **SMALL)
+def test_calibration_finds_the_selectors_cell_or_says_there_is_none():
+    from oracle import literal_ranking
+
+    def simulated_17_07(X, y, rng):
+        # The paper's simulated weak selector at (u = 17, p = 0.7), literally (docs/method.md
+        # section 2): 17 and 0.7 both lie on the calibration grid built around A[f] = 17.
+        return -np.asarray(literal_ranking(X.shape[1], 10, 17, 0.7, rng), dtype=float)
+
+    def one_of_two_sets(X, y, rng):
+        # Features 0-9 or 10-19, each with probability 1/2: A[f] = 20 (each is picked in
+        # about half the runs) at a stability of at least 0.45 (with 12 runs, at least 30 of
+        # the 66 pairs agree exactly). The simulator cannot do both: the only u of the grid
+        # within 2 of 20 is 21, at most about 0.31 stable even at p = 1, and the next one
+        # down, 17, is counted at 17 features or fewer.
+        s = np.zeros(X.shape[1])
+        s[(0 if rng.random() < 0.5 else 10) + np.arange(10)] = 1.0
+        return s
+
+    kw = dict(SMALL, n_boot=0)
+    # A selector the simulator models exactly: the intersection is not empty, calibration
+    # lands on (or next to) its own cell, and the curve is simulated there, not at the
+    # uncalibrated (n_useful, p) (which differ at this seed: p is fitted, not on the grid).
+    e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **dict(kw, selector=simulated_17_07))
     assert "calibrate" in e.seconds
-    if e.calibrated is not None:
-        assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == e.calibrated
-    else:  # no consistent cell: the uncalibrated (u, p) is used, and said so
-        assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == (e.n_useful, e.p)
+    cal = e.calibration
+    assert cal.attrs["any_consistent"] == 1 and e.calibrated is not None
+    assert e.calibrated == (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+    assert bool(cal["consistent"].sel(n_useful=e.calibrated[0], p=e.calibrated[1]))
+    assert e.calibrated[0] == 17 and abs(e.calibrated[1] - 0.7) <= 0.1 + 1e-9, e.calibrated
+    assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == e.calibrated
+    assert e.calibrated != (e.n_useful, e.p)
+    assert not any("calibration grid" in w for w in e.warnings)
     assert f"n_useful = {e.curve.attrs['simulator_n_useful']}," in e.summary()
     ds = e.to_dataset()
-    assert ds.attrs["simulator_n_useful"] == e.curve.attrs["simulator_n_useful"] and ds.attrs["n_useful"] == e.n_useful
+    assert ds.attrs["simulator_n_useful"] == e.calibrated[0] and ds.attrs["n_useful"] == e.n_useful
+    # A selector no (u, p) of the simulator matches on both statistics: said so, and the
+    # curve uses the uncalibrated (u, p).
+    with pytest.warns(UnreliableEstimateWarning, match="calibration grid has no .u, p. consistent"):
+        e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **dict(kw, selector=one_of_two_sets))
+    assert e.n_useful == 20 and e.real_stability >= 0.45
+    cal = e.calibration
+    assert cal.attrs["any_consistent"] == 0 and not bool(cal["consistent"].any()) and e.calibrated is None
+    assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == (e.n_useful, e.p)
+    assert any("calibration grid has no (u, p) consistent" in w for w in e.warnings) and not e.reliable
+    assert f"n_useful = {e.n_useful}," in e.summary()
 
 
 def test_saturated_threshold_is_reported():
     # n_runs = 2: t_uniform reaches n_runs, so nothing can be counted above it.
-    with pytest.warns(RuntimeWarning, match="t_uniform reached n_runs = 2"):
+    with pytest.warns(UnreliableEstimateWarning, match="t_uniform reached n_runs = 2"):
         e = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(SMALL, n_runs=2, repeats=20))
     assert e.threshold_saturated > 0 and "increase n_runs" in e.summary()
     assert not e.reliable and not e.has_curve and np.isnan(e.curve["stability"]).all()
@@ -148,14 +209,33 @@ def test_real_ensemble_stability(two_process_client):
     ds = real_ensemble_stability(DATA.X, DATA.y, 10, client="synchronous", **kw)
     assert list(ds["m_ensemble"].values) == [1, 2, 4]
     assert ds.attrs["real_runs"] == 16 and ds.attrs["layout"] == "bagging" and ds.attrs["modelled_by_simulator"] == 1
-    # The features each copy selected are kept, and the SE is the U-statistic's of them.
+    # The features each copy selected are kept, and the SE is the U-statistic's of them:
+    # Hoeffding's variance, each zeta estimated from its definition by enumerating distinct
+    # copies (the jackknife where that estimate is not positive).
+    from oracle import literal_jackknife_se, literal_u_statistic_variance
+
     from ensstab_dask._stability import stability, stability_se
+    from ensstab_dask.simulation import simulate_ensembles
 
     assert ds["selected"].shape == (3, 4, 10)
     for i in range(3):
         chosen = ds["selected"].values[i]
         assert ds["stability"].values[i] == pytest.approx(stability(chosen, 300))
-        assert ds["stability_se"].values[i] == stability_se(chosen, 300)
+        var = literal_u_statistic_variance(chosen)
+        want = np.sqrt(var) if var > 0 else literal_jackknife_se(chosen)
+        assert ds["stability_se"].values[i] == pytest.approx(want, rel=1e-9)
+    # And that SE is the real spread: over 400 independent experiments of 16 ensembles of
+    # 3 simulated selectors, the mean squared SE matches the variance of the stability
+    # within 4 standard errors of their difference. The band is under 0.4 of the variance:
+    # the jackknife, which overstates the variance by about 1.4 here, would fail it.
+    R, U = 400, 16
+    stab, var = np.empty(R), np.empty(R)
+    for r in range(R):
+        sub = simulate_ensembles(300, 10, 40, 0.5, m_ensemble=3, size=U, seed=r)
+        stab[r], var[r] = stability(sub, 300), stability_se(sub, 300) ** 2
+    diff = var - (stab - stab.mean()) ** 2 * R / (R - 1)
+    band = 4 * diff.std(ddof=1) / np.sqrt(R)
+    assert abs(diff.mean()) <= band < 0.4 * stab.var(ddof=1), (var.mean(), stab.var(ddof=1), band)
     assert ((ds.nogueira_lower <= ds.nogueira) & (ds.nogueira <= ds.nogueira_upper)).all()
     assert ((0 <= ds.stability) & (ds.stability <= 1)).all()
     dist = real_ensemble_stability(DATA.X, DATA.y, 10, client=two_process_client, batch_size=3, **kw)
@@ -301,7 +381,7 @@ def test_prediction_accuracy_needs_three_samples_of_every_class():
 
 def test_a_clamped_n_useful_is_a_warning_of_the_estimate():
     noise = make_microarray(n_feature=300, n_informative=0, seed=3)  # A[f] far below n_target
-    with pytest.warns(RuntimeWarning, match="n_useful was clamped"):
+    with pytest.warns(UnreliableEstimateWarning, match="n_useful was clamped"):
         e = estimate(noise.X, noise.y, 10, client="synchronous", **SMALL)
     assert round(e.n_useful_mean) < 10 and e.n_useful == 10 and not e.reliable
     (msg,) = [w for w in e.warnings if "clamped" in w]
@@ -313,7 +393,7 @@ def test_a_clamped_n_useful_is_a_warning_of_the_estimate():
     [(6.2, 10, "to n_target = 10"), (10.4, 10, None), (9.5, 10, None), (312.0, 300, "to n_feature = 300")],
 )
 def test_caution_reasons_say_when_n_useful_was_clamped(mean, used, said):
-    from ensstab_dask.algorithm import caution_reasons
+    from ensstab_dask.trust import caution_reasons
 
     kw = dict(n_runs=24, t_draws=np.array([4, 5]), p_fit=None, fixed_point=None, power=None)
     out = caution_reasons(**kw, n_useful=(mean, used))

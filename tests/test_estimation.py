@@ -1,4 +1,4 @@
-"""t_uniform, n_useful, p and the fixed point (SPEC sections 4-6)."""
+"""t_uniform, n_useful, p and the fixed point (docs/method.md sections 4-6)."""
 
 import itertools
 

@@ -150,7 +150,7 @@ def test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_t
     import psutil
 
     args = ["sweep", "--n-feature", "200", "--n-target", "10", "--n-useful", "10:13:1", "--p", "0.1:1.0:0.1"]
-    proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args, "--no-progress"],
+    proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args, "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 120

@@ -40,7 +40,8 @@ def est_ds():
     sel = ExtraTreesClassifier(n_estimators=30, max_features="sqrt", n_jobs=1)
     kw = dict(selector=sel, m_ensemble=M, m_stability=8, seed=4, client="synchronous")
     with warnings.catch_warnings():  # the paper's model: calibration surfaces and the fixed point to draw
-        warnings.simplefilter("ignore", RuntimeWarning)  # this small selector trips a guard rail; irrelevant here
+        # This small selector trips a guard rail; irrelevant here.
+        warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
         est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, n_runs=24, n_boot=20, model="onda", **kw)
     real = es.real_ensemble_stability(data.X, data.y, 10, **kw)
     return est.to_dataset(real)

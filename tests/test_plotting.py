@@ -142,16 +142,84 @@ def test_cost_compares_whole_curve_with_each_m(result):
     assert plotting.cost_table(est).attrs["basis"] == "projected"
 
 
-def test_plots_accept_the_estimate_and_a_netcdf_roundtrip(result, tmp_path):
-    est, _, ds = result
-    path = tmp_path / "e.nc"
-    es.storage.write_netcdf(ds, path)
-    with xr.open_dataset(path) as back:
-        back = back.load()
-    for fn in (plotting.plot_stability_curve, plotting.plot_selection_counts, plotting.plot_cost,
-               plotting.plot_fixed_point, plotting.plot_calibration):  # fmt: skip
-        _labelled(fn(back))
-        _labelled(fn(est))
+def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_path):
+    est, real, ds = result
+    from matplotlib.colors import to_rgba
+
+    def arr(values):
+        return np.asarray(np.ma.filled(np.ma.asarray(values, dtype=float), np.nan), dtype=float)
+
+    def drawn(ax):
+        """Everything a reader sees on ``ax``: texts, limits, ticks and each artist's data."""
+        ax.figure.canvas.draw()  # fixes ticks and tick labels
+        patches = [p for p in ax.patches if p.get_visible()]
+        return {
+            "labels": (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()),
+            "scales": (ax.get_xscale(), ax.get_yscale()),
+            "limits": arr([*ax.get_xlim(), *ax.get_ylim()]),
+            "ticks": (arr(ax.get_xticks()), arr(ax.get_yticks()),
+                      [t.get_text() for t in ax.get_xticklabels()], [t.get_text() for t in ax.get_yticklabels()]),
+            "legend": None if ax.get_legend() is None else [t.get_text() for t in ax.get_legend().get_texts()],
+            "children": sorted(type(c).__name__ for c in ax.get_children()),
+            "lines": [(ln.get_label(), arr(ln.get_xdata()), arr(ln.get_ydata()), ln.get_marker(), ln.get_linestyle(),
+                       to_rgba(ln.get_color())) for ln in ax.get_lines()],
+            "collections": [(type(c).__name__, c.get_label(), arr(c.get_offsets()),
+                             [arr(p.vertices) for p in c.get_paths()],
+                             None if c.get_array() is None else arr(c.get_array()))
+                            for c in ax.collections],
+            "patches": [(type(p).__name__, p.get_label(), arr(p.get_bbox().bounds)) for p in patches],
+            "texts": [(t.get_text(), arr(t.get_position())) for t in ax.texts],
+            "containers": [(type(c).__name__, c.get_label(), len(c)) for c in ax.containers],
+            "images": [arr(im.get_array()) for im in ax.get_images()],
+        }  # fmt: skip
+
+    def flatten(obj):
+        """Nested tuples, lists and dicts as one flat list of leaves (arrays are leaves)."""
+        if isinstance(obj, dict):
+            return [leaf for k in sorted(obj) for leaf in [k, *flatten(obj[k])]]
+        if isinstance(obj, (list, tuple)):
+            return [leaf for item in obj for leaf in flatten(item)] + [len(obj)]
+        return [obj]
+
+    def assert_same_picture(a, b, where):
+        assert a.keys() == b.keys()
+        for key in a:
+            got, want = a[key], b[key]
+            flat_got, flat_want = flatten(got), flatten(want)
+            assert len(flat_got) == len(flat_want), (where, key)
+            for x, y in zip(flat_got, flat_want):
+                if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+                    np.testing.assert_array_equal(x, y, err_msg=f"{where}: {key}")
+                else:
+                    assert x == y, (where, key, x, y)
+
+    def roundtrip(dataset, name):
+        path = tmp_path / name
+        es.storage.write_netcdf(dataset, path)
+        with xr.open_dataset(path) as back:
+            return back.load()
+
+    alone = roundtrip(est.to_dataset(), "alone.nc")
+    with_naive = roundtrip(ds, "with_naive.nc")
+    fns = (plotting.plot_stability_curve, plotting.plot_selection_counts, plotting.plot_cost,
+           plotting.plot_fixed_point, plotting.plot_calibration)  # fmt: skip
+    for fn in fns:
+        # The estimate alone, and read back from its netCDF file: the same picture.
+        want = fn(est)
+        _labelled(want)
+        assert_same_picture(drawn(fn(alone)), drawn(want), f"{fn.__name__}, estimate alone")
+        # With the naive check, given beside the estimate (the curve) or stored with it (the
+        # rest), and read back: the same picture.
+        want = fn(est, real=real) if fn is plotting.plot_stability_curve else fn(ds)
+        assert_same_picture(drawn(fn(with_naive)), drawn(want), f"{fn.__name__}, with the naive check")
+        plt.close("all")
+    # The pictures draw the estimate's own numbers (a round-trip of nothing would pass the above).
+    ax = plotting.plot_stability_curve(with_naive)
+    curve = [ln for ln in ax.get_lines() if "(simulator u=" in ln.get_label()][0]
+    np.testing.assert_array_equal(curve.get_xdata(), list(M))
+    np.testing.assert_array_equal(curve.get_ydata(), est.curve["stability"].values)
+    naive = [c for c in ax.containers if c.get_label().startswith("naive")][0]
+    np.testing.assert_array_equal(naive.lines[0].get_ydata(), real["stability"].values)
 
 
 def test_sweep_curves(sweep_ds):

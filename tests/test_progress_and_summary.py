@@ -20,8 +20,8 @@ import pytest
 import xarray as xr
 
 from ensstab_dask.algorithm import estimate
+from ensstab_dask.cluster import run_tasks
 from ensstab_dask.datasets import make_microarray
-from ensstab_dask.progress import map_with_progress
 from ensstab_dask.selectors import default_selector
 from ensstab_dask.validation import Validation, compare
 
@@ -115,10 +115,10 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     """
     )
     # One bar per stage, each run to its end: the estimate's 24 + 6 real runs and its 10 x 4
-    # self-check copies, its simulation stages (p, fixed point, prediction, bootstrap,
-    # self-check), the naive check's 6 x 3.
-    assert "100%" in final_bar(err, "real runs") and "30/30" in final_bar(err, "real runs")
-    assert "40/40" in err and "5/5" in final_bar(err, "simulations")
+    # self-check copies in one submission, its simulation stages (p, fixed point, prediction,
+    # bootstrap, self-check), the naive check's 6 x 3.
+    assert "100%" in final_bar(err, "real runs") and "70/70" in final_bar(err, "real runs")
+    assert "5/5" in final_bar(err, "simulations")
     assert "18/18" in final_bar(err, "real ensemble runs")
     # stdout holds the results alone: no bar, no carriage return.
     assert BAR not in out and "\r" not in out
@@ -160,7 +160,8 @@ def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
     # not glued to a bar, and not on stdout.
     assert notes == [f"Dask dashboard: {link}"]
     assert err.index("Dask dashboard") < err.index("ensstab sweep:") < err.index("real runs:")
-    assert "4/4" in final_bar(err, "ensstab sweep") and "30/30" in final_bar(err, "real runs")
+    # The estimate's 24 + 6 runs and 40 for its self-check, in one submission.
+    assert "4/4" in final_bar(err, "ensstab sweep") and "70/70" in final_bar(err, "real runs")
     assert "Dask dashboard" not in out.replace(f"LINK {link}", "") and BAR not in out
 
 
@@ -181,21 +182,27 @@ def failing(x: int) -> int:
     return 10 * x
 
 
-def test_map_with_progress_keeps_order_and_raises_the_task_error():
+def test_run_tasks_keeps_order_and_raises_the_task_error():
     from distributed import Client, LocalCluster
 
     tasks = [(i,) for i in range(6)]
     ok = [(i,) for i in (0, 1, 2, 4, 5)]
-    assert map_with_progress(failing, (), ok, desc="t", client="synchronous") == [0, 10, 20, 40, 50]
+    assert run_tasks(failing, ok, desc="t", client="synchronous") == [0, 10, 20, 40, 50]
     with pytest.raises(ArithmeticError, match="task 3 failed"):
-        map_with_progress(failing, (), tasks, desc="t", client="synchronous")
+        run_tasks(failing, tasks, desc="t", client="synchronous")
     with (
         LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
-        assert map_with_progress(failing, (), ok, desc="t", sizes=[2] * 5, client=client) == [0, 10, 20, 40, 50]
+        assert run_tasks(failing, ok, desc="t", sizes=[2] * 5, client=client) == [0, 10, 20, 40, 50]
         with pytest.raises(ArithmeticError, match="task 3 failed"):
-            map_with_progress(failing, (), tasks, desc="t", client=client)
+            run_tasks(failing, tasks, desc="t", client=client)
+        # Streamed as they land, two in flight at a time (a sweep's window): every task once.
+        landed: dict = {}
+        assert run_tasks(failing, ok, client=client, on_result=landed.__setitem__, window=2) is None
+        assert landed == {0: 0, 1: 10, 2: 20, 3: 40, 4: 50}
+        with pytest.raises(ArithmeticError, match="task 3 failed"):
+            run_tasks(failing, tasks, client=client, on_result=landed.__setitem__, window=2)
 
 
 # -- summaries in words --------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The fast simulator against the literal algorithm of SPEC section 2.
+"""The fast simulator against the literal algorithm of docs/method.md section 2.
 
 Statistical tests use fixed seeds and thresholds of about 4 standard errors (a p-value
 of 1e-4 for goodness-of-fit tests), so they are reproducible and fail only when the
@@ -182,7 +182,7 @@ def test_memory_is_bounded_by_chunking():
 
 
 def test_ensemble_stability_levels_off_at_random_subsets_of_s_prime():
-    # SPEC section 8: at p = 1 ensembles converge to random n_target-subsets of S'.
+    # docs/method.md section 8: at p = 1 ensembles converge to random n_target-subsets of S'.
     N, K, u = 500, 10, 30
     values = [es.simulated_stability(N, K, u, 1.0, m_ensemble=200, m_stability=60, seed=s) for s in range(8)]
     # E[J] of two independent random K-subsets of u features, exactly:

@@ -48,6 +48,26 @@ def test_a_truncated_chunk_is_named_in_one_line(tmp_path, capsys):
     assert len(err) == 1 and "'stability_draws' cannot be read" in err[0] and str(store) in err[0], err
     assert cli_main(["verify", str(store)]) == 1
     assert not (tmp_path / "x.nc").exists()
+    # The library keeps the codec's own error as the cause, for whoever debugs the store.
+    with pytest.raises(StoreDamaged) as caught:
+        export_netcdf(store, tmp_path / "x.nc")
+    assert caught.value.__cause__ is not None and not isinstance(caught.value.__cause__, StoreDamaged)
+
+
+def test_an_unreadable_store_is_not_called_damaged(tmp_path):
+    """A permission error is not damage: it is raised as it is, and the store is not blamed."""
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file: a permission error cannot be made here")
+    store, _ = make(tmp_path)
+    victim = chunks(store, "stability_draws")[0]
+    victim.chmod(0)
+    try:
+        with pytest.raises(PermissionError):
+            export_netcdf(store, tmp_path / "x.nc")
+    finally:
+        victim.chmod(0o644)
 
 
 @pytest.mark.parametrize("edit", ["seed", "p"])

@@ -20,7 +20,7 @@ KW = dict(n_useful=[10, 11, 12, 13], p=[round(0.05 * k, 2) for k in range(1, 21)
 
 def start(store):
     cmd = [sys.executable, "-m", "ensstab_dask.cli", "sweep", *GRID, "--store", str(store), "--scheduler",
-           "synchronous", "--no-progress"]  # fmt: skip
+           "synchronous", "--quiet"]  # fmt: skip
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 

@@ -9,6 +9,8 @@ import sys
 import textwrap
 import time
 
+import dask
+import distributed  # noqa: F401 - its config defaults, before any dask.config.set
 import numpy as np
 import pytest
 import xarray as xr
@@ -54,7 +56,7 @@ def reference():
     return es.sweep(N, K, client="synchronous", progress=False, **GRID)
 
 
-def test_schema(reference):
+def test_schema_and_every_draw_on_its_documented_stream(reference):
     ds = reference
     assert dict(ds.sizes) == {"n_useful": 3, "p": 3, "m_ensemble": 2, "repeat": 3}
     for v in VARS:
@@ -72,9 +74,33 @@ def test_schema(reference):
     for key in ("ensstab_dask_version", "numpy_version", "dask_version", "created"):
         assert ds.attrs[key]
     assert not ds["stability"].isnull().any()
-    # Summaries are the summaries of the draws.
-    np.testing.assert_allclose(ds["stability"], ds["stability_draws"].mean("repeat"))
-    np.testing.assert_allclose(ds["n_useful_v_std"], ds["n_useful_v_draws"].std("repeat", ddof=1))
+    # Every draw of every cell is the library call on the stream the module docstring
+    # documents (repeat r: derive(seed, SWEEP_STABILITY, m, r) and derive(seed,
+    # SWEEP_N_USEFUL_V, n_runs, r)), stored at its own (n_useful, p, m_ensemble, repeat);
+    # and the summaries of each cell are the mean and s.d. of those direct calls.
+    from ensstab_dask.seeding import Stream, derive
+
+    for m in GRID["m_ensemble"]:
+        n_runs = m  # n_runs=None
+        for u in GRID["n_useful"]:
+            for p in GRID["p"]:
+                stab = [es.simulated_stability(N, K, u, p, m_ensemble=m, m_stability=GRID["m_stability"],
+                                               seed=derive(7, Stream.SWEEP_STABILITY, m, r))
+                        for r in range(GRID["repeats"])]  # fmt: skip
+                nuv = [es.simulated_n_useful(N, K, u, p, n_runs=n_runs,
+                                             seed=derive(7, Stream.SWEEP_N_USEFUL_V, n_runs, r))
+                       for r in range(GRID["repeats"])]  # fmt: skip
+                cell = ds.sel(n_useful=u, p=p, m_ensemble=m)
+                where = f"u={u}, p={p}, m={m}"
+                np.testing.assert_array_equal(cell["stability_draws"].values, stab, err_msg=where)
+                np.testing.assert_array_equal(cell["n_useful_v_draws"].values, nuv, err_msg=where)
+                assert cell["stability"].item() == pytest.approx(np.mean(stab), rel=1e-12, abs=1e-15), where
+                assert cell["stability_std"].item() == pytest.approx(np.std(stab, ddof=1), rel=1e-9, abs=1e-15), where
+                assert cell["n_useful_v"].item() == pytest.approx(np.mean(nuv), rel=1e-12), where
+                assert cell["n_useful_v_std"].item() == pytest.approx(np.std(nuv, ddof=1), rel=1e-9, abs=1e-12), where
+    # The repeats are distinct draws: a stream that ignored r would give an s.d. of 0 (as
+    # only the cells where every ensemble picks all n_useful = n_target features have).
+    assert ((ds["stability_std"] > 0) | (ds["stability"] == 1)).all()
 
 
 def test_cells_equal_direct_library_calls(reference):
@@ -283,7 +309,7 @@ def test_cli_sweep_and_export_round_trip(reference, tmp_path, capsys):
     store, out = tmp_path / "c.zarr", tmp_path / "c.nc"
     args = ["sweep", "--n-feature", str(N), "--n-target", str(K), "--n-useful", "10:40:15", "--p", "0.3:0.9:0.3"]
     args += ["--m-ensemble", "1,4", "--m-stability", "12", "--repeats", "3", "--seed", "7", "--store", str(store)]
-    assert cli_main(args + ["--scheduler", "synchronous", "--no-progress"]) == 0
+    assert cli_main(args + ["--scheduler", "synchronous", "--quiet"]) == 0
     assert cli_main(["export", str(store), str(out)]) == 0
     assert_same(reference, xr.open_dataset(out).load())
     # An existing output is never overwritten by accident.
@@ -308,7 +334,8 @@ def test_export_refuses_an_incomplete_store(tmp_path, monkeypatch):
 def test_unreachable_scheduler_fails_fast():
     start = time.monotonic()
     with pytest.raises(es.SchedulerUnreachable, match="could not reach the Dask scheduler at tcp://127.0.0.1:9"):
-        es.sweep(N, K, client="tcp://127.0.0.1:9", timeout=2, progress=False, **GRID)
+        with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):  # as for distributed.Client
+            es.sweep(N, K, client="tcp://127.0.0.1:9", progress=False, **GRID)
     assert time.monotonic() - start < 30
 
 

@@ -12,7 +12,6 @@ from ensstab_dask.algorithm import (
     estimate,
     estimate_from_runs,
     fixed_point_power,
-    guard_rails,
     pool_sizes,
     real_subsets,
     threshold_draws,
@@ -20,9 +19,10 @@ from ensstab_dask.algorithm import (
 )
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.datasets import make_microarray
-from ensstab_dask.estimation import check_fixed_point
+from ensstab_dask.fixed_point import check_fixed_point
 from ensstab_dask.seeding import make_rng
 from ensstab_dask.selectors import default_selector, resample_indices
+from ensstab_dask.trust import guard_rails
 from ensstab_dask.uncertainty import bootstrap_runs, lagrange_weights, rate_posterior
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
@@ -48,7 +48,7 @@ def noise(seed=0):
 
 def test_pure_noise_is_not_a_prediction():
     X, y = noise()
-    with pytest.warns(RuntimeWarning, match="hardly beats"):
+    with pytest.warns(es.UnreliableEstimateWarning, match="hardly beats"):
         e = estimate(X, y, 10, client="synchronous", **SMALL)
     assert not e.reliable and not e.has_curve
     assert any("at or below n_target" in w for w in e.warnings)
@@ -73,9 +73,53 @@ def test_cli_on_pure_noise_says_so(tmp_path, capsys):
     assert cli_main(args + ["--scheduler", "synchronous", "--json", str(out)]) == 0
     shown = capsys.readouterr()
     assert "reliable: NO" in shown.out and "no curve is predicted" in shown.out and "m_ensemble = " not in shown.out
-    assert "RuntimeWarning" not in shown.err  # printed once, in the summary
+    assert "UnreliableEstimateWarning" not in shown.err  # printed once, in the summary
     d = json.loads(out.read_text())
     assert d["reliable"] is False and d["curve"] is None and d["warnings"]
+
+
+def _noise_cli_args(tmp_path) -> list[str]:
+    X, y = noise(1)
+    path = tmp_path / "noise.csv"
+    header = ",".join([f"g{i}" for i in range(X.shape[1])] + ["label"])
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=header, comments="")
+    return ["estimate", "--data", str(path), "--label", "label", "--n-target", "10", "--m-stability", "12",
+            "--n-runs", "24", "--m-ensemble", "1,3", "--repeats", "4", "--n-estimators", "20", "--n-boot", "20",
+            "--scheduler", "synchronous", "--quiet"]  # fmt: skip
+
+
+def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
+    """NumPy's warnings inside an estimate reach the user; the guard rails, which the
+    summary prints, are not repeated on stderr."""
+    from ensstab_dask import algorithm
+
+    stability_of = algorithm.real_stability_of
+
+    def dividing_by_zero(*args, **kwargs):
+        np.log(np.zeros(1))  # NumPy warns: divide by zero
+        return stability_of(*args, **kwargs)
+
+    monkeypatch.setattr(algorithm, "real_stability_of", dividing_by_zero)
+    with pytest.warns(RuntimeWarning, match="divide by zero") as seen:
+        assert cli_main(_noise_cli_args(tmp_path)) == 0
+    assert "reliable: NO" in capsys.readouterr().out
+    assert not [w for w in seen if issubclass(w.category, es.UnreliableEstimateWarning)]
+
+
+def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
+    from ensstab_dask import algorithm
+
+    def broken(*args, **kwargs):
+        raise ValueError("an internal function broke")
+
+    args = _noise_cli_args(tmp_path)
+    monkeypatch.setattr(algorithm, "round_n_useful", broken)
+    with pytest.raises(ValueError, match="an internal function broke"):  # python -m: traceback, exit 1
+        cli_main(args)
+    monkeypatch.undo()
+    assert cli_main(args[:-5] + ["--n-boot", "3", "--scheduler", "synchronous", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ensstab: error: ") and "n-boot" in err[0]
 
 
 def _nog(lower):
@@ -280,7 +324,7 @@ def test_report_of_an_estimate_without_a_curve(tmp_path):
     from ensstab_dask.report import write_report
 
     X, y = noise(2)
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(es.UnreliableEstimateWarning):
         e = estimate(X, y, 10, client="synchronous", **SMALL)
     e.to_netcdf(tmp_path / "e.nc")
     index = write_report(tmp_path / "e.nc", tmp_path / "rep")

@@ -9,7 +9,7 @@ model is a simulator, and then asks the model for its :class:`Prediction`. The p
 never branches on a model's name: a new model is a new module with a subclass of
 :class:`CurveModel`, registered in :mod:`ensstab_dask.models`.
 
-**The self-check** (SPEC section 11; docs/anchored_model.md). Every model is checked against real
+**The self-check** (docs/method.md section 11; docs/anchored_model.md). Every model is checked against real
 ensembles it did not use for the point it predicts: real ensemble copies in the naive
 check's layout, measured at the check sizes without any model
 (:mod:`ensstab_dask.measured`). The combined z of each size is
@@ -29,8 +29,9 @@ import numpy as np
 import xarray as xr
 
 from .._validation import INDICES
+from ..exceptions import InvalidParameterError
 from ..progress import StageClock
-from ..seeding import Stream, derive
+from ..seeding import Stream, derive, int_from
 
 __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
 
@@ -94,13 +95,13 @@ class Context:
         """The model's real ensemble copies, (G, B, n_feature): a model whose
         :meth:`CurveModel.copy_design` asks for them always gets them."""
         if self.copy_ranks is None:
-            raise ValueError("copy_ranks: this model fits real ensemble copies, and none were given")
+            raise InvalidParameterError("copy_ranks: this model fits real ensemble copies, and none were given")
         return self.copy_ranks
 
     def pools(self) -> tuple[np.ndarray, np.ndarray]:
         """The paper's runs, (useful pool, stability runs), as top-``n_target`` subsets."""
         if self.useful_pool is None or self.stability_runs is None:
-            raise ValueError("runs: this model needs the paper's single-selector runs, and none were given")
+            raise InvalidParameterError("runs: this model needs the paper's single-selector runs, and none were given")
         return self.useful_pool, self.stability_runs
 
     def stream(self, stage: int, *keys: int) -> np.random.SeedSequence:
@@ -109,7 +110,7 @@ class Context:
 
     def sweep_seed(self, stage: int) -> int:
         """An int seed for a stage that runs through the sweep engine (which records ints)."""
-        return int(self.stream(stage).generate_state(1)[0] >> 1)
+        return int_from(self.stream(stage), bits=32)
 
     def curve_dataset(self, stability, std, *, lower=None, upper=None, description: str) -> xr.Dataset:
         """The curve as the estimate's Dataset over ``m_ensemble`` (short long_names, no units

@@ -1,7 +1,7 @@
 """The paper's simulator (``model="onda"``) and the two-level simulator (``model="two-level"``).
 
 ``onda`` is the method of Onda et al. as published: the curve is the simulated weak
-selector's at the fitted (n_useful, p) (SPEC sections 2-7), its interval a
+selector's at the fitted (n_useful, p) (docs/method.md sections 2-7), its interval a
 bootstrap over the paper's real runs (:mod:`ensstab_dask.uncertainty`). Its point
 values, and with a passing self-check its intervals, are bit for bit those of the
 releases before the model seam.
@@ -17,9 +17,8 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from .._stability import stability_of_subsets
 from .._sweep import sweep
-from ..estimation import estimate_h, threshold_draws
+from ..estimation import estimate_h, per_copy_stability, threshold_draws
 from ..measured import PAIRWISE, copy_similarities, weighted
 from ..simulation import top_subsets
 from ..uncertainty import bootstrap_estimate
@@ -212,7 +211,7 @@ class TwoLevel(Onda):
 
     def _fit_h(self, ctx: Context, prediction: Prediction) -> int:
         copies = _top_copies(ctx.copies(), ctx.n_target)
-        per_copy = np.array([stability_of_subsets(c, ctx.n_feature, ctx.index) for c in copies])
+        per_copy = per_copy_stability(copies, ctx.n_feature, index=ctx.index)
         prediction.state["per_copy"] = per_copy
         jw = float(per_copy.mean())
         fit = estimate_h(jw, ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, copy_size=copies.shape[1],

@@ -41,9 +41,11 @@ def fingerprint(est) -> dict:
     check = est.self_check
     out["self_check"] = None if check is None else {k: check.to_dict()[k] for k in ("predicted", "measured", "se")}
     boot = est.bootstrap
-    out["bootstrap_sha256"] = None if boot is None else hashlib.sha256(
-        np.ascontiguousarray(boot["stability_boot"].values, dtype="<f8").tobytes()
-    ).hexdigest()
+    out["bootstrap_sha256"] = (
+        None
+        if boot is None
+        else hashlib.sha256(np.ascontiguousarray(boot["stability_boot"].values, dtype="<f8").tobytes()).hexdigest()
+    )
     return json.loads(json.dumps(out, allow_nan=True))
 
 

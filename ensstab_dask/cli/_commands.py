@@ -1,0 +1,242 @@
+"""The commands: one function each, ``args`` in, exit status out."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from .._sweep import sweep
+from .._version import __version__
+from ..algorithm import estimate
+from ..exceptions import UnreliableEstimateWarning
+from ..naive import real_ensemble_stability
+from ..report import write_report
+from ..simulation import simulated_stability
+from ..storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
+from ..validation import Validation, compare, validate
+from ._common import (
+    UsageError,
+    _check_model,
+    _check_outputs,
+    _cluster_options,
+    _default_cache_dir,
+    _estimate_options,
+    _load,
+    _report_input,
+    _write,
+    parse_values,
+)
+
+
+def _cmd_simulate(args) -> int:
+    _check_model(args)
+    m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
+    start = time.perf_counter()
+    curve = {
+        m: simulated_stability(
+            args.n_feature,
+            args.n_target,
+            args.n_useful,
+            args.p,
+            m_ensemble=m,
+            m_stability=args.m_stability,
+            aggregate=args.aggregate,
+            index=args.index,
+            seed=args.seed,
+            model=args.model,
+            h=args.h,
+        )
+        for m in m_values
+    }
+    seconds = time.perf_counter() - start
+    print(
+        f"simulated {args.index} stability of {args.aggregate} ensembles: n_feature={args.n_feature} "
+        f"n_target={args.n_target} n_useful={args.n_useful} p={args.p} m_stability={args.m_stability} seed={args.seed}"
+        + (f" model={args.model} h={args.h}" if args.model != "onda" else "")
+    )
+    print(f"{'m_ensemble':>10}  stability")
+    for m, s in curve.items():
+        print(f"{m:>10}  {s:.4f}")
+    print(f"({seconds:.2f} s)")
+    if args.json:
+        keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed", "model", "h")
+        payload = {k: getattr(args, k) for k in keys}
+        payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
+        write_json(payload, args.json)
+    return 0
+
+
+def _cmd_sweep(args) -> int:
+    _check_model(args)
+    if args.output and os.path.exists(args.output) and not args.overwrite:
+        raise UsageError(f"--output {args.output} exists; pass --overwrite to replace it")
+    if args.store:
+        # Checked here, before a cluster is started for the store's template.
+        folder = os.path.dirname(os.path.abspath(args.store))
+        if not os.path.isdir(folder):
+            raise UsageError(f"--store {args.store}: directory {folder} does not exist")
+    ds = sweep(
+        args.n_feature,
+        args.n_target,
+        n_useful=parse_values(args.n_useful, int, name="--n-useful"),
+        p=parse_values(args.p, float, name="--p"),
+        m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
+        m_stability=args.m_stability,
+        n_runs=args.n_runs,
+        repeats=args.repeats,
+        aggregate=args.aggregate,
+        index=args.index,
+        seed=args.seed,
+        store=args.store,
+        batch_size=args.batch_size,
+        progress=not args.quiet,
+        model=args.model,
+        h=args.h,
+        **_cluster_options(args),
+    )
+    if args.output:
+        write_netcdf(ds, args.output, overwrite=args.overwrite)
+    sizes = ", ".join(f"{d}: {n}" for d, n in ds.sizes.items() if d != "repeat")
+    print(
+        f"sweep done ({sizes})"
+        + (f"; store {args.store}" if args.store else "")
+        + (f"; wrote {args.output}" if args.output else "")
+    )
+    if not args.store and not args.output:
+        print(ds["stability"].to_dataframe().drop(columns="n_runs", errors="ignore").to_string())
+    return 0
+
+
+def _cmd_export(args) -> int:
+    out = export_netcdf(args.store, args.out, overwrite=args.overwrite, allow_incomplete=args.allow_incomplete)
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    store = SweepStore(args.store)
+    if not store.path.exists():
+        raise UsageError(f"{args.store}: no such store")
+    try:
+        store.settings()
+        problems = store.provenance_problems()
+        damaged = int(store.damaged().sum())
+    except StoreDamaged as exc:
+        print(f"ensstab: error: {exc}", file=sys.stderr)
+        return 1
+    done = store.completed()
+    for p in problems:
+        print(f"{args.store}: edited since it was made: {p}")
+    if damaged:
+        print(f"{args.store}: {damaged} cells are marked done but hold no data; rerun the sweep to recompute them")
+    verdict = "damaged" if problems or damaged else "ok"
+    print(f"{args.store}: {verdict}; {int(done.sum())} of {done.size} cells done")
+    return 1 if verdict == "damaged" else 0
+
+
+def _cmd_estimate(args) -> int:
+    _check_outputs(args)
+    cluster = _cluster_options(args)
+    data, source = _load(args)
+    options = _estimate_options(args)
+    if args.validate and options["resample"] != "half":
+        print(
+            "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
+            "(each copy a random half, its members bootstrap samples of it)",
+            file=sys.stderr,
+        )
+    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    with warnings.catch_warnings():
+        # The summary prints every guard rail above the curve; no second copy on stderr.
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        est = estimate(data.X, data.y, args.n_target, progress=not args.quiet, **cluster, **options)
+    print(est.summary())
+    payload = est.to_dict()
+    payload["data"] = source
+    if data.informative is not None and est.selection_counts is not None:
+        counts = est.selection_counts
+        t = est.t_uniform
+        payload["informative_features"] = int(len(data.informative))
+        payload["useful_that_are_informative"] = int(np.isin(np.flatnonzero(counts > t), data.informative).sum())
+        print(
+            f"  known informative features: {len(data.informative)}; of the features above t_uniform, "
+            f"{payload['useful_that_are_informative']} are informative"
+        )
+    real = None
+    if args.validate:
+        real = real_ensemble_stability(
+            data.X,
+            data.y,
+            args.n_target,
+            m_ensemble=options["m_ensemble"],
+            m_stability=args.m_stability,
+            selector=options["selector"],
+            aggregate=args.aggregate,
+            index=args.index,
+            seed=args.seed,
+            progress=not args.quiet,
+            **cluster,
+        )
+        payload["validation"] = {
+            "curve": {str(int(m)): float(v) for m, v in zip(real["m_ensemble"].values, real["stability"].values)},
+            "real_runs": int(real.attrs["real_runs"]),
+            "seconds": float(real.attrs["seconds"]),
+        }
+        seconds = {"estimate": sum(est.seconds.values()), "naive": float(real.attrs["seconds"])}
+        val = Validation(est, real, compare(est, real), seconds)
+        payload["validation"]["per_m"] = val.to_dict()["per_m"]
+        print()
+        print(val.comparison())
+    ds = est.to_dataset(real)
+    ds.attrs["data"] = source
+    _write(args, payload, ds)
+    return 0
+
+
+def _cmd_validate(args) -> int:
+    _check_outputs(args)
+    cluster = _cluster_options(args)
+    cache_dir = args.cache_dir
+    if cache_dir is None:
+        cache_dir = _default_cache_dir()
+        os.makedirs(cache_dir, exist_ok=True)
+    elif not os.path.isdir(cache_dir):
+        raise UsageError(f"--cache-dir {cache_dir}: no such directory")
+    data, source = _load(args)
+    options = _estimate_options(args)
+    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it
+        res = validate(
+            data.X,
+            data.y,
+            args.n_target,
+            cache_dir=cache_dir,
+            data=source,
+            progress=not args.quiet,
+            **cluster,
+            **options,
+        )
+    print(res.summary())
+    ds = res.to_dataset()
+    ds.attrs["data"] = source
+    _write(args, res.to_dict(), ds)
+    return 0
+
+
+def _cmd_report(args) -> int:
+    index = write_report(
+        _report_input(args.result),
+        args.output,
+        overwrite=args.overwrite,
+        real_stability=args.real_stability,
+        n_useful=args.n_useful,
+        n_runs=args.n_runs,
+    )
+    pictures = sorted(p.name for p in index.parent.glob("*.png"))
+    print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")
+    return 0

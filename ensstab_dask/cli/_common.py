@@ -1,0 +1,223 @@
+"""What the commands share: the command line's own errors, values and lists, where work runs
+(--scheduler, --timeout, --tls-*), the data and the estimate's options, and outputs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from .._validation import (
+    RESAMPLES,
+)
+from ..cluster import _local_kind, check_address
+from ..datasets import load_dataset, make_microarray
+from ..exceptions import EnsstabError
+from ..selectors import default_selector
+from ..storage import StoreDamaged, SweepStore, write_json, write_netcdf
+
+
+class UsageError(EnsstabError):
+    """A problem with the command line itself: reported in one line, exit status 2."""
+
+
+def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> list:
+    """Parse ``"1,5,10"`` or an inclusive range ``"start:stop:step"`` (or a mix: ``"1,5:9:2"``)."""
+    values: list = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise UsageError(f"{name}: empty item in {text!r}")
+        try:
+            if ":" in part:
+                bits = part.split(":")
+                if len(bits) != 3:
+                    raise ValueError
+                start, stop, step = (kind(b) for b in bits)
+                if step <= 0 or stop < start:
+                    raise UsageError(f"{name}: range {part!r} needs step > 0 and stop >= start")
+                count = int(np.floor((stop - start) / step + 1e-9)) + 1
+                values.extend(
+                    kind(round(start + k * step, 12)) if kind is float else start + k * step for k in range(count)
+                )
+            else:
+                values.append(kind(part))
+        except ValueError:
+            what = "integers" if kind is int else "numbers"
+            raise UsageError(f"{name}: expected {what} like 1,5,10 or start:stop:step; got {part!r}") from None
+    return values
+
+
+def _quiet_client_logs() -> None:
+    """The CLI reports a lost or unreachable scheduler itself, in one line; distributed's
+    client would also log its reconnection attempts with tracebacks. Importing
+    distributed sets its loggers' levels, so this runs after that import."""
+    import distributed  # noqa: F401
+
+    for name in ("distributed.client", "distributed.comm"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _cluster_options(args) -> dict:
+    """The ``client`` keyword of the library's calls, from --scheduler, checked before any work."""
+    if args.scheduler is not None and _local_kind(args.scheduler) is None:
+        if ":" not in args.scheduler:  # neither a name nor an address; the library's message names its API
+            raise UsageError(
+                "--scheduler must be processes, threads, synchronous or a scheduler address like tcp://host:8786; "
+                f"got {args.scheduler!r}"
+            )
+        check_address(args.scheduler)  # a malformed one fails now, not once the work is planned
+        _quiet_client_logs()
+    return dict(client=args.scheduler)
+
+
+def _dask_config(args) -> dict:
+    """--timeout and the --tls-* options as dask's own configuration, which
+    :func:`~ensstab_dask.cluster.connect` reads (as ``distributed.Client`` does): options
+    not given keep the dask config's values."""
+    if not hasattr(args, "scheduler"):
+        return {}
+    # distributed's defaults must be in dask's config before dask.config.set: leaving it
+    # would otherwise drop the whole "distributed" section that the import added inside.
+    import distributed  # noqa: F401
+
+    config: dict[str, object] = {"distributed.comm.timeouts.connect": f"{args.timeout}s"}
+    given = {k: getattr(args, k) for k in ("tls_ca_file", "tls_cert", "tls_key")}
+    if not any(given.values()):
+        return config
+    for name, path in given.items():
+        if path is not None and not os.path.isfile(path):
+            raise UsageError(f"--{name.replace('_', '-')} {path}: no such file")
+    if not (args.scheduler or "").startswith("tls://"):
+        raise UsageError(f"--tls-* options need a tls:// --scheduler address, got {args.scheduler!r}")
+    keys = {"tls_ca_file": "ca-file", "tls_cert": "client.cert", "tls_key": "client.key"}
+    config.update({f"distributed.comm.tls.{keys[k]}": v for k, v in given.items() if v is not None})
+    config["distributed.comm.require-encryption"] = True
+    return config
+
+
+def _check_model(args) -> None:
+    """--model and --h together, in the command line's words (the library names h=, model=)."""
+    if args.h is not None and args.model != "two-level":
+        raise UsageError(f"--h is an option of --model two-level only; got --h {args.h} with --model {args.model}")
+    if args.model == "two-level" and args.h is None:
+        raise UsageError("--model two-level needs --h, the size of each ensemble copy's preferred set")
+
+
+SELECTORS = ("rf", "extra-trees", "logistic")
+
+
+def _selector(name: str, n_estimators: int):
+    if name == "rf":
+        return default_selector(n_estimators)
+    if name == "extra-trees":
+        from sklearn.ensemble import ExtraTreesClassifier
+
+        return ExtraTreesClassifier(n_estimators=n_estimators, max_features="sqrt", n_jobs=1)
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=2000)
+
+
+def _resample(text: str, option: str):
+    if text in RESAMPLES:
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(
+            f"{option} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {text!r}"
+        ) from None
+
+
+def _check_outputs(args) -> None:
+    for option, path in (("--json", args.json), ("--output", args.output)):
+        if not path:
+            continue
+        if os.path.exists(path) and not args.overwrite:
+            raise UsageError(f"{option} {path} exists; pass --overwrite to replace it")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise UsageError(f"{option} {path}: directory {folder} does not exist")
+
+
+def _load(args):
+    """The data of --data (or the embedded default) and a description of where they came from."""
+    if args.data:
+        label = int(args.label) if args.label is not None and args.label.lstrip("-").isdigit() else args.label
+        return load_dataset(args.data, label=label), args.data
+    data = make_microarray(seed=0)
+    return data, "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
+
+
+def _estimate_options(args) -> dict:
+    """The keywords of estimate() that the estimate's options give (shared by estimate and validate)."""
+    if args.n_boot < 0 or 0 < args.n_boot < 20:
+        raise UsageError(f"--n-boot must be 0 (no bootstrap) or at least 20; got {args.n_boot}")
+    if not 0 < args.confidence < 1:
+        raise UsageError(f"--confidence must be in (0, 1), like 0.95; got {args.confidence}")
+    return dict(
+        selector=_selector(args.selector, args.n_estimators),
+        m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
+        m_stability=args.m_stability,
+        n_runs=args.n_runs,
+        repeats=args.repeats,
+        p_method=args.p_method,
+        verify=not args.no_verify,
+        calibrate=args.calibrate,
+        calibration_layout=args.calibration_layout,
+        member_resample=_resample(args.member_resample, "--member-resample"),
+        n_boot=args.n_boot,
+        confidence=args.confidence,
+        aggregate=args.aggregate,
+        index=args.index,
+        resample=_resample(args.resample, "--resample"),
+        seed=args.seed,
+        model=args.model,
+    )
+
+
+def _write(args, payload: dict, ds) -> None:
+    if args.json:
+        write_json(payload, args.json)
+    if args.output:
+        write_netcdf(ds, args.output, overwrite=args.overwrite)
+
+
+def _default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ensstab_dask", "naive")
+
+
+_REPORT_READS = (
+    "report reads a netCDF file (from estimate, validate or sweep --output, or from export) or a sweep store "
+    "(the .zarr directory of sweep --store)"
+)
+
+
+def _report_input(text: str):
+    """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store read
+    as the sweep it holds (cells not computed yet are NaN, as in ``export --allow-incomplete``)."""
+    from pathlib import Path
+
+    import xarray as xr
+
+    path = Path(text)
+    if path.is_dir():
+        store = SweepStore(path)
+        try:
+            store.settings()  # the record every sweep store has
+        except StoreDamaged:
+            raise
+        except ValueError:
+            raise UsageError(f"{path} is a directory but not a sweep store; {_REPORT_READS}") from None
+        return store.load()
+    if not path.exists():
+        raise UsageError(f"{path}: no such file; {_REPORT_READS}")
+    try:
+        with xr.open_dataset(path) as opened:
+            return opened.load()
+    except (OSError, ValueError):  # xarray's own message lists its engines over several lines
+        raise UsageError(f"{path} is not a netCDF file; {_REPORT_READS}") from None

@@ -1,0 +1,432 @@
+"""The ``ensstab`` parser: one function per command, the options they share, and the words that
+turn the library's parameter names into the command line's."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+
+from .._validation import (
+    AGGREGATES,
+    CALIBRATION_LAYOUTS,
+    DEFAULT_CALIBRATION_LAYOUT,
+    DEFAULT_MODEL,
+    INDICES,
+    MODELS,
+    SIMULATOR_MODELS,
+)
+from .._version import __version__
+from ._commands import _cmd_estimate, _cmd_export, _cmd_report, _cmd_simulate, _cmd_sweep, _cmd_validate, _cmd_verify
+from ._common import SELECTORS, UsageError
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default at the end of its help, and the epilogs' examples kept as written.
+
+    Not for flags (their default is "off") nor options without one (None), which would
+    read "(default: None)"; nor where the help already says what the default is.
+    """
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+    def _fill_text(self, text, width, indent):
+        if text.startswith("examples:"):  # command lines: one per line, not wrapped into a paragraph
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):  # one line, no usage dump
+        raise UsageError(message)
+
+
+def _add_shared_options(p: argparse.ArgumentParser) -> None:
+    """The options every command that simulates ensembles has."""
+    p.add_argument(
+        "--aggregate",
+        default="mean_rank",
+        choices=AGGREGATES,
+        help="how an ensemble combines its weak selectors' rankings: by mean or median rank, by vote (how often "
+        "each feature is in a member's top n_target) or by reciprocal rank; ties are broken at random",
+    )
+    p.add_argument(
+        "--index", default="jaccard", choices=INDICES, help="the stability index computed over the selected subsets"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of every random stream, 0 <= seed < 2**63: the same seed and settings give the same result",
+    )
+
+
+def _add_problem_options(p: argparse.ArgumentParser) -> None:
+    # Defaults are the library's (simulated_stability, sweep): tests/test_cli.py checks them.
+    p.add_argument("--n-feature", type=int, default=2000, help="number of features")
+    p.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
+    p.add_argument("--m-stability", type=int, default=50, help="ensemble copies behind each stability value")
+    _add_shared_options(p)
+
+
+def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="Dask scheduler address (tcp://host:8786 or tls://host:8786), or processes (the default: one worker "
+        "process per core), threads, synchronous",
+    )
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler")
+    tls = p.add_argument_group(
+        "TLS",
+        "certificates for a tls:// scheduler; without them, the dask configuration's distributed.comm.tls "
+        "section is used (a dask config file in ~/.config/dask or $DASK_CONFIG)",
+    )
+    tls.add_argument(
+        "--tls-ca-file", metavar="PEM", help="the CA certificate(s) that signed the cluster's certificates"
+    )
+    tls.add_argument("--tls-cert", metavar="PEM", help="this client's certificate (may also hold the key)")
+    tls.add_argument("--tls-key", metavar="PEM", help="this client's private key")
+
+
+def _add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-q",
+        "--quiet",
+        dest="quiet",
+        action="store_true",
+        help="no progress bars and no progress notes (dashboard link, resume note): warnings and errors only",
+    )
+
+
+def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
+    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
+    the default of the library function behind the command."""
+    est.add_argument(
+        "--data", metavar="PATH", help=".mat (scikit-feature), .npz or .csv; default: the embedded default"
+    )
+    est.add_argument("--label", default=None, help="CSV label column (name or index)")
+    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
+    est.add_argument("--n-runs", type=int, default=None, help="runs behind n_useful (default: largest m_ensemble)")
+    est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
+    est.add_argument(
+        "--m-ensemble",
+        default="1,5,10,20,30,50",
+        help="ensemble sizes to predict: a list, or an inclusive range start:stop:step",
+    )
+    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity")
+    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (rf: random forest)")
+    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
+    est.add_argument(
+        "--p-method",
+        default="bisect",
+        choices=("bisect", "grid"),
+        help="how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
+        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
+    )
+    est.add_argument(
+        "--resample",
+        default="half",
+        help="resample of the runs behind n_useful (and p with --calibration-layout paper): half, bootstrap, "
+        "bagging (a bootstrap sample of a random half), or a fraction like 0.7",
+    )
+    est.add_argument(
+        "--calibration-layout",
+        default=DEFAULT_CALIBRATION_LAYOUT,
+        choices=CALIBRATION_LAYOUTS,
+        help="which runs calibrate the simulator: paper (every run on --resample, the paper's method), ensemble "
+        "(p on runs in the ensemble's weak-selector layout, n_useful on --resample runs), ensemble-all (both in the "
+        "weak-selector layout)",
+    )
+    est.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        choices=MODELS,
+        help="the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, "
+        "200 real runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more "
+        "real runs for its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own "
+        "set of h features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of "
+        "the real ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
+    )
+    est.add_argument(
+        "--member-resample",
+        default="bagging",
+        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap "
+        "sample of a random half, as in the naive check), or any --resample value",
+    )
+    est.add_argument(
+        "--n-boot",
+        type=int,
+        default=200,
+        help="bootstrap replicates of the real runs behind every interval; 0 turns the bootstrap off",
+    )
+    est.add_argument("--confidence", type=float, default=0.95, help="level of the percentile intervals")
+    _add_shared_options(est)
+    est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
+    est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
+    p.add_argument("--output", metavar="OUT.nc", help="write the curve and results to netCDF")
+    p.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default="onda",
+        choices=SIMULATOR_MODELS,
+        help="the simulator: onda (the paper's) or two-level (docs/two_level_model.md)",
+    )
+    p.add_argument(
+        "--h",
+        type=int,
+        default=None,
+        help="--model two-level only: size of each ensemble copy's preferred set, n_target <= h <= n_useful",
+    )
+
+
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ensstab",
+        description="Estimate the stability of ensemble feature selectors (the fast estimation method of Onda et "
+        "al.), on Dask. Each command has its own --help.",
+    )
+    parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_simulate_command(sub)
+    _add_sweep_command(sub)
+    _add_estimate_command(sub)
+    _add_validate_command(sub)
+    _add_report_command(sub)
+    _add_verify_command(sub)
+    _add_export_command(sub)
+
+    for command in sub.choices.values():
+        command.set_defaults(cli_options=_cli_options(command))
+    return parser
+
+
+def _add_simulate_command(sub) -> None:
+    """``ensstab simulate``."""
+    sim = sub.add_parser(
+        "simulate",
+        help="print the simulated stability curve over ensemble sizes",
+        description="Print the stability of ensembles of the simulated weak selector (n_useful, p) for each "
+        "ensemble size, computed in this process.",
+    )
+    _add_problem_options(sim)
+    sim.add_argument("--n-useful", type=int, default=60, help="size of S', the simulated useful features")
+    sim.add_argument("--p", type=float, default=0.7, help="probability of picking the next feature from S_m")
+    sim.add_argument(
+        "--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes: a list, or an inclusive range start:stop:step"
+    )
+    sim.add_argument("--json", metavar="OUT.json", help="also write the curve as JSON")
+    _add_model_options(sim)
+    sim.set_defaults(func=_cmd_simulate)
+
+
+def _add_sweep_command(sub) -> None:
+    """``ensstab sweep``."""
+    sw = sub.add_parser(
+        "sweep",
+        help="simulated stability and n_useful_v over a (n_useful, p, m_ensemble) grid",
+        description="Map the simulator's two surfaces over a (n_useful, p, m_ensemble) grid, on a Dask cluster: "
+        "the simulated ensemble stability and n_useful_v = A[f_(u,p)], each cell from --repeats independent draws. "
+        "With --store, every finished block is kept in a zarr store, and the same command run again resumes it.",
+        epilog=_examples(
+            "ensstab sweep --n-useful 20:810:10 --p 0.01:1.0:0.01 --m-ensemble 1,5,10,30 --store sweep.zarr",
+            "ensstab export sweep.zarr sweep.nc       # once the sweep is done",
+            "ensstab sweep --n-useful 20,40 --p 0.5,0.7 --scheduler tcp://10.0.0.5:8786 --output small.nc",
+        ),
+    )
+    _add_problem_options(sw)
+    sw.add_argument(
+        "--n-useful", required=True, help="grid of n_useful: a list like 20,40,80 or a range like 20:810:10"
+    )
+    sw.add_argument("--p", required=True, help="grid of p: a list like 0.3,0.6 or a range like 0.01:1.0:0.01")
+    sw.add_argument("--m-ensemble", default="1", help="grid of ensemble sizes, like 1,5,10,30")
+    sw.add_argument("--n-runs", type=int, default=None, help="runs behind each n_useful_v (default: m_ensemble)")
+    sw.add_argument("--repeats", type=int, default=10, help="independent draws per cell")
+    sw.add_argument("--store", metavar="PATH.zarr", help="zarr store: written as blocks finish, resumed on rerun")
+    sw.add_argument("--output", metavar="OUT.nc", help="also write the finished sweep to netCDF")
+    sw.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
+    _add_cluster_options(sw)
+    _add_quiet(sw)
+    sw.add_argument("--batch-size", type=int, default=None, help="cells per task (default: about 0.5 s of work)")
+    _add_model_options(sw)
+    sw.set_defaults(func=_cmd_sweep)
+
+
+def _add_estimate_command(sub) -> None:
+    """``ensstab estimate``."""
+    est = sub.add_parser(
+        "estimate",
+        help="predict the stability of ensembles of a real selector (Algorithm 1)",
+        description="Predict the stability of ensembles of a real feature selector from a few real runs (Algorithm "
+        "1 of Onda et al.): the simulator's n_useful and p are fitted to --n-runs + --m-stability real runs, and the "
+        "ensembles are simulated. Every number comes with a bootstrap interval, and the summary starts with a "
+        "verdict on whether to believe it.",
+        epilog=_examples(
+            "ensstab estimate                          # the embedded default study (no download)",
+            "ensstab estimate --data colon.mat --n-target 20 --json colon.json",
+            "ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
+        ),
+    )
+    _add_estimate_options(est, m_stability=50)  # algorithm.estimate's default
+    est.add_argument(
+        "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
+    )
+    _add_cluster_options(est)
+    _add_quiet(est)
+    _add_output_options(est)
+    est.set_defaults(func=_cmd_estimate)
+
+
+def _add_validate_command(sub) -> None:
+    """``ensstab validate``."""
+    val = sub.add_parser(
+        "validate",
+        help="the estimate against the naive real check, per ensemble size (the validation harness)",
+        description="Run the estimate and the naive check (bagging layout) on the same data and cluster, and print "
+        "per m_ensemble: predicted [interval], real +- SE, z, covered. The naive curve is cached as netCDF in "
+        "--cache-dir, so a rerun with the same data and settings reuses it.",
+        epilog=_examples(
+            "ensstab validate                          # the embedded default; the naive check takes minutes",
+            "ensstab validate --data colon.mat --n-target 20 --json colon-validation.json",
+            "ensstab validate --calibrate --output validation.nc && ensstab report validation.nc -o report/",
+        ),
+    )
+    _add_estimate_options(val, m_stability=20)  # validation.validate's default
+    val.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        help="where naive curves are cached (default $XDG_CACHE_HOME/ensstab_dask/naive, "
+        "else ~/.cache/ensstab_dask/naive)",
+    )
+    _add_cluster_options(val)
+    _add_quiet(val)
+    _add_output_options(val)
+    val.set_defaults(func=_cmd_validate)
+
+
+def _add_report_command(sub) -> None:
+    """``ensstab report``."""
+    rep = sub.add_parser(
+        "report",
+        help="pictures and a self-contained index.html of an estimate or a sweep",
+        description="Draw the pictures that apply to a result (an estimate, a validation or a sweep) and write them "
+        "into DIR with a self-contained index.html. RESULT is a netCDF file (from estimate, validate or sweep "
+        "--output, or from export) or a sweep store (the .zarr directory of sweep --store).",
+    )
+    rep.add_argument(
+        "result",
+        metavar="RESULT",
+        help="a netCDF file (estimate, validate or sweep --output, or export) or a sweep store (PATH.zarr)",
+    )
+    rep.add_argument("-o", "--output", metavar="DIR", required=True, help="directory to write (PNG files, index.html)")
+    rep.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty DIR")
+    rep.add_argument("--real-stability", type=float, help="sweeps: the observed single-selector stability")
+    rep.add_argument("--n-useful", type=float, help="sweeps: the observed n_useful")
+    rep.add_argument("--n-runs", type=int, help="sweeps: the runs behind the observed n_useful")
+    rep.set_defaults(func=_cmd_report)
+
+
+def _add_verify_command(sub) -> None:
+    """``ensstab verify``."""
+    ver = sub.add_parser(
+        "verify",
+        help="check a sweep store: its metadata against its record, and data behind every done cell",
+        description="Check a sweep store: its attributes and coordinates against the settings record written with "
+        "it, and data behind every cell marked done. Exit status 0 when sound, 1 when damaged.",
+    )
+    ver.add_argument("store", metavar="STORE", help="the sweep's zarr store (the PATH.zarr of sweep --store)")
+    ver.set_defaults(func=_cmd_verify)
+
+
+def _add_export_command(sub) -> None:
+    """``ensstab export``."""
+    ex = sub.add_parser(
+        "export",
+        help="write a finished sweep store to netCDF",
+        description="Write a finished sweep store to one netCDF file, after checking it as verify does. The file "
+        "is written under a temporary name and renamed into place.",
+    )
+    ex.add_argument("store", metavar="STORE", help="the sweep's zarr store (the PATH.zarr of sweep --store)")
+    ex.add_argument("out", metavar="OUT.nc", help="the netCDF file to write (not inside STORE)")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT.nc")
+    ex.add_argument("--allow-incomplete", action="store_true", help="export even if some cells are not computed yet")
+    ex.set_defaults(func=_cmd_export)
+
+
+#: Options whose value is a list or a range: a value starting with '-' (-0.2,0.5) is not
+#: one number, so argparse would take it for an option and say "expected one argument".
+_LIST_OPTIONS = ("--p", "--n-useful", "--m-ensemble")
+
+
+_NEGATIVE_VALUES = re.compile(r"-[0-9.][0-9.,:eE+-]*")
+
+
+def _attach_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--p -0.2,0.5`` as ``--p=-0.2,0.5``, so that the range check reports the value."""
+    rest, out = list(argv), []  # type: list[str], list[str]
+    while rest:
+        token = rest.pop(0)
+        if token == "--":  # what follows is positional, whatever it looks like
+            return out + [token] + rest
+        if token in _LIST_OPTIONS and rest and _NEGATIVE_VALUES.fullmatch(rest[0]):
+            token = f"{token}={rest.pop(0)}"
+        out.append(token)
+    return out
+
+
+#: The library's names that are not the option's dest.
+_LIBRARY_NAMES = {"client": "scheduler", "out_dir": "output"}
+
+
+_CLI_HINT = re.compile(r"\b\w+=[^;]*? \(CLI:? ([^)]*)\)")  # "pass overwrite=True (CLI: --overwrite)"
+
+
+_QUOTED_SETTING = re.compile(r"\b(\w+)='([^']*)'")  # "model='two-level'"
+
+
+_SUBJECT = re.compile(r"\w+")
+
+
+def _cli_options(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each option of ``parser`` by its dest, the library's name for it: n_target -> --n-target."""
+    return {
+        action.dest: next(o for o in action.option_strings if o.startswith("--"))
+        for action in parser._actions  # argparse has no public list of a parser's options
+        if any(o.startswith("--") for o in action.option_strings)
+    }
+
+
+def _cli_words(message: str, options: dict[str, str]) -> str:
+    """A library error message in the command line's words: the "(CLI: --x)" hints in place
+    of the library's keywords, and the parameters it names as this command's options."""
+    message = _CLI_HINT.sub(r"\1", message)
+
+    def option(name: str) -> str | None:
+        return options.get(_LIBRARY_NAMES.get(name, name))
+
+    message = _QUOTED_SETTING.sub(lambda m: f"{option(m[1])} {m[2]}" if option(m[1]) else m[0], message)
+    subject = _SUBJECT.match(message)  # "n_target must be in [1, 2000]", "client: malformed ..."
+    replacement = option(subject[0]) if subject else None
+    if subject and replacement:
+        message = replacement + message[subject.end() :]
+    return message

@@ -1,0 +1,136 @@
+"""The package's shape: the layers of docs/architecture.md hold, no module imports
+itself through others, and no module or function outgrows what a newcomer can read."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ensstab_dask"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 80
+
+
+def modules() -> dict[str, Path]:
+    """Every module by its name inside the package (``cli``, ``models._base``, ``__init__``)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+        out[name] = path
+    return out
+
+
+def layers() -> dict[str, int]:
+    """The table under ``## Layers`` in docs/architecture.md: module (or package) -> layer."""
+    text = ARCHITECTURE.read_text().split("## Layers", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for row in re.findall(r"^\| (\d+)\. [^|]*\| ([^|]*)\|", text, flags=re.M):
+        for name in re.findall(r"`([\w.]+)`", row[1]):
+            assert name not in out, f"{name} is in two layers"
+            out[name] = int(row[0])
+    return out
+
+
+def layer_of(name: str, table: dict[str, int]) -> int:
+    top = name.split(".")[0]
+    return table[name] if name in table else table[top]
+
+
+def imports(name: str, path: Path) -> set[str]:
+    """The package's modules that ``name`` imports, anywhere in it, at run time (imports
+    under ``if TYPE_CHECKING:`` are for type checkers only)."""
+    tree = ast.parse(path.read_text())
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for n in ast.walk(node))
+    here = name.split(".")[:-1] if path.name != "__init__.py" else name.split(".") if name != "__init__" else []
+    known = modules()
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip or not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = here[: len(here) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+        elif (node.module or "").startswith("ensstab_dask"):
+            target = node.module.removeprefix("ensstab_dask").lstrip(".")
+        else:
+            continue
+        for alias in node.names:  # `from . import models` imports the module models
+            sub = f"{target}.{alias.name}".strip(".")
+            out.add(sub if sub in known else target or "__init__")
+    out.discard(name)
+    return out
+
+
+def test_every_module_is_in_one_layer_of_the_table():
+    table = layers()
+    missing = [m for m in modules() if m not in table and m.split(".")[0] not in table]
+    assert not missing, f"docs/architecture.md's layer table lacks {missing}"
+    assert not [t for t in table if t not in modules()], "the table names a module that does not exist"
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    table = layers()
+    upward = [
+        f"{m} (layer {layer_of(m, table)}) imports {t} (layer {layer_of(t, table)})"
+        for m, path in modules().items()
+        for t in imports(m, path)
+        if layer_of(t, table) > layer_of(m, table)
+    ]
+    assert not upward, upward
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = {m: imports(m, p) - {"__init__"} for m, p in modules().items() if m != "__init__"}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == 1:
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(t) :] + [m, t]))
+            if t not in state:
+                visit(t, path + [m])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+
+
+def _code_lines(node: ast.AST, lines: list[str]) -> int:
+    """Lines of code in a function: its docstring, blank lines and comments left out."""
+    body = node.body
+    doc = range(0)
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        doc = range(body[0].lineno, body[0].end_lineno + 1)
+    return sum(
+        1
+        for i in range(node.lineno, node.end_lineno + 1)
+        if i not in doc and lines[i - 1].strip() and not lines[i - 1].strip().startswith("#")
+    )
+
+
+def test_no_module_or_function_outgrows_a_reading():
+    too_long = []
+    for name, path in modules().items():
+        lines = path.read_text().splitlines()
+        if len(lines) > MAX_MODULE_LINES:
+            too_long.append(f"module {name}: {len(lines)} lines")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = _code_lines(node, lines)
+                if n > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}.{node.name}: {n} lines of code")
+    assert not too_long, too_long
+
+
+def test_the_package_never_cites_a_spec_outside_the_repository():
+    cited = {int(n) for p in modules().values() for n in re.findall(r"docs/method\.md sections? (\d+)", p.read_text())}
+    method = (PACKAGE.parent / "docs" / "method.md").read_text()
+    assert cited and all(re.search(rf"^## {n}\. ", method, flags=re.M) for n in cited), cited
+    assert not [m for m, p in modules().items() if "SPEC" in p.read_text()]
