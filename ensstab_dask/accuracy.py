@@ -14,6 +14,8 @@ from .exceptions import InvalidParameterError
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import make_scorer, member_ranks, resample_indices
 
+# scikit-learn is imported where it is used: it takes a tenth of a second to import.
+
 __all__ = ["prediction_accuracy", "PredictionAccuracy"]
 
 

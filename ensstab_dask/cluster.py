@@ -44,11 +44,15 @@ import itertools
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from .exceptions import InvalidParameterError, SchedulerLost, SchedulerUnreachable
 from .progress import note_dashboard, progress_bar
+
+# distributed is imported inside the functions that use it: it takes half a second to import,
+# and neither `import ensstab_dask` nor the synchronous scheduler needs it.
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -184,8 +188,6 @@ def _workers_quiet_on_ctrl_c(c: Client) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        import threading
-
         silence = threading.Thread(
             target=c.run, args=(logging.disable, logging.CRITICAL), kwargs={"on_error": "ignore"}, daemon=True
         )

@@ -24,6 +24,8 @@ from ._validation import check_int, check_real
 from .exceptions import InvalidParameterError
 from .seeding import SeedLike, make_rng
 
+# scikit-learn, scipy.io and pandas are imported where they are used (import time).
+
 __all__ = ["Data", "load_dataset", "check_data", "make_microarray", "reference_dataset", "REFERENCE_FILES"]
 
 REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate": "Prostate_GE.mat"}

@@ -24,6 +24,8 @@ import xarray as xr
 from .calibration import calibrate, n_useful_v_slice
 from .exceptions import InvalidParameterError
 
+# matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
+
 __all__ = [
     "plot_calibration",
     "plot_fixed_point",

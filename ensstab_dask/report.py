@@ -24,6 +24,8 @@ from ._version import __version__
 from .exceptions import InvalidParameterError
 from .storage import atomic_output
 
+# matplotlib is imported where a picture is drawn: it is slow to import.
+
 __all__ = ["write_report", "pictures_for"]
 
 # What each picture shows and how to read it: the report is for people who have not read the code.

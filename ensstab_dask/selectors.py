@@ -23,6 +23,7 @@ sends many runs to a cluster.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -34,6 +35,8 @@ from .aggregation import rank_scores
 from .datasets import check_data
 from .exceptions import InvalidParameterError
 from .seeding import SeedLike, as_seed_sequence, make_rng
+
+# scikit-learn is imported where it is used: it takes a tenth of a second to import.
 
 __all__ = [
     "default_selector",
@@ -70,8 +73,6 @@ def make_scorer(selector=None) -> Scorer:
 
 def _check_arity(fn) -> None:
     """A callable selector must take (X, y, rng): say so here, not in a worker's traceback."""
-    import inspect
-
     try:
         inspect.signature(fn).bind(None, None, None)
     except TypeError:

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import shutil
+import socket
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -34,6 +36,8 @@ import numpy as np
 import xarray as xr
 
 from .exceptions import InvalidParameterError, OutputNotWritten, StoreDamaged, StoreLocked, StoreMismatch
+
+# zarr is imported where a store is opened: most callers never touch one.
 
 __all__ = [
     "SweepStore",
@@ -64,8 +68,6 @@ SETTINGS_ATTR = "ensstab_settings"
 
 
 def _writer_tag() -> str:
-    import socket
-
     return f"{os.getpid()}@{socket.gethostname().replace('.', '_')}"
 
 
@@ -135,10 +137,6 @@ def writer_lock(store: str | os.PathLike):
     stale lock behind. POSIX only; on a network file system it holds as far as the
     system's ``flock`` does.
     """
-    import fcntl
-    import json
-    import socket
-
     path = lock_path(store)
     if not path.parent.is_dir():
         raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")

@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import xarray as xr
 
 from ._stability import pairwise_similarity, stability_of_subsets, stability_se
 from ._sweep import sweep
@@ -369,8 +370,6 @@ def bootstrap_estimate(
     replicates : xarray.Dataset over ``boot``
     simulated : int, simulated runs spent
     """
-    import xarray as xr
-
     m_list = [int(m) for m in curve["m_ensemble"].values]
     boot = bootstrap_runs(
         useful_runs,

@@ -110,6 +110,7 @@ def assert_clean_interrupt(code: int, err: str, last_line: str, c: Cli) -> None:
     assert not alive, [p.pid for p in alive]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whom", ["group", "process"])
 def test_ctrl_c_during_estimate(cli, whom):
     """It printed 244 lines (40 x "Task exception was never retrieved ... AllExit"); sent to
@@ -121,6 +122,7 @@ def test_ctrl_c_during_estimate(cli, whom):
     assert_clean_interrupt(code, err, INTERRUPTED, c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whom", ["group", "process"])
 def test_ctrl_c_during_a_sweep_into_a_store_says_how_to_resume(cli, tmp_path, whom):
     store = tmp_path / "s.zarr"
@@ -131,6 +133,7 @@ def test_ctrl_c_during_a_sweep_into_a_store_says_how_to_resume(cli, tmp_path, wh
     assert_clean_interrupt(code, err, RESUME, c)
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_sweep_without_a_store_and_during_validate(cli, tmp_path):
     c = cli(*SWEEP, "--quiet")
     c.wait_until(lambda: len(c.workers()) >= min(2, os.cpu_count() or 1), "worker processes")

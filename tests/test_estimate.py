@@ -336,6 +336,7 @@ def test_estimate_on_reference_data_at_reduced_settings(name, n_target):
     assert 0 < e.real_stability < 1 and e.real_runs == 5 + 5 + 40
 
 
+@pytest.mark.slow
 def test_prediction_accuracy_on_a_strong_signal(two_process_client):
     from sklearn.ensemble import RandomForestClassifier
 

@@ -56,6 +56,7 @@ def scheduler_address(tmp_path_factory):
     cluster.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs(path, tmp_path, monkeypatch, request):
     monkeypatch.setenv("ENSSTAB_EXAMPLE_SMALL", "1")

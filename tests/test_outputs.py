@@ -203,6 +203,7 @@ def test_a_full_disk_on_export_is_one_line_and_keeps_the_old_file(tmp_path):
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
 
 
+@pytest.mark.slow
 def test_an_export_killed_at_any_moment_leaves_the_old_file_or_the_new_one(tmp_path):
     """SIGKILL at spread-out moments of a real export: the target is always either the
     previous file, byte for byte, or the complete new one; the next run cleans up."""

@@ -3,9 +3,12 @@
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+@pytest.mark.slow
 def test_api_tour_runs_as_written(tmp_path, monkeypatch):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "the README has no python block"
@@ -17,6 +20,7 @@ def test_api_tour_runs_as_written(tmp_path, monkeypatch):
     assert (tmp_path / "sweep.zarr").is_dir() and list(tmp_path.glob("naive-*.nc"))
 
 
+@pytest.mark.slow
 def test_main_command_with_the_cli_defaults(tmp_path):
     """`ensstab estimate`, the README's first command, as users run it (all defaults:
     embedded default, 300 trees, local cluster), with --json to read what it said."""

@@ -24,6 +24,7 @@ def start(store):
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_two_sweeps_on_one_store_never_lose_a_cell(tmp_path):
     """Before the lock, about 1 round in 6 ended with both saying "sweep done" and a cell
     marked done holding NaN, or failed creating the store. 10 rounds, both orders of start."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+import xarray as xr
 
 from .._validation import (
     RESAMPLES,
@@ -200,10 +202,6 @@ _REPORT_READS = (
 def _report_input(text: str):
     """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store read
     as the sweep it holds (cells not computed yet are NaN, as in ``export --allow-incomplete``)."""
-    from pathlib import Path
-
-    import xarray as xr
-
     path = Path(text)
     if path.is_dir():
         store = SweepStore(path)
