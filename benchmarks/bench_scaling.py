@@ -144,6 +144,9 @@ def run(args) -> list[dict]:
     for workers in args.workers:
         with local_cluster(n_workers=workers, host="127.0.0.1") as cluster, Client(cluster) as client:
             _warm(client)
+            # The estimate and the naive check on the same selector, sizes, seed and cluster.
+            common = dict(selector=selector, m_ensemble=M_LIST, m_stability=M_STABILITY, seed=0, client=client,
+                          progress=False)  # fmt: skip
             jobs = {}
             for cells in args.sweeps:
                 jobs[("sweep", f"{cells} cells", "")] = (
@@ -155,34 +158,13 @@ def run(args) -> list[dict]:
             for name, data in datasets.items():
                 for model in args.models:
                     jobs[("estimate", name, model)] = (
-                        lambda d=data, m=model: estimate(
-                            d.X,
-                            d.y,
-                            N_TARGET,
-                            selector=selector,
-                            m_ensemble=M_LIST,
-                            m_stability=M_STABILITY,
-                            seed=0,
-                            client=client,
-                            model=m,
-                            progress=False,
-                        ),  # fmt: skip
+                        lambda d=data, m=model, kw=common: estimate(d.X, d.y, N_TARGET, model=m, **kw),
                         True,
                     )
             if workers == max(args.workers) and args.naive:
                 for name, data in datasets.items():
                     jobs[("naive", name, "")] = (
-                        lambda d=data: real_ensemble_stability(
-                            d.X,
-                            d.y,
-                            N_TARGET,
-                            selector=selector,
-                            m_ensemble=M_LIST,
-                            m_stability=M_STABILITY,
-                            seed=0,
-                            client=client,
-                            progress=False,
-                        ),  # fmt: skip
+                        lambda d=data, kw=common: real_ensemble_stability(d.X, d.y, N_TARGET, **kw),
                         False,
                     )
             measured: dict = {key: [] for key in jobs}
