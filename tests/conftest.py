@@ -10,6 +10,20 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _home_left_alone(tmp_path_factory):
+    """No test writes into the user's home: the default naive-check cache (and anything
+    else under $XDG_CACHE_HOME) goes to a session folder; the CLI's subprocesses inherit it."""
+    cache = tmp_path_factory.mktemp("xdg-cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    yield cache
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def two_process_client():
     """A real 2-process Dask cluster over TCP on 127.0.0.1, shared by the tests."""

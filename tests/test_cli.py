@@ -261,3 +261,12 @@ def test_report_reads_a_sweep_store_and_says_what_it_reads(tmp_path, capsys):
         assert len(err) == 1 and f"{result} {what}; report reads a netCDF file" in err[0], err
         assert "sweep store" in err[0] and not (tmp_path / "x").exists()
     assert np.isfinite(es.storage.SweepStore(store).load()["stability"]).all()  # the store is only read
+
+
+def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
+    """The default naive-check cache follows $XDG_CACHE_HOME, which the suite points at a
+    temporary folder (conftest): a test run leaves ~/.cache alone."""
+    from ensstab_dask.cli._common import _default_cache_dir
+
+    assert _default_cache_dir().startswith(str(_home_left_alone))
+

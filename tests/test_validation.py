@@ -75,8 +75,7 @@ def test_cache_key_follows_data_and_settings(tmp_path):
 def test_cli_validate_json_and_rerun(tmp_path, capsys):
     np.savez(tmp_path / "d.npz", X=DATA.X, y=DATA.y)
     out = tmp_path / "v.json"
-    cache = tmp_path / "cache"
-    cache.mkdir()
+    cache = tmp_path / "cache" / "naive"  # not there yet: made, as the default one is
     args = ["validate", "--data", str(tmp_path / "d.npz"), "--n-target", "10", "--m-stability", "6"]
     args += ["--m-ensemble", "1,3", "--repeats", "4", "--n-estimators", "20", "--n-runs", "24", "--n-boot", "50"]
     args += ["--seed", "1", "--scheduler", "synchronous", "--cache-dir", str(cache), "--json", str(out)]
@@ -90,6 +89,7 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     row = d["per_m"]["1"]
     assert set(row) == {"predicted", "lower", "upper", "predicted_se", "real", "real_se", "z", "covered", "within_2se"}
     assert d["estimate_real_runs"] == 24 + 6 + 40 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
+    assert list(cache.glob("naive-*.nc"))
     assert 0 <= d["covered"] <= 2 and d["sizes"] == 2
     # A rerun reuses the naive curve, and refuses to clobber the JSON without --overwrite.
     assert cli_main(args) == 2
@@ -102,7 +102,7 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra, needle",
     [
-        (["--cache-dir", "/nonexistent/dir"], "--cache-dir /nonexistent/dir: no such directory"),
+        (["--cache-dir", __file__], f"--cache-dir {__file__}: exists and is not a directory"),
         (["--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or at least 20"),
         (["--confidence", "95"], "--confidence must be in (0, 1)"),
         (["--member-resample", "thirds"], "--member-resample must be one of half, bootstrap, bagging"),

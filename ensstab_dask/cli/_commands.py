@@ -200,12 +200,10 @@ def _cmd_estimate(args) -> int:
 def _cmd_validate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
-    cache_dir = args.cache_dir
-    if cache_dir is None:
-        cache_dir = _default_cache_dir()
-        os.makedirs(cache_dir, exist_ok=True)
-    elif not os.path.isdir(cache_dir):
-        raise UsageError(f"--cache-dir {cache_dir}: no such directory")
+    cache_dir = _default_cache_dir() if args.cache_dir is None else args.cache_dir
+    if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
+    os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
     data, source = _load(args)
     options = _estimate_options(args)
     print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
