@@ -269,4 +269,3 @@ def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
     from ensstab_dask.cli._common import _default_cache_dir
 
     assert _default_cache_dir().startswith(str(_home_left_alone))
-
