@@ -429,8 +429,13 @@ def _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window
     running = as_completed(submit(len(tasks) if window is None else window), loop=c.loop)
     try:
         for fut in running:
+            if fut.status in ("error", "cancelled"):
+                break  # raised by the gather below
             if fut.status != "finished":
-                break  # an error or a cancellation: raised below
+                # Finished, then its result was lost with the worker that held it: the
+                # scheduler computes it again, and it is handed on when it lands.
+                running.add(fut)
+                continue
             _, i = in_flight[fut.key]
             bar.update(sizes[i])
             if on_result is not None:
@@ -447,6 +452,10 @@ def _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window
         if on_result is None:
             for (_, i), out in zip(in_flight.values(), gathered):
                 results[i] = out
+        elif in_flight or next(todo, None) is not None:
+            # Every task's result must have reached on_result: a sweep must not return
+            # with a block silently missing.
+            raise RuntimeError(f"{len(in_flight)} tasks finished without their results being handed on")
     except BaseException:
         c.cancel([f for f, _ in in_flight.values()])
         raise

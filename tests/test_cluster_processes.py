@@ -167,6 +167,31 @@ def test_estimate_by_address_is_identical(cluster):
 # 2. A worker dies mid-sweep ------------------------------------------------------------
 
 
+def test_results_lost_with_a_worker_still_reach_the_caller(cluster):
+    """A task that finished on a worker killed before its result was read is computed
+    again and handed on; it was once dropped, and a sweep returned with a NaN block."""
+    from distributed import Client
+
+    from ensstab_dask.cluster import run_tasks
+
+    # By value (a lambda): the workers cannot import this test module.
+    work = lambda i: (time.sleep(1.0), i, os.getpid())[1:]  # noqa: E731
+    seen: dict[int, int] = {}
+
+    def on_result(i, out):
+        assert out[0] == i
+        if not seen:
+            time.sleep(6)  # every task has finished by now: results wait on both workers
+            os.kill(out[1], signal.SIGKILL)
+            time.sleep(1.5)  # the client learns that the killed worker's results are lost
+        seen[i] = seen.get(i, 0) + 1
+
+    with Client(cluster.address, timeout="30s", set_as_default=False) as c:
+        run_tasks(work, [(i,) for i in range(8)], client=c, on_result=on_result)
+        c.wait_for_workers(2, timeout=60)  # the nanny restarts the killed one for later tests
+    assert seen == {i: 1 for i in range(8)}
+
+
 def test_worker_killed_mid_sweep_completes_identically(cluster, reference, tmp_path):
     from distributed import Client
 
