@@ -38,6 +38,7 @@ __all__ = [
     "stability_of_subsets",
     "similarity_matrix",
     "u_statistic_se",
+    "shared_features",
 ]
 
 
@@ -62,6 +63,24 @@ def _similarity(inter: np.ndarray, n_feature: int, index: str) -> np.ndarray:
             k = size[0]
             return (inter * n_feature - k * k) / (k * (n_feature - k))
     raise InvalidParameterError(f"no pairwise form for index {index!r}")
+
+
+def shared_features(value, index: str, n_feature: int, n_target: int):
+    """How many of their ``n_target`` features two selections share when their similarity
+    is ``value``: :func:`_similarity` solved for the intersection, for equal sizes.
+
+    Nogueira's index equals the mean pairwise Kuncheva index when every subset has
+    ``n_target`` features (Nogueira et al. 2018), so both invert the same way. Each
+    mapping is increasing: an interval of the index maps to an interval of the count.
+    """
+    v, k, n = np.asarray(value, dtype=np.float64), float(n_target), float(n_feature)
+    if index == "jaccard":
+        return 2.0 * k * v / (1.0 + v)
+    if index == "dice":
+        return k * v
+    if index in ("kuncheva", "nogueira"):
+        return (v * k * (n - k) + k * k) / n
+    raise InvalidParameterError(f"index must be one of jaccard, dice, kuncheva, nogueira; got {index!r}")
 
 
 def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:

@@ -82,7 +82,7 @@ from .runs import Copies, Pool, RealRuns, assemble_runs, pool_sizes, real_run_pl
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import check_resample, describe_selector, make_scorer
 from .simulation import top_subsets
-from .trust import guard_rails
+from .trust import guard_rails, notes
 
 __all__ = [
     "estimate",
@@ -427,7 +427,8 @@ def estimate_from_runs(
 
     rails: dict[str, Any] = dict(n_target=n_target, n_runs=n_runs, n_useful_mean=float(u_draws.mean()), t_draws=t_draws,
                  real_nogueira=real_nog)  # fmt: skip
-    predictable = guard_rails(**rails, simulator=False)[0]  # before p is fitted: is there anything to say?
+    # Before p is fitted: is there anything to say?
+    predictable = guard_rails(**rails, simulator=curve_model.simulator)[0]
     # One bar over the simulation stages about to run, in their order below (none when no
     # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
     stages = (
@@ -462,12 +463,15 @@ def estimate_from_runs(
         simulator=curve_model.simulator, self_check=check,
     )  # fmt: skip
     issues = blocking + cautions
+    said = notes(n_target=n_target, n_useful_mean=rails["n_useful_mean"], real_nogueira=real_nog,
+                 simulator=curve_model.simulator)  # fmt: skip
     return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
-                     real_nog=real_nog, issues=issues, predictable=predictable, settings=settings)  # fmt: skip
+                     real_nog=real_nog, issues=issues, notes=said, predictable=predictable,
+                     settings=settings)  # fmt: skip
 
 
 def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | None, check: SelfCheck | None,
-              fit: SimulatorFit, *, runs, t_draws, u_draws, real_nog, issues, predictable,
+              fit: SimulatorFit, *, runs, t_draws, u_draws, real_nog, issues, notes, predictable,
               settings) -> Estimate:  # fmt: skip
     """The :class:`Estimate` from what the stages found."""
     n_feature, n_target, m_list = ctx.n_feature, ctx.n_target, ctx.m_list
@@ -525,6 +529,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
         calibration=fit.calibration,
         reliable=not issues,
         warnings=issues,
+        notes=notes,
         has_curve=predictable,
         fixed_point_power=has_power,
         confidence=ctx.confidence,

@@ -1,8 +1,10 @@
 """Data: files of the user's, the reference datasets, and an embedded default.
 
 * :func:`load_dataset` reads scikit-feature ``.mat`` files (``X``, ``Y``), ``.npz``
-  (``X`` and ``y`` or ``Y``, optional ``feature_names``) and CSV (one row per sample,
-  a header, the label column chosen by ``label=``).
+  (``X`` and ``y`` or ``Y``, optional ``feature_names``), CSV (one row per sample,
+  a header, the label column chosen by ``label=``) and AnnData ``.h5ad`` (one obs per
+  sample, the label an ``obs`` column chosen by ``label=``; needs the optional
+  ``anndata`` package).
 * :func:`reference_dataset` reads Colon, Lymphoma or Prostate from
   ``$ENSSTAB_DATA_DIR`` (never shipped with the package).
 * :func:`make_microarray` is the embedded default: a synthetic two-class problem shaped
@@ -19,12 +21,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import psutil
 
 from ._validation import check_int, check_real
 from .exceptions import InvalidParameterError
 from .seeding import SeedLike, make_rng
 
-# scikit-learn, scipy.io and pandas are imported where they are used (import time).
+# scikit-learn, scipy.io, pandas and anndata are imported where they are used (import time;
+# anndata is also optional).
 
 __all__ = ["Data", "load_dataset", "check_data", "make_microarray", "reference_dataset", "REFERENCE_FILES"]
 
@@ -95,6 +99,8 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
         return InvalidParameterError(f"X contains NaN or inf ({int(bad.sum())} values; {where})")
     if "Input y contains" in msg:
         return InvalidParameterError("y contains NaN or inf")
+    if "Input contains NaN" in msg:  # check_X_y has passed X: this is type_of_target on y
+        return InvalidParameterError("y contains missing labels (NaN)")
     if "Unknown label type" in msg:
         return InvalidParameterError(
             f"y must hold class labels (integers or strings), no missing labels; got a {type_of_target(y)!r} target"
@@ -138,6 +144,25 @@ def _load_npz(path: Path) -> Data:
     return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
 
 
+def _label_column(path: Path, columns, label, *, listing: str):
+    """The label column among ``columns``: ``label`` by name or position, or else the one
+    column named label, y, class or target; ``listing`` shows the user what there is."""
+    if label is None:
+        candidates = [c for c in columns if str(c).lower() in ("label", "y", "class", "target")]
+        if len(candidates) != 1:
+            raise InvalidParameterError(f"{path}: choose the label column with label= (CLI: --label); {listing}")
+        return candidates[0]
+    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
+        if not -len(columns) <= label < len(columns):
+            raise InvalidParameterError(
+                f"{path}: label column index {label} is out of range for {len(columns)} columns"
+            )
+        return columns[label]
+    if label not in columns:
+        raise InvalidParameterError(f"{path}: label column {label!r} is missing; {listing}")
+    return label
+
+
 def _load_csv(path: Path, label) -> Data:
     import pandas as pd
 
@@ -145,23 +170,7 @@ def _load_csv(path: Path, label) -> Data:
         frame = pd.read_csv(path)
     except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
         raise InvalidParameterError(f"{path}: not a readable CSV file ({exc})") from exc
-    if label is None:
-        candidates = [c for c in frame.columns if str(c).lower() in ("label", "y", "class", "target")]
-        if len(candidates) != 1:
-            raise InvalidParameterError(
-                f"{path}: choose the label column with label= (CLI: --label); columns start {list(frame.columns[:5])}"
-            )
-        label = candidates[0]
-    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
-        if not -frame.shape[1] <= label < frame.shape[1]:
-            raise InvalidParameterError(
-                f"{path}: label column index {label} is out of range for {frame.shape[1]} columns"
-            )
-        label = frame.columns[label]
-    if label not in frame.columns:
-        raise InvalidParameterError(
-            f"{path}: label column {label!r} is missing; columns start {list(frame.columns[:5])}"
-        )
+    label = _label_column(path, frame.columns, label, listing=f"columns start {list(frame.columns[:5])}")
     y = frame[label].to_numpy()
     features = frame.drop(columns=[label])
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
@@ -170,15 +179,72 @@ def _load_csv(path: Path, label) -> Data:
     return Data(features.to_numpy(dtype=np.float64), y, np.asarray(features.columns, dtype=str))
 
 
+def _available_bytes() -> int:
+    """Memory this machine can hand out now without swapping."""
+    return int(psutil.virtual_memory().available)
+
+
+def _size(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
+
+
+def _dense_float64(path: Path, X) -> np.ndarray:
+    """An AnnData ``X`` (dense, or scipy sparse as single-cell data mostly are) as the dense
+    float64 array the selectors need, refused up front when that would not fit in memory."""
+    import scipy.sparse
+
+    if X is None:
+        raise InvalidParameterError(f"{path}: the AnnData object has no X matrix")
+    n_obs, n_vars = X.shape
+    need = 8 * n_obs * n_vars
+    sparse = scipy.sparse.issparse(X)
+    # A dense float64 X is in memory already (backed=None read it) and is used as it is.
+    available = _available_bytes()
+    if (sparse or np.asarray(X).dtype != np.float64) and need > available:
+        raise InvalidParameterError(
+            f"{path}: X ({n_obs} obs x {n_vars} vars) needs {_size(need)} as a dense float64 array, more than the "
+            f"{_size(available)} of memory available: keep fewer vars (highly variable genes, say) in the file"
+        )
+    try:
+        # Sparse: convert the stored values only, then allocate the dense array once.
+        return X.astype(np.float64).toarray() if sparse else np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # strings or objects in X
+        raise InvalidParameterError(f"{path}: X must be numeric ({exc})") from exc
+
+
+def _load_h5ad(path: Path, label) -> Data:
+    try:
+        # anndata is an optional dependency (the extra ``anndata``): only .h5ad files need it.
+        import anndata
+    except ImportError as exc:
+        raise InvalidParameterError(
+            "reading .h5ad needs the anndata package: pip install 'ensstab_dask[anndata]'"
+        ) from exc
+    try:
+        adata = anndata.read_h5ad(path)
+    except _UNREADABLE as exc:  # h5py says OSError to a file that is not HDF5
+        raise InvalidParameterError(f"{path}: not a readable .h5ad file ({exc})") from exc
+    obs = adata.obs
+    label = _label_column(path, obs.columns, label, listing=f"obs columns are {[str(c) for c in obs.columns]}")
+    # Categorical and string columns become their labels; check_data takes string labels as they are.
+    y = np.asarray(obs[label].to_numpy())
+    return Data(_dense_float64(path, adata.X), y, np.asarray(adata.var_names, dtype=str))
+
+
 def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
-    """Read a dataset from ``.mat`` (scikit-feature), ``.npz`` or ``.csv``.
+    """Read a dataset from ``.mat`` (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
 
     Parameters
     ----------
     path : path
+        A data file; its suffix says its format. A ``.h5ad`` file's ``X`` (dense or
+        sparse) is read into memory as a dense float64 array (refused when it would not
+        fit), its ``var_names`` are the feature names; reading it needs the optional
+        ``anndata`` package (``pip install 'ensstab_dask[anndata]'``).
     label : str or int, optional
-        CSV only: the label column, by name or position (default: the one column named
-        label, y, class or target).
+        CSV and ``.h5ad`` only: the label column (for ``.h5ad``, a column of ``obs``), by
+        name or position (default: the one column named label, y, class or target).
+        Categorical and string labels are taken as they are.
 
     Returns
     -------
@@ -187,6 +253,8 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
         has them, else None.
     """
     path = Path(path)
+    if path.is_dir():
+        raise InvalidParameterError(f"data file {str(path)!r} is a directory; give a .mat, .npz, .csv or .h5ad file")
     if not path.is_file():
         raise InvalidParameterError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
@@ -196,8 +264,12 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
         data = _load_npz(path)
     elif suffix == ".csv":
         data = _load_csv(path, label)
+    elif suffix == ".h5ad":
+        data = _load_h5ad(path, label)
     else:
-        raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz or .csv")
+        raise InvalidParameterError(
+            f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz, .csv or .h5ad"
+        )
     X, y = check_data(data.X, data.y)
     return Data(X, y, data.feature_names)
 

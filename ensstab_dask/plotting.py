@@ -28,6 +28,7 @@ from .exceptions import InvalidParameterError
 
 __all__ = [
     "plot_calibration",
+    "plot_surface",
     "plot_fixed_point",
     "plot_stability_curve",
     "plot_selection_counts",
@@ -111,6 +112,14 @@ def _integer_ticks(axis) -> None:
     from matplotlib.ticker import MaxNLocator
 
     axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _grid_ticks(axis, values, max_ticks: int = 10) -> None:
+    """Ticks at the grid's own values (evenly thinned to ``max_ticks``): a surface or curve
+    over a sweep's grid is read at its cells, not at round numbers between them."""
+    values = np.asarray(values)
+    keep = np.unique(np.linspace(0, len(values) - 1, min(max_ticks, len(values))).round().astype(int))
+    axis.set_ticks(values[keep], labels=[f"{v:g}" for v in values[keep]])
 
 
 def _drew_something(artist) -> bool:
@@ -240,13 +249,30 @@ def plot_calibration(
         handles.append(Line2D([], [], marker="X", ms=9, ls="", color="white", mec="black", label=label))
     ax.set_xlabel("p (probability of picking from S_m)")
     ax.set_ylabel("n_useful (size of S', features)")
-    _integer_ticks(ax.yaxis)
+    _grid_ticks(ax.xaxis, stab["p"].values)
+    _grid_ticks(ax.yaxis, stab["n_useful"].values)
     ax.set_title("Calibration: where the simulator matches the real selector")
     # Below the axes, not over them: the lines sit anywhere on the surface, and any place
     # inside ("best" included) hid the orange line on some data. A constrained-layout
     # figure (the default here, and the report's) makes room for it.
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, fontsize="small",
               frameon=False)  # fmt: skip
+    return ax
+
+
+def plot_surface(obj, *, m_ensemble: int | None = None, ax=None):
+    """A sweep's simulated stability over (n_useful, p) at one ensemble size (default the
+    smallest: the single selector when the sweep has m_ensemble = 1), ticks on the grid."""
+    ds = _dataset(obj)
+    _need(ds, "sweep", "plot_surface")
+    ax = _axes(ax)
+    m = int(ds["m_ensemble"].values[0]) if m_ensemble is None else int(m_ensemble)
+    surface = ds["stability"].sel(m_ensemble=m).transpose("n_useful", "p")
+    surface.plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis",
+                            cbar_kwargs={"label": f"simulated stability ({ds.attrs.get('index', 'jaccard')})"})  # fmt: skip
+    _grid_ticks(ax.xaxis, surface["p"].values)
+    _grid_ticks(ax.yaxis, surface["n_useful"].values)
+    ax.set_title(f"Simulated stability, m_ensemble = {m}" + (" (single selector)" if m == 1 else ""))
     return ax
 
 
@@ -310,7 +336,10 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="gray", ls=":", label="u = n_useful_v (fixed point)")
     ax.set_xlabel("u: the simulator's n_useful (features)")
     ax.set_ylabel("n_useful_v = A[f_(u,p)] (features)")
-    _integer_ticks(ax.xaxis)
+    if mean is not None:
+        _grid_ticks(ax.xaxis, mean["n_useful"].values)
+    else:
+        _integer_ticks(ax.xaxis)
     ax.set_title("Fixed point: does the simulator reproduce its own n_useful?" + runs_note)
     ax.legend(fontsize="small")
     return ax
@@ -387,16 +416,22 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
 
         colors = mpl.colormaps["viridis"](np.linspace(0.05, 0.85, len(chosen)))
         m = stab["m_ensemble"].values
-        for color, pv in zip(colors, chosen):
+        repeats = ds.attrs.get("repeats", ds.sizes.get("repeat", ""))
+        for i, (color, pv) in enumerate(zip(colors, chosen)):
             y, e = stab.sel(p=pv).values, sd.sel(p=pv).values
             ax.plot(m, y, marker="o", color=color, label=f"p = {pv:.2f}")
-            ax.fill_between(m, y - e, y + e, color=color, alpha=0.15)
+            # The band is the simulation's own spread: a sweep has no real runs to bootstrap.
+            ax.fill_between(m, y - e, y + e, color=color, alpha=0.15,
+                            label=f"±1 sd over the {repeats} repeats" if i == 0 else None)  # fmt: skip
         ax.set_title(f"Simulated ensemble stability at n_useful = {int(stab['n_useful'])}")
         index = ds.attrs.get("index", "jaccard")
     if _is_estimate(ds):
         ax.set_title("Stability of ensembles against their size")
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
-    _integer_ticks(ax.xaxis)
+    if len(m) <= 12:
+        _grid_ticks(ax.xaxis, m)
+    else:
+        _integer_ticks(ax.xaxis)
     ax.set_ylabel(f"stability ({index})")
     # Kuncheva and Nogueira go below 0 (worse than chance): show it, never clip it.
     ys = [np.asarray(ln.get_ydata(), dtype=float) for ln in ax.get_lines()]

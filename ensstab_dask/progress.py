@@ -4,7 +4,7 @@ The sweep, the real runs (the estimate's and the naive check's) and the estimate
 simulations all report through these helpers, so that they look and behave alike:
 
 * a bar is a ``tqdm.auto`` bar: text on **stderr** in a terminal, a widget in a
-  notebook; never on stdout, where the results go (a pipe must get them clean);
+  notebook (a text bar there without ``ipywidgets``); never on stdout, where the results go (a pipe must get them clean);
 * it is drawn only where it can redraw itself in place, a terminal or a notebook
   (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job) hundreds of
   carriage-return lines would bury the output;
@@ -15,6 +15,7 @@ simulations all report through these helpers, so that they look and behave alike
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -33,12 +34,14 @@ def progress_bar(total: int, desc: str, *, unit: str = "task", enabled: bool = T
     Always a tqdm object (``update``, ``set_postfix_str`` and ``close`` work on a disabled
     one too), so callers need no ``if bar is not None``.
     """
-    from tqdm.auto import tqdm
-
     # disable=None is tqdm's own rule: draw on a terminal, not into a file. A Jupyter kernel's
-    # stderr is not a terminal, yet it is someone watching: draw there too (a widget with
-    # ipywidgets, else text).
+    # stderr is not a terminal, yet it is someone watching: draw there too, a widget with
+    # ipywidgets, else a text bar (tqdm.auto would warn "IProgress not found" every time).
     in_kernel = type(sys.stderr).__module__.startswith("ipykernel")  # a kernel's own stream, not an import
+    if in_kernel and importlib.util.find_spec("ipywidgets") is None:
+        from tqdm.std import tqdm
+    else:
+        from tqdm.auto import tqdm
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr,
                 disable=(False if in_kernel else None) if enabled else True)  # fmt: skip
 

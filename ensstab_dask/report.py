@@ -70,11 +70,38 @@ EXPLAIN = {
         "m. The black dot is the naive check as it was run and timed, at the largest m. The label at the right "
         "is the speed-up at the largest m.",
     ),
+}
+
+# A sweep has no real runs: its pictures read differently (what a band is, what is observed).
+EXPLAIN_SWEEP = {
+    "calibration": (
+        "Calibration",
+        "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
+        "of features that carry signal, and p, how strongly the selector prefers them; the ticks are the sweep's "
+        "grid values. The white line is where the simulated stability equals the stability you gave "
+        "(--real-stability); the // hatching is its tolerance band. The dashed orange line is where the "
+        "simulator's own count n_useful_v equals the n_useful you gave (--n-useful); the \\\\ hatching is its "
+        "band. Red dots are grid cells consistent with both, and the star the closest of them. A line or band "
+        "whose value the surface never reaches is not drawn, and the legend lists only what is drawn.",
+    ),
     "surface": (
         "Stability surface",
         "The simulated stability over (n_useful, p), at the sweep's smallest ensemble size (the single "
-        "selector when it includes m_ensemble = 1). Give the observed stability and n_useful "
-        "(--real-stability, --n-useful) to see where they match.",
+        "selector when it includes m_ensemble = 1); the ticks are the sweep's grid values. Give a real "
+        "selector's stability and n_useful (--real-stability, --n-useful) to see where they match.",
+    ),
+    "fixed_point": (
+        "Fixed point",
+        "For a few p (one line each), the number of useful features the simulator itself counts "
+        "(n_useful_v = A[f_(u,p)]) against the n_useful u it was run with, with error bars of ±1 standard "
+        "deviation over the sweep's repeats. Where a line crosses the dotted diagonal, u = A[f_(u,p)]: a fixed "
+        "point, where the simulator reproduces its own count. An estimate is trusted only at such a point.",
+    ),
+    "stability_curve": (
+        "Stability against ensemble size",
+        "The simulated stability of an ensemble of m weak selectors against m, for a few p at one n_useful. Each "
+        "band is ±1 standard deviation over the sweep's repeats: the simulation's own noise (a sweep involves no "
+        "real runs).",
     ),
 }
 
@@ -114,10 +141,7 @@ def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) ->
     elif name == "cost":
         plotting.plot_cost(ds, ax=ax)
     elif name == "surface":
-        first = int(ds["m_ensemble"].values[0])
-        ds["stability"].sel(m_ensemble=first).plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis")
-        plotting._integer_ticks(ax.yaxis)  # n_useful counts features
-        ax.set_title(f"Simulated stability, m_ensemble = {first}" + (" (single selector)" if first == 1 else ""))
+        plotting.plot_surface(ds, ax=ax)
 
 
 def _fmt(v) -> str:
@@ -217,6 +241,8 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
     parts.append(f"<style>{_STYLE}</style></head><body>")
     if kind == "estimate":
         parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
+        if "answer" in ds.attrs:  # results written before the plain answer have none
+            parts.append(f"<pre>{e(str(ds.attrs['answer']))}</pre>")
         how = (
             "fitted a two-parameter simulator (n_useful, p) of it, and predicted by simulation"
             if bool(int(ds.attrs.get("simulator", 1)))
@@ -240,7 +266,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
         else:
             parts.append("<h2>No prediction</h2><p>The method has nothing to say here; see the warnings above.</p>")
     for name, png in images:
-        title, text = EXPLAIN[name]
+        title, text = (EXPLAIN_SWEEP if kind == "sweep" else EXPLAIN)[name]
         data = base64.b64encode(png).decode("ascii")
         parts.append(
             f"<figure><h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"

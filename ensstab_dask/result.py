@@ -14,7 +14,7 @@ from .estimation import PEstimate
 from .exceptions import InvalidParameterError
 from .models import SelfCheck
 from .storage import write_netcdf
-from .summary import estimate_summary
+from .summary import estimate_summary, plain_answer
 
 __all__ = ["Estimate"]
 
@@ -42,7 +42,12 @@ class Estimate:
     real_runs, simulated_runs : int
         Runs of the real selector and of the simulated one behind the estimate.
     reliable : bool
-        False when any guard rail tripped; ``warnings`` says which, in words.
+        False when any guard rail tripped; ``warnings`` says which, in words (each opens
+        with what it means in plain words, up to its first ``": "``).
+    notes : list of str
+        What is true and worth saying but no reason to doubt the estimate (a selector that
+        finds fewer useful features than ``n_target``, for a model that measures real
+        ensembles).
     has_curve : bool
         False when the method has nothing to say.
     confidence : float
@@ -97,6 +102,7 @@ class Estimate:
     calibration: xr.Dataset | None = field(repr=False, default=None)
     reliable: bool = True
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # true and worth saying, but no reason to doubt it
     has_curve: bool = True
     fixed_point_power: bool | None = None
     confidence: float = 0.95
@@ -154,6 +160,7 @@ class Estimate:
         return {
             "reliable": bool(self.reliable),
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
             "n_feature": self.n_feature,
             "n_target": self.n_target,
             "t_uniform": self.t_uniform,
@@ -266,7 +273,7 @@ class Estimate:
                 naive_layout=real.attrs["layout"],
                 naive_m_stability=int(real.attrs["m_stability"]),
             )
-        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "self_check")
+        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "notes", "self_check")
         flat = {k: v for k, v in self.to_dict().items() if k not in skip}
         for k, v in flat.items():
             if isinstance(v, dict):
@@ -287,11 +294,13 @@ class Estimate:
             for k, v in chk.items():
                 ds.attrs[f"self_check_{k}"] = v if isinstance(v, int) else np.array(v, dtype=float)
         ds.attrs["warnings"] = "\n".join(self.warnings)
+        ds.attrs["notes"] = "\n".join(self.notes)
         ds.attrs["has_curve"] = int(self.has_curve)
         for k, v in self.settings.items():
             ds.attrs[k] = "none" if v is None else v
         for k, v in self.seconds.items():
             ds.attrs[f"seconds_{k}"] = v
+        ds.attrs["answer"] = "\n".join(plain_answer(self))
         ds.attrs["summary"] = self.summary()
         return ds
 

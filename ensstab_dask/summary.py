@@ -1,8 +1,11 @@
 """The estimate in words: what ``Estimate.summary()`` and ``ensstab estimate`` print.
 
-The verdict comes first (whether to believe what follows), then one number per line in
-plain words with the symbol in brackets, where it came from, and its interval named for
-what it is an interval of.
+The answer comes first, in words a biologist can act on (:func:`plain_answer`): for each
+ensemble size, how many of the top n_target features two reruns share, with its
+interval; the size beyond which more members hardly help; whether to believe it, in one
+sentence. Then the method's quantities for those who want them: the verdict, and one
+number per line in plain words with the symbol in brackets, where it came from, and its
+interval named for what it is an interval of.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._stability import shared_features
 from .models import SelfCheck
+from .trust import headline
 
 if TYPE_CHECKING:
     from .result import Estimate
 
-__all__ = ["estimate_summary", "interval_text"]
+__all__ = ["estimate_summary", "plain_answer", "interval_text"]
 
 
 # What each interval in ``intervals`` is an interval of: the summary names it.
@@ -48,7 +53,9 @@ def estimate_summary(self: Estimate) -> str:
     """The estimate for people: the verdict first, then plain words with the symbols in
     brackets, one number per line (with its interval, saying what interval it is)."""
     lines = [
-        f"Estimated stability of ensembles of the base selector ({self.settings['index']} index; "
+        *plain_answer(self),
+        "",
+        f"The method's quantities: stability of ensembles of the base selector ({self.settings['index']} index; "
         f"{self.n_feature} features, each run keeps its top {self.n_target} (n_target))",
         *_verdict(self),
         *_measured(self),
@@ -63,6 +70,75 @@ def estimate_summary(self: Estimate) -> str:
         f"{sum(self.seconds.values()):.1f} s",
     ]
     return "\n".join(lines)
+
+
+#: More members "hardly help" once the largest ensemble predicted shares fewer than this
+#: many more features (a 20th of n_target, at least one feature).
+_HARDLY = 0.05
+
+
+def plain_answer(self: Estimate) -> list[str]:
+    """The answer in plain words: shared features per ensemble size, where more members
+    stop helping, and whether to believe it (the first lines of :func:`estimate_summary`)."""
+    k = self.n_target
+    if not self.has_curve:
+        lines = ["Answer: none. " + _sentence(headline(self.warnings[0]) + _more(self.warnings))]
+        return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+    index = self.settings["index"]
+    m = [int(v) for v in self.curve["m_ensemble"].values]
+    shared = shared_features(self.curve["stability"].values, index, self.n_feature, k)
+    intervals = self.curve_interval()
+    lines = [
+        f"Answer: two runs of the ensemble, each on its own random half of the samples, would have about this "
+        f"many of their top {k} features (of {self.n_feature}) in common:"
+    ]
+    width = len(str(max(m)))
+    for size, r in zip(m, shared):
+        who = "1 selector (no ensemble)" if size == 1 else f"an ensemble of {size:>{width}}"
+        text = f"    {who}: {r:4.1f} of {k} ({r / k:.0%})"
+        if size in intervals:
+            lo, hi = shared_features(np.array(intervals[size]), index, self.n_feature, k)
+            text += f"; {self.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
+        lines.append(text)
+    if len(m) > 1:
+        lines.append("  " + _plateau(m, shared, k))
+    lines.append("  " + _believe(self))
+    return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+
+
+def _plateau(m: list[int], shared: np.ndarray, k: int) -> str:
+    """The size beyond which more members add less than a 20th of n_target shared features."""
+    gain = max(1.0, _HARDLY * k)
+    enough = next(size for size, r in zip(m, shared) if shared[-1] - r < gain)
+    what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")
+    if enough == m[-1]:
+        return (
+            f"It still gains at {m[-1]} members (at least {what} from the size before): larger ensembles may "
+            f"share more, but sizes above {m[-1]} were not predicted."
+        )
+    return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted)."
+
+
+def _believe(self: Estimate) -> str:
+    """Whether to believe the curve, and why, in one sentence."""
+    if self.reliable:
+        chk = self.self_check
+        if chk is None:
+            return "Believe it? Yes: none of the method's checks objected."
+        return (
+            f"Believe it? Yes: checked against {chk.copies} real ensembles of {chk.members} ({chk.held_out}), "
+            "the model matched them within their noise."
+        )
+    return f"Believe it? Not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."
+
+
+def _sentence(text: str) -> str:
+    """A reason as a sentence: capitalised, with a full stop."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _more(reasons: list[str]) -> str:
+    return "" if len(reasons) < 2 else f" ({len(reasons) - 1} more reason{'s' * (len(reasons) > 2)} below)"
 
 
 def _verdict(self: Estimate) -> list[str]:
@@ -98,27 +174,28 @@ def _measured(self: Estimate) -> list[str]:
     }.get(str(s.get("calibration_layout")), (halves, halves))
     n_draws = len(self.t_uniform_draws) if self.t_uniform_draws is not None else s.get("repeats", 0)
     lines += ["", "  Measured on the real runs:"]
+    spread = ""
+    if self.t_uniform_draws is not None and len(self.t_uniform_draws) > 1:
+        t_lo, t_hi = int(self.t_uniform_draws.min()), int(self.t_uniform_draws.max())
+        spread = f"standard deviation {self.t_uniform_std:.2f}, draws from {t_lo} to {t_hi}"
     lines.append(
         _line(
             f"chance threshold (t_uniform, most picks of any feature by {s['n_runs']} random selectors)",
             f"{self.t_uniform:.2f}",
             f"mean of {n_draws} draws",
+            spread,
         )
     )
-    if self.t_uniform_draws is not None and len(self.t_uniform_draws) > 1:
-        t_lo, t_hi = int(self.t_uniform_draws.min()), int(self.t_uniform_draws.max())
-        lines.append(_line("t_uniform's standard deviation over the draws", f"{self.t_uniform_std:.2f}",
-                          f"draws from {t_lo} to {t_hi}"))  # fmt: skip
+    # The count as measured (never the value the simulator was clamped to: see _simulator).
     lines.append(
         _line(
-            "useful features (n_useful = A[f], picked more often than t_uniform)",
-            f"{self.n_useful}",
-            f"from {s['n_runs']} real runs on {useful_on}",
+            "useful features counted (A[f], picked more often than t_uniform)",
+            f"{self.n_useful_mean:.1f}",
+            f"from {s['n_runs']} real runs on {useful_on}, mean over {n_draws} threshold draws "
+            f"(standard deviation {self.n_useful_std:.1f})",
             interval_text(self, "n_useful", ".1f"),
         )
     )
-    lines.append(_line("A[f] before rounding", f"{self.n_useful_mean:.1f}", f"mean over {n_draws} threshold draws"))
-    lines.append(_line("A[f]'s standard deviation over the threshold draws", f"{self.n_useful_std:.1f}"))
     lines.append(
         _line(
             f"stability of one real selector ({index} index)",
@@ -148,6 +225,9 @@ def _simulator(self: Estimate) -> list[str]:
         # A curve that does not come from this simulator: say so.
         unused = "" if self.simulator else " (not what makes the curve here)"
         lines += ["", f"  The paper's simulator fitted to them{unused}:"]
+        rounded = round(self.n_useful_mean)
+        how = "A[f] rounded" if rounded == self.n_useful else f"A[f] clamped into [n_target, n_feature], not {rounded}"
+        lines.append(_line("useful features simulated (n_useful)", f"{self.n_useful}", how))
     if np.isfinite(self.p):
         at_end = "at the end of its search range" if self.p_fit is not None and self.p_fit.at_boundary else ""
         lines.append(
@@ -170,10 +250,9 @@ def _simulator(self: Estimate) -> list[str]:
             _line(
                 "useful features the fitted simulator itself counts (A[f_(u,p)])",
                 f"{self.n_useful_v:.1f}",
-                f"mean of {s['repeats']} draws",
+                f"mean of {s['repeats']} draws (standard deviation {self.n_useful_v_std:.1f})",
             )
         )
-        lines.append(_line("A[f_(u,p)]'s standard deviation over the draws", f"{self.n_useful_v_std:.1f}"))
         lines.append(_line("fixed point (n_useful = A[f_(u,p)])", verdict))
     if self.calibrated is not None:
         lines.append(

@@ -4,6 +4,10 @@
 the reasons that block any prediction (:func:`blocking_reasons`, checked before p is
 fitted), the cautions of the paper's simulator (:func:`caution_reasons`) and the model's
 self-check (docs/method.md section 13). An estimate is reliable when no reason is left.
+
+Every reason reads ``"what it means, in plain words: the method's detail"``: the summary
+opens with the part before the first ``": "`` (:func:`headline`), for a reader who does
+not know the method's symbols.
 """
 
 from __future__ import annotations
@@ -15,31 +19,74 @@ from .estimation import PEstimate
 from .fixed_point import FixedPointCheck
 from .models import SelfCheck
 
-__all__ = ["guard_rails", "blocking_reasons", "caution_reasons"]
+__all__ = ["guard_rails", "blocking_reasons", "caution_reasons", "notes", "headline"]
+
+
+def headline(reason: str) -> str:
+    """The plain-words part of a reason (see the module docstring)."""
+    return reason.split(": ", 1)[0]
+
+
+def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool) -> str:
+    """The selector is stable, but counts fewer useful features than it is asked to keep:
+    a smaller signal than n_target, common and legitimate, not noise."""
+    below = int(np.floor(n_useful_mean))
+    plain = (
+        f"the selector finds about {n_useful_mean:.0f} useful features, fewer than the n_target = {n_target} it keeps"
+    )
+    if below >= 1:
+        plain += f"; ask for n_target = {below} or less (--n-target {below})"
+    if simulator:
+        plain += ", or use model='anchored' (--model anchored), which measures real ensembles"
+    detail = (
+        f"A[f] = {n_useful_mean:.1f} features are picked more often than chance allows, so the rest of each "
+        f"top {n_target} is filled by chance"
+    )
+    if simulator:
+        detail += "; the paper's simulator needs n_useful >= n_target"
+    return f"{plain}: {detail}"
 
 
 def blocking_reasons(
-    *, n_target: int, n_runs: int, n_useful_mean: float, t_draws: np.ndarray, real_nogueira: NogueiraStability
+    *,
+    n_target: int,
+    n_runs: int,
+    n_useful_mean: float,
+    t_draws: np.ndarray,
+    real_nogueira: NogueiraStability,
+    simulator: bool = True,
 ) -> list[str]:
-    """Why no curve can be predicted at all (empty when one can): checked before p is fitted."""
+    """Why no curve can be predicted at all (empty when one can): checked before p is fitted.
+
+    A selector that counts fewer useful features than n_target blocks only the paper's
+    simulator (``simulator``), which needs n_useful >= n_target; a model that measures real
+    ensembles has a curve for it (see :func:`notes`).
+    """
     out = []
     saturated = int((np.asarray(t_draws) >= n_runs).sum())
-    if n_useful_mean <= n_target:
+    chance = real_nogueira.lower <= 0.0
+    if chance:
+        why = "so p cannot be fitted" if simulator else "so there is no stability to predict"
         out.append(
-            f"A[f] = {n_useful_mean:.1f} is at or below n_target = {n_target}: the selector hardly beats one that "
-            "picks features uniformly at random, so there is no n_useful to simulate"
+            f"the selector's picks are not distinguishable from chance: Nogueira's stability of the real runs has "
+            f"the 95% interval [{real_nogueira.lower:.3f}, {real_nogueira.upper:.3f}], which includes 0, {why}"
         )
     if saturated * 2 > len(t_draws):
         out.append(
-            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws: no feature can be counted "
-            "above it, so A[f] says nothing; increase n_runs"
+            f"{n_runs} runs are too few to tell a useful feature from chance: t_uniform reached n_runs = {n_runs} "
+            f"in {saturated} of {len(t_draws)} draws, so no feature can be counted above it and A[f] says nothing; "
+            "increase n_runs"
         )
-    if real_nogueira.lower <= 0.0:
-        out.append(
-            f"the real selector's stability is not distinguishable from chance (Nogueira 95% interval "
-            f"[{real_nogueira.lower:.3f}, {real_nogueira.upper:.3f}] includes 0), so p cannot be fitted"
-        )
+    if simulator and not chance and round(n_useful_mean) < n_target:
+        out.append(fewer_useful_than_asked(n_useful_mean, n_target, simulator=True))
     return out
+
+
+def notes(*, n_target: int, n_useful_mean: float, real_nogueira: NogueiraStability, simulator: bool) -> list[str]:
+    """What is true and worth saying but does not make an estimate unreliable."""
+    if not simulator and real_nogueira.lower > 0.0 and round(n_useful_mean) < n_target:
+        return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False)]
+    return []
 
 
 def caution_reasons(
@@ -65,31 +112,35 @@ def caution_reasons(
         measured, used = n_useful
         bound = "n_target" if used > measured else "n_feature"
         out.append(
-            f"n_useful was clamped from A[f] = {measured:.1f} to {bound} = {used}: the simulator needs "
+            f"the simulator runs at {used} useful features, not the {measured:.1f} counted: n_useful was clamped "
+            f"from A[f] = {measured:.1f} to {bound} = {used}, because the simulator needs "
             f"n_target <= n_useful <= n_feature, and {used} is not what the real runs measured"
         )
     if not verified:
-        out.append("the fixed point was not checked (verify=False): nothing confirms n_useful")
+        out.append("nothing confirms the number of useful features: the fixed point was not checked (verify=False)")
     if calibration_empty:
         out.append(
-            "the calibration grid has no (u, p) consistent with both the real stability and A[f]: the simulator "
-            "cannot match the selector on both at once (the curve uses the uncalibrated (u, p))"
+            "the simulator cannot match the selector's stability and its count of useful features at once: the "
+            "calibration grid has no (u, p) consistent with both the real stability and A[f] (the curve uses the "
+            "uncalibrated (u, p))"
         )
     saturated = int((np.asarray(t_draws) >= n_runs).sum())
     if 0 < saturated * 2 <= len(t_draws):
         out.append(
-            f"t_uniform reached n_runs = {n_runs} in {saturated} of {len(t_draws)} draws, where A[f] cannot see "
-            "useful features: n_useful is underestimated; increase n_runs"
+            f"{n_runs} runs are too few to count every useful feature: t_uniform reached n_runs = {n_runs} in "
+            f"{saturated} of {len(t_draws)} draws, where A[f] cannot see useful features, so n_useful is "
+            "underestimated; increase n_runs"
         )
     if p_fit is not None and p_fit.at_boundary:
         out.append(
-            f"p = {p_fit.p:.3f} is at the end of its search range: the simulated single selector cannot reach the "
-            f"real stability {p_fit.target:.4f}"
+            f"the simulated selector cannot be made as stable as the real one: p = {p_fit.p:.3f} is at the end of "
+            f"its search range, and the simulated single selector cannot reach the real stability "
+            f"{p_fit.target:.4f}"
         )
     if fixed_point is not None and not fixed_point.holds:
         out.append(
-            f"the fixed point does not hold (u = {fixed_point.n_useful}, A[f_(u,p)] = {fixed_point.mean:.1f}): the "
-            "simulator does not reproduce this selector's counts"
+            "the simulator does not reproduce how often the selector picks its features: the fixed point does not "
+            f"hold (u = {fixed_point.n_useful}, A[f_(u,p)] = {fixed_point.mean:.1f})"
         )
     if fixed_point is not None and fixed_point.holds and (power is None or power.holds):
         where = (
@@ -98,8 +149,8 @@ def caution_reasons(
             else "there is no larger u to try it at"
         )
         out.append(
-            f"the fixed-point check has no power at p = {fixed_point.p:.3f}: {where}, so it cannot confirm "
-            "n_useful (p is too close to 1)"
+            "nothing confirms the number of useful features: the fixed-point check has no power at "
+            f"p = {fixed_point.p:.3f} ({where}), so it cannot confirm n_useful (p is too close to 1)"
         )
     return out
 
@@ -124,15 +175,20 @@ def guard_rails(
     section 11): the only place ``Estimate.reliable`` is decided.
 
     Returns ``(predictable, blocking, cautions)``: :func:`blocking_reasons` mean no curve
-    can be predicted at all; cautions mean the curve is there but is not a validated
-    prediction: the paper's simulator's (:func:`caution_reasons`, only when the curve is
-    the ``simulator``'s; ``n_useful`` is the value simulated, when A[f] had to be clamped)
-    and a failed ``self_check``. The estimate is reliable when both lists are empty.
+    can be predicted at all (``simulator``: the curve would be the paper's simulator's);
+    cautions mean the curve is there but is not a validated prediction: the paper's
+    simulator's (:func:`caution_reasons`, only when the curve is the ``simulator``'s;
+    ``n_useful`` is the value simulated, when A[f] had to be clamped) and a failed
+    ``self_check``. Without a curve there is nothing to be cautious about: cautions are
+    then empty. The estimate is reliable when both lists are empty.
     """
     blocking = blocking_reasons(
-        n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira
-    )
-    cautions = []
+        n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira,
+        simulator=simulator,
+    )  # fmt: skip
+    cautions: list[str] = []
+    if blocking:
+        return False, blocking, cautions
     if simulator:
         cautions += caution_reasons(
             n_runs=n_runs, t_draws=t_draws, p_fit=p_fit, fixed_point=fixed_point, power=power, verified=verified,

@@ -18,17 +18,20 @@
 #
 # A random forest ranks 2000 features from 62 samples. Rerun it on other samples and the
 # top 20 change. Ensembles of such weak selectors (bagging + mean-rank aggregation) are more
-# stable, but measuring how much more costs `m_stability x m_ensemble` forest fits.
-# `ensstab_dask.estimate` predicts it from `O(m_stability + m_ensemble)` fits, by fitting a
-# two-parameter simulator `(n_useful, p)` to the real runs (Onda et al.).
+# stable, but measuring how much more, for every ensemble size, costs
+# `m_stability x max(m_ensemble)` forest fits (1,000 here). `ensstab_dask.estimate` answers
+# from far fewer: by default (`model="anchored"`) it measures 10 real ensembles of 20
+# forests (200 fits) and extrapolates beyond 20; `model="onda"` fits the paper's
+# two-parameter simulator `(n_useful, p)` instead (Onda et al.).
 #
-# This notebook runs on the **embedded default**, a synthetic microarray-like study with
-# 40 known informative features, on the **local Dask scheduler** (one worker process per core).
+# This notebook runs `ensstab estimate`'s defaults on the **embedded default**, a synthetic
+# microarray-like study with 40 known informative features, on the **local Dask
+# scheduler** (one worker process per core). README.md says how long that takes.
 
 # %% tags=["parameters"]
 # Sizes, and only sizes: every later cell is the same code whatever they are. The test
-# suite sets ENSSTAB_EXAMPLE_SMALL=1 to run quickly; unset, they are the CLI's defaults
-# (about 1 minute on 2 cores; see README.md).
+# suite sets ENSSTAB_EXAMPLE_SMALL=1 to run quickly; unset, they are `ensstab estimate`'s
+# defaults (tests/test_examples.py checks that they are).
 import os
 
 SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
@@ -36,7 +39,7 @@ SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
 # and the notebook would skip the very steps it is run to test.
 N_TREES = 100 if SMALL else 300
 M_ENSEMBLE = (1, 5, 10) if SMALL else (1, 5, 10, 20, 30, 50)
-M_STABILITY = 6 if SMALL else 30
+M_STABILITY = 6 if SMALL else 50
 N_RUNS = 30 if SMALL else None  # None: the largest m_ensemble, the estimate's default
 REPEATS = 4 if SMALL else 20
 
@@ -73,6 +76,12 @@ est = es.estimate(
     seed=0,
 )
 print(est.summary())
+
+# %% [markdown]
+# The first lines are the answer in plain words: how many of their top 20 features two
+# runs of an ensemble on different halves of the samples share, for each size; where more
+# members stop helping; and whether to believe it. Below them come the method's
+# quantities, each with its symbol in brackets (docs/method.md explains them).
 
 # %% [markdown]
 # `n_useful` counts the features the forest picks more often than chance would

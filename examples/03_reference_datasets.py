@@ -77,9 +77,9 @@ if not datasets:
 # At full size this cell runs for several minutes per dataset: the naive check alone is
 # `m_stability x max(m_ensemble)` = 1,000 forest fits. `progress=True` (the default,
 # written out here) draws a bar for each stage: the estimate's real runs and
-# simulations, then the naive check's real runs. In Jupyter the bars are widgets, which
-# need `ipywidgets`; without it tqdm warns "IProgress not found" and draws none. The Dask
-# dashboard (its address is printed) shows the same work live.
+# simulations, then the naive check's real runs. In Jupyter the bars are widgets when
+# `ipywidgets` is installed, text bars otherwise. The Dask dashboard (its address is
+# printed) shows the same work live.
 
 # %%
 selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)

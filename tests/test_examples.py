@@ -257,3 +257,18 @@ def test_long_cells_show_progress(stem, needle, tmp_path, monkeypatch):
     cell = next(c for c in nb.cells if c.cell_type == "code" and needle in c.source)  # the first: the long one
     widgets = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert widgets, [o.get("text", o.get("data")) for o in cell.outputs]
+
+
+def test_the_quickstart_runs_the_clis_defaults_at_full_size(monkeypatch):
+    """Notebook 01 says it runs ``ensstab estimate``'s defaults: its full sizes are the parser's."""
+    from ensstab_dask.cli._parser import build_parser
+
+    nb = nbformat.read(EXAMPLES / "01_quickstart.ipynb", as_version=4)
+    full = _run_parameters(_parameter_cell(nb)[1], monkeypatch, small=False)
+    cli = build_parser().parse_args(["estimate"])
+    assert full["N_TREES"] == cli.n_estimators and full["M_STABILITY"] == cli.m_stability
+    assert full["REPEATS"] == cli.repeats and full["N_RUNS"] == cli.n_runs
+    assert ",".join(map(str, full["M_ENSEMBLE"])) == cli.m_ensemble
+    # The n_target and the seed are written in the estimate's cell, as the CLI's.
+    code = "".join(source for _, source in _code_cells(nb))
+    assert f"    {cli.n_target},\n" in code and f"seed={cli.seed}," in code

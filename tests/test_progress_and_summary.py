@@ -122,7 +122,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     assert "18/18" in final_bar(err, "real ensemble runs")
     # stdout holds the results alone: no bar, no carriage return.
     assert BAR not in out and "\r" not in out
-    assert out.splitlines()[1].startswith("  reliable: ")
+    assert out.splitlines()[0].startswith("Answer: ")  # the answer in plain words, first
 
 
 @needs_pty
@@ -219,12 +219,19 @@ def lines_with(text: str, needle: str) -> list[str]:
 
 def test_summary_speaks_in_words_one_number_per_line(est):
     text = est.summary()
-    assert text.splitlines()[1].startswith("  reliable: ")  # the verdict before any number
+    method = text.splitlines().index(next(line for line in text.splitlines() if line.startswith("The method's")))
+    assert text.splitlines()[method + 1].startswith("  reliable: ")  # the verdict before any of its numbers
     assert "+-" not in text  # every spread says what it is
-    (useful,) = lines_with(text, "useful features (n_useful = A[f]")
-    assert f": {est.n_useful}, from 24 real runs" in useful
+    # The count as measured, never the value the simulator ran at.
+    (useful,) = lines_with(text, "useful features counted (A[f]")
+    assert f": {est.n_useful_mean:.1f}, from 24 real runs" in useful
+    assert f"(standard deviation {est.n_useful_std:.1f})" in useful
     lo, hi = est.intervals["n_useful"]
     assert useful.endswith(f"; 95% bootstrap interval over the real runs [{lo:.1f}, {hi:.1f}]")
+    (simulated,) = lines_with(text, "useful features simulated (n_useful)")
+    assert simulated.strip() == f"useful features simulated (n_useful): {est.n_useful}, A[f] rounded"
+    # Each symbol is named once: the summary does not explain A[f] on two lines.
+    assert len(lines_with(text, "(A[f],")) == 1 and len(lines_with(text, "(t_uniform,")) == 1
     # The real stability and Nogueira's are two numbers: two lines, each interval named.
     (real,) = lines_with(text, "stability of one real selector (jaccard index)")
     (nog,) = lines_with(text, "by Nogueira's index")

@@ -18,11 +18,11 @@ from ensstab_dask.algorithm import (
     useful_draws,
 )
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.datasets import make_microarray
+from ensstab_dask.datasets import load_dataset, make_microarray
 from ensstab_dask.fixed_point import check_fixed_point
 from ensstab_dask.seeding import make_rng
 from ensstab_dask.selectors import default_selector, resample_indices
-from ensstab_dask.trust import guard_rails
+from ensstab_dask.trust import guard_rails, notes
 from ensstab_dask.uncertainty import bootstrap_runs, lagrange_weights, rate_posterior
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
@@ -48,17 +48,19 @@ def noise(seed=0):
 
 def test_pure_noise_is_not_a_prediction():
     X, y = noise()
-    with pytest.warns(es.UnreliableEstimateWarning, match="hardly beats"):
+    with pytest.warns(es.UnreliableEstimateWarning, match="not distinguishable from chance"):
         e = estimate(X, y, 10, client="synchronous", **SMALL)
     assert not e.reliable and not e.has_curve
-    assert any("at or below n_target" in w for w in e.warnings)
+    # Chance is the one reason: no "fewer useful features" advice, nothing about a clamped n_useful.
+    assert len(e.warnings) == 1 and e.notes == []
     assert np.isnan(e.curve["stability"]).all()
     d = e.to_dict()
     assert d["reliable"] is False and d["curve"] is None and d["curve_interval"] is None and d["warnings"]
     text = e.summary()
     assert "nothing to say" in text and "m_ensemble = " not in text and "1.0000" not in text
-    # The verdict comes first: above every number.
-    assert text.splitlines()[1].startswith("  reliable: NO")
+    # The answer comes first, in plain words, then the verdict above every number.
+    assert text.splitlines()[0] == "Answer: none. The selector's picks are not distinguishable from chance."
+    assert text.splitlines()[3].startswith("  reliable: NO")
     json.dumps(d)
 
 
@@ -76,6 +78,47 @@ def test_cli_on_pure_noise_says_so(tmp_path, capsys):
     assert "UnreliableEstimateWarning" not in shown.err  # printed once, in the summary
     d = json.loads(out.read_text())
     assert d["reliable"] is False and d["curve"] is None and d["warnings"]
+
+
+def ten_informative_csv(path) -> None:
+    """60 samples x 500 features, 10 of them shifted by 1.5 in one class: a true signal
+    smaller than the default n_target of 20."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 500)), np.repeat([0, 1], 30)
+    X[y == 1, :10] += 1.5
+    header = ",".join([f"g{i}" for i in range(500)] + ["label"])
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%.6g")
+
+
+@pytest.mark.slow
+def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path, capsys):
+    path, out = tmp_path / "ten.csv", tmp_path / "ten.json"
+    ten_informative_csv(path)
+    # The default model measures real ensembles: a curve, and the count said as a note.
+    args = ["estimate", "--data", str(path), "--n-estimators", "50", "--n-boot", "20", "--scheduler", "synchronous"]
+    assert cli_main(args + ["--quiet", "--json", str(out)]) == 0
+    shown = capsys.readouterr().out
+    d = json.loads(out.read_text())
+    assert d["curve"] is not None and all(v is not None for v in d["curve"].values())
+    assert not any("hardly beats" in w or "chance" in w.split(": ")[0] for w in d["warnings"]), d["warnings"]
+    (note,) = d["notes"]
+    below = int(np.floor(d["n_useful_mean"]))
+    assert 10 <= below < 20 and f"fewer than the n_target = 20 it keeps; ask for n_target = {below}" in note
+    answer = shown.splitlines()[1:]  # after the data line
+    assert answer[0].startswith("Answer: two runs of the ensemble") and "an ensemble of 50:" in shown
+    assert any(line.startswith("  Note: ") and f"--n-target {below}" in line for line in answer[:12])
+    # The count as measured is printed, never the clamped n_target.
+    assert f"useful features counted (A[f], picked more often than t_uniform): {d['n_useful_mean']:.1f}" in shown
+    # The paper's simulator cannot run below n_target: it says why, and what to do instead.
+    data = load_dataset(path)
+    with pytest.warns(es.UnreliableEstimateWarning, match="fewer than the n_target = 20"):
+        e = es.estimate(data.X, data.y, 20, **dict(SMALL, selector=default_selector(50), model="onda"))
+    assert not e.has_curve and e.notes == [] and len(e.warnings) == 1
+    first = e.summary().splitlines()[0]
+    assert first.startswith("Answer: none. The selector finds about") and "--model anchored" in first
+    # Asked for what it finds, the simulator has a curve.
+    below = int(np.floor(e.n_useful_mean))
+    assert es.estimate(data.X, data.y, below, **dict(SMALL, selector=default_selector(50), model="onda")).has_curve
 
 
 def _noise_cli_args(tmp_path) -> list[str]:
@@ -136,8 +179,15 @@ def test_guard_rails_each_reason():
         **base, real_nogueira=_nog(0.1), fixed_point=_check(45, 0.8, 45, True), power=_check(68, 0.8, 60, False)
     )
     assert ok == (True, [], [])
-    low = guard_rails(**dict(base, n_useful_mean=19.5), real_nogueira=_nog(0.1), fixed_point=None, power=None)
-    assert not low[0] and "at or below n_target" in low[1][0]
+    # Fewer useful features than n_target: no simulator curve, and the advice to ask for fewer.
+    low = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), fixed_point=None, power=None)
+    assert not low[0] and "fewer than the n_target = 20" in low[1][0] and "--n-target 19" in low[1][0]
+    # A model that measures real ensembles has a curve there: the count is a note, not a doubt.
+    direct = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), simulator=False)
+    assert direct == (True, [], [])
+    assert "fewer than" in notes(n_target=20, n_useful_mean=19.4, real_nogueira=_nog(0.1), simulator=False)[0]
+    # Exactly n_target useful features is the simulator's smallest n_useful, not a reason to stop.
+    assert guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1))[0]
     sat = guard_rails(
         **dict(base, t_draws=np.array([50, 50, 4])), real_nogueira=_nog(0.1), fixed_point=None, power=None
     )

@@ -101,6 +101,7 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-q",
         "--quiet",
+        "--no-progress",  # an alias: the spelling of earlier versions, and the one people guess
         dest="quiet",
         action="store_true",
         help="no progress bars and no progress notes (dashboard link, resume note): warnings and errors only",
@@ -111,9 +112,14 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
     the default of the library function behind the command."""
     est.add_argument(
-        "--data", metavar="PATH", help=".mat (scikit-feature), .npz or .csv; default: the embedded default"
+        "--data",
+        metavar="PATH",
+        help=".mat (scikit-feature), .npz, .csv or .h5ad (AnnData; needs the anndata package); default: the "
+        "embedded default",
     )
-    est.add_argument("--label", default=None, help="CSV label column (name or index)")
+    est.add_argument(
+        "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"
+    )
     est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
     est.add_argument("--n-runs", type=int, default=None, help="runs behind n_useful (default: largest m_ensemble)")
     est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
@@ -404,7 +410,8 @@ _CLI_HINT = re.compile(r"\b\w+=[^;]*? \(CLI:? ([^)]*)\)")  # "pass overwrite=Tru
 _QUOTED_SETTING = re.compile(r"\b(\w+)='([^']*)'")  # "model='two-level'"
 
 
-_SUBJECT = re.compile(r"\w+")
+# Not the start of a file name: "data.h5ad: label column ..." names a file, not --data.
+_SUBJECT = re.compile(r"\w+(?![\w./\\-])")
 
 
 def _cli_options(parser: argparse.ArgumentParser) -> dict[str, str]:

@@ -211,9 +211,10 @@ class SelfCheck:
             if np.isfinite(z) and abs(z) > CHECK_Z
         ]
         return (
-            f"the self-check failed: {self.held_out}, the model missed real ensembles measured on "
-            f"{self.copies} real copies of {self.members} at " + "; ".join(parts) + "; the curve is off by more "
-            "than its noise, and its interval was widened by the error seen"
+            f"the model missed real ensembles it was checked against, by more than their noise: the self-check "
+            f"failed ({self.held_out}); measured on {self.copies} real copies of {self.members} at "
+            + "; ".join(parts)
+            + "; its interval was widened by the error seen"
         )
 
     def to_dict(self) -> dict:

@@ -1,0 +1,156 @@
+"""AnnData ``.h5ad`` input (the single-cell world's format): load_dataset and ``ensstab estimate --data``.
+
+The files are written with the real ``anndata`` package; its absence is simulated by
+putting None in ``sys.modules`` (which makes ``import anndata`` fail).
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from ensstab_dask import datasets
+from ensstab_dask.cli import main
+from ensstab_dask.datasets import load_dataset
+from ensstab_dask.exceptions import InvalidParameterError
+
+anndata = pytest.importorskip("anndata", reason="anndata is not installed (pip install '.[test]' or '.[anndata]')")
+pd = pytest.importorskip("pandas")
+
+N_OBS, N_VARS = 30, 60
+
+
+def _study(seed: int = 0):
+    """A small two-condition study: 30 cells x 60 genes, the first 6 genes shifted in 'stim',
+    about half the values zero (as counts are), and a second obs column so the label must be named."""
+    rng = np.random.default_rng(seed)
+    condition = np.repeat(["ctrl", "stim"], N_OBS // 2)
+    X = rng.standard_normal((N_OBS, N_VARS))
+    X[condition == "stim", :6] += 2.0
+    X[X < 0] = 0.0
+    obs = pd.DataFrame(
+        {
+            "condition": pd.Categorical(condition, categories=["ctrl", "stim"]),
+            "batch": pd.Categorical(np.tile(["b1", "b2", "b3"], N_OBS // 3)),
+        },
+        index=[f"cell{i}" for i in range(N_OBS)],
+    )
+    var = pd.DataFrame(index=[f"gene{j}" for j in range(N_VARS)])
+    return X.astype(np.float32), obs, var
+
+
+def _write(path, *, sparse: bool, seed: int = 0):
+    X, obs, var = _study(seed)
+    anndata.AnnData(X=scipy.sparse.csr_matrix(X) if sparse else X, obs=obs, var=var).write_h5ad(path)
+    return X, obs
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_h5ad_reads_x_labels_and_gene_names(tmp_path, sparse):
+    path = tmp_path / "study.h5ad"
+    X, obs = _write(path, sparse=sparse)
+    d = load_dataset(path, label="condition")
+    assert isinstance(d.X, np.ndarray) and d.X.dtype == np.float64 and d.X.shape == (N_OBS, N_VARS)
+    np.testing.assert_array_equal(d.X, X.astype(np.float64))
+    # The categorical column's labels, as strings (check_data takes string labels as they are).
+    assert d.y.tolist() == obs["condition"].astype(str).tolist()
+    assert sorted(set(d.y.tolist())) == ["ctrl", "stim"]
+    assert d.feature_names.tolist() == [f"gene{j}" for j in range(N_VARS)]
+    # By position too, as for CSV (the CLI passes a number as a position).
+    assert load_dataset(path, label=0).y.tolist() == d.y.tolist()
+    assert load_dataset(path, label="batch").y.tolist() == obs["batch"].astype(str).tolist()
+
+
+def test_h5ad_label_must_be_named_and_known(tmp_path):
+    path = tmp_path / "study.h5ad"
+    _write(path, sparse=True)
+    with pytest.raises(InvalidParameterError, match=r"choose the label column .*\['condition', 'batch'\]"):
+        load_dataset(path)
+    with pytest.raises(InvalidParameterError) as info:
+        load_dataset(path, label="cell_type")
+    assert "label column 'cell_type' is missing; obs columns are ['condition', 'batch']" in str(info.value)
+    with pytest.raises(InvalidParameterError, match="index 5 is out of range for 2 columns"):
+        load_dataset(path, label=5)
+
+
+def test_h5ad_label_is_found_when_obs_has_one_label_column(tmp_path):
+    path = tmp_path / "study.h5ad"
+    X, obs, var = _study()
+    obs = obs.rename(columns={"condition": "label"})
+    anndata.AnnData(X=X, obs=obs, var=var).write_h5ad(path)
+    assert load_dataset(path).y.tolist() == obs["label"].astype(str).tolist()
+
+
+def test_h5ad_missing_labels_and_junk_files_are_refused(tmp_path):
+    X, obs, var = _study()
+    obs["condition"] = obs["condition"].astype(object).where(np.arange(N_OBS) != 3, None)
+    anndata.AnnData(X=X, obs=obs, var=var).write_h5ad(tmp_path / "gap.h5ad")
+    with pytest.raises(InvalidParameterError, match="missing labels"):
+        load_dataset(tmp_path / "gap.h5ad", label="condition")
+    (tmp_path / "junk.h5ad").write_bytes(b"not an HDF5 file")
+    with pytest.raises(InvalidParameterError, match="not a readable .h5ad file"):
+        load_dataset(tmp_path / "junk.h5ad", label="condition")
+
+
+def test_h5ad_too_large_to_densify_is_refused_before_densifying(tmp_path, monkeypatch):
+    path = tmp_path / "study.h5ad"
+    _write(path, sparse=True)
+    monkeypatch.setattr(datasets, "_available_bytes", lambda: 1000)
+    with pytest.raises(InvalidParameterError, match=r"X \(30 obs x 60 vars\) needs .* as a dense float64 array"):
+        load_dataset(path, label="condition")
+
+
+def test_a_directory_is_not_a_data_file(tmp_path):
+    with pytest.raises(InvalidParameterError, match="is a directory; give a .mat, .npz, .csv or .h5ad file"):
+        load_dataset(tmp_path)
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        load_dataset(tmp_path / "nope.h5ad")
+    with pytest.raises(InvalidParameterError, match=r"unknown format '.loom'; use .mat, .npz, .csv or .h5ad"):
+        (tmp_path / "x.loom").write_bytes(b"")
+        load_dataset(tmp_path / "x.loom")
+
+
+def test_without_anndata_h5ad_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "study.h5ad"
+    _write(path, sparse=False)
+    monkeypatch.setitem(sys.modules, "anndata", None)  # `import anndata` now fails
+    with pytest.raises(
+        InvalidParameterError, match=r"needs the anndata package: pip install 'ensstab_dask\[anndata\]'"
+    ):
+        load_dataset(path, label="condition")
+    assert main(["estimate", "--data", str(path), "--label", "condition"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs the anndata package" in err and "Traceback" not in err
+
+
+def test_cli_bad_obs_column_is_one_line_exit_2(tmp_path, monkeypatch):
+    # A relative path, named like an option: the message names the file, not --data.
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "data.h5ad", sparse=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--data", "data.h5ad", "--label", "cell_type"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert lines == [
+        "ensstab: error: data.h5ad: label column 'cell_type' is missing; obs columns are ['condition', 'batch']"
+    ], res.stderr
+
+
+def test_cli_estimate_on_h5ad(tmp_path, capsys):
+    path = tmp_path / "study.h5ad"
+    _write(path, sparse=True)
+    out = tmp_path / "e.json"
+    args = ["estimate", "--data", str(path), "--label", "condition", "--n-target", "5", "--m-ensemble", "1,3"]
+    args += ["--m-stability", "6", "--n-runs", "12", "--repeats", "3", "--n-boot", "0", "--n-estimators", "20"]
+    args += ["--scheduler", "synchronous", "--quiet", "--json", str(out)]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "reliable:" in capsys.readouterr().out
+    d = json.loads(out.read_text())
+    assert d["n_feature"] == N_VARS and d["n_target"] == 5
