@@ -268,8 +268,8 @@ def plot_surface(obj, *, m_ensemble: int | None = None, ax=None):
     ax = _axes(ax)
     m = int(ds["m_ensemble"].values[0]) if m_ensemble is None else int(m_ensemble)
     surface = ds["stability"].sel(m_ensemble=m).transpose("n_useful", "p")
-    surface.plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis",
-                            cbar_kwargs={"label": f"simulated stability ({ds.attrs.get('index', 'jaccard')})"})  # fmt: skip
+    label = f"simulated stability ({ds.attrs.get('index', 'jaccard')})"
+    surface.plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis", cbar_kwargs={"label": label})
     _grid_ticks(ax.xaxis, surface["p"].values)
     _grid_ticks(ax.yaxis, surface["n_useful"].values)
     ax.set_title(f"Simulated stability, m_ensemble = {m}" + (" (single selector)" if m == 1 else ""))

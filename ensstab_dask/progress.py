@@ -4,7 +4,8 @@ The sweep, the real runs (the estimate's and the naive check's) and the estimate
 simulations all report through these helpers, so that they look and behave alike:
 
 * a bar is a ``tqdm.auto`` bar: text on **stderr** in a terminal, a widget in a
-  notebook (a text bar there without ``ipywidgets``); never on stdout, where the results go (a pipe must get them clean);
+  notebook (a text bar there without ``ipywidgets``); never on stdout, where the
+  results go (a pipe must get them clean);
 * it is drawn only where it can redraw itself in place, a terminal or a notebook
   (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job) hundreds of
   carriage-return lines would bury the output;

@@ -19,7 +19,7 @@
 # A random forest ranks 2000 features from 62 samples. Rerun it on other samples and the
 # top 20 change. Ensembles of such weak selectors (bagging + mean-rank aggregation) are more
 # stable, but measuring how much more, for every ensemble size, costs
-# `m_stability x max(m_ensemble)` forest fits (1,000 here). `ensstab_dask.estimate` answers
+# `m_stability x max(m_ensemble)` forest fits (2,500 here). `ensstab_dask.estimate` answers
 # from far fewer: by default (`model="anchored"`) it measures 10 real ensembles of 20
 # forests (200 fits) and extrapolates beyond 20; `model="onda"` fits the paper's
 # two-parameter simulator `(n_useful, p)` instead (Onda et al.).

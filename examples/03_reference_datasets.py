@@ -27,9 +27,9 @@
 
 # %% tags=["parameters"]
 # Sizes, and only sizes: every later cell is the same code whatever they are. Unset, they
-# are the paper's settings and the CLI's defaults: about 6 minutes per dataset on 2 cores,
-# almost all of it the naive check (see README.md). The test suite sets
-# ENSSTAB_EXAMPLE_SMALL=1 to run quickly on one dataset.
+# are the paper's settings and `ensstab validate`'s defaults: per dataset, 200 forest fits
+# for the estimate and 1,000 for the naive check (README.md, "Validation", has the times).
+# The test suite sets ENSSTAB_EXAMPLE_SMALL=1 to run quickly on one dataset.
 import os
 
 SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"

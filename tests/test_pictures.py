@@ -198,6 +198,40 @@ def test_sweep_m_axis_has_whole_number_ticks(sweep_ds):
     assert set(ticks) >= {1.0, 4.0} and np.all(ticks == np.round(ticks)), ticks
 
 
+@pytest.mark.parametrize("name", ["surface", "calibration"])
+def test_a_sweeps_surfaces_are_ticked_at_its_grid_values(sweep_ds, name):
+    ax = _report_axes()
+    _draw(name, sweep_ds, ax, real_stability=0.2, n_useful=25, n_runs=6)
+    ax.get_figure().canvas.draw()
+    assert list(ax.get_xticks()) == list(sweep_ds["p"].values)
+    assert list(ax.get_yticks()) == list(sweep_ds["n_useful"].values)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["10", "20", "30", "40", "60", "80"]
+
+
+def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
+    """A sweep has no real runs: its band is not a bootstrap and its n_useful was not counted."""
+    from html import unescape
+
+    from ensstab_dask.report import write_report
+
+    sweep = unescape(write_report(sweep_ds, tmp_path / "sweep").read_text())
+    assert "±1 standard deviation over the sweep's repeats" in sweep
+    for estimate_words in ("bootstrap", "counted on the real selector", "estimate's own"):
+        assert estimate_words not in sweep
+    with_obs = write_report(sweep_ds, tmp_path / "calibrated", real_stability=0.2, n_useful=25, n_runs=6)
+    assert "the n_useful you gave (--n-useful)" in unescape(with_obs.read_text())
+    # The estimate keeps its own words, and opens with its answer.
+    estimate = write_report(est_ds, tmp_path / "estimate").read_text()
+    assert "a bootstrap over them" in estimate
+    assert estimate.index("<pre>Answer: ") < estimate.index("<table>")
+
+
+def test_a_sweeps_band_is_labelled_as_its_repeats_spread(sweep_ds):
+    ax = plotting.plot_stability_curve(sweep_ds, ax=_report_axes())
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "±1 sd over the 3 repeats" in labels
+
+
 # The cost picture ------------------------------------------------------------------------
 
 
