@@ -464,7 +464,7 @@ def estimate_from_runs(
     )  # fmt: skip
     issues = blocking + cautions
     said = notes(n_target=n_target, n_useful_mean=rails["n_useful_mean"], real_nogueira=real_nog,
-                 simulator=curve_model.simulator)  # fmt: skip
+                 simulator=curve_model.simulator, saturated=int((t_draws >= n_runs).sum()))  # fmt: skip
     return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
                      real_nog=real_nog, issues=issues, notes=said, predictable=predictable,
                      settings=settings)  # fmt: skip

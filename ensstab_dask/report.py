@@ -22,7 +22,7 @@ import xarray as xr
 from . import plotting
 from ._version import __version__
 from .exceptions import InvalidParameterError
-from .storage import atomic_output
+from .storage import atomic_output, refuse_to_replace
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
@@ -308,6 +308,7 @@ def write_report(
     from matplotlib.figure import Figure
 
     out = Path(out_dir)
+    refuse_to_replace(out, directory=True)  # before the result is read: never a store, nor a non-report
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"out_dir {out} exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:

@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -120,8 +121,12 @@ def _short(value) -> str:
 
 
 def lock_path(store: str | os.PathLike) -> Path:
-    """The lock file of a store: a hidden sibling, so that it exists before the store does."""
-    store = Path(store)
+    """The lock file of a store: a hidden sibling, so that it exists before the store does.
+
+    Keyed by the store's resolved path, not the name given: two writers reaching one
+    store through a symbolic link (``alias.zarr -> S.zarr``) meet at one lock.
+    """
+    store = Path(store).resolve()
     return store.parent / f".{store.name}.lock"
 
 
@@ -140,8 +145,24 @@ def writer_lock(store: str | os.PathLike):
     path = lock_path(store)
     if not path.parent.is_dir():
         raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, umask_mode())
     try:
+        # O_NOFOLLOW: a link planted at the lock's path would have the pid written into
+        # (and the file truncated at) whatever it points to.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, umask_mode())
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise InvalidParameterError(
+            f"store: its lock file {str(path)!r} is a symbolic link, which a sweep never makes; remove it and rerun"
+        ) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            # A hard link, a FIFO or a device: not a file this lock made, so nothing is written into it.
+            raise InvalidParameterError(
+                f"store: its lock file {str(path)!r} is not a plain file of its own (a hard link or a special "
+                "file); remove it and rerun"
+            )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -404,6 +425,45 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         shutil.rmtree(aside, ignore_errors=True)
 
 
+#: What :func:`ensstab_dask.datasets.load_dataset` reads: an output never replaces one.
+DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
+
+
+def _is_zarr_store(path: Path) -> bool:
+    return path.is_dir() and any((path / name).exists() for name in ("zarr.json", ".zgroup", ".zarray"))
+
+
+def _is_report(path: Path) -> bool:
+    """A directory ``ensstab report`` wrote: its index.html and pictures, nothing else."""
+    names = [p.name for p in path.iterdir()]
+    return "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
+
+
+def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False) -> None:
+    """Refuse an output that would replace or land inside what it must not: a zarr store,
+    a data file, the reference data folder (``$ENSSTAB_DATA_DIR``), or a non-empty
+    directory that is not a report. Paths are compared resolved (links followed)."""
+    out = Path(out)
+    target = out.resolve()
+    for folder in (target, *target.parents):
+        if _is_zarr_store(folder):
+            where = "is" if folder == target else "lies inside"
+            raise InvalidParameterError(
+                f"output {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
+                "store; choose another path"
+            )
+    data_dir = os.environ.get("ENSSTAB_DATA_DIR")
+    if data_dir and (target == Path(data_dir).resolve() or Path(data_dir).resolve() in target.parents):
+        raise InvalidParameterError(f"output {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
+    if target.is_file() and target.suffix.lower() in DATA_SUFFIXES:
+        raise InvalidParameterError(f"output {str(out)!r} is a data file ({target.suffix}); choose another path")
+    if target.is_dir() and any(target.iterdir()) and not (directory and _is_report(target)):
+        raise InvalidParameterError(
+            f"output {str(out)!r} is a directory that is not a report; --overwrite replaces only a report "
+            "(an index.html and its pictures)"
+        )
+
+
 @contextlib.contextmanager
 def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = False) -> Iterator[Path]:
     """Write ``out`` all at once: the one implementation of write-to-temporary-then-rename.
@@ -416,7 +476,8 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     Parameters
     ----------
     out : path
-        The file or directory to write; its directory must exist.
+        The file or directory to write; its directory must exist. Never a store, a data
+        file or a non-report directory, nor inside a store (:func:`refuse_to_replace`).
     overwrite : bool
         Replace an existing ``out``; without it an existing ``out`` is refused
         (ValueError) before anything is written.
@@ -430,6 +491,7 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
         The temporary file or directory.
     """
     out = Path(out)
+    refuse_to_replace(out, directory=directory)
     if out.exists() and not overwrite:
         raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
     parent = out.parent if str(out.parent) else Path(".")

@@ -78,13 +78,29 @@ def blocking_reasons(
             "increase n_runs"
         )
     if simulator and not chance and round(n_useful_mean) < n_target:
-        out.append(fewer_useful_than_asked(n_useful_mean, n_target, simulator=True))
+        # A threshold that reached n_runs in some draws undercounts A[f]: then too few runs,
+        # not a small signal, is what is true.
+        if saturated:
+            out.append(_undercounted(n_runs, saturated, len(t_draws)))
+        else:
+            out.append(fewer_useful_than_asked(n_useful_mean, n_target, simulator=True))
     return out
 
 
-def notes(*, n_target: int, n_useful_mean: float, real_nogueira: NogueiraStability, simulator: bool) -> list[str]:
-    """What is true and worth saying but does not make an estimate unreliable."""
-    if not simulator and real_nogueira.lower > 0.0 and round(n_useful_mean) < n_target:
+def _undercounted(n_runs: int, saturated: int, draws: int) -> str:
+    return (
+        f"{n_runs} runs are too few to count every useful feature: t_uniform reached n_runs = {n_runs} in "
+        f"{saturated} of {draws} draws, where A[f] cannot see useful features, so n_useful is "
+        "underestimated; increase n_runs"
+    )
+
+
+def notes(
+    *, n_target: int, n_useful_mean: float, real_nogueira: NogueiraStability, simulator: bool, saturated: int = 0
+) -> list[str]:
+    """What is true and worth saying but does not make an estimate unreliable (nothing
+    when the threshold reached n_runs in ``saturated`` draws: A[f] is undercounted there)."""
+    if not simulator and not saturated and real_nogueira.lower > 0.0 and round(n_useful_mean) < n_target:
         return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False)]
     return []
 
@@ -126,11 +142,7 @@ def caution_reasons(
         )
     saturated = int((np.asarray(t_draws) >= n_runs).sum())
     if 0 < saturated * 2 <= len(t_draws):
-        out.append(
-            f"{n_runs} runs are too few to count every useful feature: t_uniform reached n_runs = {n_runs} in "
-            f"{saturated} of {len(t_draws)} draws, where A[f] cannot see useful features, so n_useful is "
-            "underestimated; increase n_runs"
-        )
+        out.append(_undercounted(n_runs, saturated, len(t_draws)))
     if p_fit is not None and p_fit.at_boundary:
         out.append(
             f"the simulated selector cannot be made as stable as the real one: p = {p_fit.p:.3f} is at the end of "

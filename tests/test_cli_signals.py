@@ -69,12 +69,12 @@ class Cli:
                 pass
         return found
 
-    def interrupt(self, whom: str) -> tuple[int, str]:
+    def interrupt(self, whom: str, sig: int = signal.SIGINT) -> tuple[int, str]:
         self.workers()  # every process there is now, to check they are gone afterwards
         if whom == "group":
-            os.killpg(self.proc.pid, signal.SIGINT)  # the session leader's pid is its group's id
+            os.killpg(self.proc.pid, sig)  # the session leader's pid is its group's id
         else:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(sig)
         code = self.proc.wait(timeout=PATIENCE)
         self._reader.join(timeout=30)
         return code, "".join(self.lines)
@@ -100,9 +100,10 @@ def cli():
         c.kill()
 
 
-def assert_clean_interrupt(code: int, err: str, last_line: str, c: Cli) -> None:
+def assert_clean_interrupt(code: int, err: str, last_line: str, c: Cli, status: int = 130) -> None:
     lines = err.strip().splitlines()
-    assert code == 130, (code, err[-3000:])
+    assert code == status, (code, err[-3000:])
+    assert "leaked semaphore" not in err, err[-3000:]
     assert "Traceback" not in err and "Task exception" not in err and "Error" not in err, err[-3000:]
     assert 1 <= len(lines) <= 2 and lines[-1] == last_line, err[-3000:]
     # The workers ignored the signal, and the CLI shut them down (and the resource tracker).
@@ -120,6 +121,17 @@ def test_ctrl_c_during_estimate(cli, whom):
     time.sleep(2)  # real runs under way on both workers
     code, err = c.interrupt(whom)
     assert_clean_interrupt(code, err, INTERRUPTED, c)
+
+
+@pytest.mark.slow
+def test_sigterm_during_estimate_is_one_line_and_exit_143(cli):
+    """SIGTERM killed the CLI at once: no word, and "leaked semaphore objects" from the
+    resource tracker. It is now handled as Ctrl-C is, with the shell's status for it."""
+    c = cli("estimate")
+    c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
+    time.sleep(2)
+    code, err = c.interrupt("process", signal.SIGTERM)
+    assert_clean_interrupt(code, err, "ensstab: terminated", c, status=143)
 
 
 @pytest.mark.slow

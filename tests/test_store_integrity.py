@@ -114,3 +114,44 @@ def test_a_scalar_setting_over_a_coordinate_is_not_an_edit(tmp_path):
     again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **kw)
     np.testing.assert_array_equal(first["n_useful_v_draws"].values, again["n_useful_v_draws"].values)
     assert cli_main(["verify", str(store)]) == 0
+
+
+# No output replaces or enters a store, a data file or a directory that is not a report -----
+
+
+def test_report_onto_its_own_store_is_refused_and_the_store_kept(tmp_path, capsys):
+    store, ref = make(tmp_path)
+    for target in (store, store / "inside", tmp_path / "alias.zarr"):
+        if target.name == "alias.zarr":
+            target.symlink_to(store)  # compared resolved: a link to the store is the store
+        assert cli_main(["report", str(store), "-o", str(target), "--overwrite"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "zarr store" in err[0], err
+    assert cli_main(["verify", str(store)]) == 0  # every cell still there
+    np.testing.assert_array_equal(es.sweep(300, 10, client="synchronous", progress=False, store=store,
+                                           **KW)["stability"].values, ref["stability"].values)  # fmt: skip
+
+
+def test_overwrite_replaces_a_report_but_no_other_directory(tmp_path, capsys):
+    store, _ = make(tmp_path)
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "rep"), "--overwrite"]) == 0  # a report: replaced
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    capsys.readouterr()
+    assert cli_main(["report", str(store), "-o", str(mine), "--overwrite"]) == 2
+    assert "not a report" in capsys.readouterr().err and (mine / "notes.txt").read_text() == "mine\n"
+
+
+def test_no_output_replaces_the_input_data(tmp_path, capsys):
+    data = tmp_path / "study.csv"
+    rng = np.random.default_rng(0)
+    np.savetxt(data, np.column_stack([rng.standard_normal((20, 30)), np.repeat([0, 1], 10)]), delimiter=",",
+               header=",".join([f"g{i}" for i in range(30)] + ["label"]), comments="")  # fmt: skip
+    before = data.read_bytes()
+    for option in ("--json", "--output"):
+        assert cli_main(["estimate", "--data", str(data), option, str(data), "--overwrite", "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is a data file" in err[0], err
+    assert data.read_bytes() == before

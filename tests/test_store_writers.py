@@ -73,3 +73,40 @@ def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     assert proc.returncode == -9 and "held" in proc.stdout
     with writer_lock(store):  # the kernel released it with the process
         pass
+
+
+# The lock follows the store, never a link ---------------------------------------------
+
+
+def test_a_link_planted_at_the_lock_path_is_refused_and_its_target_untouched(tmp_path):
+    store, victim = tmp_path / "S.zarr", tmp_path / "precious.txt"
+    victim.write_text("the user's data\n")
+    lock_path(store).symlink_to(victim)
+    res = start(store)
+    out, err = res.communicate(timeout=300)
+    lines = err.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "is a symbolic link" in lines[0], err
+    assert victim.read_text() == "the user's data\n" and not store.exists()
+
+
+def test_a_hard_link_at_the_lock_path_gets_nothing_written_into_it(tmp_path):
+    store, victim = tmp_path / "S.zarr", tmp_path / "precious.txt"
+    victim.write_text("the user's data\n")
+    import os
+
+    os.link(victim, lock_path(store))
+    with pytest.raises(es.InvalidParameterError, match="not a plain file of its own"):
+        with writer_lock(store):
+            pass
+    assert victim.read_text() == "the user's data\n"
+
+
+def test_a_second_writer_through_a_linked_name_meets_the_same_lock(tmp_path):
+    store, alias = tmp_path / "S.zarr", tmp_path / "alias.zarr"
+    store.mkdir()
+    alias.symlink_to(store)
+    assert lock_path(alias) == lock_path(store)
+    with writer_lock(store):
+        with pytest.raises(StoreLocked, match="being written by another sweep"):
+            with writer_lock(alias):
+                pass

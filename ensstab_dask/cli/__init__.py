@@ -83,6 +83,10 @@ def _resumable(args) -> bool:
     return getattr(args, "command", None) == "sweep" and bool(args.store) and os.path.exists(args.store)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler's stop): handled as Ctrl-C is, exit status 143."""
+
+
 def _on_ctrl_c(signum, frame):
     """Python's KeyboardInterrupt, with the reports of the shutdown that follows silenced.
 
@@ -93,7 +97,7 @@ def _on_ctrl_c(signum, frame):
     """
     logging.disable(logging.CRITICAL)
     warnings.simplefilter("ignore")
-    raise KeyboardInterrupt
+    raise _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -108,10 +112,17 @@ def _ctrl_c_handled() -> Iterator[None]:
         yield
         return
     signal.signal(signal.SIGINT, _on_ctrl_c)
+    # SIGTERM too, where nothing else handles it: without this the process dies at once,
+    # mid-write, and the semaphores of its worker processes are reported leaked.
+    term = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if term:
+        signal.signal(signal.SIGTERM, _on_ctrl_c)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -147,11 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         error("out of memory; lower --m-ensemble, --m-stability, --n-runs or the grid")
         return 2
     # Anything else is a bug: it keeps its traceback, and the exit status is 1.
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _close_interrupted_clusters()
         hint = "; finished blocks are in the store, rerun the same command to resume" if _resumable(args) else ""
-        print(f"ensstab: interrupted{hint}", file=sys.stderr)
-        return 130
+        terminated = isinstance(exc, _Terminated)
+        print(f"ensstab: {'terminated' if terminated else 'interrupted'}{hint}", file=sys.stderr)
+        return 143 if terminated else 130
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -72,8 +73,8 @@ def _cmd_simulate(args) -> int:
 
 def _cmd_sweep(args) -> int:
     _check_model(args)
-    if args.output and os.path.exists(args.output) and not args.overwrite:
-        raise UsageError(f"--output {args.output} exists; pass --overwrite to replace it")
+    if args.output:
+        _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
     if args.store:
         # Checked here, before a cluster is started for the store's template.
         folder = os.path.dirname(os.path.abspath(args.store))

@@ -16,9 +16,9 @@ from .._validation import (
 )
 from ..cluster import _local_kind, check_address
 from ..datasets import load_dataset, make_microarray
-from ..exceptions import EnsstabError
+from ..exceptions import EnsstabError, InvalidParameterError
 from ..selectors import default_selector
-from ..storage import StoreDamaged, SweepStore, write_json, write_netcdf
+from ..storage import StoreDamaged, SweepStore, refuse_to_replace, write_json, write_netcdf
 
 
 class UsageError(EnsstabError):
@@ -135,9 +135,14 @@ def _resample(text: str, option: str):
 
 
 def _check_outputs(args) -> None:
+    """Before any work: an output that exists, or must never be written there."""
     for option, path in (("--json", args.json), ("--output", args.output)):
         if not path:
             continue
+        try:
+            refuse_to_replace(path)
+        except InvalidParameterError as exc:
+            raise UsageError(f"{option}: {exc}") from None
         if os.path.exists(path) and not args.overwrite:
             raise UsageError(f"{option} {path} exists; pass --overwrite to replace it")
         folder = os.path.dirname(os.path.abspath(path))
