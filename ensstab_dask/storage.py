@@ -429,16 +429,6 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
 DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
 
 
-def _is_zarr_store(path: Path) -> bool:
-    return path.is_dir() and any((path / name).exists() for name in ("zarr.json", ".zgroup", ".zarray"))
-
-
-def _is_report(path: Path) -> bool:
-    """A directory ``ensstab report`` wrote: its index.html and pictures, nothing else."""
-    names = [p.name for p in path.iterdir()]
-    return "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
-
-
 def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False) -> None:
     """Refuse an output that would replace or land inside what it must not: a zarr store,
     a data file, the reference data folder (``$ENSSTAB_DATA_DIR``), or a non-empty
@@ -446,7 +436,7 @@ def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False) -> Non
     out = Path(out)
     target = out.resolve()
     for folder in (target, *target.parents):
-        if _is_zarr_store(folder):
+        if folder.is_dir() and any((folder / name).exists() for name in ("zarr.json", ".zgroup", ".zarray")):
             where = "is" if folder == target else "lies inside"
             raise InvalidParameterError(
                 f"output {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
@@ -457,7 +447,10 @@ def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False) -> Non
         raise InvalidParameterError(f"output {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
     if target.is_file() and target.suffix.lower() in DATA_SUFFIXES:
         raise InvalidParameterError(f"output {str(out)!r} is a data file ({target.suffix}); choose another path")
-    if target.is_dir() and any(target.iterdir()) and not (directory and _is_report(target)):
+    # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
+    names = [p.name for p in target.iterdir()] if target.is_dir() else []
+    report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
+    if names and not (directory and report):
         raise InvalidParameterError(
             f"output {str(out)!r} is a directory that is not a report; --overwrite replaces only a report "
             "(an index.html and its pictures)"
