@@ -28,6 +28,7 @@ from .estimation import simulated_n_useful
 from .exceptions import InvalidParameterError
 from .seeding import SeedLike, Stream, derive
 from .simulation import simulated_stability
+from .storage import chunk_codecs
 
 __all__ = ["make_plan", "SweepPlan", "compute_block", "plan_blocks", "Block", "check_cell_memory", "cell_seconds"]
 
@@ -349,6 +350,10 @@ class SweepPlan:
         )
         for var in template.data_vars.values():
             var.encoding["chunks"] = (1, n_p, 1, repeats)[: var.ndim]
+        for variable in template.variables.values():
+            # A CRC-32C of every chunk, coordinates included: a flipped bit is read as an
+            # error (a damaged chunk, recomputed by a rerun), never as a changed value.
+            variable.encoding["compressors"] = chunk_codecs()
         return template
 
 

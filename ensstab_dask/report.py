@@ -4,7 +4,7 @@
 ``index.html`` that shows them with the summary numbers. The images are embedded in the
 page, so it opens with no server and can be mailed as one file. The report is written
 into a temporary directory beside DIR and renamed into place
-(:func:`~ensstab_dask.storage.atomic_output`). An existing DIR is left alone unless
+(:func:`~ensstab_dask.outputs.atomic_output`). An existing DIR is left alone unless
 ``overwrite=True``, and then it is replaced only once the new report is complete; a
 failed write leaves it, and no temporary directory, behind.
 """
@@ -22,7 +22,7 @@ import xarray as xr
 from . import plotting
 from ._version import __version__
 from .exceptions import InvalidParameterError
-from .storage import atomic_output, refuse_to_replace
+from .outputs import atomic_output, refuse_to_replace
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
@@ -308,7 +308,8 @@ def write_report(
     from matplotlib.figure import Figure
 
     out = Path(out_dir)
-    refuse_to_replace(out, directory=True)  # before the result is read: never a store, nor a non-report
+    # Before the result is read: never onto a store, nor over a directory that is not a report.
+    refuse_to_replace(out, directory=True, overwrite=overwrite)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"out_dir {out} exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:

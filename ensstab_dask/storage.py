@@ -23,12 +23,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import json
 import os
-import shutil
 import socket
 import stat
-import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +36,10 @@ import numpy as np
 import xarray as xr
 
 from .exceptions import InvalidParameterError, OutputNotWritten, StoreDamaged, StoreLocked, StoreMismatch
+from .outputs import atomic_output, refuse_to_replace, umask_mode, write_json
+
+# atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
+# named here too, where the package's writers have always found them.
 
 # zarr is imported where a store is opened: most callers never touch one.
 
@@ -51,13 +54,12 @@ __all__ = [
     "StoreDamaged",
     "writer_lock",
     "atomic_output",
+    "refuse_to_replace",
     "open_store",
 ]
 
 COMPLETED = "completed"
 
-#: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
-_DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 #: What reading a damaged store raises: a codec's error on a corrupted chunk (numcodecs:
 #: RuntimeError or ValueError), a decoder's on garbled metadata (ValueError, KeyError,
@@ -66,44 +68,6 @@ _DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 #: error (re-raised as it is: the store may be fine) and not MemoryError.
 _DAMAGE = (ValueError, RuntimeError, KeyError, TypeError, IndexError, EOFError, OSError)
 SETTINGS_ATTR = "ensstab_settings"
-
-
-def _writer_tag() -> str:
-    return f"{os.getpid()}@{socket.gethostname().replace('.', '_')}"
-
-
-def temp_prefix(target: Path) -> str:
-    """Prefix of a temporary file or folder for ``target``: hidden, beside it, and naming
-    the writing process and host, so that :func:`clean_leftovers` can tell a dead
-    writer's (only on its own host: another host's pids cannot be checked from here)."""
-    return f".{target.name}.{_writer_tag()}."
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def clean_leftovers(target: Path) -> list[Path]:
-    """Remove what killed writers of ``target`` left beside it (``.NAME.PID.*.tmp``, PID dead).
-
-    A kill between creating a temporary file and renaming it leaves the file behind;
-    the next write of the same target removes it. Returns what was removed.
-    """
-    removed = []
-    host = _writer_tag().split("@", 1)[1]
-    for path in target.parent.glob(f".{target.name}.*.tmp"):
-        pid, _, where = path.name[len(target.name) + 2 :].split(".")[0].partition("@")
-        if where != host or not pid.isdigit() or _alive(int(pid)):
-            continue
-        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        removed.append(path)
-    return removed
 
 
 def _agree(have, recorded) -> bool:
@@ -230,8 +194,22 @@ def open_store(path: str | os.PathLike) -> xr.Dataset:
         return xr.open_zarr(path, consolidated=False)
 
 
+def chunk_codecs() -> tuple:
+    """The bytes codecs of every array of a store: zarr's default compressor, then a
+    CRC-32C of the compressed chunk, which zarr checks on every read."""
+    from zarr.codecs import Crc32cCodec, ZstdCodec
+
+    return (ZstdCodec(), Crc32cCodec())
+
+
 class SweepStore:
-    """A sweep's zarr store and its completion record."""
+    """A sweep's zarr store and its completion record.
+
+    Every chunk carries a checksum (:func:`chunk_codecs`): a chunk that fails it, or
+    cannot be read at all, reads as missing (NaN, not done), so that ``verify`` and
+    ``export`` report its cells damaged and a rerun recomputes them
+    (:meth:`drop_unreadable`). Stores written before checksums open as before
+    (:meth:`has_checksums` says so)."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -294,6 +272,13 @@ class SweepStore:
                 continue
             if not _agree(have, value):
                 problems.append(f"{key} is {_short(have)} in the store but {_short(value)} in its settings record")
+        # The coordinates the record implies rather than lists (as grid.make_plan makes them).
+        implied = {"repeat": np.arange(stored.get("repeats", 0))}
+        if stored.get("n_runs") is None and "m_ensemble" in stored:
+            implied["n_runs"] = np.asarray(stored["m_ensemble"])  # n_runs = m_ensemble, cell by cell
+        for key, value in implied.items():
+            if key in ds.coords and not _agree(have := self._values(ds, key), value):
+                problems.append(f"{key} is {_short(have)} in the store but {_short(value)} by its settings record")
         return problems
 
     def damaged(self, state: xr.Dataset | None = None) -> np.ndarray:
@@ -322,7 +307,9 @@ class SweepStore:
         stored = self.settings()
         problems = self.provenance_problems()
         if problems:
-            raise StoreDamaged(f"store {str(self.path)!r} was edited since it was made: " + "; ".join(problems))
+            raise StoreDamaged(
+                f"store {str(self.path)!r} was edited or damaged since it was made: " + "; ".join(problems)
+            )
         diffs = [
             f"{k}: {stored.get(k)!r} in the store, {settings.get(k)!r} requested"
             for k in sorted(set(stored) | set(settings))
@@ -342,16 +329,65 @@ class SweepStore:
         """A variable's values; a chunk that cannot be read is :class:`StoreDamaged`, named."""
         return self._values(open_store(self.path), name)
 
+    def has_checksums(self) -> bool:
+        """Whether the store's chunks carry a checksum (stores written before do not)."""
+        import zarr
+
+        meta = zarr.open_array(str(self.path / COMPLETED), mode="r").metadata
+        return any(type(c).__name__ == "Crc32cCodec" for c in getattr(meta, "codecs", ()))  # none in zarr format 2
+
+    def unreadable_chunks(self) -> list[Path]:
+        """The chunk files of the cell variables that fail their checksum or cannot be read."""
+        import zarr
+
+        found = []
+        for name, arr in zarr.open_group(str(self.path), mode="r").arrays():
+            if arr.ndim < 3:  # coordinates: checked in full against the record instead
+                continue
+            for key in itertools.product(*(range(-(-n // c)) for n, c in zip(arr.shape, arr.chunks))):
+                region = tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))
+                try:
+                    arr[region]
+                except _DAMAGE:
+                    found.append(self.path / name / arr.metadata.encode_chunk_key(key))
+        return found
+
+    def drop_unreadable(self) -> int:
+        """Remove the chunk files that fail their checksum: their cells read as not done and
+        are recomputed (a write into a damaged chunk would fail reading it). The caller
+        holds the writer lock. Returns how many were removed."""
+        bad = self.unreadable_chunks()
+        for path in bad:
+            path.unlink(missing_ok=True)
+        return len(bad)
+
     def _values(self, ds: xr.Dataset, name: str) -> np.ndarray:
         try:
             return ds[name].values
         except PermissionError:
             raise
         except _DAMAGE as exc:
+            if ds[name].ndim >= 3:  # a cell variable: its readable chunks, the others missing
+                return self._values_by_chunk(name, ds[name].dtype)
             raise StoreDamaged(
                 f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
                 "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
             ) from exc
+
+    def _values_by_chunk(self, name: str, dtype) -> np.ndarray:
+        """A cell variable read chunk by chunk: a chunk that fails reads as missing (NaN;
+        0, not done, for the completion record)."""
+        import zarr
+
+        arr = zarr.open_array(str(self.path / name), mode="r")
+        out = np.full(arr.shape, 0 if name == COMPLETED else np.nan, dtype=dtype)
+        for key in itertools.product(*(range(-(-n // c)) for n, c in zip(arr.shape, arr.chunks))):
+            region = tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))
+            try:
+                out[region] = arr[region]
+            except _DAMAGE:
+                pass
+        return out
 
     def write_block(self, data: xr.Dataset, region: dict[str, slice]) -> None:
         """Write ``data`` into ``region``, then mark those cells complete.
@@ -382,140 +418,6 @@ class SweepStore:
                 ds[name] = xr.Variable(ds[name].dims, self._values(ds, str(name)), ds[name].attrs, ds[name].encoding)
         ds.attrs.pop(SETTINGS_ATTR, None)
         return ds if completion else ds.drop_vars(COMPLETED)
-
-
-def umask_mode(*, directory: bool = False) -> int:
-    """The mode a plain ``open`` (or ``mkdir``) would give a new file under this process's
-    umask. Temporary files are created 0600 (directories 0700); outputs get this mode
-    before they are renamed into place, so an output is as readable as any other file."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return (0o777 if directory else 0o666) & ~mask
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
-
-
-def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: bool) -> None:
-    """Rename ``tmp`` to ``out`` with the umask's mode (not mkstemp's 0600 or mkdtemp's 0700)."""
-    os.chmod(tmp, umask_mode(directory=directory))
-    if not os.path.lexists(out):
-        os.rename(tmp, out)
-        return
-    if not overwrite:  # it appeared while tmp was written
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
-    if not (directory and out.is_dir()):
-        os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
-        return
-    # A directory cannot replace a non-empty one in one step: move the old one aside, under
-    # a name the next write's clean_leftovers removes should this process be killed here.
-    aside = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=out.parent))
-    try:
-        os.replace(out, aside / out.name)
-        try:
-            os.replace(tmp, out)
-        except BaseException:
-            os.replace(aside / out.name, out)
-            raise
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
-
-
-#: What :func:`ensstab_dask.datasets.load_dataset` reads: an output never replaces one.
-DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
-
-
-def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False) -> None:
-    """Refuse an output that would replace or land inside what it must not: a zarr store,
-    a data file, the reference data folder (``$ENSSTAB_DATA_DIR``), or a non-empty
-    directory that is not a report. Paths are compared resolved (links followed)."""
-    out = Path(out)
-    target = out.resolve()
-    for folder in (target, *target.parents):
-        if folder.is_dir() and any((folder / name).exists() for name in ("zarr.json", ".zgroup", ".zarray")):
-            where = "is" if folder == target else "lies inside"
-            raise InvalidParameterError(
-                f"output {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
-                "store; choose another path"
-            )
-    data_dir = os.environ.get("ENSSTAB_DATA_DIR")
-    if data_dir and (target == Path(data_dir).resolve() or Path(data_dir).resolve() in target.parents):
-        raise InvalidParameterError(f"output {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
-    if target.is_file() and target.suffix.lower() in DATA_SUFFIXES:
-        raise InvalidParameterError(f"output {str(out)!r} is a data file ({target.suffix}); choose another path")
-    # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
-    names = [p.name for p in target.iterdir()] if target.is_dir() else []
-    report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
-    if names and not (directory and report):
-        raise InvalidParameterError(
-            f"output {str(out)!r} is a directory that is not a report; --overwrite replaces only a report "
-            "(an index.html and its pictures)"
-        )
-
-
-@contextlib.contextmanager
-def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = False) -> Iterator[Path]:
-    """Write ``out`` all at once: the one implementation of write-to-temporary-then-rename.
-
-    Yields a temporary path beside ``out`` (an empty file, or with ``directory`` an empty
-    directory) to write; when the block ends without error it is renamed to ``out`` with
-    the umask's mode. Any failure (or kill) leaves the previous ``out`` intact and no
-    temporary file (a killed writer's is removed by the next write of ``out``).
-
-    Parameters
-    ----------
-    out : path
-        The file or directory to write; its directory must exist. Never a store, a data
-        file or a non-report directory, nor inside a store (:func:`refuse_to_replace`).
-    overwrite : bool
-        Replace an existing ``out``; without it an existing ``out`` is refused
-        (ValueError) before anything is written.
-    directory : bool
-        Write a directory. An existing one is replaced as a whole: moved aside, the new
-        one renamed in, the old one deleted (the old one is put back if the rename fails).
-
-    Yields
-    ------
-    pathlib.Path
-        The temporary file or directory.
-    """
-    out = Path(out)
-    refuse_to_replace(out, directory=directory)
-    if out.exists() and not overwrite:
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
-    clean_leftovers(out)
-    if directory:
-        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent))
-    else:
-        fd, name = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
-        os.close(fd)
-        tmp = Path(name)
-    try:
-        try:
-            yield tmp
-            _replace_into_place(tmp, out, directory=directory, overwrite=overwrite)
-        except OSError as exc:
-            if exc.errno not in _DISK_FULL:
-                raise
-            raise OutputNotWritten(f"could not write {str(out)!r}: {exc.strerror} (is the disk full?)") from exc
-    finally:
-        if os.path.lexists(tmp):
-            _remove(tmp)
-
-
-def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
-    """Write ``payload`` as JSON atomically (:func:`atomic_output`): a kill or an error
-    leaves the previous file intact, never an empty or half-written one."""
-    with atomic_output(out, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=2)
-    return Path(out)
 
 
 def export_netcdf(
@@ -572,12 +474,14 @@ def export_netcdf(
     src.settings()
     problems = src.provenance_problems()
     if problems:
-        raise StoreDamaged(f"store {str(src.path)!r} was edited since it was made: " + "; ".join(problems))
+        raise StoreDamaged(f"store {str(src.path)!r} was edited or damaged since it was made: " + "; ".join(problems))
     state = src.load(completion=True)  # every chunk read once, for the checks and the export
     damaged = int(src.damaged(state).sum())
     if damaged:
+        bad = [str(c.relative_to(src.path)) for c in src.unreadable_chunks()]
+        why = f"chunks {', '.join(bad)} fail their checksum or cannot be read" if bad else "a chunk deleted?"
         raise StoreDamaged(
-            f"store {str(src.path)!r}: {damaged} cells are marked done but hold no data (a chunk deleted?); "
+            f"store {str(src.path)!r}: {damaged} cells are marked done but hold no data ({why}); "
             "rerun the sweep to recompute them, then export"
         )
     missing = int((state[COMPLETED] == 0).sum())

@@ -130,11 +130,16 @@ def _cmd_verify(args) -> int:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 1
     done = store.completed()
+    if not store.has_checksums():
+        print(f"{args.store}: note: written before chunk checksums, so a flipped bit in it cannot be detected")
+    unreadable = store.unreadable_chunks()
+    for path in unreadable:
+        print(f"{args.store}: chunk {path.relative_to(store.path)} fails its checksum or cannot be read")
     for p in problems:
-        print(f"{args.store}: edited since it was made: {p}")
+        print(f"{args.store}: edited or damaged since it was made: {p}")
     if damaged:
         print(f"{args.store}: {damaged} cells are marked done but hold no data; rerun the sweep to recompute them")
-    verdict = "damaged" if problems or damaged else "ok"
+    verdict = "damaged" if problems or damaged or unreadable else "ok"
     print(f"{args.store}: {verdict}; {int(done.sum())} of {done.size} cells done")
     return 1 if verdict == "damaged" else 0
 

@@ -17,8 +17,9 @@ from .._validation import (
 from ..cluster import _local_kind, check_address
 from ..datasets import load_dataset, make_microarray
 from ..exceptions import EnsstabError, InvalidParameterError
+from ..outputs import refuse_to_replace, write_json
 from ..selectors import default_selector
-from ..storage import StoreDamaged, SweepStore, refuse_to_replace, write_json, write_netcdf
+from ..storage import StoreDamaged, SweepStore, write_netcdf
 
 
 class UsageError(EnsstabError):
@@ -140,7 +141,7 @@ def _check_outputs(args) -> None:
         if not path:
             continue
         try:
-            refuse_to_replace(path)
+            refuse_to_replace(path, overwrite=args.overwrite)
         except InvalidParameterError as exc:
             raise UsageError(f"{option}: {exc}") from None
         if os.path.exists(path) and not args.overwrite:

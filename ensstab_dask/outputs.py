@@ -1,0 +1,202 @@
+"""Outputs written whole or not at all, and never over what must be kept.
+
+:func:`atomic_output` is the one implementation of write-to-temporary-then-rename
+(files and directories: a report, a store's first template); :func:`refuse_to_replace`
+is the one check of where an output may go: never onto or into a zarr store, a data
+file, the reference data folder, or a directory that is not a report. A killed writer's
+temporary files are removed by the next write of the same target
+(:func:`clean_leftovers`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from .exceptions import InvalidParameterError, OutputNotWritten
+
+__all__ = ["atomic_output", "refuse_to_replace", "write_json", "umask_mode", "clean_leftovers", "temp_prefix",
+           "DATA_SUFFIXES"]  # fmt: skip
+
+
+#: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
+_DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _writer_tag() -> str:
+    return f"{os.getpid()}@{socket.gethostname().replace('.', '_')}"
+
+
+def temp_prefix(target: Path) -> str:
+    """Prefix of a temporary file or folder for ``target``: hidden, beside it, and naming
+    the writing process and host, so that :func:`clean_leftovers` can tell a dead
+    writer's (only on its own host: another host's pids cannot be checked from here)."""
+    return f".{target.name}.{_writer_tag()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def clean_leftovers(target: Path) -> list[Path]:
+    """Remove what killed writers of ``target`` left beside it (``.NAME.PID.*.tmp``, PID dead).
+
+    A kill between creating a temporary file and renaming it leaves the file behind;
+    the next write of the same target removes it. Returns what was removed.
+    """
+    removed = []
+    host = _writer_tag().split("@", 1)[1]
+    for path in target.parent.glob(f".{target.name}.*.tmp"):
+        pid, _, where = path.name[len(target.name) + 2 :].split(".")[0].partition("@")
+        if where != host or not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def umask_mode(*, directory: bool = False) -> int:
+    """The mode a plain ``open`` (or ``mkdir``) would give a new file under this process's
+    umask. Temporary files are created 0600 (directories 0700); outputs get this mode
+    before they are renamed into place, so an output is as readable as any other file."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: bool) -> None:
+    """Rename ``tmp`` to ``out`` with the umask's mode (not mkstemp's 0600 or mkdtemp's 0700)."""
+    os.chmod(tmp, umask_mode(directory=directory))
+    if not os.path.lexists(out):
+        os.rename(tmp, out)
+        return
+    if not overwrite:  # it appeared while tmp was written
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    if not (directory and out.is_dir()):
+        os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
+        return
+    # A directory cannot replace a non-empty one in one step: move the old one aside, under
+    # a name the next write's clean_leftovers removes should this process be killed here.
+    aside = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=out.parent))
+    try:
+        os.replace(out, aside / out.name)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            os.replace(aside / out.name, out)
+            raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+#: What :func:`ensstab_dask.datasets.load_dataset` reads: an output never replaces one.
+DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
+
+
+def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False, overwrite: bool = True) -> None:
+    """Refuse an output that would replace or land inside what it must not: a zarr store,
+    a data file, the reference data folder (``$ENSSTAB_DATA_DIR``), or a non-empty
+    directory that is not a report. Paths are compared resolved (links followed)."""
+    out = Path(out)
+    target = out.resolve()
+    for folder in (target, *target.parents):
+        if folder.is_dir() and any((folder / name).exists() for name in ("zarr.json", ".zgroup", ".zarray")):
+            where = "is" if folder == target else "lies inside"
+            raise InvalidParameterError(
+                f"output {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
+                "store; choose another path"
+            )
+    data_dir = os.environ.get("ENSSTAB_DATA_DIR")
+    if data_dir and (target == Path(data_dir).resolve() or Path(data_dir).resolve() in target.parents):
+        raise InvalidParameterError(f"output {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
+    if target.is_file() and target.suffix.lower() in DATA_SUFFIXES:
+        raise InvalidParameterError(f"output {str(out)!r} is a data file ({target.suffix}); choose another path")
+    # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
+    names = [p.name for p in target.iterdir()] if target.is_dir() else []
+    report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
+    if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
+        raise InvalidParameterError(
+            f"output {str(out)!r} is a directory that is not a report; --overwrite replaces only a report "
+            "(an index.html and its pictures)"
+        )
+
+
+@contextlib.contextmanager
+def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = False) -> Iterator[Path]:
+    """Write ``out`` all at once: the one implementation of write-to-temporary-then-rename.
+
+    Yields a temporary path beside ``out`` (an empty file, or with ``directory`` an empty
+    directory) to write; when the block ends without error it is renamed to ``out`` with
+    the umask's mode. Any failure (or kill) leaves the previous ``out`` intact and no
+    temporary file (a killed writer's is removed by the next write of ``out``).
+
+    Parameters
+    ----------
+    out : path
+        The file or directory to write; its directory must exist. Never a store, a data
+        file or a non-report directory, nor inside a store (:func:`refuse_to_replace`).
+    overwrite : bool
+        Replace an existing ``out``; without it an existing ``out`` is refused
+        (ValueError) before anything is written.
+    directory : bool
+        Write a directory. An existing one is replaced as a whole: moved aside, the new
+        one renamed in, the old one deleted (the old one is put back if the rename fails).
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file or directory.
+    """
+    out = Path(out)
+    refuse_to_replace(out, directory=directory, overwrite=overwrite)
+    if out.exists() and not overwrite:
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
+    clean_leftovers(out)
+    if directory:
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent))
+    else:
+        fd, name = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent)
+        os.close(fd)
+        tmp = Path(name)
+    try:
+        try:
+            yield tmp
+            _replace_into_place(tmp, out, directory=directory, overwrite=overwrite)
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            raise OutputNotWritten(f"could not write {str(out)!r}: {exc.strerror} (is the disk full?)") from exc
+    finally:
+        if os.path.lexists(tmp):
+            _remove(tmp)
+
+
+def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    """Write ``payload`` as JSON atomically (:func:`atomic_output`): a kill or an error
+    leaves the previous file intact, never an empty or half-written one."""
+    with atomic_output(out, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2)
+    return Path(out)
