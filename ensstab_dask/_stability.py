@@ -391,7 +391,9 @@ def nogueira_stability(subsets, n_feature: int, *, alpha: float = 0.05) -> Nogue
     _check_sizes(rows, n_feature, "nogueira")
     stab, var, _ = _nogueira_parts(membership(rows, n_feature))
     half = _stats.norm.ppf(1 - alpha / 2) * math.sqrt(var)
-    return NogueiraStability(stab, var, stab - half, stab + half, alpha, len(rows))
+    # A normal interval can step past 1 (few, very similar runs): the index cannot. Its lower
+    # bound (-1 for two runs) is far below any interval the normal one gives.
+    return NogueiraStability(stab, var, max(stab - half, -1.0), min(stab + half, 1.0), alpha, len(rows))
 
 
 def nogueira_test(subsets_a, subsets_b, n_feature: int, *, alpha: float = 0.05) -> NogueiraTest:

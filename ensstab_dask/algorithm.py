@@ -71,6 +71,7 @@ from .fitting import SimulatorFit, fit_simulator, fixed_point_power
 from .models import Context, CurveModel, Prediction, SelfCheck, clip_to_index, get_model
 from .models._base import CHECK_COPIES as _CHECK_COPIES
 from .models._base import COPIES as _COPIES
+from .models._base import INDEX_RANGE
 from .models._base import MEMBER_RUNS as _MEMBER_RUNS
 from .models._base import POOL as _POOL
 from .models._base import REAL as _REAL
@@ -454,8 +455,12 @@ def estimate_from_runs(
         for end in ("stability_lower", "stability_upper"):
             if end in curve:
                 curve[end].values = clip_to_index(curve[end].values, index)
-        if "real_stability" in prediction.intervals:
-            prediction.intervals["real_stability"] = tuple(clip_to_index(prediction.intervals["real_stability"], index))
+        # Every other interval within what its quantity can take, too.
+        ranges = {"real_stability": INDEX_RANGE[index], "p": (0.0, 1.0), "t_uniform": (0.0, n_runs),
+                  "n_useful": (0.0, n_feature), "h": (n_target, n_feature)}  # fmt: skip
+        for key, (lo, hi) in ranges.items():
+            if key in prediction.intervals:
+                prediction.intervals[key] = tuple(float(v) for v in np.clip(prediction.intervals[key], lo, hi))
     sims.close()
     _, blocking, cautions = guard_rails(
         **rails, p_fit=fit.p_fit, fixed_point=fit.fixed_point, power=fit.power, verified=verify or not predictable,

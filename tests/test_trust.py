@@ -1,6 +1,7 @@
 """Whether the estimate can be trusted: guard rails, the bootstrap's honesty, layouts."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -381,3 +382,31 @@ def test_report_of_an_estimate_without_a_curve(tmp_path):
     html = index.read_text()
     assert "No prediction" in html and "reliable" in html
     assert not (tmp_path / "rep" / "stability_curve.png").exists()
+
+
+# Every interval within what its quantity can take -------------------------------------
+
+
+def _assert_in_range(e) -> None:
+    lo_i, hi_i = (-1.0, 1.0) if e.settings["index"] in ("kuncheva", "nogueira") else (0.0, 1.0)
+    for m, (lo, hi) in e.curve_interval().items():
+        assert lo_i <= lo <= hi <= hi_i, (m, lo, hi)
+    bounds = {"real_stability": (lo_i, hi_i), "p": (0, 1), "n_useful": (0, e.n_feature),
+              "t_uniform": (0, e.settings["n_runs"]), "h": (e.n_target, e.n_feature)}  # fmt: skip
+    for key, (lo, hi) in e.intervals.items():
+        assert bounds[key][0] <= lo <= hi <= bounds[key][1], (key, lo, hi)
+    assert -1.0 <= e.real_nogueira.lower <= e.real_nogueira.upper <= 1.0
+
+
+@pytest.mark.parametrize("model", ["anchored", "onda"])
+@pytest.mark.parametrize("which", ["noise", "embedded default"])
+def test_every_interval_stays_within_its_quantitys_range(which, model):
+    if which == "noise":
+        X, y = noise(2)
+    else:
+        data = make_microarray(seed=0)
+        X, y = data.X, data.y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", es.UnreliableEstimateWarning)  # noise trips guard rails: not the point
+        e = estimate(X, y, 20, client="synchronous", **dict(SMALL, m_ensemble=(1, 3, 20), model=model))
+    _assert_in_range(e)
