@@ -45,6 +45,7 @@ from ._validation import (
     check_int,
 )
 from .cluster import ClientLike, connect, run_tasks
+from .cost import check_cost
 from .grid import (  # noqa: F401 - their home before grid.py: benchmarks and tests import them from here
     DIMS,
     STREAM_LAYOUT,
@@ -84,6 +85,7 @@ def sweep(
     progress: bool = True,
     model: str = "onda",
     h: int | None = None,
+    allow_large: bool = False,
 ) -> xr.Dataset:
     """Simulated stability and n_useful_v over a grid of (n_useful, p, m_ensemble).
 
@@ -123,6 +125,9 @@ def sweep(
         The two-level model's preferred-set size, one value for the grid:
         ``n_target <= h <= min(n_useful)``. Recorded in ``attrs`` (``model``, ``h``);
         n_useful_v is the same for both models (its runs are single selectors).
+    allow_large : bool
+        Run even above 10^8 simulated selectors; without it such a sweep is refused
+        before any work, saying what it would cost (:mod:`ensstab_dask.cost`).
 
     Returns
     -------
@@ -162,6 +167,8 @@ def sweep(
         h=h,
     )
     n_u, n_p, n_m = plan.shape
+    per_row = sum(plan.settings["m_stability"] * int(m) + int(r) for m, r in zip(plan.grid["m_ensemble"], plan.runs))
+    check_cost("the sweep", n_feature=n_feature, simulated=n_u * n_p * repeats * per_row, allow_large=allow_large)
     with contextlib.ExitStack() as stack:
         if store is not None:
             # One writer per store: a second one would overwrite the first's chunks.

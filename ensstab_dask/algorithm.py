@@ -59,6 +59,7 @@ from ._validation import (
     check_seed,
 )
 from .cluster import ClientLike, connect
+from .cost import check_cost, estimate_cost
 from .datasets import check_data
 from .estimation import (
     count_useful,
@@ -81,7 +82,7 @@ from .progress import StageBar, StageClock, note_dashboard
 from .result import Estimate
 from .runs import Copies, Pool, RealRuns, assemble_runs, pool_sizes, real_run_plan, real_subsets, runs_from_copies
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
-from .selectors import check_resample, describe_selector, make_scorer
+from .selectors import check_resample, describe_selector, make_scorer, real_run
 from .simulation import top_subsets
 from .trust import guard_rails, notes
 
@@ -155,6 +156,7 @@ def estimate(
     client: ClientLike = None,
     model: str = DEFAULT_MODEL,
     progress: bool = True,
+    allow_large: bool = False,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
@@ -219,6 +221,10 @@ def estimate(
         Progress bars on stderr, one per stage (real runs, simulations), and the Dask
         dashboard link; drawn on a terminal or in a notebook, never into a file or a
         pipe (see :mod:`ensstab_dask.progress`). False: nothing.
+    allow_large : bool
+        Run even above 10,000 real runs or 10^8 simulated selectors; without it such an
+        estimate is refused before any work, saying what it would cost
+        (:mod:`ensstab_dask.cost`).
 
     Returns
     -------
@@ -261,6 +267,12 @@ def estimate(
         settings[k] for k in ("m_stability", "n_runs", "repeats", "n_boot", "confidence")
     )
     curve_model = get_model(model)
+    paper = sum(pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)) if curve_model.paper_runs else 0
+    real, simulated = estimate_cost(paper_runs=paper, designs=(curve_model.copy_design(), curve_model.check_design()),
+                                    simulator=curve_model.simulator, m_list=m_list, m_stability=m_stability,
+                                    n_runs=n_runs, repeats=repeats)  # fmt: skip
+    check_cost("the estimate", n_feature=n_feature, real_runs=real, simulated=simulated, allow_large=allow_large,
+               time_one_run=lambda: real_run(X, y, n_target, selector=selector, resample=resample))  # fmt: skip
     scorer = make_scorer(selector)
     ss = as_seed_sequence(settings["seed"])
 
@@ -460,7 +472,8 @@ def estimate_from_runs(
                   "n_useful": (0.0, n_feature), "h": (n_target, n_feature)}  # fmt: skip
         for key, (lo, hi) in ranges.items():
             if key in prediction.intervals:
-                prediction.intervals[key] = tuple(float(v) for v in np.clip(prediction.intervals[key], lo, hi))
+                a, b = np.clip(prediction.intervals[key], lo, hi)
+                prediction.intervals[key] = (float(a), float(b))
     sims.close()
     _, blocking, cautions = guard_rails(
         **rails, p_fit=fit.p_fit, fixed_point=fit.fixed_point, power=fit.power, verified=verify or not predictable,

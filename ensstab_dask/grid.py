@@ -40,13 +40,17 @@ MIN_TASKS = 64  # small sweeps are still cut into enough tasks to keep every wor
 DIMS = ("n_useful", "p", "m_ensemble")
 
 
+def selector_seconds(n_feature: int) -> float:
+    """Seconds per simulated selector on one core of this project's 2-core machine, as
+    benchmarks/bench_simulator.py measures it: about 2e-8 s per feature, plus overhead."""
+    return 2.0e-8 * n_feature + 1e-5
+
+
 def cell_seconds(n_feature: int, m: int, m_stability: int, n_runs: int, repeats: int) -> float:
-    """Rough cost of one cell on this project's 2-core machine, for batching only (it never
-    affects results): about 2e-8 s per feature per simulated selector, plus a fixed cost
-    per library call (seeding, aggregation, the stability index)."""
-    selector = 2.0e-8 * n_feature + 1e-5
-    selectors = m_stability * m + n_runs
-    return repeats * (selectors * selector + 1.5e-3)
+    """Rough cost of one cell, for batching only (it never affects results): its simulated
+    selectors at :func:`selector_seconds`, plus a fixed cost per library call (seeding,
+    aggregation, the stability index)."""
+    return repeats * ((m_stability * m + n_runs) * selector_seconds(n_feature) + 1.5e-3)
 
 
 def cell_bytes(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int) -> int:

@@ -22,10 +22,11 @@ from ._validation import AGGREGATES, INDICES, check_choice, check_int, check_m_e
 from ._version import __version__
 from .aggregation import aggregate_rankings
 from .cluster import ClientLike
+from .cost import check_cost
 from .datasets import check_data
 from .runs import Copies, real_run_plan
 from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
-from .selectors import check_resample_classes, describe_selector
+from .selectors import check_resample_classes, describe_selector, real_run
 
 __all__ = ["real_ensemble_stability", "real_ensemble_runs", "LAYOUTS"]
 
@@ -75,6 +76,7 @@ def real_ensemble_stability(
     client: ClientLike = None,
     batch_size: int = 1,
     progress: bool = True,
+    allow_large: bool = False,
 ) -> xr.Dataset:
     """The naive check: measure ensemble stability with real runs (see the module docstring).
 
@@ -102,6 +104,9 @@ def real_ensemble_stability(
     batch_size : int
         Real runs per Dask task.
     progress : bool
+    allow_large : bool
+        Run even above 10,000 real runs; without it the check is refused before any
+        work, saying what it would cost (:mod:`ensstab_dask.cost`).
 
     Returns
     -------
@@ -136,6 +141,8 @@ def real_ensemble_stability(
     check_choice(index, "index", INDICES)
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
+    check_cost("the naive check", n_feature=n_feature, real_runs=m_stability * max(m_list), allow_large=allow_large,
+               time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
     ss = as_seed_sequence(seed)
     pool = max(m_list)
     t0 = time.perf_counter()

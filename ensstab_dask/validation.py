@@ -18,16 +18,17 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ._validation import check_m_ensemble, check_seed
+from ._validation import check_int, check_m_ensemble, check_seed
 from .algorithm import estimate
 from .cluster import ClientLike, connect
+from .cost import check_cost
 from .datasets import check_data
 from .exceptions import InvalidParameterError
 from .naive import real_ensemble_stability
 from .progress import note_dashboard
 from .result import Estimate
 from .seeding import SeedLike
-from .selectors import describe_selector
+from .selectors import describe_selector, real_run
 from .storage import write_netcdf
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "naive_cache_path"]
@@ -74,6 +75,7 @@ def naive_check(
     cache_dir: str | os.PathLike | None = None,
     client: ClientLike = None,
     progress: bool = True,
+    allow_large: bool = False,
 ) -> xr.Dataset:
     """:func:`~ensstab_dask.naive.real_ensemble_stability` (bagging layout), cached.
 
@@ -122,6 +124,7 @@ def naive_check(
         seed=seed,
         client=client,
         progress=progress,
+        allow_large=allow_large,
     )
     if path is not None:
         write_netcdf(ds, path, overwrite=True)
@@ -326,6 +329,7 @@ def validate(
     client: ClientLike = None,
     data: str = "",
     progress: bool = True,
+    allow_large: bool = False,
     **estimate_options,
 ) -> Validation:
     """Run the estimate and the naive check on the same data, and compare them per m.
@@ -352,6 +356,10 @@ def validate(
     data : str
         A name for the data, recorded in the result.
     progress : bool
+    allow_large : bool
+        Run the estimate and the naive check even above the cost thresholds
+        (:mod:`ensstab_dask.cost`); the naive check's cost is checked before the estimate
+        runs.
     **estimate_options
         Any other keyword of :func:`~ensstab_dask.estimate`.
 
@@ -383,14 +391,19 @@ def validate(
         if bad in estimate_options:
             raise InvalidParameterError(f"validate() got {bad!r} twice")
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
+    # Before the estimate's work, not after it: a naive check too large to run.
+    check_cost("the naive check", n_feature=np.shape(X)[1], allow_large=allow_large,
+               real_runs=check_int(m_stability, "m_stability", minimum=2) * max(m_list),
+               time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
     with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
-        est = estimate(X, y, n_target, seed=seed, client=target, progress=progress, **common, **estimate_options)
+        est = estimate(X, y, n_target, seed=seed, client=target, progress=progress, allow_large=allow_large, **common,
+                       **estimate_options)  # fmt: skip
         t_est = time.perf_counter() - t0
         naive = naive_check(X, y, n_target, seed=seed, cache_dir=cache_dir, client=target, progress=progress,
-                            **common)  # fmt: skip
+                            allow_large=allow_large, **common)  # fmt: skip
     # The naive check's own clock, from a running cluster (a cached one keeps the time it took then).
     seconds = {"estimate": t_est, "naive": float(naive.attrs["seconds"])}
     return Validation(est, naive, compare(est, naive), seconds, data)

@@ -13,9 +13,11 @@ import numpy as np
 from .._sweep import sweep
 from .._version import __version__
 from ..algorithm import estimate
+from ..cost import check_cost
 from ..exceptions import UnreliableEstimateWarning
 from ..naive import real_ensemble_stability
 from ..report import write_report
+from ..selectors import real_run
 from ..simulation import simulated_stability
 from ..storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
 from ..validation import Validation, compare, validate
@@ -36,6 +38,8 @@ from ._common import (
 def _cmd_simulate(args) -> int:
     _check_model(args)
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
+    check_cost("simulate", n_feature=args.n_feature, simulated=sum(args.m_stability * m for m in m_values),
+               allow_large=args.yes)  # fmt: skip
     start = time.perf_counter()
     curve = {
         m: simulated_stability(
@@ -97,6 +101,7 @@ def _cmd_sweep(args) -> int:
         progress=not args.quiet,
         model=args.model,
         h=args.h,
+        allow_large=args.yes,
         **_cluster_options(args),
     )
     if args.output:
@@ -155,6 +160,10 @@ def _cmd_estimate(args) -> int:
             "(each copy a random half, its members bootstrap samples of it)",
             file=sys.stderr,
         )
+    if args.validate:  # the naive check's cost before the estimate's work, not after it
+        one_run = lambda: real_run(data.X, data.y, args.n_target, selector=options["selector"])  # noqa: E731
+        check_cost("the naive check", n_feature=data.X.shape[1], allow_large=args.yes, time_one_run=one_run,
+                   real_runs=args.m_stability * max(options["m_ensemble"]))  # fmt: skip
     print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
@@ -185,6 +194,7 @@ def _cmd_estimate(args) -> int:
             index=args.index,
             seed=args.seed,
             progress=not args.quiet,
+            allow_large=args.yes,
             **cluster,
         )
         payload["validation"] = {

@@ -184,6 +184,7 @@ def _estimate_options(args) -> dict:
         resample=_resample(args.resample, "--resample"),
         seed=args.seed,
         model=args.model,
+        allow_large=args.yes,
     )
 
 

@@ -97,6 +97,15 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     tls.add_argument("--tls-key", metavar="PEM", help="this client's private key")
 
 
+def _add_yes(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="run even above 10,000 real runs or 10^8 simulated selectors (without it such a run is refused before "
+        "any work, saying what it would cost)",
+    )
+
+
 def _add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-q",
@@ -111,6 +120,7 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
 def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
     """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
     the default of the library function behind the command."""
+    _add_yes(est)
     est.add_argument(
         "--data",
         metavar="PATH",
@@ -235,6 +245,7 @@ def _add_simulate_command(sub) -> None:
         "ensemble size, computed in this process.",
     )
     _add_problem_options(sim)
+    _add_yes(sim)
     sim.add_argument("--n-useful", type=int, default=60, help="size of S', the simulated useful features")
     sim.add_argument("--p", type=float, default=0.7, help="probability of picking the next feature from S_m")
     sim.add_argument(
@@ -260,6 +271,7 @@ def _add_sweep_command(sub) -> None:
         ),
     )
     _add_problem_options(sw)
+    _add_yes(sw)
     sw.add_argument(
         "--n-useful", required=True, help="grid of n_useful: a list like 20,40,80 or a range like 20:810:10"
     )

@@ -1,0 +1,58 @@
+"""Cost before work: a call that would run for hours says so and stops, before any of it."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ensstab_dask as es
+from ensstab_dask.cost import MAX_REAL_RUNS, MAX_SIMULATED, check_cost, estimate_cost
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        # The paper's simulator at m = 100,000: 10^8 simulated selectors, each cell fitting in memory.
+        (["estimate", "--m-ensemble", "1,100000", "--n-runs", "50", "--model", "onda"], "simulated selectors"),
+        (["estimate", "--m-ensemble", "1,5", "--m-stability", "20000", "--validate"], "real runs of the selector"),
+        (["validate", "--m-ensemble", "1,5", "--m-stability", "20000"], "real runs of the selector"),
+        (["sweep", "--n-feature", "2000", "--n-target", "20", "--n-useful", "20:200:1", "--p", "0.05:1:0.05",
+          "--m-ensemble", "1,1000", "--repeats", "20"], "simulated selectors"),  # fmt: skip
+        (["simulate", "--n-feature", "2000", "--n-target", "20", "--n-useful", "40", "--p", "0.5",
+          "--m-ensemble", "10000000"], "simulated selectors"),  # fmt: skip
+    ],
+)
+def test_a_huge_run_is_refused_before_any_work_with_its_cost(args, said, tmp_path):
+    extra = ["--store", str(tmp_path / "s.zarr")] if args[0] == "sweep" else []
+    res = cli(*args, *extra)  # ran silently for minutes (or days) before
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert said in lines[0] and "about " in lines[0] and lines[0].endswith("pass --yes to run it"), lines[0]
+    assert not (tmp_path / "s.zarr").exists()  # nothing made
+
+
+def test_the_real_runs_cost_is_timed_on_the_users_data():
+    ran = []
+    with pytest.raises(es.InvalidParameterError, match=r"20,000 real runs of the selector \(one took .* s here: about"):
+        check_cost("it", n_feature=100, real_runs=20_000, time_one_run=lambda: ran.append(1))
+    assert ran == [1]
+    check_cost("it", n_feature=100, real_runs=MAX_REAL_RUNS, simulated=MAX_SIMULATED)  # at the threshold: runs
+    check_cost("it", n_feature=100, real_runs=10**9, allow_large=True, time_one_run=lambda: ran.append(2))
+    assert ran == [1]  # allowed: nothing timed, nothing refused
+
+
+def test_the_estimate_counts_what_it_will_run():
+    # The default model: its 10 copies of 20, and t_uniform's uniform selectors.
+    assert estimate_cost(paper_runs=0, designs=[(10, 20), None], simulator=False, m_list=[1, 50], m_stability=50,
+                         n_runs=50, repeats=20) == (200, 1000)  # fmt: skip
+    real, simulated = estimate_cost(paper_runs=100, designs=[None, (10, 4)], simulator=True, m_list=[1, 5],
+                                    m_stability=50, n_runs=5, repeats=20)  # fmt: skip
+    assert real == 140 and simulated == 20 * 5 + 20 * (50 * 1 + 5 + 50 * 5 + 5) + 20 * 50
