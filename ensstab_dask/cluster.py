@@ -45,6 +45,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
@@ -196,6 +197,33 @@ def _workers_quiet_on_ctrl_c(c: Client) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def _workers_stopped_first(cluster) -> Iterator[None]:
+    """On the way out (not on Ctrl-C, which stops everything at once), stop the workers
+    while their scheduler still answers: closed together, a worker's heartbeat can hit
+    the closing scheduler and log a 30-line "Failed to communicate with scheduler during
+    heartbeat" traceback (about 1 shutdown in 70 under load)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        _scale_to_zero(cluster)
+        raise
+    else:
+        _scale_to_zero(cluster)
+
+
+def _scale_to_zero(cluster, timeout: float = 10.0) -> None:
+    try:
+        cluster.scale(0)
+        deadline = time.monotonic() + timeout
+        while cluster.workers and time.monotonic() < deadline:
+            time.sleep(0.02)
+    except Exception:  # noqa: BLE001 - best effort: the cluster's own close follows regardless
+        pass
+
+
 def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwargs):
     """A :class:`distributed.LocalCluster` for ``kind`` ``"processes"`` or ``"threads"``
     (or dask's aliases; see the module docstring).
@@ -281,7 +309,35 @@ def _check_security(address: str, security):
             "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
             "(CLI: --tls-ca-file, --tls-cert, --tls-key) or set distributed.comm.tls in the dask config"
         )
+    _check_certificates(sec)
     return sec
+
+
+def _check_certificates(sec) -> None:
+    """Load the client's certificates as the TLS handshake will, and name what is wrong
+    with them here: distributed would report a bad file as an unreachable scheduler."""
+    import ssl
+
+    ca, cert, key = sec.tls_ca_file, sec.tls_client_cert, getattr(sec, "tls_client_key", None)
+    files = [f for f in (ca, cert, key) if f]
+    if not all(isinstance(f, str) and os.path.isfile(f) for f in files):
+        return  # PEM text rather than paths: left to the handshake
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    try:
+        ctx.load_verify_locations(cafile=ca)
+    except (ssl.SSLError, OSError) as exc:
+        raise InvalidParameterError(
+            f"the TLS CA file {ca!r} is not a PEM CA certificate ({exc.__class__.__name__}: "
+            f"{getattr(exc, 'reason', None) or exc})"
+        ) from None
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        which = f"{cert!r}" + (f" with the key {key!r}" if key else "")
+        raise InvalidParameterError(
+            f"the TLS client certificate {which}: not a PEM certificate and its private key, or the key does "
+            f"not match the certificate ({exc.__class__.__name__}: {getattr(exc, 'reason', None) or exc})"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -329,13 +385,13 @@ def connect(
         return
     if kind is not None:
         # Not the default client: work elsewhere in this process keeps using the user's.
-        with (
-            local_cluster(kind, n_workers) as cluster,
-            Client(cluster, set_as_default=False) as c,
-            _reporting_loss(c, "of the local cluster") as c,
-            _workers_quiet_on_ctrl_c(c),
-        ):
-            yield c
+        with local_cluster(kind, n_workers) as cluster, _workers_stopped_first(cluster):
+            with (
+                Client(cluster, set_as_default=False) as c,
+                _reporting_loss(c, "of the local cluster") as c,
+                _workers_quiet_on_ctrl_c(c),
+            ):
+                yield c
         return
     if ":" not in client:  # neither a name nor host:port; most likely a misspelt name
         raise InvalidParameterError(f"client must be {_ACCEPTED}; got {client!r}")
@@ -349,8 +405,13 @@ def connect(
     try:
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
     except (OSError, TimeoutError) as exc:
+        reason = str(exc) or type(exc).__name__
+        if address.startswith("tls://") and not str(exc):
+            # A scheduler that does not speak TLS (a tcp:// one) answers the handshake with
+            # nothing: distributed's error then has no words of its own.
+            reason += "; no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
         raise SchedulerUnreachable(
-            f"could not reach the Dask scheduler at {address} within {timeout:g} s ({exc})"
+            f"could not reach the Dask scheduler at {address} within {timeout:g} s ({reason})"
         ) from None
     try:
         with _reporting_loss(c, f"at {address}"):

@@ -412,3 +412,52 @@ def test_a_call_after_the_scheduler_died_is_scheduler_lost(start_cluster):
                 time.sleep(0.05)
             assert client.status != "running", "the client did not notice the scheduler's death"
             client.nthreads()
+
+
+# TLS errors that name the problem ------------------------------------------------------------
+
+
+def test_a_garbage_certificate_is_named_not_called_an_unreachable_scheduler(tmp_path):
+    subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / "ok")], check=True, timeout=120, capture_output=True)
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    ok = tmp_path / "ok"
+    args = [
+        "sweep",
+        "--n-feature",
+        "200",
+        "--n-useful",
+        "20",
+        "--p",
+        "0.5",
+        "--scheduler",
+        "tls://127.0.0.1:9",
+        "--quiet",
+    ]
+    for ca, cert, said in ((junk, ok / "client.pem", "TLS CA file"), (ok / "ca.pem", junk, "TLS client certificate")):
+        tls = ["--tls-ca-file", str(ca), "--tls-cert", str(cert), "--tls-key", str(ok / "client-key.pem")]
+        run = subprocess.run(_cli(*args, *tls), capture_output=True, text=True, timeout=60, env=_env())
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1, run.stderr
+        assert said in lines[0] and str(junk) in lines[0] and "could not reach" not in lines[0], lines[0]
+
+
+def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path):
+    """The reason was empty: "could not reach the Dask scheduler ... ()"."""
+    subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / "c")], check=True, timeout=120, capture_output=True)
+    d = tmp_path / "c"
+    tls = [
+        "--tls-ca-file",
+        str(d / "ca.pem"),
+        "--tls-cert",
+        str(d / "client.pem"),
+        "--tls-key",
+        str(d / "client-key.pem"),
+    ]
+    address = cluster.address.replace("tcp://", "tls://")
+    args = ["sweep", "--n-feature", "200", "--n-useful", "20", "--p", "0.5", "--timeout", "5", "--quiet"]
+    run = subprocess.run(_cli(*args, "--scheduler", address, *tls), capture_output=True, text=True, timeout=120,
+                         env=_env())  # fmt: skip
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1, run.stderr
+    assert "()" not in lines[0] and "tcp://" in lines[0], lines[0]

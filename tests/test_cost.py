@@ -24,10 +24,40 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         (["estimate", "--m-ensemble", "1,100000", "--n-runs", "50", "--model", "onda"], "simulated selectors"),
         (["estimate", "--m-ensemble", "1,5", "--m-stability", "20000", "--validate"], "real runs of the selector"),
         (["validate", "--m-ensemble", "1,5", "--m-stability", "20000"], "real runs of the selector"),
-        (["sweep", "--n-feature", "2000", "--n-target", "20", "--n-useful", "20:200:1", "--p", "0.05:1:0.05",
-          "--m-ensemble", "1,1000", "--repeats", "20"], "simulated selectors"),  # fmt: skip
-        (["simulate", "--n-feature", "2000", "--n-target", "20", "--n-useful", "40", "--p", "0.5",
-          "--m-ensemble", "10000000"], "simulated selectors"),  # fmt: skip
+        (
+            [
+                "sweep",
+                "--n-feature",
+                "2000",
+                "--n-target",
+                "20",
+                "--n-useful",
+                "20:200:1",
+                "--p",
+                "0.05:1:0.05",
+                "--m-ensemble",
+                "1,1000",
+                "--repeats",
+                "20",
+            ],
+            "simulated selectors",
+        ),  # fmt: skip
+        (
+            [
+                "simulate",
+                "--n-feature",
+                "2000",
+                "--n-target",
+                "20",
+                "--n-useful",
+                "40",
+                "--p",
+                "0.5",
+                "--m-ensemble",
+                "10000000",
+            ],
+            "simulated selectors",
+        ),  # fmt: skip
     ],
 )
 def test_a_huge_run_is_refused_before_any_work_with_its_cost(args, said, tmp_path):
