@@ -4,8 +4,10 @@
 
 Each round, on one store (new in some rounds, left from the previous round in others):
 two or three ``ensstab sweep`` processes start at random offsets, one of them may be
-SIGKILLed at a random moment, and between rounds a random chunk file of the store may be
-deleted or truncated. After every writer has ended:
+SIGKILLed at a random moment, and between rounds the store may be damaged: a random chunk
+file deleted, truncated or given one flipped bit, a chunk of the ``n_runs`` or ``repeat``
+coordinate deleted, or a symbolic link planted at the lock file's path (pointing at a
+file that must come out untouched). After every writer has ended:
 
 * a writer that said "sweep done" must have left a store whose export equals the
   reference sweep (computed once without a store) bit for bit, every variable and
@@ -54,16 +56,22 @@ def exported(store: Path, out: Path):
     if res.returncode != 0:
         return res.returncode, None, res.stderr
     with xr.open_dataset(out) as ds:
-        parts = [ds[v].values.ravel() for v in VARS] + [ds[c].values.ravel().astype(float) for c in ("n_useful", "p")]
-        return 0, np.concatenate(parts), res.stderr
+        return 0, _flat(ds), res.stderr
+
+
+COORDS = ("n_useful", "p", "m_ensemble", "n_runs", "repeat")
+
+
+def _flat(ds) -> np.ndarray:
+    """Every variable and every coordinate, one flat array: a zeroed coordinate is a difference."""
+    return np.concatenate([ds[v].values.ravel() for v in VARS] + [ds[c].values.ravel().astype(float) for c in COORDS])
 
 
 def exported_file(path: Path) -> np.ndarray:
     import xarray as xr
 
     with xr.open_dataset(path) as ds:
-        parts = [ds[v].values.ravel() for v in VARS] + [ds[c].values.ravel().astype(float) for c in ("n_useful", "p")]
-        return np.concatenate(parts)
+        return _flat(ds)
 
 
 def main(argv=None) -> int:
@@ -73,7 +81,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="ensstab-stress-"))
-    silent, counts = [], {"writers": 0, "killed": 0, "refused": 0, "done": 0, "damaged": 0, "export_refused": 0}
+    silent: list[str] = []
+    counts = {"writers": 0, "killed": 0, "refused": 0, "done": 0, "damaged": 0, "export_refused": 0, "flipped": 0,
+              "coordinate": 0, "link": 0, "link_refused": 0}  # fmt: skip
     t0 = time.perf_counter()
     try:
         ref = work / "ref.nc"
@@ -86,13 +96,32 @@ def main(argv=None) -> int:
                 shutil.rmtree(store)  # some rounds start from nothing
             if store.exists() and rng.random() < 0.5:
                 files = [p for p in store.rglob("*") if p.is_file() and p.name != "zarr.json"]
-                if files:
+                coords = [p for c in ("n_runs", "repeat") for p in (store / c).rglob("*") if p.is_file()
+                          and p.name != "zarr.json"]  # fmt: skip
+                fault = rng.choice(["delete", "truncate", "flip", "coordinate"])
+                if fault == "coordinate" and coords:
+                    rng.choice(coords).unlink()
+                    counts["coordinate"] += 1
+                elif files:
                     victim = rng.choice(files)
-                    if rng.random() < 0.5:
+                    if fault == "delete":
                         victim.unlink()
-                    else:
+                    elif fault == "truncate":
                         victim.write_bytes(victim.read_bytes()[: rng.randrange(1, 8)])
+                    else:
+                        data = bytearray(victim.read_bytes())
+                        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+                        victim.write_bytes(bytes(data))
+                        counts["flipped"] += 1
                     counts["damaged"] += 1
+            link, precious = work / ".S.zarr.lock", work / "precious.txt"
+            planted = rng.random() < 0.15
+            if planted:
+                precious.write_text("the user's file\n")
+                if link.exists() or link.is_symlink():
+                    link.unlink()
+                link.symlink_to(precious)
+                counts["link"] += 1
             procs = []
             for _ in range(rng.choice([2, 3])):
                 time.sleep(rng.uniform(0, 0.5))
@@ -106,6 +135,15 @@ def main(argv=None) -> int:
                     victim.send_signal(signal.SIGKILL)
                     counts["killed"] += 1
             outcomes = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+            if planted:
+                if precious.read_text() != "the user's file\n":
+                    silent.append(f"round {r}: a writer wrote through the link planted at the lock's path")
+                for code, _, err in outcomes:
+                    if code == 2 and "is a symbolic link" in err and len(err.strip().splitlines()) == 1:
+                        counts["link_refused"] += 1
+                    elif code != -signal.SIGKILL:
+                        silent.append(f"round {r}: a writer under a planted link ended {code}: {err[-200:]!r}")
+                link.unlink()
             said_done = False
             for code, out, err in outcomes:
                 if code == 0 and "sweep done" in out:

@@ -28,7 +28,8 @@ def make_cluster(jobs: int):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="SLURM jobs to start (default 2)")
-    parser.add_argument("--data", help="dataset (.mat, .npz, .csv); default: the embedded default")
+    parser.add_argument("--data", help="dataset (.mat, .npz, .csv, .h5ad); default: the embedded default")
+    parser.add_argument("--label", default=None, help="the label column of a .csv, or the obs column of a .h5ad")
     parser.add_argument("--n-target", type=int, default=20)
     parser.add_argument("--print-job-script", action="store_true", help="print the job script and exit")
     args = parser.parse_args(argv)
@@ -44,7 +45,7 @@ def main(argv=None) -> int:
     import ensstab_dask as es
     from ensstab_dask.datasets import load_dataset, make_microarray
 
-    data = load_dataset(args.data) if args.data else make_microarray(seed=0)
+    data = load_dataset(args.data, label=args.label) if args.data else make_microarray(seed=0)
     with make_cluster(args.jobs) as cluster, Client(cluster) as client:
         client.wait_for_workers(1, timeout=600)
         est = es.estimate(data.X, data.y, args.n_target, client=client)
