@@ -462,18 +462,7 @@ def estimate_from_runs(
             if check is not None and not check.passed:
                 curve_model.widen(prediction, check)
         sims.done()
-        # A bootstrap can step outside what the index can take; an interval never does.
-        curve = prediction.curve
-        for end in ("stability_lower", "stability_upper"):
-            if end in curve:
-                curve[end].values = clip_to_index(curve[end].values, index)
-        # Every other interval within what its quantity can take, too.
-        ranges = {"real_stability": INDEX_RANGE[index], "p": (0.0, 1.0), "t_uniform": (0.0, n_runs),
-                  "n_useful": (0.0, n_feature), "h": (n_target, n_feature)}  # fmt: skip
-        for key, (lo, hi) in ranges.items():
-            if key in prediction.intervals:
-                a, b = np.clip(prediction.intervals[key], lo, hi)
-                prediction.intervals[key] = (float(a), float(b))
+        _clip_intervals(prediction, ctx)
     sims.close()
     _, blocking, cautions = guard_rails(
         **rails, p_fit=fit.p_fit, fixed_point=fit.fixed_point, power=fit.power, verified=verify or not predictable,
@@ -486,6 +475,20 @@ def estimate_from_runs(
     return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
                      real_nog=real_nog, issues=issues, notes=said, predictable=predictable,
                      settings=settings)  # fmt: skip
+
+
+def _clip_intervals(prediction: Prediction, ctx: Context) -> None:
+    """A bootstrap can step outside what a quantity can take; an interval never does."""
+    curve = prediction.curve
+    for end in ("stability_lower", "stability_upper"):
+        if end in curve:
+            curve[end].values = clip_to_index(curve[end].values, ctx.index)
+    ranges = {"real_stability": INDEX_RANGE[ctx.index], "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
+              "n_useful": (0.0, ctx.n_feature), "h": (ctx.n_target, ctx.n_feature)}  # fmt: skip
+    for key, (lo, hi) in ranges.items():
+        if key in prediction.intervals:
+            a, b = np.clip(prediction.intervals[key], lo, hi)
+            prediction.intervals[key] = (float(a), float(b))
 
 
 def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | None, check: SelfCheck | None,

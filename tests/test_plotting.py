@@ -265,8 +265,14 @@ def test_report_is_self_contained_and_never_clobbers(result, tmp_path):
     with pytest.raises(ValueError, match="not empty"):
         write_report(ds, out)
     assert (out / "notes.txt").read_text() == "mine"
+    # overwrite=True replaces a report, never a folder holding more than one: notes.txt is the user's.
+    with pytest.raises(ValueError, match="not a report"):
+        write_report(ds, out, overwrite=True)
+    assert (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    (out / "index.html").write_text("an older report")
     write_report(ds, out, overwrite=True)
-    assert not (out / "notes.txt").exists() and (out / "index.html").exists()
+    assert (out / "index.html").read_text() != "an older report"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
