@@ -74,12 +74,14 @@ def shared_features(value, index: str, n_feature: int, n_target: int):
     mapping is increasing: an interval of the index maps to an interval of the count.
     """
     v, k, n = np.asarray(value, dtype=np.float64), float(n_target), float(n_feature)
+    # An interval clipped to the index's range can reach below what two selections of k
+    # features can score (Kuncheva's floor is -k/(n-k)): no fewer than 0 shared, no more than k.
     if index == "jaccard":
-        return 2.0 * k * v / (1.0 + v)
+        return np.clip(2.0 * k * v / (1.0 + v), 0.0, k)
     if index == "dice":
-        return k * v
+        return np.clip(k * v, 0.0, k)
     if index in ("kuncheva", "nogueira"):
-        return (v * k * (n - k) + k * k) / n
+        return np.clip((v * k * (n - k) + k * k) / n, 0.0, k)
     raise InvalidParameterError(f"index must be one of jaccard, dice, kuncheva, nogueira; got {index!r}")
 
 

@@ -213,12 +213,12 @@ def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
     and done in part is redone per cell); cells marked done that hold no data are redone."""
     if not sw.has_checksums():
         logger.warning("sweep: %s was written before chunk checksums: a flipped bit in it cannot be detected", sw.path)
+    state = sw.load(completion=True)  # read once: what is done, and whether it holds data
     # A chunk failing its checksum is garbage: removed, its cells read as missing and are
     # redone (writing a block into it would fail reading it first).
     dropped = sw.drop_unreadable()
     if dropped:
         logger.warning("sweep: %d chunks of %s failed their checksum or could not be read: removed", dropped, sw.path)
-    state = sw.load(completion=True)  # read once: what is done, and whether it holds data
     damaged = sw.damaged(state)
     if damaged.any():
         logger.warning("sweep: %d cells of %s are marked done but hold no data: recomputing them",

@@ -213,6 +213,9 @@ class SweepStore:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
+        # The chunk files the last load found unreadable (None before a load): a resume
+        # removes them without reading the store a second time.
+        self._seen_unreadable: list[Path] | None = None
 
     # -- creation and checks -------------------------------------------------
     @classmethod
@@ -353,10 +356,11 @@ class SweepStore:
         return found
 
     def drop_unreadable(self) -> int:
-        """Remove the chunk files that fail their checksum: their cells read as not done and
-        are recomputed (a write into a damaged chunk would fail reading it). The caller
-        holds the writer lock. Returns how many were removed."""
-        bad = self.unreadable_chunks()
+        """Remove the chunk files that failed their checksum when :meth:`load` read the
+        store last (a full scan when it has not): their cells read as not done and are
+        recomputed (a write into a damaged chunk would fail reading it). The caller holds
+        the writer lock. Returns how many were removed."""
+        bad = self.unreadable_chunks() if self._seen_unreadable is None else self._seen_unreadable
         for path in bad:
             path.unlink(missing_ok=True)
         return len(bad)
@@ -386,7 +390,9 @@ class SweepStore:
             try:
                 out[region] = arr[region]
             except _DAMAGE:
-                pass
+                self._seen_unreadable = (self._seen_unreadable or []) + [
+                    self.path / name / arr.metadata.encode_chunk_key(key)
+                ]
         return out
 
     def write_block(self, data: xr.Dataset, region: dict[str, slice]) -> None:
@@ -403,7 +409,9 @@ class SweepStore:
     def load(self, *, completion: bool = False) -> xr.Dataset:
         """The store in memory, each variable read once (``completion``: keep the record).
 
-        A chunk that cannot be read is :class:`StoreDamaged`, naming the variable."""
+        A chunk of a cell variable that cannot be read reads as missing (see the class
+        docstring); one of a coordinate is :class:`StoreDamaged`, naming it."""
+        self._seen_unreadable = []
         try:
             ds = open_store(self.path)
         except PermissionError:
