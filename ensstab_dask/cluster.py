@@ -203,15 +203,15 @@ def _workers_stopped_first(cluster) -> Iterator[None]:
     while their scheduler still answers: closed together, a worker's heartbeat can hit
     the closing scheduler and log a 30-line "Failed to communicate with scheduler during
     heartbeat" traceback (about 1 shutdown in 70 under load)."""
+    interrupted = False
     try:
         yield
     except KeyboardInterrupt:
+        interrupted = True
         raise
-    except BaseException:
-        _scale_to_zero(cluster)
-        raise
-    else:
-        _scale_to_zero(cluster)
+    finally:
+        if not interrupted:
+            _scale_to_zero(cluster)
 
 
 def _scale_to_zero(cluster, timeout: float = 10.0) -> None:

@@ -28,10 +28,21 @@ from .runs import Copies, real_run_plan
 from .seeding import SeedLike, Stream, as_seed_sequence, make_rng
 from .selectors import check_resample_classes, describe_selector, real_run
 
-__all__ = ["real_ensemble_stability", "real_ensemble_runs", "LAYOUTS"]
+__all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "LAYOUTS"]
 
 #: How the weak selectors of a real ensemble see the data (docs/method.md section 8).
 LAYOUTS = ("bagging", "independent")
+
+
+def check_naive_cost(X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None,
+                     allow_large: bool = False) -> None:  # fmt: skip
+    """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
+    threshold (:func:`~ensstab_dask.cost.check_cost`), one of them timed on ``(X, y)`` when
+    refused: callers that run it after other work (validation) check it first."""
+    m_list = check_m_ensemble(m_ensemble)
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    check_cost("the naive check", n_feature=np.shape(X)[1], real_runs=m_stability * max(m_list),
+               allow_large=allow_large, time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
 
 
 def real_ensemble_runs(
@@ -141,8 +152,8 @@ def real_ensemble_stability(
     check_choice(index, "index", INDICES)
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    check_cost("the naive check", n_feature=n_feature, real_runs=m_stability * max(m_list), allow_large=allow_large,
-               time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
+    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
+                     allow_large=allow_large)  # fmt: skip
     ss = as_seed_sequence(seed)
     pool = max(m_list)
     t0 = time.perf_counter()

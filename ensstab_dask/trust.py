@@ -12,6 +12,8 @@ not know the method's symbols.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._stability import NogueiraStability
@@ -28,12 +30,12 @@ def headline(reason: str) -> str:
 
 
 def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool) -> str:
-    """The selector is stable, but counts fewer useful features than it is asked to keep:
-    a smaller signal than n_target, common and legitimate, not noise."""
-    below = int(np.floor(n_useful_mean))
-    plain = (
-        f"the selector finds about {n_useful_mean:.0f} useful features, fewer than the n_target = {n_target} it keeps"
-    )
+    """The selector is stable, but counts no more useful features than it is asked to keep
+    (A[f] <= n_target, where docs/method.md section 11.2 has the method say nothing): a
+    smaller signal than n_target, common and legitimate, not noise."""
+    below = math.ceil(n_useful_mean) - 1  # the largest n_target strictly below the count
+    than = "fewer than" if n_useful_mean < n_target else "no more than"
+    plain = f"the selector finds about {n_useful_mean:.0f} useful features, {than} the n_target = {n_target} it keeps"
     if below >= 1:
         plain += f"; ask for n_target = {below} or less (--n-target {below})"
     if simulator:
@@ -43,7 +45,7 @@ def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: b
         f"top {n_target} is filled by chance"
     )
     if simulator:
-        detail += "; the paper's simulator needs n_useful >= n_target"
+        detail += "; the paper's simulator says nothing at A[f] <= n_target"
     return f"{plain}: {detail}"
 
 
@@ -58,9 +60,10 @@ def blocking_reasons(
 ) -> list[str]:
     """Why no curve can be predicted at all (empty when one can): checked before p is fitted.
 
-    A selector that counts fewer useful features than n_target blocks only the paper's
-    simulator (``simulator``), which needs n_useful >= n_target; a model that measures real
-    ensembles has a curve for it (see :func:`notes`).
+    A selector that counts no more useful features than n_target (A[f] <= n_target, where
+    the method says nothing: docs/method.md section 11.2) blocks only the paper's simulator
+    (``simulator``); a model that measures real ensembles has a curve for it (see
+    :func:`notes`).
     """
     out = []
     saturated = int((np.asarray(t_draws) >= n_runs).sum())
@@ -77,7 +80,7 @@ def blocking_reasons(
             f"in {saturated} of {len(t_draws)} draws, so no feature can be counted above it and A[f] says nothing; "
             "increase n_runs"
         )
-    if simulator and not chance and round(n_useful_mean) < n_target:
+    if simulator and not chance and n_useful_mean <= n_target:
         # A threshold that reached n_runs in some draws undercounts A[f]: then too few runs,
         # not a small signal, is what is true.
         if saturated:
@@ -100,7 +103,7 @@ def notes(
 ) -> list[str]:
     """What is true and worth saying but does not make an estimate unreliable (nothing
     when the threshold reached n_runs in ``saturated`` draws: A[f] is undercounted there)."""
-    if not simulator and not saturated and real_nogueira.lower > 0.0 and round(n_useful_mean) < n_target:
+    if not simulator and not saturated and real_nogueira.lower > 0.0 and n_useful_mean <= n_target:
         return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False)]
     return []
 

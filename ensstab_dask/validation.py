@@ -18,17 +18,16 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ._validation import check_int, check_m_ensemble, check_seed
+from ._validation import check_m_ensemble, check_seed
 from .algorithm import estimate
 from .cluster import ClientLike, connect
-from .cost import check_cost
 from .datasets import check_data
 from .exceptions import InvalidParameterError
-from .naive import real_ensemble_stability
+from .naive import check_naive_cost, real_ensemble_stability
 from .progress import note_dashboard
 from .result import Estimate
 from .seeding import SeedLike
-from .selectors import describe_selector, real_run
+from .selectors import describe_selector
 from .storage import write_netcdf
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "naive_cache_path"]
@@ -392,9 +391,8 @@ def validate(
             raise InvalidParameterError(f"validate() got {bad!r} twice")
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
     # Before the estimate's work, not after it: a naive check too large to run.
-    check_cost("the naive check", n_feature=np.shape(X)[1], allow_large=allow_large,
-               real_runs=check_int(m_stability, "m_stability", minimum=2) * max(m_list),
-               time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
+    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
+                     allow_large=allow_large)  # fmt: skip
     with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c

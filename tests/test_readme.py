@@ -120,6 +120,10 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     # The answer in plain words first (after the line naming the data), then the verdict before the numbers.
     assert res.stdout.splitlines()[1].startswith("Answer: two runs of the ensemble")
+    # The answer the README quotes is this command's, line for line (a result depends on its seed alone).
+    quoted = re.search(r"```text\n(Answer: .*?)```", README.read_text(), flags=re.S)[1].splitlines()
+    printed = res.stdout.splitlines()
+    assert [line for line in quoted if line.strip() != "..."] == [line for line in printed if line in quoted]
     assert res.stdout.index("Believe it? ") < res.stdout.index("reliable:") < res.stdout.index("m_ensemble = ")
     d = json.loads(out.read_text())
     # The default model: 10 real ensemble copies of 20 weak selectors, and nothing else.

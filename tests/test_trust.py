@@ -1,6 +1,7 @@
 """Whether the estimate can be trusted: guard rails, the bootstrap's honesty, layouts."""
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -103,7 +104,7 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
     assert d["curve"] is not None and all(v is not None for v in d["curve"].values())
     assert not any("hardly beats" in w or "chance" in w.split(": ")[0] for w in d["warnings"]), d["warnings"]
     (note,) = d["notes"]
-    below = int(np.floor(d["n_useful_mean"]))
+    below = math.ceil(d["n_useful_mean"]) - 1  # the largest n_target strictly below the count
     assert 10 <= below < 20 and f"fewer than the n_target = 20 it keeps; ask for n_target = {below}" in note
     answer = shown.splitlines()[1:]  # after the data line
     assert answer[0].startswith("Answer: two runs of the ensemble") and "an ensemble of 50:" in shown
@@ -118,7 +119,7 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
     first = e.summary().splitlines()[0]
     assert first.startswith("Answer: none. The selector finds about") and "--model anchored" in first
     # Asked for what it finds, the simulator has a curve.
-    below = int(np.floor(e.n_useful_mean))
+    below = math.ceil(e.n_useful_mean) - 1
     assert es.estimate(data.X, data.y, below, **dict(SMALL, selector=default_selector(50), model="onda")).has_curve
 
 
@@ -187,8 +188,9 @@ def test_guard_rails_each_reason():
     direct = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), simulator=False)
     assert direct == (True, [], [])
     assert "fewer than" in notes(n_target=20, n_useful_mean=19.4, real_nogueira=_nog(0.1), simulator=False)[0]
-    # Exactly n_target useful features is the simulator's smallest n_useful, not a reason to stop.
-    assert guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1))[0]
+    # Exactly n_target: the method says nothing there either (A[f] at or below n_target), and asks for fewer.
+    exact = guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1))
+    assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "--n-target 19" in exact[1][0]
     sat = guard_rails(
         **dict(base, t_draws=np.array([50, 50, 4])), real_nogueira=_nog(0.1), fixed_point=None, power=None
     )

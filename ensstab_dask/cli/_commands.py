@@ -15,9 +15,8 @@ from .._version import __version__
 from ..algorithm import estimate
 from ..cost import check_cost
 from ..exceptions import UnreliableEstimateWarning
-from ..naive import real_ensemble_stability
+from ..naive import check_naive_cost, real_ensemble_stability
 from ..report import write_report
-from ..selectors import real_run
 from ..simulation import simulated_stability
 from ..storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
 from ..validation import Validation, compare, validate
@@ -161,9 +160,8 @@ def _cmd_estimate(args) -> int:
             file=sys.stderr,
         )
     if args.validate:  # the naive check's cost before the estimate's work, not after it
-        one_run = lambda: real_run(data.X, data.y, args.n_target, selector=options["selector"])  # noqa: E731
-        check_cost("the naive check", n_feature=data.X.shape[1], allow_large=args.yes, time_one_run=one_run,
-                   real_runs=args.m_stability * max(options["m_ensemble"]))  # fmt: skip
+        check_naive_cost(data.X, data.y, args.n_target, m_ensemble=options["m_ensemble"],
+                         m_stability=args.m_stability, selector=options["selector"], allow_large=args.yes)  # fmt: skip
     print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
