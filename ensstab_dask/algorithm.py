@@ -62,10 +62,11 @@ from .cluster import ClientLike, connect
 from .cost import check_cost, estimate_cost
 from .datasets import check_data
 from .estimation import (
-    count_useful,
     selection_counts,
+    smaller_n_target,
     threshold_draws,
     uniform_subsets,
+    useful_draws,
 )
 from .exceptions import InvalidParameterError, UnreliableEstimateWarning
 from .fitting import SimulatorFit, fit_simulator, fixed_point_power
@@ -83,8 +84,7 @@ from .result import Estimate
 from .runs import Copies, Pool, RealRuns, assemble_runs, pool_sizes, real_run_plan, real_subsets, runs_from_copies
 from .seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from .selectors import check_resample, describe_selector, make_scorer, real_run
-from .simulation import top_subsets
-from .trust import guard_rails, notes
+from .trust import Smaller, guard_rails, notes
 
 __all__ = [
     "estimate",
@@ -102,19 +102,6 @@ __all__ = [
 
 
 # -- stages --------------------------------------------------------------------------
-
-
-def useful_draws(subsets: np.ndarray, n_feature: int, thresholds, *, n_runs: int, rng: np.random.Generator):
-    """Stage 3: A[f] for each threshold, from ``n_runs`` runs of ``subsets`` each.
-
-    When the pool holds more than ``n_runs`` runs, each draw takes ``n_runs`` of them
-    without replacement (``rng``), so the spread reflects the choice of runs; otherwise
-    every draw uses the same runs and the spread is the threshold's alone.
-    """
-    pool = len(subsets)
-    return np.array(
-        [count_useful(subsets[rng.choice(pool, n_runs, replace=False)], n_feature, int(t)) for t in thresholds]
-    )
 
 
 def round_n_useful(draws, n_target: int, n_feature: int) -> int:
@@ -379,8 +366,7 @@ def _real_runs(X, y, n_target, curve_model: CurveModel, *, calibration_layout, n
     copy_ranks, check_ranks = made.pop("copies", None), made.pop("check", None)
     runs = None
     if made:
-        pools = {name: top_subsets(r, n_target) for name, r in made.items()}
-        runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **pools)
+        runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **made).top(n_target)
     if runs is None:
         assert copy_ranks is not None  # a model without the paper's runs fits copies
         runs = runs_from_copies(copy_ranks, n_target)
@@ -438,8 +424,9 @@ def estimate_from_runs(
         ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
         ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, index)
 
-    rails: dict[str, Any] = dict(n_target=n_target, n_runs=n_runs, n_useful_mean=float(u_draws.mean()), t_draws=t_draws,
-                 real_nogueira=real_nog)  # fmt: skip
+    u_mean = float(u_draws.mean())
+    rails: dict[str, Any] = dict(n_target=n_target, n_runs=n_runs, n_useful_mean=u_mean, t_draws=t_draws,
+                 real_nogueira=real_nog, smaller=_smaller_n_target(ctx, runs, u_mean, real_nog))  # fmt: skip
     # Before p is fitted: is there anything to say?
     predictable = guard_rails(**rails, simulator=curve_model.simulator)[0]
     # One bar over the simulation stages about to run, in their order below (none when no
@@ -471,10 +458,21 @@ def estimate_from_runs(
     )  # fmt: skip
     issues = blocking + cautions
     said = notes(n_target=n_target, n_useful_mean=rails["n_useful_mean"], real_nogueira=real_nog,
-                 simulator=curve_model.simulator, saturated=int((t_draws >= n_runs).sum()))  # fmt: skip
+                 simulator=curve_model.simulator, saturated=int((t_draws >= n_runs).sum()),
+                 smaller=rails["smaller"])  # fmt: skip
     return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
                      real_nog=real_nog, issues=issues, notes=said, predictable=predictable,
                      settings=settings)  # fmt: skip
+
+
+def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_nog: NogueiraStability) -> Smaller:
+    """The n_target these runs support, looked for only where the guard rails will advise one:
+    a selector distinguishable from chance that counts no more useful features than it keeps."""
+    if n_useful_mean > ctx.n_target or real_nog.lower <= 0.0 or runs.useful_ranks is None:
+        return None
+    found = smaller_n_target(runs.useful_ranks, ctx.n_feature, ctx.n_target, n_runs=ctx.n_runs, repeats=ctx.repeats,
+                             t_seed=ctx.stream(_T_UNIFORM), pool_seed=ctx.stream(_POOL))  # fmt: skip
+    return False if found is None else found
 
 
 def _clip_intervals(prediction: Prediction, ctx: Context) -> None:

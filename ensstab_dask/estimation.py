@@ -4,6 +4,8 @@
   selector over ``n_runs`` runs.
 * :func:`count_useful`: A[f], the number of features a selector picks more often than
   t_uniform.
+* :func:`useful_draws`: A[f] of real runs, one draw per threshold, and
+  :func:`smaller_n_target`, the n_target at which the same runs count more than it keeps.
 * :func:`simulated_n_useful`: A[f_{u,p}], the same statistic for the simulated selector.
 * :func:`estimate_p`: the p whose simulated single-selector stability matches a target.
 * the fixed point u = A[f_{u,p}] is :mod:`ensstab_dask.fixed_point`'s.
@@ -37,6 +39,8 @@ __all__ = [
     "uniform_threshold",
     "selection_counts",
     "count_useful",
+    "useful_draws",
+    "smaller_n_target",
     "simulated_n_useful",
     "estimate_p",
     "PEstimate",
@@ -202,6 +206,49 @@ def count_useful(subsets, n_feature: int, threshold: int, *, n_target: int | Non
     """
     threshold = check_int(threshold, "threshold", minimum=0)
     return int((selection_counts(subsets, n_feature, n_target=n_target) > threshold).sum())
+
+
+def useful_draws(subsets: np.ndarray, n_feature: int, thresholds, *, n_runs: int, rng: np.random.Generator):
+    """Stage 3: A[f] for each threshold, from ``n_runs`` runs of ``subsets`` each.
+
+    When the pool holds more than ``n_runs`` runs, each draw takes ``n_runs`` of them
+    without replacement (``rng``), so the spread reflects the choice of runs; otherwise
+    every draw uses the same runs and the spread is the threshold's alone.
+    """
+    pool = len(subsets)
+    return np.array(
+        [count_useful(subsets[rng.choice(pool, n_runs, replace=False)], n_feature, int(t)) for t in thresholds]
+    )
+
+
+def smaller_n_target(
+    ranks: np.ndarray,
+    n_feature: int,
+    n_target: int,
+    *,
+    n_runs: int,
+    repeats: int,
+    t_seed: SeedLike,
+    pool_seed: SeedLike,
+) -> tuple[int, float] | None:
+    """The largest k < ``n_target`` at which the same real runs count more useful features
+    than k (A[f] > k, where the paper's simulator is defined), and that count.
+
+    ``ranks`` are the full rankings of the runs behind A[f]; ``t_seed`` and ``pool_seed``
+    the seeds of :func:`threshold_draws` and of :func:`useful_draws`' choice of runs. A run's
+    ranking and these seeds do not depend on n_target, so an estimate asked for k with the
+    same seed counts exactly the value returned: the advice is checked, not extrapolated.
+    ``None`` when no k qualifies (or the threshold reaches ``n_runs`` in most draws, where
+    A[f] undercounts).
+    """
+    for k in range(n_target - 1, 0, -1):
+        t = threshold_draws(n_feature, k, n_runs, repeats=repeats, seed=t_seed)
+        if 2 * int((t >= n_runs).sum()) > len(t):
+            continue
+        count = float(useful_draws(top_subsets(ranks, k), n_feature, t, n_runs=n_runs, rng=make_rng(pool_seed)).mean())
+        if count > k:
+            return k, count
+    return None
 
 
 def simulated_n_useful(

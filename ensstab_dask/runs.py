@@ -178,8 +178,8 @@ def runs_from_copies(copy_ranks: np.ndarray, n_target: int) -> RealRuns:
     agreement than on independent halves). Every run is counted once.
     """
     G, B, n_feature = copy_ranks.shape
-    pool = top_subsets(np.asarray(copy_ranks).transpose(1, 0, 2).reshape(-1, n_feature), n_target)
-    return RealRuns(pool, pool[:G], True)
+    pool = np.asarray(copy_ranks).transpose(1, 0, 2).reshape(-1, n_feature)
+    return RealRuns(pool, pool[:G], True).top(n_target)
 
 
 def pool_sizes(calibration_layout: str, *, n_runs: int, m_stability: int) -> tuple[int, int]:
@@ -197,11 +197,20 @@ class RealRuns:
     those behind the single-selector stability. ``shared``: ``stability`` is the start of
     ``useful`` (one pool, counted once). The bootstrap draws the two statistics'
     replicates independently either way (see :func:`~ensstab_dask.uncertainty.bootstrap_runs`).
+    ``useful_ranks``: the full rankings behind ``useful``, when kept (:meth:`top`), so that
+    A[f] can be counted at a smaller n_target on the same runs.
     """
 
     useful: np.ndarray = field(repr=False)
     stability: np.ndarray = field(repr=False)
     shared: bool
+    useful_ranks: np.ndarray | None = field(default=None, repr=False)
+
+    def top(self, n_target: int) -> RealRuns:
+        """These runs, given as rankings, as their top-``n_target`` subsets (rankings kept)."""
+        useful = top_subsets(self.useful, n_target)
+        stability = useful[: len(self.stability)] if self.shared else top_subsets(self.stability, n_target)
+        return RealRuns(useful, stability, self.shared, useful_ranks=self.useful)
 
     @property
     def count(self) -> int:
@@ -213,8 +222,9 @@ def assemble_runs(
     calibration_layout: str, *, n_runs: int, m_stability: int, half: np.ndarray | None = None, member=None
 ) -> RealRuns:
     """The runs a layout uses, from pools of runs on halves (``half``) and in the weak-selector
-    layout (``member``). Run ``i`` of a pool does not depend on the pool's size, so taking
-    the first runs of larger pools gives exactly the runs :func:`estimate` would make."""
+    layout (``member``), as subsets or as rankings (then see :meth:`RealRuns.top`). Run ``i``
+    of a pool does not depend on the pool's size, so taking the first runs of larger pools
+    gives exactly the runs :func:`estimate` would make."""
     half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
     for name, pool, need in (("half", half, half_n), ("member", member, member_n)):
         if need and (pool is None or len(pool) < need):

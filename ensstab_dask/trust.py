@@ -12,7 +12,7 @@ not know the method's symbols.
 
 from __future__ import annotations
 
-import math
+from typing import Literal, Union
 
 import numpy as np
 
@@ -29,17 +29,35 @@ def headline(reason: str) -> str:
     return reason.split(": ", 1)[0]
 
 
-def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool) -> str:
+#: What :func:`~ensstab_dask.estimation.smaller_n_target` found: ``(k, A[f] at k)``;
+#: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
+#: (runs given as subsets, without their rankings).
+Smaller = Union[tuple[int, float], Literal[False], None]
+
+
+def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool, smaller: Smaller = None) -> str:
     """The selector is stable, but counts no more useful features than it is asked to keep
     (A[f] <= n_target, where docs/method.md section 11.2 has the method say nothing): a
-    smaller signal than n_target, common and legitimate, not noise."""
-    below = math.ceil(n_useful_mean) - 1  # the largest n_target strictly below the count
+    smaller signal than n_target, common and legitimate, not noise.
+
+    A[f] is counted against a threshold that depends on n_target, so the count at a
+    smaller n_target is not this one: the advice names a k only when the same runs were
+    counted there (``smaller``).
+    """
     than = "fewer than" if n_useful_mean < n_target else "no more than"
-    plain = f"the selector finds about {n_useful_mean:.0f} useful features, {than} the n_target = {n_target} it keeps"
-    if below >= 1:
-        plain += f"; ask for n_target = {below} or less (--n-target {below})"
-    if simulator:
-        plain += ", or use model='anchored' (--model anchored), which measures real ensembles"
+    plain = f"the selector finds about {n_useful_mean:.1f} useful features, {than} the n_target = {n_target} it keeps"
+    anchored = "use model='anchored' (--model anchored), which measures real ensembles"
+    if smaller:
+        k, count = smaller
+        plain += (
+            f"; at n_target = {k} the same runs count {count:.1f}, more than it keeps, so ask for n_target = {k} "
+            f"(--n-target {k})" + (f", or {anchored}" if simulator else "")
+        )
+    elif smaller is False:
+        plain += "; no smaller n_target counts more than it keeps on these runs"
+        plain += f", so {anchored}" if simulator else ""
+    else:
+        plain += "; ask for a smaller n_target (--n-target)" + (f", or {anchored}" if simulator else "")
     detail = (
         f"A[f] = {n_useful_mean:.1f} features are picked more often than chance allows, so the rest of each "
         f"top {n_target} is filled by chance"
@@ -57,6 +75,7 @@ def blocking_reasons(
     t_draws: np.ndarray,
     real_nogueira: NogueiraStability,
     simulator: bool = True,
+    smaller: Smaller = None,
 ) -> list[str]:
     """Why no curve can be predicted at all (empty when one can): checked before p is fitted.
 
@@ -86,7 +105,7 @@ def blocking_reasons(
         if saturated:
             out.append(_undercounted(n_runs, saturated, len(t_draws)))
         else:
-            out.append(fewer_useful_than_asked(n_useful_mean, n_target, simulator=True))
+            out.append(fewer_useful_than_asked(n_useful_mean, n_target, simulator=True, smaller=smaller))
     return out
 
 
@@ -99,12 +118,18 @@ def _undercounted(n_runs: int, saturated: int, draws: int) -> str:
 
 
 def notes(
-    *, n_target: int, n_useful_mean: float, real_nogueira: NogueiraStability, simulator: bool, saturated: int = 0
+    *,
+    n_target: int,
+    n_useful_mean: float,
+    real_nogueira: NogueiraStability,
+    simulator: bool,
+    saturated: int = 0,
+    smaller: Smaller = None,
 ) -> list[str]:
     """What is true and worth saying but does not make an estimate unreliable (nothing
     when the threshold reached n_runs in ``saturated`` draws: A[f] is undercounted there)."""
     if not simulator and not saturated and real_nogueira.lower > 0.0 and n_useful_mean <= n_target:
-        return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False)]
+        return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False, smaller=smaller)]
     return []
 
 
@@ -185,6 +210,7 @@ def guard_rails(
     n_useful: int | None = None,
     simulator: bool = True,
     self_check: SelfCheck | None = None,
+    smaller: Smaller = None,
 ) -> tuple[bool, list[str], list[str]]:
     """Whether the method has anything to say, and whether to believe it (docs/method.md
     section 11): the only place ``Estimate.reliable`` is decided.
@@ -195,11 +221,12 @@ def guard_rails(
     simulator's (:func:`caution_reasons`, only when the curve is the ``simulator``'s;
     ``n_useful`` is the value simulated, when A[f] had to be clamped) and a failed
     ``self_check``. Without a curve there is nothing to be cautious about: cautions are
-    then empty. The estimate is reliable when both lists are empty.
+    then empty. ``smaller``: the n_target the same runs support, for the advice when A[f]
+    is at or below n_target (:data:`Smaller`). The estimate is reliable when both lists are empty.
     """
     blocking = blocking_reasons(
         n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira,
-        simulator=simulator,
+        simulator=simulator, smaller=smaller,
     )  # fmt: skip
     cautions: list[str] = []
     if blocking:

@@ -1,7 +1,7 @@
 """Whether the estimate can be trusted: guard rails, the bootstrap's honesty, layouts."""
 
 import json
-import math
+import re
 import warnings
 
 import numpy as np
@@ -21,9 +21,11 @@ from ensstab_dask.algorithm import (
 )
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.datasets import load_dataset, make_microarray
+from ensstab_dask.estimation import smaller_n_target
 from ensstab_dask.fixed_point import check_fixed_point
 from ensstab_dask.seeding import make_rng
 from ensstab_dask.selectors import default_selector, resample_indices
+from ensstab_dask.simulation import top_subsets
 from ensstab_dask.trust import guard_rails, notes
 from ensstab_dask.uncertainty import bootstrap_runs, lagrange_weights, rate_posterior
 
@@ -104,11 +106,11 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
     assert d["curve"] is not None and all(v is not None for v in d["curve"].values())
     assert not any("hardly beats" in w or "chance" in w.split(": ")[0] for w in d["warnings"]), d["warnings"]
     (note,) = d["notes"]
-    below = math.ceil(d["n_useful_mean"]) - 1  # the largest n_target strictly below the count
-    assert 10 <= below < 20 and f"fewer than the n_target = 20 it keeps; ask for n_target = {below}" in note
+    k, count = advised(note)
+    assert count > k and f"fewer than the n_target = 20 it keeps; at n_target = {k} the same runs" in note
     answer = shown.splitlines()[1:]  # after the data line
     assert answer[0].startswith("Answer: two runs of the ensemble") and "an ensemble of 50:" in shown
-    assert any(line.startswith("  Note: ") and f"--n-target {below}" in line for line in answer[:12])
+    assert any(line.startswith("  Note: ") and f"--n-target {k}" in line for line in answer[:12])
     # The count as measured is printed, never the clamped n_target.
     assert f"useful features counted (A[f], picked more often than t_uniform): {d['n_useful_mean']:.1f}" in shown
     # The paper's simulator cannot run below n_target: it says why, and what to do instead.
@@ -118,9 +120,43 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
     assert not e.has_curve and e.notes == [] and len(e.warnings) == 1
     first = e.summary().splitlines()[0]
     assert first.startswith("Answer: none. The selector finds about") and "--model anchored" in first
-    # Asked for what it finds, the simulator has a curve.
-    below = math.ceil(e.n_useful_mean) - 1
-    assert es.estimate(data.X, data.y, below, **dict(SMALL, selector=default_selector(50), model="onda")).has_curve
+    # The advice was counted, not guessed: asked for the n_target it names, the same seed
+    # counts what it promised, above that n_target, and the simulator has a curve.
+    k, count = advised(e.warnings[0])
+    assert count > k
+    there = es.estimate(data.X, data.y, k, **dict(SMALL, selector=default_selector(50), model="onda"))
+    assert f"{there.n_useful_mean:.1f}" == f"{count:.1f}" and there.has_curve, there.warnings
+
+
+def advised(reason: str) -> tuple[int, float]:
+    """The n_target a fewer-useful-features reason advises, and the count it promises there."""
+    found = re.search(r"at n_target = (\d+) the same runs count ([\d.]+), more than it keeps", reason)
+    assert found, reason
+    return int(found[1]), float(found[2])
+
+
+def test_the_advised_n_target_is_counted_on_the_same_runs():
+    """:func:`smaller_n_target` returns the largest k whose count, by the pipeline's own
+    stages and seeds, exceeds k: checked against a direct count at every k."""
+    rng = np.random.default_rng(5)
+    n_feature, n_runs = 120, 16
+    # 6 features always ranked on top (shuffled among themselves), the rest at random.
+    scores = rng.random((n_runs, n_feature))
+    scores[:, :6] += 10
+    ranks = np.argsort(np.argsort(-scores, axis=1), axis=1) + 1
+    t_seed, pool_seed = np.random.SeedSequence(1), np.random.SeedSequence(2)
+
+    def count(k):
+        t = threshold_draws(n_feature, k, n_runs, repeats=8, seed=t_seed)
+        return useful_draws(top_subsets(ranks, k), n_feature, t, n_runs=n_runs, rng=make_rng(pool_seed)).mean()
+
+    got = smaller_n_target(ranks, n_feature, 10, n_runs=n_runs, repeats=8, t_seed=t_seed, pool_seed=pool_seed)
+    assert got is not None
+    k, c = got
+    assert c == count(k) > k and all(count(j) <= j for j in range(k + 1, 10))
+    # Nothing qualifies when every ranking is random.
+    noise = np.argsort(rng.random((n_runs, n_feature)), axis=1) + 1
+    assert smaller_n_target(noise, n_feature, 3, n_runs=n_runs, repeats=8, t_seed=t_seed, pool_seed=pool_seed) is None
 
 
 def _noise_cli_args(tmp_path) -> list[str]:
@@ -182,14 +218,20 @@ def test_guard_rails_each_reason():
     )
     assert ok == (True, [], [])
     # Fewer useful features than n_target: no simulator curve, and the advice to ask for fewer.
-    low = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), fixed_point=None, power=None)
-    assert not low[0] and "fewer than the n_target = 20" in low[1][0] and "--n-target 19" in low[1][0]
+    low = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), smaller=(15, 16.2))
+    assert not low[0] and "fewer than the n_target = 20" in low[1][0] and "count 16.2" in low[1][0]
+    assert "--n-target 15" in low[1][0] and "--model anchored" in low[1][0]
+    # A k is named only when the same runs were counted there.
+    unsearched = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1))[1][0]
+    assert "ask for a smaller n_target (--n-target)" in unsearched
+    none = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), smaller=False)[1][0]
+    assert "no smaller n_target counts more than it keeps on these runs, so use model='anchored'" in none
     # A model that measures real ensembles has a curve there: the count is a note, not a doubt.
     direct = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), simulator=False)
     assert direct == (True, [], [])
     assert "fewer than" in notes(n_target=20, n_useful_mean=19.4, real_nogueira=_nog(0.1), simulator=False)[0]
     # Exactly n_target: the method says nothing there either (A[f] at or below n_target), and asks for fewer.
-    exact = guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1))
+    exact = guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1), smaller=(19, 19.5))
     assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "--n-target 19" in exact[1][0]
     sat = guard_rails(
         **dict(base, t_draws=np.array([50, 50, 4])), real_nogueira=_nog(0.1), fixed_point=None, power=None
