@@ -404,20 +404,50 @@ def connect(
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
     try:
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        reason = str(exc) or type(exc).__name__
-        if address.startswith("tls://") and not str(exc):
+    except (OSError, TimeoutError, ValueError) as exc:
+        # tornado's "IOStream is not idle; cannot convert to SSL": the TLS handshake began on
+        # a connection that a tcp:// scheduler had already closed (a race, seen once in CI).
+        tls_refused = isinstance(exc, ValueError) and "SSL" in str(exc) and address.startswith("tls://")
+        if isinstance(exc, ValueError) and not tls_refused:
+            raise
+        _close_unstarted(exc)
+        if address.startswith("tls://") and (tls_refused or not str(exc)):
             # A scheduler that does not speak TLS (a tcp:// one) answers the handshake with
             # nothing: distributed's error then has no words of its own.
-            reason += "; no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
-        raise SchedulerUnreachable(
+            reason = "no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
+        else:
+            reason = str(exc) or type(exc).__name__
+        failure = SchedulerUnreachable(
             f"could not reach the Dask scheduler at {address} within {timeout:g} s ({reason})"
-        ) from None
+        )
+    else:
+        failure = None
+    if failure is not None:
+        # Raised outside the handler, so no traceback keeps the half-built client alive.
+        raise failure
     try:
         with _reporting_loss(c, f"at {address}"):
             yield c
     finally:
         c.close()
+
+
+def _close_unstarted(exc: BaseException) -> None:
+    """Close the client whose ``__init__`` raised ``exc``, while its event loop still runs.
+
+    Left to the garbage collector (often at exit, when the loop has stopped), its close
+    times out after 10 s and prints a traceback under the one-line error.
+    """
+    from distributed import Client
+
+    tb = exc.__traceback__
+    while tb is not None:
+        half_built = tb.tb_frame.f_locals.get("self")
+        if isinstance(half_built, Client):
+            with contextlib.suppress(Exception):
+                half_built.close(timeout=2)
+            return
+        tb = tb.tb_next
 
 
 def run_tasks(
