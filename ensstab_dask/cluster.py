@@ -402,6 +402,7 @@ def connect(
         from dask.utils import parse_timedelta
 
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
+    failure: SchedulerUnreachable | None = None
     try:
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
@@ -420,8 +421,6 @@ def connect(
         failure = SchedulerUnreachable(
             f"could not reach the Dask scheduler at {address} within {timeout:g} s ({reason})"
         )
-    else:
-        failure = None
     if failure is not None:
         # Raised outside the handler, so no traceback keeps the half-built client alive.
         raise failure

@@ -9,7 +9,6 @@ from its sweeps are checked against the full-size grid as that cell computes it.
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +71,16 @@ def test_notebook_runs(path, tmp_path, monkeypatch, request):
     # Small sizes must not turn the selector into chance: with no curve, the estimate skips
     # its prediction and the notebook its pictures, so the full-size path would go untested.
     assert "no curve is predicted" not in outputs and "no prediction to draw" not in outputs
+    # The cells that run for minutes at full size draw a progress bar: a widget in Jupyter
+    # (ipywidgets is in the test extra; without it tqdm falls back to text).
+    if path.stem in LONG_CELLS:
+        cell = next(c for c in nb.cells if c.cell_type == "code" and LONG_CELLS[path.stem] in c.source)
+        widgets = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        assert widgets, ("no widget: is ipywidgets (test extra) installed?", [o.get("text") for o in cell.outputs])
+
+
+#: Per notebook, the first cell that runs for minutes at full size.
+LONG_CELLS = {"02_sweep_and_xarray": "es.sweep(", "03_reference_datasets": "es.validate("}
 
 
 # -- The small setting changes sizes only -------------------------------------------------
@@ -236,27 +245,6 @@ def test_the_label_check_catches_a_label_missing_from_the_full_grid(monkeypatch)
                 "single.sel(n_useful=U_OBS, p=P_OBS)", "single.sel(n_useful=ds.n_useful[3])"
             )
     assert any("not computable from the parameter cell" in p for p in check_labels(nb, small, full))
-
-
-# tqdm draws no bar in a Jupyter kernel without ipywidgets (the kernel's stderr is not a terminal).
-NO_WIDGETS = importlib.util.find_spec("ipywidgets") is None
-
-
-@pytest.mark.skipif(NO_WIDGETS, reason="ipywidgets is not installed: tqdm draws no progress bar in a kernel")
-@pytest.mark.parametrize(
-    "stem,needle", [("02_sweep_and_xarray", "es.sweep("), ("03_reference_datasets", "es.validate(")]
-)
-def test_long_cells_show_progress(stem, needle, tmp_path, monkeypatch):
-    """The cells that run for minutes at full size draw a progress bar (a widget in Jupyter)."""
-    monkeypatch.setenv(SMALL_ENV, "1")
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    nb = nbformat.read(EXAMPLES / f"{stem}.ipynb", as_version=4)
-    nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
-    ).execute()
-    cell = next(c for c in nb.cells if c.cell_type == "code" and needle in c.source)  # the first: the long one
-    widgets = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-    assert widgets, [o.get("text", o.get("data")) for o in cell.outputs]
 
 
 def test_the_quickstart_runs_the_clis_defaults_at_full_size(monkeypatch):
