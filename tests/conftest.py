@@ -10,6 +10,13 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core, at most 4. Many tests start clusters of 2
+    processes, so more workers would compete for the cores rather than use them."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, 4))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _home_left_alone(tmp_path_factory):
     """No test writes into the user's home: the default naive-check cache (and anything

@@ -305,6 +305,9 @@ def test_a_failed_report_write_keeps_the_old_report_and_leaves_no_temporary_file
         resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))  # far below a picture's size
 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # matplotlib builds its font cache on first use, and under the limit says so in a line
+    # of its own: build it first, as any earlier picture on the machine would have.
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=True, timeout=120)
     proc = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "report", str(nc), "-o", str(rep), "--overwrite"],
                           preexec_fn=small_disk, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
     err = proc.stderr.strip().splitlines()
