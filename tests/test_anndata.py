@@ -143,6 +143,7 @@ def test_cli_bad_obs_column_is_one_line_exit_2(tmp_path, monkeypatch):
     ], res.stderr
 
 
+@pytest.mark.slow
 def test_cli_estimate_on_h5ad(tmp_path, capsys):
     path = tmp_path / "study.h5ad"
     _write(path, sparse=True)

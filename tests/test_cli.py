@@ -74,6 +74,7 @@ def _sweep_args(store) -> list[str]:
             "--m-stability", "12", "--repeats", "3", "--store", str(store), "--scheduler", "synchronous"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_resume_note_goes_to_stderr_as_a_plain_line(tmp_path):
     store = tmp_path / "s.zarr"
     first = run(*_sweep_args(store), "--quiet")
@@ -98,6 +99,7 @@ def test_the_resume_note_goes_to_stderr_as_a_plain_line(tmp_path):
     assert quiet.stderr.splitlines() == [warning]
 
 
+@pytest.mark.slow
 def test_quiet_has_one_spelling_in_every_command(tmp_path):
     store = tmp_path / "s.zarr"
     for flag in ("-q", "--quiet", "--no-progress"):
@@ -119,6 +121,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]  # nothing listens there once the socket is closed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("address", ["unreachable", "tcp://127.0.0.1:99999"])
 def test_a_sweep_whose_scheduler_fails_leaves_no_store_and_the_corrected_rerun_runs(tmp_path, address):
     """The template used to be written before connecting: the rerun, with its other

@@ -160,6 +160,7 @@ def test_ctrl_c_during_a_sweep_without_a_store_and_during_validate(cli, tmp_path
     assert_clean_interrupt(code, err, INTERRUPTED, c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whom", ["group", "process"])
 def test_ctrl_c_during_simulate(cli, whom):
     """No cluster: the simulation runs in the CLI's process."""

@@ -271,6 +271,7 @@ def test_estimate_refuses_bad_data():
         estimate(DATA.X, np.zeros(len(DATA.y)), 10, client="synchronous", **SMALL)
 
 
+@pytest.mark.slow
 def test_cli_estimate_json_and_netcdf(tmp_path):
     np.savez(tmp_path / "d.npz", X=DATA.X, y=DATA.y)
     out_json, out_nc = tmp_path / "e.json", tmp_path / "e.nc"

@@ -176,6 +176,7 @@ def _export_cmd(store, out):
     return [sys.executable, "-m", "ensstab_dask.cli", "export", str(store), str(out), "--overwrite"]
 
 
+@pytest.mark.slow
 def test_a_full_disk_on_export_is_one_line_and_keeps_the_old_file(tmp_path):
     """The file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored) makes every write past
     it fail as a full disk does, in a real process: the export must fail in one line,
@@ -283,6 +284,7 @@ def test_a_store_written_without_consolidated_metadata_is_read_quietly_and_upgra
     _without_warnings(lambda: xr.open_zarr(store))
 
 
+@pytest.mark.slow
 def test_a_failed_report_write_keeps_the_old_report_and_leaves_no_temporary_files(tmp_path):
     """A full disk (RLIMIT_FSIZE, as above) while ``ensstab report --overwrite`` draws: the
     existing report is kept byte for byte, and no temporary directory is left beside it."""

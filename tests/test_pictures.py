@@ -137,6 +137,7 @@ def test_sweep_calibration_legend_lists_only_what_is_drawn(sweep_ds, obs):
     assert bool(orange) == bool(float(v.min()) < obs[1] < float(v.max()))
 
 
+@pytest.mark.slow
 def test_estimate_calibration_legend_lists_only_what_is_drawn(est_ds):
     ax = _report_axes()
     plotting.plot_calibration(est_ds, ax=ax)

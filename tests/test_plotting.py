@@ -54,6 +54,7 @@ def _labelled(ax):
     assert ax.get_legend() is not None and ax.get_legend().get_texts()
 
 
+@pytest.mark.slow
 def test_dataset_holds_what_the_pictures_need(result):
     est, real, ds = result
     assert ds["selection_counts"].sum() == est.settings["n_runs"] * 10
@@ -142,6 +143,7 @@ def test_cost_compares_whole_curve_with_each_m(result):
     assert plotting.cost_table(est).attrs["basis"] == "projected"
 
 
+@pytest.mark.slow
 def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_path):
     est, real, ds = result
     from matplotlib.colors import to_rgba
@@ -283,6 +285,7 @@ def test_report_of_a_sweep(sweep_ds, tmp_path):
     assert "calibration" in {p.stem for p in index.parent.glob("*.png")}
 
 
+@pytest.mark.slow
 def test_report_cli(result, tmp_path):
     path = tmp_path / "e.nc"
     es.storage.write_netcdf(result[2], path)

@@ -104,6 +104,7 @@ def final_bar(err: str, desc: str) -> str:
     return states[-1]
 
 
+@pytest.mark.slow
 @needs_pty
 def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_path):
     out, err = run_with_terminal_stderr(
@@ -125,6 +126,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     assert out.splitlines()[0].startswith("Answer: ")  # the answer in plain words, first
 
 
+@pytest.mark.slow
 @needs_pty
 def test_progress_false_draws_nothing_even_on_a_terminal(tmp_path):
     out, err = run_with_terminal_stderr(
@@ -138,6 +140,7 @@ def test_progress_false_draws_nothing_even_on_a_terminal(tmp_path):
     assert err == "" and "reliable: " in out
 
 
+@pytest.mark.slow
 @needs_pty
 def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
     out, err = run_with_terminal_stderr(
@@ -165,6 +168,7 @@ def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
     assert "Dask dashboard" not in out.replace(f"LINK {link}", "") and BAR not in out
 
 
+@pytest.mark.slow
 def test_no_bar_into_a_file_or_with_progress_false(capfd):
     # Under capfd stderr is a file, not a terminal: a bar there would be hundreds of
     # carriage-return lines in a log, so none is drawn, and progress=False is silent anyway.

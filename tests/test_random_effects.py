@@ -107,6 +107,7 @@ def test_bad_input_is_named():
         es.simulate_rankings(50, 4, 20, 0.5, model="random-effects")
 
 
+@pytest.mark.slow
 def test_estimate_with_the_random_effects_model():
     data = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
     kw = dict(selector=default_selector(20), m_ensemble=(1, 3, 8), m_stability=12, n_runs=24, repeats=4, seed=1,

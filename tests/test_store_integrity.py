@@ -24,6 +24,7 @@ def chunks(store: Path, var: str) -> list[Path]:
     return sorted(p for p in (store / var).rglob("*") if p.is_file() and p.name != "zarr.json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("var", ["stability_draws", "stability", "n_useful_v_std"])
 def test_a_deleted_chunk_is_recomputed_and_never_exported(tmp_path, capsys, var):
     store, ref = make(tmp_path)
@@ -116,6 +117,7 @@ def test_a_scalar_setting_over_a_coordinate_is_not_an_edit(tmp_path):
 # No output replaces or enters a store, a data file or a directory that is not a report -----
 
 
+@pytest.mark.slow
 def test_report_onto_its_own_store_is_refused_and_the_store_kept(tmp_path, capsys):
     store, ref = make(tmp_path)
     for target in (store, store / "inside", tmp_path / "alias.zarr"):
@@ -129,6 +131,7 @@ def test_report_onto_its_own_store_is_refused_and_the_store_kept(tmp_path, capsy
                                            **KW)["stability"].values, ref["stability"].values)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_overwrite_replaces_a_report_but_no_other_directory(tmp_path, capsys):
     store, _ = make(tmp_path)
     assert cli_main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
@@ -163,6 +166,7 @@ def flip_a_bit(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("var", ["stability", "n_useful_v_draws", "completed"])
 def test_a_flipped_bit_is_detected_and_a_rerun_recomputes_it(tmp_path, capsys, var):
     store, ref = make(tmp_path)

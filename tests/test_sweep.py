@@ -191,6 +191,7 @@ def test_interrupted_sweep_resumes_with_only_missing_blocks(reference, tmp_path,
     assert_same(reference, ds)
 
 
+@pytest.mark.slow
 def test_killed_process_resumes(reference, tmp_path, caplog):
     # A real process SIGKILLed in the middle of a sweep with a store.
     store = tmp_path / "k.zarr"

@@ -68,6 +68,7 @@ def test_pure_noise_is_not_a_prediction():
     json.dumps(d)
 
 
+@pytest.mark.slow
 def test_cli_on_pure_noise_says_so(tmp_path, capsys):
     X, y = noise(1)
     path = tmp_path / "noise.csv"
@@ -169,6 +170,7 @@ def _noise_cli_args(tmp_path) -> list[str]:
             "--scheduler", "synchronous", "--quiet"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     """NumPy's warnings inside an estimate reach the user; the guard rails, which the
     summary prints, are not repeated on stderr."""
@@ -187,6 +189,7 @@ def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     assert not [w for w in seen if issubclass(w.category, es.UnreliableEstimateWarning)]
 
 
+@pytest.mark.slow
 def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
     from ensstab_dask import algorithm
 
@@ -276,6 +279,7 @@ def test_bagging_resample_is_a_bootstrap_of_a_half():
     assert set(seen) <= set(resample_indices(labels, "half", make_rng(5)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout, runs", [("paper", 24), ("ensemble", 36), ("ensemble-all", 24)])
 def test_layouts_count_their_runs_and_are_stage_for_stage(layout, runs):
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibration_layout=layout, **SMALL)
@@ -374,6 +378,7 @@ def test_lagrange_weights_are_exact_for_quadratics():
     np.testing.assert_allclose(lagrange_weights(np.array([5.0]), [1.0, 9.0]), [[1.0], [1.0]])
 
 
+@pytest.mark.slow
 def test_interval_widens_with_fewer_real_runs():
     """The interval is about the real runs: a quarter of the runs gives a wider interval."""
     kw = dict(SMALL, m_ensemble=(1,), n_boot=100)
@@ -442,6 +447,7 @@ def _assert_in_range(e) -> None:
     assert -1.0 <= e.real_nogueira.lower <= e.real_nogueira.upper <= 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["anchored", "onda"])
 @pytest.mark.parametrize("which", ["noise", "embedded default"])
 def test_every_interval_stays_within_its_quantitys_range(which, model):

@@ -44,6 +44,7 @@ def test_h_saturates_at_its_bounds_and_says_so():
         within_copy_stability(np.zeros((3, 10)), N)
 
 
+@pytest.mark.slow
 def test_two_level_estimate_fits_h_counts_its_runs_and_leaves_the_paper_model_alone():
     onda = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="onda", **SMALL)
     same = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="onda", **SMALL)

@@ -44,6 +44,7 @@ def test_compare_per_m():
     assert not compare(Fake(), naive)[1]["covered"] and np.isnan(compare(Fake(), naive)[1]["z"])
 
 
+@pytest.mark.slow
 def test_validate_caches_the_naive_curve(tmp_path, two_process_client):
     first = validate(DATA.X, DATA.y, 10, cache_dir=tmp_path, client=two_process_client, **KW, **EST)
     assert first.naive.attrs["cached"] == 0 and len(list(tmp_path.glob("naive-*.nc"))) == 1
@@ -72,6 +73,7 @@ def test_cache_key_follows_data_and_settings(tmp_path):
         naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path / "nope", **KW)
 
 
+@pytest.mark.slow
 def test_cli_validate_json_and_rerun(tmp_path, capsys):
     np.savez(tmp_path / "d.npz", X=DATA.X, y=DATA.y)
     out = tmp_path / "v.json"
