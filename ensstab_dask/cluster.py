@@ -189,9 +189,14 @@ def _workers_quiet_on_ctrl_c(c: Client) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        silence = threading.Thread(
-            target=c.run, args=(logging.disable, logging.CRITICAL), kwargs={"on_error": "ignore"}, daemon=True
-        )
+
+        def silence_workers() -> None:
+            # Past the two seconds the cluster closes under this call, which then fails:
+            # left unhandled, the thread would print that traceback under the one line.
+            with contextlib.suppress(Exception):
+                c.run(logging.disable, logging.CRITICAL, on_error="ignore")
+
+        silence = threading.Thread(target=silence_workers, daemon=True)
         silence.start()
         silence.join(2.0)
         raise

@@ -123,3 +123,24 @@ def test_errors_while_the_scheduler_is_alive_are_not_scheduler_lost(two_process_
         raise FileNotFoundError("no such file: results.nc")
     assert not isinstance(info.value, es.SchedulerLost)
     assert two_process_client.status == "running"
+
+
+def test_ctrl_c_silences_workers_without_a_traceback_when_the_cluster_is_already_gone(monkeypatch):
+    """Under load the cluster can close before the workers are silenced (past the two
+    seconds allowed): the silencing thread's failed call printed a traceback under
+    "ensstab: interrupted" (seen in test_cli_signals with the suite run in parallel)."""
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    from ensstab_dask.cluster import _workers_quiet_on_ctrl_c
+
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        c = Client(cluster, set_as_default=False)
+    c.close()
+    with pytest.raises(KeyboardInterrupt), _workers_quiet_on_ctrl_c(c):
+        raise KeyboardInterrupt
+    time.sleep(0.5)  # the thread is joined for at most 2 s; give a late failure time to land
+    assert raised == []
