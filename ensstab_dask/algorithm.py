@@ -426,7 +426,7 @@ def estimate_from_runs(
 
     u_mean = float(u_draws.mean())
     rails: dict[str, Any] = dict(n_target=n_target, n_runs=n_runs, n_useful_mean=u_mean, t_draws=t_draws,
-                 real_nogueira=real_nog, smaller=_smaller_n_target(ctx, runs, u_mean, real_nog))  # fmt: skip
+                 real_nogueira=real_nog, smaller=_smaller_n_target(ctx, runs, u_mean, real_nog, t_draws))  # fmt: skip
     # Before p is fitted: is there anything to say?
     predictable = guard_rails(**rails, simulator=curve_model.simulator)[0]
     # One bar over the simulation stages about to run, in their order below (none when no
@@ -465,10 +465,13 @@ def estimate_from_runs(
                      settings=settings)  # fmt: skip
 
 
-def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_nog: NogueiraStability) -> Smaller:
+def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_nog: NogueiraStability,
+                      t_draws: np.ndarray) -> Smaller:  # fmt: skip
     """The n_target these runs support, looked for only where the guard rails will advise one:
-    a selector distinguishable from chance that counts no more useful features than it keeps."""
-    if n_useful_mean > ctx.n_target or real_nog.lower <= 0.0 or runs.useful_ranks is None:
+    a selector distinguishable from chance that counts no more useful features than it keeps,
+    with no threshold draw at n_runs (there the rails say "too few runs" instead)."""
+    saturated = bool((t_draws >= ctx.n_runs).any())
+    if n_useful_mean > ctx.n_target or real_nog.lower <= 0.0 or saturated or runs.useful_ranks is None:
         return None
     found = smaller_n_target(runs.useful_ranks, ctx.n_feature, ctx.n_target, n_runs=ctx.n_runs, repeats=ctx.repeats,
                              t_seed=ctx.stream(_T_UNIFORM), pool_seed=ctx.stream(_POOL))  # fmt: skip
