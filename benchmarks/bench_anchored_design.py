@@ -23,8 +23,8 @@ K_SPLIT = 10
 
 
 def score(ranks: np.ndarray, n_target: int, B: int, splits: int) -> tuple[np.ndarray, int]:
-    from ensstab_dask.measured import copy_similarities, extrapolation_weights, fit_sizes, weighted
     from ensstab_dask.models import REGISTRY
+    from ensstab_dask.models.measured import copy_similarities, extrapolation_weights, fit_sizes, weighted
 
     model = REGISTRY["anchored"]
     zs, fails = [], 0
@@ -56,8 +56,8 @@ def main(argv=None) -> int:
     from distributed import Client
 
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.naive import real_ensemble_runs
-    from ensstab_dask.selectors import default_selector
+    from ensstab_dask.real.naive import real_ensemble_runs
+    from ensstab_dask.real.selectors import default_selector
 
     with local_cluster() as cluster, Client(cluster) as client:
         print("| dataset | B | mean z at m = " + ", ".join(map(str, M_LIST)) + " | self-check fails |")

@@ -32,12 +32,12 @@ def main(argv=None) -> int:
 
     from distributed import Client
 
-    from ensstab_dask.algorithm import estimate
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.datasets import reference_dataset
-    from ensstab_dask.naive import real_ensemble_stability
-    from ensstab_dask.selectors import default_selector
-    from ensstab_dask.validation import Validation, compare
+    from ensstab_dask.estimates.pipeline import estimate
+    from ensstab_dask.estimates.validation import Validation, compare
+    from ensstab_dask.real.datasets import reference_dataset
+    from ensstab_dask.real.naive import real_ensemble_stability
+    from ensstab_dask.real.selectors import default_selector
 
     data = reference_dataset(args.dataset)
     m_list = (1, 5, 10, 20, 30, 50)

@@ -35,10 +35,10 @@ def main(argv=None) -> int:
 
     from distributed import Client
 
-    from ensstab_dask.algorithm import estimate
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.datasets import make_microarray, reference_dataset
-    from ensstab_dask.selectors import default_selector
+    from ensstab_dask.estimates.pipeline import estimate
+    from ensstab_dask.real.datasets import make_microarray, reference_dataset
+    from ensstab_dask.real.selectors import default_selector
 
     data = make_microarray(seed=0) if args.dataset == "default" else reference_dataset(args.dataset)
     layout = {} if args.calibration_layout is None else {"calibration_layout": args.calibration_layout}

@@ -104,7 +104,7 @@ def _warm(client) -> None:
         import numpy as np
 
         import ensstab_dask  # noqa: F401
-        from ensstab_dask.selectors import default_selector
+        from ensstab_dask.real.selectors import default_selector
 
         rng = np.random.default_rng(0)
         default_selector(20).fit(rng.standard_normal((40, 200)), np.repeat([0, 1], 20))
@@ -131,8 +131,8 @@ def run(args) -> list[dict]:
 
     from ensstab_dask import estimate, real_ensemble_stability, sweep
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.datasets import make_microarray, reference_dataset
-    from ensstab_dask.selectors import default_selector
+    from ensstab_dask.real.datasets import make_microarray, reference_dataset
+    from ensstab_dask.real.selectors import default_selector
 
     warnings.simplefilter("ignore")  # an unreliable estimate warns; its timing is what is measured here
     datasets = {"default": make_microarray(seed=0)}

@@ -61,9 +61,9 @@ def main(argv=None) -> int:
     import psutil
     from distributed import Client, get_task_stream
 
-    from ensstab_dask._sweep import compute_block, make_plan, sweep
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.storage import SweepStore
+    from ensstab_dask.sweeps.storage import SweepStore
+    from ensstab_dask.sweeps.sweep import compute_block, make_plan, sweep
 
     quiet = dict(dashboard_address=":0")
     setups = {  # the library's own local default, as sweep(client=None) makes it

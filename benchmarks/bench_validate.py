@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ensstab_dask._validation import MODELS
+from ensstab_dask.checks import MODELS
 
 DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60}
 VARIANTS = [
@@ -54,18 +54,18 @@ M_LIST = [1, 5, 10, 20, 30, 50]
 
 
 def load(name):
-    from ensstab_dask.datasets import make_microarray, reference_dataset
+    from ensstab_dask.real.datasets import make_microarray, reference_dataset
 
     return make_microarray(seed=0) if name == "default" else reference_dataset(name)
 
 
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:
-    from ensstab_dask.algorithm import assemble_runs, estimate_from_runs, real_subsets
+    from ensstab_dask.estimates.pipeline import assemble_runs, estimate_from_runs, real_subsets
+    from ensstab_dask.estimates.validation import compare
     from ensstab_dask.models._base import MEMBER_RUNS as _MEMBER_RUNS
     from ensstab_dask.models._base import REAL as _REAL
+    from ensstab_dask.real.selectors import describe_selector
     from ensstab_dask.seeding import Stream, as_seed_sequence, derive
-    from ensstab_dask.selectors import describe_selector
-    from ensstab_dask.validation import compare
 
     ss = as_seed_sequence(seed)
     t0 = time.perf_counter()
@@ -210,8 +210,8 @@ def main(argv=None) -> int:
     from distributed import Client
 
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.selectors import default_selector
-    from ensstab_dask.validation import validate
+    from ensstab_dask.estimates.validation import validate
+    from ensstab_dask.real.selectors import default_selector
 
     os.makedirs(args.cache_dir, exist_ok=True)
     selector = default_selector(args.n_estimators)

@@ -5,31 +5,13 @@ Selectors": a two-parameter simulator (n_useful, p) of a weak feature selector i
 to a few real runs and predicts the stability of ensembles of that selector.
 """
 
-from ._stability import (
-    NogueiraStability,
-    NogueiraTest,
-    nogueira_stability,
-    nogueira_test,
-    pairwise_similarity,
-    stability,
-)
-from ._sweep import sweep
-from ._version import __version__
-from .accuracy import PredictionAccuracy, prediction_accuracy
-from .aggregation import aggregate_rankings, rank_scores, top_k
-from .algorithm import estimate
-from .calibration import calibrate
-from .cluster import connect
-from .estimation import (
-    PEstimate,
-    count_useful,
-    estimate_p,
-    selection_counts,
-    simulated_n_useful,
-    uniform_subsets,
-    uniform_threshold,
-)
-from .exceptions import (
+from ensstab_dask._version import __version__
+from ensstab_dask.aggregation import aggregate_rankings, rank_scores, top_k
+from ensstab_dask.cluster import connect
+from ensstab_dask.estimates.pipeline import estimate
+from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.estimates.validation import Validation, validate
+from ensstab_dask.exceptions import (
     EnsstabError,
     EnsstabWarning,
     InvalidParameterError,
@@ -39,13 +21,36 @@ from .exceptions import (
     StoreMismatch,
     UnreliableEstimateWarning,
 )
-from .fixed_point import FixedPointCheck, FixedPointIteration, check_fixed_point, iterate_fixed_point
-from .naive import real_ensemble_stability
-from .result import Estimate
-from .seeding import derive, make_rng
-from .simulation import simulate_ensembles, simulate_rankings, simulated_stability
-from .storage import export_netcdf
-from .validation import Validation, validate
+from ensstab_dask.indices import (
+    NogueiraStability,
+    NogueiraTest,
+    nogueira_stability,
+    nogueira_test,
+    pairwise_similarity,
+    stability,
+)
+from ensstab_dask.real.accuracy import PredictionAccuracy, prediction_accuracy
+from ensstab_dask.real.naive import real_ensemble_stability
+from ensstab_dask.seeding import derive, make_rng
+from ensstab_dask.simulator.calibration import calibrate
+from ensstab_dask.simulator.estimators import (
+    PEstimate,
+    count_useful,
+    estimate_p,
+    selection_counts,
+    simulated_n_useful,
+    uniform_subsets,
+    uniform_threshold,
+)
+from ensstab_dask.simulator.fixed_point import (
+    FixedPointCheck,
+    FixedPointIteration,
+    check_fixed_point,
+    iterate_fixed_point,
+)
+from ensstab_dask.simulator.kernel import simulate_ensembles, simulate_rankings, simulated_stability
+from ensstab_dask.sweeps.storage import export_netcdf
+from ensstab_dask.sweeps.sweep import sweep
 
 __all__ = [
     "__version__",

@@ -20,9 +20,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import AGGREGATES, check_choice, check_int
-from .exceptions import InvalidParameterError
-from .seeding import SeedLike, make_rng
+from ensstab_dask.checks import AGGREGATES, check_choice, check_int
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = ["aggregate_rankings", "ensemble_scores", "top_k", "rank_scores"]
 

@@ -52,7 +52,7 @@ class UnreliableEstimateWarning(EnsstabWarning):
     >>> import warnings
     >>> import numpy as np
     >>> import ensstab_dask as es
-    >>> from ensstab_dask.selectors import default_selector
+    >>> from ensstab_dask.real.selectors import default_selector
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.standard_normal((40, 100)), np.repeat([0, 1], 20)
     >>> with warnings.catch_warnings(record=True) as seen:

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .exceptions import InvalidParameterError, OutputNotWritten
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
 __all__ = ["atomic_output", "refuse_to_replace", "write_json", "umask_mode", "clean_leftovers", "temp_prefix",
            "DATA_SUFFIXES"]  # fmt: skip
@@ -109,7 +109,7 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         shutil.rmtree(aside, ignore_errors=True)
 
 
-#: What :func:`ensstab_dask.datasets.load_dataset` reads: an output never replaces one.
+#: What :func:`ensstab_dask.real.datasets.load_dataset` reads: an output never replaces one.
 DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
 
 

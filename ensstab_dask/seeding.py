@@ -30,7 +30,7 @@ from typing import Union
 
 import numpy as np
 
-from .exceptions import InvalidParameterError
+from ensstab_dask.exceptions import InvalidParameterError
 
 __all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng", "seed_to_int", "int_from"]
 

@@ -56,7 +56,7 @@ from sklearn.ensemble import RandomForestClassifier
 import ensstab_dask as es
 from ensstab_dask import plotting
 from ensstab_dask.cluster import local_cluster
-from ensstab_dask.datasets import make_microarray, reference_dataset
+from ensstab_dask.real.datasets import make_microarray, reference_dataset
 
 N_TARGET = {"colon": 20, "lymphoma": 40, "prostate": 60}  # the paper's settings
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from ensstab_dask import datasets
 from ensstab_dask.cli import main
-from ensstab_dask.datasets import load_dataset
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real import datasets
+from ensstab_dask.real.datasets import load_dataset
 
 anndata = pytest.importorskip("anndata", reason="anndata is not installed (pip install '.[test]' or '.[anndata]')")
 pd = pytest.importorskip("pandas")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from ensstab_dask.calibration import calibrate
+from ensstab_dask.simulator.calibration import calibrate
 
 U, P = [10, 20, 40], [0.2, 0.5, 0.8]
 

@@ -133,7 +133,7 @@ def test_ctrl_c_silences_workers_without_a_traceback_when_the_cluster_is_already
 
     from distributed import Client, LocalCluster
 
-    from ensstab_dask.cluster import _workers_quiet_on_ctrl_c
+    from ensstab_dask.cluster.clients import _workers_quiet_on_ctrl_c
 
     raised = []
     monkeypatch.setattr(threading, "excepthook", raised.append)

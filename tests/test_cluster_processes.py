@@ -139,7 +139,7 @@ def test_sweep_by_address_is_identical(cluster, reference, tmp_path):
 def test_estimate_by_address_is_identical(cluster):
     from sklearn.ensemble import ExtraTreesClassifier
 
-    from ensstab_dask.datasets import make_microarray
+    from ensstab_dask.real.datasets import make_microarray
 
     data = make_microarray(seed=3, n_samples=40, n_feature=400, n_informative=15)
     kwargs = dict(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask.cost import MAX_REAL_RUNS, MAX_SIMULATED, check_cost, estimate_cost
+from ensstab_dask.sweeps.cost import MAX_REAL_RUNS, MAX_SIMULATED, check_cost, estimate_cost
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,9 +9,9 @@ from scipy import stats
 from scipy.io import savemat
 
 import ensstab_dask as es
-from ensstab_dask.datasets import check_data, load_dataset, make_microarray, reference_dataset
-from ensstab_dask.runs import real_runs
-from ensstab_dask.selectors import default_selector, make_scorer, real_run, resample_indices
+from ensstab_dask.real.datasets import check_data, load_dataset, make_microarray, reference_dataset
+from ensstab_dask.real.runs import real_runs
+from ensstab_dask.real.selectors import default_selector, make_scorer, real_run, resample_indices
 
 DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
 needs_data = pytest.mark.skipif(
@@ -218,8 +218,8 @@ def test_real_run_ranks_and_reproducibility():
 def test_a_plan_of_pools_and_copies_gives_each_item_exactly_as_alone(two_process_client):
     """One submission for every run: the same ranks as each item run on its own, on a
     cluster or not, whatever the batch size."""
-    from ensstab_dask.naive import real_ensemble_runs
-    from ensstab_dask.runs import Copies, Pool, real_run_plan
+    from ensstab_dask.real.naive import real_ensemble_runs
+    from ensstab_dask.real.runs import Copies, Pool, real_run_plan
 
     data = make_microarray(n_feature=60, n_informative=6, effect=2.0, seed=4)
     sel = default_selector(5)

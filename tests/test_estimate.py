@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from ensstab_dask.accuracy import prediction_accuracy
-from ensstab_dask.algorithm import estimate
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.datasets import make_microarray, reference_dataset
+from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.exceptions import UnreliableEstimateWarning
-from ensstab_dask.naive import real_ensemble_stability
-from ensstab_dask.selectors import default_selector
+from ensstab_dask.real.accuracy import prediction_accuracy
+from ensstab_dask.real.datasets import make_microarray, reference_dataset
+from ensstab_dask.real.naive import real_ensemble_stability
+from ensstab_dask.real.selectors import default_selector
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 SMALL = dict(
@@ -87,7 +87,7 @@ def test_paper_layout_without_bootstrap_is_the_same_wherever_it_runs(two_process
     bootstrap and the guard rails: one pool of runs on random halves, no intervals. Its
     result depends on the seed alone, bit for bit, not on where the runs and simulations
     execute; and it hits what it is fitted to."""
-    from ensstab_dask.simulation import simulated_stability
+    from ensstab_dask.simulator.kernel import simulated_stability
 
     kw = dict(SMALL, n_boot=0, calibration_layout="paper")
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", **kw)
@@ -214,8 +214,8 @@ def test_real_ensemble_stability(two_process_client):
     # copies (the jackknife where that estimate is not positive).
     from oracle import literal_jackknife_se, literal_u_statistic_variance
 
-    from ensstab_dask._stability import stability, stability_se
-    from ensstab_dask.simulation import simulate_ensembles
+    from ensstab_dask.indices import stability, stability_se
+    from ensstab_dask.simulator.kernel import simulate_ensembles
 
     assert ds["selected"].shape == (3, 4, 10)
     for i in range(3):
@@ -356,7 +356,7 @@ def test_prediction_accuracy_on_a_strong_signal(two_process_client):
 
 def test_jackknife_error_tracks_the_sampling_error():
     import ensstab_dask as es
-    from ensstab_dask._stability import jackknife_std
+    from ensstab_dask.indices import jackknife_std
 
     # Across 200 independent experiments of 20 runs, the jackknife standard error
     # should match the spread of the stability itself (its SD has ~5 % relative error).
@@ -396,7 +396,7 @@ def test_noise_below_n_target_is_called_chance_and_its_count_printed_as_measured
     [(6.2, 10, "to n_target = 10"), (10.4, 10, None), (9.5, 10, None), (312.0, 300, "to n_feature = 300")],
 )
 def test_caution_reasons_say_when_n_useful_was_clamped(mean, used, said):
-    from ensstab_dask.trust import caution_reasons
+    from ensstab_dask.estimates.trust import caution_reasons
 
     kw = dict(n_runs=24, t_draws=np.array([4, 5]), p_fit=None, fixed_point=None, power=None)
     out = caution_reasons(**kw, n_useful=(mean, used))

@@ -10,14 +10,21 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask import algorithm
-from ensstab_dask._stability import pairwise_similarity, pairwise_stability_se, stability_of_subsets
-from ensstab_dask._validation import MODELS
+from ensstab_dask.checks import MODELS
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.measured import copy_similarities, extrapolate, extrapolation_weights, fit_sizes, pair_means, weighted
+from ensstab_dask.estimates import pipeline as algorithm
+from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models import REGISTRY, Prediction, SelfCheck, get_model
-from ensstab_dask.selectors import default_selector
+from ensstab_dask.models.measured import (
+    copy_similarities,
+    extrapolate,
+    extrapolation_weights,
+    fit_sizes,
+    pair_means,
+    weighted,
+)
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import default_selector
 
 DATA = make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)
 PIN = dict(selector=default_selector(10), m_ensemble=(1, 3, 5), m_stability=8, n_runs=10, repeats=4, n_boot=20,

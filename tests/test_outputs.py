@@ -10,7 +10,7 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.storage import export_netcdf, write_json, write_netcdf
+from ensstab_dask.sweeps.storage import export_netcdf, write_json, write_netcdf
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def test_outputs_get_the_umask_mode_also_when_overwritten(tmp_path, umask_022):
 
 
 def test_store_and_report_folders_get_the_umask_mode(tmp_path, umask_022):
-    from ensstab_dask.report import write_report
+    from ensstab_dask.plotting.report import write_report
 
     ds = es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2,
                   client="synchronous", progress=False, store=tmp_path / "s.zarr")  # fmt: skip
@@ -293,7 +293,7 @@ def test_a_failed_report_write_keeps_the_old_report_and_leaves_no_temporary_file
     import subprocess
     import sys
 
-    from ensstab_dask.report import write_report
+    from ensstab_dask.plotting.report import write_report
 
     nc = write_netcdf(es.sweep(300, 10, **SMALL_SWEEP), tmp_path / "s.nc")
     rep = tmp_path / "rep"

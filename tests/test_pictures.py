@@ -21,8 +21,8 @@ from xarray.plot.utils import label_from_attrs
 
 import ensstab_dask as es
 from ensstab_dask import plotting
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.report import _draw
+from ensstab_dask.plotting.report import _draw
+from ensstab_dask.real.datasets import make_microarray
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -213,7 +213,7 @@ def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
     """A sweep has no real runs: its band is not a bootstrap and its n_useful was not counted."""
     from html import unescape
 
-    from ensstab_dask.report import write_report
+    from ensstab_dask.plotting.report import write_report
 
     sweep = unescape(write_report(sweep_ds, tmp_path / "sweep").read_text())
     assert "±1 standard deviation over the sweep's repeats" in sweep

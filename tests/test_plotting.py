@@ -14,8 +14,8 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask import plotting
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.report import write_report
+from ensstab_dask.plotting.report import write_report
+from ensstab_dask.real.datasets import make_microarray
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -19,11 +19,11 @@ import threading
 import pytest
 import xarray as xr
 
-from ensstab_dask.algorithm import estimate
 from ensstab_dask.cluster import run_tasks
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.selectors import default_selector
-from ensstab_dask.validation import Validation, compare
+from ensstab_dask.estimates.pipeline import estimate
+from ensstab_dask.estimates.validation import Validation, compare
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import default_selector
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 SMALL = dict(
@@ -89,8 +89,8 @@ def run_with_terminal_stderr(code: str, timeout: float = 300) -> tuple[str, str]
 
 
 PRELUDE = """
-    from ensstab_dask.datasets import make_microarray
-    from ensstab_dask.selectors import default_selector
+    from ensstab_dask.real.datasets import make_microarray
+    from ensstab_dask.real.selectors import default_selector
     DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
     SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, n_runs=24, repeats=4, seed=1,
                  n_boot=50, model="onda")
@@ -110,7 +110,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     out, err = run_with_terminal_stderr(
         PRELUDE
         + f"""
-    from ensstab_dask.validation import validate
+    from ensstab_dask.estimates.validation import validate
     res = validate(DATA.X, DATA.y, 10, client="synchronous", cache_dir={str(tmp_path)!r}, **SMALL)
     print(res.summary())
     """
@@ -132,7 +132,7 @@ def test_progress_false_draws_nothing_even_on_a_terminal(tmp_path):
     out, err = run_with_terminal_stderr(
         PRELUDE
         + f"""
-    from ensstab_dask.validation import validate
+    from ensstab_dask.estimates.validation import validate
     res = validate(DATA.X, DATA.y, 10, client="synchronous", cache_dir={str(tmp_path)!r}, progress=False, **SMALL)
     print(res.summary())
     """
@@ -148,7 +148,7 @@ def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
         + """
     from distributed import Client, LocalCluster
     import ensstab_dask as es
-    from ensstab_dask.algorithm import estimate
+    from ensstab_dask.estimates.pipeline import estimate
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \\
             Client(cluster) as client:
         es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.7], m_ensemble=[1], m_stability=5, repeats=2, client=client)

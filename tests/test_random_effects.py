@@ -5,12 +5,12 @@ import pytest
 from scipy.stats import rankdata
 
 import ensstab_dask as es
-from ensstab_dask._stability import stability_of_subsets
-from ensstab_dask.datasets import make_microarray
+from ensstab_dask.indices import stability_of_subsets
 from ensstab_dask.models.random_effects import random_effects_curve
-from ensstab_dask.random_effects import RandomEffects, single_stability_across_copies
-from ensstab_dask.selectors import default_selector
-from ensstab_dask.simulation import top_subsets
+from ensstab_dask.models.rank_effects import RandomEffects, single_stability_across_copies
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.simulator.kernel import top_subsets
 
 N, K = 300, 10
 

@@ -26,7 +26,7 @@ def _number(text: str) -> int:
 
 
 def test_the_readme_states_the_default_real_runs_and_the_measured_time():
-    from ensstab_dask._validation import DEFAULT_MODEL
+    from ensstab_dask.checks import DEFAULT_MODEL
     from ensstab_dask.cli._parser import build_parser
     from ensstab_dask.models import get_model
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ensstab_dask._validation import check_int, check_real
+from ensstab_dask.checks import check_int, check_real
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
-import ensstab_dask.simulation as simulation
-from ensstab_dask.estimation import simulated_n_useful, uniform_subsets
+import ensstab_dask.simulator.kernel as simulation
 from ensstab_dask.seeding import MAX_SEED, Stream, derive, seed_to_int
+from ensstab_dask.simulator.estimators import simulated_n_useful, uniform_subsets
 
 
 @pytest.mark.parametrize("n_feature", [300, 2000, 5000])  # 32-bit and 64-bit shuffle keys

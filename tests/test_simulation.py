@@ -16,7 +16,7 @@ from oracle import exact_ranking_distribution, literal_rankings
 from scipy import stats
 
 import ensstab_dask as es
-from ensstab_dask.simulation import block_rows
+from ensstab_dask.simulator.kernel import block_rows
 
 P_MIN = 1e-4  # goodness-of-fit threshold, about 4 standard errors
 
@@ -196,7 +196,7 @@ def test_ensemble_stability_levels_off_at_random_subsets_of_s_prime():
 def test_shuffle_is_uniform_even_when_random_keys_tie(key_bits):
     # With 1-3 random bits per key almost every row has ties of every size: the
     # re-draw of tied groups must still give each of the 4! orders probability 1/24.
-    from ensstab_dask.simulation import _shuffle_rows
+    from ensstab_dask.simulator.kernel import _shuffle_rows
 
     n = 48_000
     values = np.broadcast_to(np.arange(4, dtype=np.int64), (n, 4))
@@ -210,7 +210,7 @@ def test_shuffle_is_uniform_even_when_random_keys_tie(key_bits):
 def test_shuffle_with_wide_keys_is_uniform():
     # n_feature >= 4096 takes the 64-bit key path: each value lands in each position
     # equally often, and any two values come in either order half of the time.
-    from ensstab_dask.simulation import _shuffle_rows
+    from ensstab_dask.simulator.kernel import _shuffle_rows
 
     n, L = 4000, 5000
     values = np.broadcast_to(np.arange(1, L + 1, dtype=np.int64), (n, L))

@@ -178,7 +178,7 @@ def test_bad_alpha():
 
 
 def test_fast_path_of_the_simulations_equals_the_public_function():
-    from ensstab_dask._stability import stability_of_subsets
+    from ensstab_dask.indices import stability_of_subsets
 
     rng = np.random.default_rng(0)
     subsets = np.sort(np.stack([rng.choice(300, 10, replace=False) for _ in range(30)]), axis=1)

@@ -9,7 +9,7 @@ import zarr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.storage import StoreDamaged, export_netcdf
+from ensstab_dask.sweeps.storage import StoreDamaged, export_netcdf
 
 KW = dict(n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=3)
 
@@ -200,9 +200,9 @@ def test_a_deleted_coordinate_chunk_is_damage_not_a_zero(tmp_path, capsys, coord
 def test_a_store_written_before_checksums_opens_with_a_note(tmp_path, capsys, monkeypatch, caplog):
     from zarr.codecs import ZstdCodec
 
-    import ensstab_dask.grid
+    import ensstab_dask.sweeps.grid
 
-    monkeypatch.setattr(ensstab_dask.grid, "chunk_codecs", lambda: (ZstdCodec(),))  # as stores were written
+    monkeypatch.setattr(ensstab_dask.sweeps.grid, "chunk_codecs", lambda: (ZstdCodec(),))  # as stores were written
     store, ref = make(tmp_path)
     monkeypatch.undo()
     assert cli_main(["verify", str(store)]) == 0

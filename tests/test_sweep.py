@@ -17,7 +17,7 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.storage import SweepStore
+from ensstab_dask.sweeps.storage import SweepStore
 
 GRID = dict(n_useful=[10, 25, 40], p=[0.3, 0.6, 0.9], m_ensemble=[1, 4], m_stability=12, repeats=3, seed=7)
 N, K = 300, 10
@@ -152,7 +152,7 @@ class Interrupt(Exception):
 def test_a_costly_cell_is_split_into_runs_of_its_repeats_and_no_number_moves():
     """A one-cell sweep (the estimate's prediction) spreads its largest cell's repeats over
     tasks when held in memory; a store's blocks keep whole cells (its flags are per cell)."""
-    from ensstab_dask._sweep import make_plan
+    from ensstab_dask.sweeps.sweep import make_plan
 
     grid = dict(n_useful=[25], p=[0.6], m_ensemble=[1, 9], m_stability=12, repeats=8, seed=7)
     plan = make_plan(N, K, **grid)
@@ -201,7 +201,7 @@ def test_killed_process_resumes(reference, tmp_path, caplog):
             f"""
             import time
             import ensstab_dask as es
-            from ensstab_dask.storage import SweepStore
+            from ensstab_dask.sweeps.storage import SweepStore
 
             # Slow storage, so that the test reliably kills the run half way, however
             # fast the machine: the results do not depend on it.

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask._stability import NogueiraStability, jackknife_std, pairwise_stability_se, stability_of_subsets
-from ensstab_dask.algorithm import (
+from ensstab_dask.cli import main as cli_main
+from ensstab_dask.estimates.pipeline import (
     assemble_runs,
     estimate,
     estimate_from_runs,
@@ -19,15 +19,15 @@ from ensstab_dask.algorithm import (
     threshold_draws,
     useful_draws,
 )
-from ensstab_dask.cli import main as cli_main
-from ensstab_dask.datasets import load_dataset, make_microarray
-from ensstab_dask.estimation import smaller_n_target
-from ensstab_dask.fixed_point import check_fixed_point
+from ensstab_dask.estimates.trust import guard_rails, notes
+from ensstab_dask.indices import NogueiraStability, jackknife_std, pairwise_stability_se, stability_of_subsets
+from ensstab_dask.models.bootstrap import bootstrap_runs, lagrange_weights, rate_posterior
+from ensstab_dask.real.datasets import load_dataset, make_microarray
+from ensstab_dask.real.selectors import default_selector, resample_indices
 from ensstab_dask.seeding import make_rng
-from ensstab_dask.selectors import default_selector, resample_indices
-from ensstab_dask.simulation import top_subsets
-from ensstab_dask.trust import guard_rails, notes
-from ensstab_dask.uncertainty import bootstrap_runs, lagrange_weights, rate_posterior
+from ensstab_dask.simulator.estimators import smaller_n_target
+from ensstab_dask.simulator.fixed_point import check_fixed_point
+from ensstab_dask.simulator.kernel import top_subsets
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 SMALL = dict(
@@ -174,7 +174,7 @@ def _noise_cli_args(tmp_path) -> list[str]:
 def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     """NumPy's warnings inside an estimate reach the user; the guard rails, which the
     summary prints, are not repeated on stderr."""
-    from ensstab_dask import algorithm
+    from ensstab_dask.estimates import pipeline as algorithm
 
     stability_of = algorithm.real_stability_of
 
@@ -191,7 +191,7 @@ def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
-    from ensstab_dask import algorithm
+    from ensstab_dask.estimates import pipeline as algorithm
 
     def broken(*args, **kwargs):
         raise ValueError("an internal function broke")
@@ -287,7 +287,7 @@ def test_layouts_count_their_runs_and_are_stage_for_stage(layout, runs):
     assert e.real_runs == runs + 40 and e.settings["calibration_layout"] == layout
     # The same estimate from the first runs of larger pools, as the validation benchmark makes it.
     from ensstab_dask.models._base import CHECK_COPIES, MEMBER_RUNS, REAL
-    from ensstab_dask.naive import real_ensemble_runs
+    from ensstab_dask.real.naive import real_ensemble_runs
     from ensstab_dask.seeding import Stream, derive
 
     kw = dict(selector=SMALL["selector"], client="synchronous")
@@ -402,7 +402,7 @@ def test_more_guard_rails_and_checked_flags():
 
 
 def test_design_keeps_a_node_clipped_at_p_1():
-    from ensstab_dask.uncertainty import _nodes
+    from ensstab_dask.models.bootstrap import _nodes
 
     nodes = _nodes(np.array([0.95, 0.99, 1.0]), 0.98, 0.01, integer=False, low=0.01, high=1.0, gap=0.05)
     assert nodes == pytest.approx([0.93, 0.98, 1.0])
@@ -410,7 +410,7 @@ def test_design_keeps_a_node_clipped_at_p_1():
 
 
 def test_stability_se_falls_back_to_the_jackknife():
-    from ensstab_dask._stability import stability_se
+    from ensstab_dask.indices import stability_se
 
     zero = [s for s in (es.simulate_ensembles(2000, 20, 60, 0.75, size=4, seed=k) for k in range(200))
             if pairwise_stability_se(s, 2000) == 0]  # fmt: skip
@@ -421,7 +421,7 @@ def test_stability_se_falls_back_to_the_jackknife():
 
 
 def test_report_of_an_estimate_without_a_curve(tmp_path):
-    from ensstab_dask.report import write_report
+    from ensstab_dask.plotting.report import write_report
 
     X, y = noise(2)
     with pytest.warns(es.UnreliableEstimateWarning):

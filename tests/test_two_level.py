@@ -10,10 +10,10 @@ import pytest
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.estimation import estimate_h, within_copy_stability
-from ensstab_dask.selectors import default_selector
-from ensstab_dask.simulation import top_subsets
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.simulator.estimators import estimate_h, within_copy_stability
+from ensstab_dask.simulator.kernel import top_subsets
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=12, n_runs=24, repeats=4, seed=1, n_boot=50)

@@ -7,9 +7,9 @@ import pytest
 import xarray as xr
 
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.selectors import default_selector
-from ensstab_dask.validation import compare, naive_cache_path, naive_check, validate
+from ensstab_dask.estimates.validation import compare, naive_cache_path, naive_check, validate
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import default_selector
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 KW = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, seed=1)

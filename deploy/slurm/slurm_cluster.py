@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     from distributed import Client
 
     import ensstab_dask as es
-    from ensstab_dask.datasets import load_dataset, make_microarray
+    from ensstab_dask.real.datasets import load_dataset, make_microarray
 
     data = load_dataset(args.data, label=args.label) if args.data else make_microarray(seed=0)
     with make_cluster(args.jobs) as cluster, Client(cluster) as client:

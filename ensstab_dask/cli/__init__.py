@@ -23,9 +23,9 @@ from collections.abc import Iterator, Sequence
 
 import dask
 
-from ..exceptions import EnsstabError, SchedulerLost
-from ._common import UsageError, _dask_config, parse_values
-from ._parser import _attach_negative_values, _cli_words, build_parser
+from ensstab_dask.cli._common import UsageError, _dask_config, parse_values
+from ensstab_dask.cli._parser import _attach_negative_values, _cli_words, build_parser
+from ensstab_dask.exceptions import EnsstabError, SchedulerLost
 
 __all__ = ["main", "parse_values", "build_parser", "UsageError"]
 

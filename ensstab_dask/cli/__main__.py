@@ -1,5 +1,5 @@
 """``python -m ensstab_dask.cli``: the ``ensstab`` command."""
 
-from . import main
+from ensstab_dask.cli import main
 
 raise SystemExit(main())

@@ -10,17 +10,8 @@ import warnings
 
 import numpy as np
 
-from .._sweep import sweep
-from .._version import __version__
-from ..algorithm import estimate
-from ..cost import check_cost
-from ..exceptions import UnreliableEstimateWarning
-from ..naive import check_naive_cost, real_ensemble_stability
-from ..report import write_report
-from ..simulation import simulated_stability
-from ..storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
-from ..validation import Validation, compare, validate
-from ._common import (
+from ensstab_dask._version import __version__
+from ensstab_dask.cli._common import (
     UsageError,
     _check_model,
     _check_outputs,
@@ -32,6 +23,15 @@ from ._common import (
     _write,
     parse_values,
 )
+from ensstab_dask.estimates.pipeline import estimate
+from ensstab_dask.estimates.validation import Validation, compare, validate
+from ensstab_dask.exceptions import UnreliableEstimateWarning
+from ensstab_dask.plotting.report import write_report
+from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
+from ensstab_dask.simulator.kernel import simulated_stability
+from ensstab_dask.sweeps.cost import check_cost
+from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
+from ensstab_dask.sweeps.sweep import sweep
 
 
 def _cmd_simulate(args) -> int:

@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .._validation import (
+from ensstab_dask.checks import (
     RESAMPLES,
 )
-from ..cluster import _local_kind, check_address
-from ..datasets import load_dataset, make_microarray
-from ..exceptions import EnsstabError, InvalidParameterError
-from ..outputs import refuse_to_replace, write_json
-from ..selectors import default_selector
-from ..storage import StoreDamaged, SweepStore, write_netcdf
+from ensstab_dask.cluster.clients import _local_kind, check_address
+from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
+from ensstab_dask.outputs import refuse_to_replace, write_json
+from ensstab_dask.real.datasets import load_dataset, make_microarray
+from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, write_netcdf
 
 
 class UsageError(EnsstabError):

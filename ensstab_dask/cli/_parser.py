@@ -7,7 +7,8 @@ import argparse
 import re
 from collections.abc import Sequence
 
-from .._validation import (
+from ensstab_dask._version import __version__
+from ensstab_dask.checks import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
@@ -16,9 +17,16 @@ from .._validation import (
     MODELS,
     SIMULATOR_MODELS,
 )
-from .._version import __version__
-from ._commands import _cmd_estimate, _cmd_export, _cmd_report, _cmd_simulate, _cmd_sweep, _cmd_validate, _cmd_verify
-from ._common import SELECTORS, UsageError
+from ensstab_dask.cli._commands import (
+    _cmd_estimate,
+    _cmd_export,
+    _cmd_report,
+    _cmd_simulate,
+    _cmd_sweep,
+    _cmd_validate,
+    _cmd_verify,
+)
+from ensstab_dask.cli._common import SELECTORS, UsageError
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -13,11 +13,11 @@ A new model is a new module here with a :class:`CurveModel` subclass, and a line
 
 from __future__ import annotations
 
-from .._validation import MODELS, check_choice
-from ._base import CHECK_Z, Context, CurveModel, Prediction, SelfCheck, clip_to_index
-from .anchored import Anchored
-from .onda import Onda, TwoLevel
-from .random_effects import RandomEffectsModel
+from ensstab_dask.checks import MODELS, check_choice
+from ensstab_dask.models._base import CHECK_Z, Context, CurveModel, Prediction, SelfCheck, clip_to_index
+from ensstab_dask.models.anchored import Anchored
+from ensstab_dask.models.onda import Onda, TwoLevel
+from ensstab_dask.models.random_effects import RandomEffectsModel
 
 __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "REGISTRY", "get_model", "clip_to_index"]
 

@@ -12,7 +12,7 @@ never branches on a model's name: a new model is a new module with a subclass of
 **The self-check** (docs/method.md section 11; docs/anchored_model.md). Every model is checked against real
 ensembles it did not use for the point it predicts: real ensemble copies in the naive
 check's layout, measured at the check sizes without any model
-(:mod:`ensstab_dask.measured`). The combined z of each size is
+(:mod:`ensstab_dask.models.measured`). The combined z of each size is
 ``(predicted - measured) / sqrt(SE_pred^2 + SE_measured^2)``, or the standard deviation
 of the difference over a joint bootstrap of the copies when both sides come from the
 same copies. A check with ``|z| > 2`` at any size fails: the estimate is not reliable,
@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from .._validation import INDICES
-from ..exceptions import InvalidParameterError
-from ..progress import StageClock
-from ..seeding import Stream, derive, int_from
+from ensstab_dask.checks import INDICES
+from ensstab_dask.cluster.progress import StageClock
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.seeding import Stream, derive, int_from
 
 __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
 

@@ -4,9 +4,9 @@
 its own stratified random half, its ``B`` weak selectors bootstrap samples of it) are a
 small naive check: the stability at every ``m <= B`` is measured on them directly,
 unbiased by construction, with the U-statistic's standard error over the copies
-(:mod:`ensstab_dask.measured`). Only ``m > B`` is a model: the line in ``1 / sqrt(m)``
+(:mod:`ensstab_dask.models.measured`). Only ``m > B`` is a model: the line in ``1 / sqrt(m)``
 through the measured sizes in ``[B/2, B]`` (why that coordinate: the module docstring
-of :mod:`ensstab_dask.measured`). Every value is a linear combination of measured
+of :mod:`ensstab_dask.models.measured`). Every value is a linear combination of measured
 stabilities, so its standard error is exact (a U-statistic over the copies) and the
 interval is a bootstrap of the copies rescaled to it, with Student's t on ``G - 1``
 degrees of freedom in place of the normal quantile (the SE is estimated from ``G``
@@ -28,10 +28,17 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ..measured import PAIRWISE, copy_similarities, extrapolation_weights, fit_sizes, pair_means, weighted
-from ..seeding import make_rng
-from ..uncertainty import percentile_interval
-from ._base import MEASURED, Context, CurveModel, Prediction, SelfCheck, _widen
+from ensstab_dask.models._base import MEASURED, Context, CurveModel, Prediction, SelfCheck, _widen
+from ensstab_dask.models.bootstrap import percentile_interval
+from ensstab_dask.models.measured import (
+    PAIRWISE,
+    copy_similarities,
+    extrapolation_weights,
+    fit_sizes,
+    pair_means,
+    weighted,
+)
+from ensstab_dask.seeding import make_rng
 
 __all__ = ["Anchored", "COPY_DESIGN"]
 

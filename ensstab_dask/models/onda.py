@@ -2,7 +2,7 @@
 
 ``onda`` is the method of Onda et al. as published: the curve is the simulated weak
 selector's at the fitted (n_useful, p) (docs/method.md sections 2-7), its interval a
-bootstrap over the paper's real runs (:mod:`ensstab_dask.uncertainty`). Its point
+bootstrap over the paper's real runs (:mod:`ensstab_dask.models.bootstrap`). Its point
 values, and with a passing self-check its intervals, are bit for bit those of the
 releases before the model seam.
 
@@ -17,12 +17,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from .._sweep import sweep
-from ..estimation import estimate_h, per_copy_stability, threshold_draws
-from ..measured import PAIRWISE, copy_similarities, weighted
-from ..simulation import top_subsets
-from ..uncertainty import bootstrap_estimate
-from ._base import (
+from ensstab_dask.models._base import (
     BOOT,
     BOOT_CURVE,
     BOOT_P,
@@ -37,6 +32,11 @@ from ._base import (
     SelfCheck,
     _widen,
 )
+from ensstab_dask.models.bootstrap import bootstrap_estimate
+from ensstab_dask.models.measured import PAIRWISE, copy_similarities, weighted
+from ensstab_dask.simulator.estimators import estimate_h, per_copy_stability, threshold_draws
+from ensstab_dask.simulator.kernel import top_subsets
+from ensstab_dask.sweeps.sweep import sweep
 
 __all__ = ["Onda", "TwoLevel", "CHECK_DESIGN", "CHECK_SIZES", "predict_curve"]
 
@@ -230,7 +230,7 @@ class TwoLevel(Onda):
 
         The within-copy stability's interval is Student's t over the copies (few copies:
         a bootstrap of 4 would be too narrow); its ends map to h through
-        :func:`~ensstab_dask.estimation.estimate_h`, and the curve is simulated at both
+        :func:`~ensstab_dask.simulator.estimators.estimate_h`, and the curve is simulated at both
         h. The shift they give is added to the band in quadrature, as an error
         independent of the (u, p) replicates (it comes from other real runs). Returns the
         simulated runs spent.

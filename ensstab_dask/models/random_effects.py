@@ -1,7 +1,7 @@
 """The random-effects model of real ranks (``model="random-effects"``, docs/random_effects_model.md).
 
 Fitted to ``COPY_DESIGN`` real ensemble copies; the curve is simulated from a per-feature
-copy + bootstrap model of their ranks (:mod:`ensstab_dask.random_effects`), its interval
+copy + bootstrap model of their ranks (:mod:`ensstab_dask.models.rank_effects`), its interval
 a bootstrap of the copies. Self-check: the model refitted on the first half of each
 copy's weak selectors predicts ensembles of all of them, measured on the same copies.
 """
@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..cluster import ClientLike, map_shared
-from ..measured import copy_similarities, weighted
-from ..random_effects import PAIRWISE_INDICES, RandomEffects, fitted_curves
-from ..seeding import SeedLike, make_rng
-from ..uncertainty import percentile_interval
-from ._base import CHECK, RANDOM_EFFECTS, Context, CurveModel, Prediction, SelfCheck
+from ensstab_dask.cluster import ClientLike, map_shared
+from ensstab_dask.models._base import CHECK, RANDOM_EFFECTS, Context, CurveModel, Prediction, SelfCheck
+from ensstab_dask.models.bootstrap import percentile_interval
+from ensstab_dask.models.measured import copy_similarities, weighted
+from ensstab_dask.models.rank_effects import PAIRWISE_INDICES, RandomEffects, fitted_curves
+from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = ["RandomEffectsModel", "random_effects_curve"]
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 import ensstab_dask as es
-from ensstab_dask._validation import MODELS
-from ensstab_dask.datasets import make_microarray
-from ensstab_dask.selectors import default_selector
+from ensstab_dask.checks import MODELS
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import default_selector
 
 DATA = dict(n_feature=300, n_informative=12, effect=2.0, seed=1)
 SETTINGS = dict(m_ensemble=(1, 3, 5, 30), m_stability=8, n_runs=10, repeats=4, n_boot=20, seed=3, n_target=5,

@@ -1,0 +1,252 @@
+"""Input validation shared by the public functions.
+
+Errors name the parameter and what is allowed, in the style of
+``sklearn.utils.check_scalar``: TypeError for a wrong type, ValueError for a value out
+of range.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED is re-exported for callers
+
+AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
+INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
+#: Named resamples of a real run (a fraction in (0, 1] is also accepted); see selectors.
+RESAMPLES = ("half", "bootstrap", "bagging")
+#: Which real runs calibrate the simulator; see algorithm.
+CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
+#: Chosen by the validation harness on the four datasets (README, "Validation").
+DEFAULT_CALIBRATION_LAYOUT = "ensemble"
+
+
+def _check_scalar(value, name: str, target_type, **bounds) -> None:
+    """:func:`sklearn.utils.check_scalar`, raising our messages' types only: the caller
+    words them (sklearn's say ``x == 5, must be >= 10.`` and name no interval)."""
+    from sklearn.utils import check_scalar  # sklearn takes a tenth of a second to import
+
+    check_scalar(value, name, target_type, **bounds)
+
+
+def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer count in ``[minimum, maximum]``; bools and floats are refused.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not an integer (``check_scalar`` takes bools for integers; we do not).
+    ValueError
+        ``value`` is out of range; the one-line message names ``name`` and the range.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    try:
+        _check_scalar(value, name, numbers.Integral, min_val=minimum, max_val=maximum)
+    except TypeError:
+        raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}") from None
+    except ValueError:
+        if minimum is not None and maximum is not None:
+            bound = f"in [{minimum}, {maximum}]"
+        else:
+            bound = f">= {minimum}" if minimum is not None else f"<= {maximum}"
+        raise InvalidParameterError(f"{name} must be {bound}; got {int(value)}") from None
+    return int(value)
+
+
+#: The largest seed: results store it as a 64-bit integer attribute (netCDF, zarr).
+def check_seed(seed) -> int:
+    """A seed for a function that records it: reduced to an int in [0, MAX_SEED] before any
+    work, so the results can be written (see :mod:`ensstab_dask.seeding`)."""
+    return seed_to_int(seed)
+
+
+def check_real(
+    value,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_minimum: bool = False,
+    open_maximum: bool = False,
+) -> float:
+    """A finite real number in the given (closed unless said otherwise) interval.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a real number (bools are refused).
+    ValueError
+        ``value`` is NaN, infinite or out of the interval; the one-line message names
+        ``name`` and the interval.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    lo = "(" if open_minimum else "["
+    hi = ")" if open_maximum else "]"
+    allowed = f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
+    # check_scalar wants the boundaries it is given included or not; a missing bound has none to include.
+    left = minimum is not None and not open_minimum
+    right = maximum is not None and not open_maximum
+    include = {(True, True): "both", (True, False): "left", (False, True): "right", (False, False): "neither"}
+    try:
+        _check_scalar(
+            value, name, numbers.Real, min_val=minimum, max_val=maximum, include_boundaries=include[left, right]
+        )
+    except TypeError:
+        raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}") from None
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be {allowed}; got {float(value)}") from None
+    value = float(value)
+    # check_scalar lets NaN through (every comparison with it is false), and infinity when unbounded.
+    if math.isnan(value):
+        raise InvalidParameterError(f"{name} must be a number {allowed}; got NaN")
+    if math.isinf(value):
+        raise InvalidParameterError(f"{name} must be {allowed}; got {value}")
+    return value
+
+
+def check_p(p, name: str = "p") -> float:
+    """The simulator's probability of picking from S_m: a number in [0, 1]."""
+    return check_real(p, name, minimum=0.0, maximum=1.0)
+
+
+def check_problem(n_feature, n_target, n_useful=None) -> tuple[int, int, int | None]:
+    """Validate ``1 <= n_target <= n_useful <= n_feature``."""
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    n_target = check_int(n_target, "n_target", minimum=1, maximum=n_feature)
+    if n_useful is not None:
+        n_useful = check_int(n_useful, "n_useful", minimum=n_target, maximum=n_feature)
+    return n_feature, n_target, n_useful
+
+
+def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, float]:
+    """Validate the simulator's parameters (docs/method.md section 2)."""
+    n_feature, n_target, n_useful = check_problem(n_feature, n_target, n_useful)
+    return n_feature, n_target, n_useful, check_p(p)
+
+
+MODELS = ("onda", "two-level", "random-effects", "anchored")
+#: The model ``estimate`` and ``ensstab estimate`` use unless told otherwise: chosen by the
+#: validation harness out of sample (README, "Validation").
+DEFAULT_MODEL = "anchored"
+#: The models of the simulated selector itself (simulate_*, sweep); the others model real ensembles.
+SIMULATOR_MODELS = ("onda", "two-level")
+
+
+def check_model(model, h, n_target: int, n_useful: int) -> int | None:
+    """Validate the simulator model and its extra parameter ``h`` (docs/two_level_model.md).
+
+    Returns ``h`` as an int for ``"two-level"``, None for ``"onda"`` (which takes no ``h``).
+    """
+    if model in MODELS and model not in SIMULATOR_MODELS:
+        raise InvalidParameterError(
+            f"model={model!r} models real ensembles, not the simulated selector: use it in "
+            "estimate(); the simulator's models are 'onda' and 'two-level'"
+        )
+    check_choice(model, "model", SIMULATOR_MODELS)
+    if model == "onda":
+        if h is not None:
+            raise InvalidParameterError(f"h is a parameter of model='two-level' only; got h={h!r} with model='onda'")
+        return None
+    if h is None:
+        raise InvalidParameterError("model='two-level' needs h, the size of each ensemble copy's preferred set H")
+    h = check_int(h, "h", minimum=n_target)
+    if h > n_useful:
+        raise InvalidParameterError(f"h must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}")
+    return h
+
+
+def check_choice(value, name: str, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
+
+
+def check_subsets(
+    subsets, n_feature: int, *, size: int | None = None, name: str = "subsets", min_count: int = 1
+) -> list[np.ndarray]:
+    """Validate a collection of feature subsets and return them as sorted int arrays.
+
+    ``subsets`` may be a 2-D integer array (one subset per row), a boolean membership
+    matrix of shape ``(n_subsets, n_feature)``, or any iterable of iterables of feature
+    indices. Indices must be integers in ``[0, n_feature)`` without duplicates; with
+    ``size`` every subset must have exactly that many features.
+    """
+    n_feature = check_int(n_feature, "n_feature", minimum=1)
+    if isinstance(subsets, np.ndarray) and subsets.dtype == bool:
+        if subsets.ndim != 2 or subsets.shape[1] != n_feature:
+            raise InvalidParameterError(
+                f"a boolean {name} matrix must have shape (n_subsets, n_feature={n_feature}); got {subsets.shape}"
+            )
+        rows = [np.flatnonzero(r) for r in subsets]
+    else:
+        if isinstance(subsets, (str, bytes)) or not isinstance(subsets, (Iterable, np.ndarray)):
+            raise InvalidParameterError(f"{name} must be a sequence of subsets of feature indices")
+        rows = []
+        for i, s in enumerate(subsets):
+            if isinstance(s, (set, frozenset)):
+                s = sorted(s)
+            arr = np.asarray(s)
+            if arr.ndim != 1:
+                raise InvalidParameterError(f"{name}[{i}] must be a 1-D collection of feature indices")
+            if arr.size and not np.issubdtype(arr.dtype, np.integer):
+                if np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all() and np.all(arr == np.round(arr)):
+                    arr = arr.astype(np.int64)
+                else:
+                    raise InvalidParameterError(f"{name}[{i}] must hold integer feature indices; got dtype {arr.dtype}")
+            arr = arr.astype(np.int64, copy=False)
+            if arr.size and (arr.min() < 0 or arr.max() >= n_feature):
+                raise InvalidParameterError(
+                    f"{name}[{i}] has feature indices outside [0, {n_feature}): min {arr.min()}, max {arr.max()}"
+                )
+            u = np.unique(arr)
+            if u.size != arr.size:
+                raise InvalidParameterError(f"{name}[{i}] has duplicate feature indices")
+            rows.append(u)
+    if len(rows) < min_count:
+        raise InvalidParameterError(f"{name} must hold at least {min_count} subsets; got {len(rows)}")
+    if size is not None:
+        for i, r in enumerate(rows):
+            if r.size != size:
+                raise InvalidParameterError(f"{name}[{i}] must have exactly {size} features (n_target); got {r.size}")
+    return rows
+
+
+def membership(rows: list[np.ndarray], n_feature: int, dtype=np.float64) -> np.ndarray:
+    """The (n_subsets, n_feature) 0/1 matrix of validated subsets."""
+    z = np.zeros((len(rows), n_feature), dtype=dtype)
+    for i, r in enumerate(rows):
+        z[i, r] = 1
+    return z
+
+
+def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int = 0) -> np.ndarray:
+    """A grid axis (a scalar or a sequence): sorted, without duplicates, each value checked
+    as ``kind`` ('p', 'n_useful' in [n_target, n_feature], or 'm', an int >= 1)."""
+    if np.isscalar(values):
+        values = [values]
+    values = list(values)
+    if not values:
+        raise InvalidParameterError(f"{name} must hold at least one value")
+    if kind == "p":
+        arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
+    elif kind == "n_useful":
+        arr = np.array(
+            [check_int(v, f"{name} values", minimum=n_target, maximum=n_feature) for v in values], dtype=np.int64
+        )
+    else:
+        arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
+    if len(np.unique(arr)) != len(arr):
+        raise InvalidParameterError(f"{name} has duplicate values")
+    return np.sort(arr)
+
+
+def check_m_ensemble(m_ensemble) -> list[int]:
+    """Ensemble sizes, validated like a sweep's grid (sorted, >= 1, no duplicates)."""
+    return check_grid(m_ensemble, "m_ensemble", "m").tolist()

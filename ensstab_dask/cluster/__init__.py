@@ -1,0 +1,9 @@
+"""Where work runs and how tasks run there: the current Dask client, a local cluster, a
+cluster by address (:mod:`~ensstab_dask.cluster.clients`); tasks with the data sent once
+(:mod:`~ensstab_dask.cluster.tasks`); progress bars and stage clocks
+(:mod:`~ensstab_dask.cluster.progress`)."""
+
+from ensstab_dask.cluster.clients import ClientLike, check_address, connect, current_client, local_cluster
+from ensstab_dask.cluster.tasks import map_shared, run_tasks
+
+__all__ = ["ClientLike", "check_address", "connect", "current_client", "local_cluster", "map_shared", "run_tasks"]

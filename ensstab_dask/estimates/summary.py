@@ -1,0 +1,323 @@
+"""The estimate in words: what ``Estimate.summary()`` and ``ensstab estimate`` print.
+
+The answer comes first, in words a biologist can act on (:func:`plain_answer`): for each
+ensemble size, how many of the top n_target features two reruns share, with its
+interval; the size beyond which more members hardly help; whether to believe it, in one
+sentence. Then the method's quantities for those who want them: the verdict, and one
+number per line in plain words with the symbol in brackets, where it came from, and its
+interval named for what it is an interval of.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ensstab_dask.estimates.trust import headline
+from ensstab_dask.indices import shared_features
+from ensstab_dask.models import SelfCheck
+
+if TYPE_CHECKING:
+    from ensstab_dask.estimates.result import Estimate
+
+__all__ = ["estimate_summary", "plain_answer", "interval_text"]
+
+
+# What each interval in ``intervals`` is an interval of: the summary names it.
+_INTERVAL_KINDS = {
+    "t_uniform": "range of fresh draws of the uniform selector",
+    "n_useful": "bootstrap interval over the real runs",
+    "real_stability": "bootstrap interval over the real runs",
+    "p": "bootstrap interval over the real runs",
+    "h": "interval from the real ensemble copies (Student's t)",
+}
+
+
+def interval_text(est: Estimate, key: str, fmt: str) -> str:
+    """``"95% bootstrap interval over the real runs [lo, hi]"`` for ``key`` (the kind of
+    interval named, see ``_INTERVAL_KINDS``), or "" without a bootstrap."""
+    if key not in est.intervals:
+        return ""
+    lo, hi = est.intervals[key]
+    kind = _INTERVAL_KINDS.get(key, "interval")
+    return f"{est.confidence:.0%} {kind} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def _line(words: str, value: str, where: str = "", *notes: str) -> str:
+    """``words: value, where; note; note``: one number, where it came from, its interval."""
+    return f"    {words}: {value}" + (f", {where}" if where else "") + "".join(f"; {n}" for n in notes if n)
+
+
+def estimate_summary(self: Estimate) -> str:
+    """The estimate for people: the verdict first, then plain words with the symbols in
+    brackets, one number per line (with its interval, saying what interval it is)."""
+    lines = [
+        *plain_answer(self),
+        "",
+        f"The method's quantities: stability of ensembles of the base selector ({self.settings['index']} index; "
+        f"{self.n_feature} features, each run keeps its top {self.n_target} (n_target))",
+        *_verdict(self),
+        *_measured(self),
+        *_simulator(self),
+        *_curve(self),
+    ]
+    if self.self_check is not None:
+        lines += ["", "  " + _check_text(self.self_check)]
+    lines += [
+        "",
+        f"  cost: {self.real_runs} real runs of the selector, {self.simulated_runs} simulated runs, "
+        f"{sum(self.seconds.values()):.1f} s",
+    ]
+    return "\n".join(lines)
+
+
+#: More members "hardly help" once the largest ensemble predicted shares fewer than this
+#: many more features (a 20th of n_target, at least one feature).
+_HARDLY = 0.05
+
+
+def plain_answer(self: Estimate) -> list[str]:
+    """The answer in plain words: shared features per ensemble size, where more members
+    stop helping, and whether to believe it (the first lines of :func:`estimate_summary`)."""
+    k = self.n_target
+    if not self.has_curve:
+        lines = ["Answer: none. " + _sentence(headline(self.warnings[0]) + _more(self.warnings))]
+        return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+    index = self.settings["index"]
+    m = [int(v) for v in self.curve["m_ensemble"].values]
+    shared = shared_features(self.curve["stability"].values, index, self.n_feature, k)
+    intervals = self.curve_interval()
+    lines = [
+        f"Answer: two runs of the ensemble, each on its own random half of the samples, would have about this "
+        f"many of their top {k} features (of {self.n_feature}) in common:"
+    ]
+    width = len(str(max(m)))
+    for size, r in zip(m, shared):
+        who = "1 selector (no ensemble)" if size == 1 else f"an ensemble of {size:>{width}}"
+        text = f"    {who}: {r:4.1f} of {k} ({r / k:.0%})"
+        if size in intervals:
+            lo, hi = shared_features(np.array(intervals[size]), index, self.n_feature, k)
+            text += f"; {self.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
+        lines.append(text)
+    if len(m) > 1:
+        lines.append("  " + _plateau(m, shared, k))
+    lines.append("  " + _believe(self))
+    return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+
+
+def _plateau(m: list[int], shared: np.ndarray, k: int) -> str:
+    """The size beyond which more members add less than a 20th of n_target shared features."""
+    gain = max(1.0, _HARDLY * k)
+    enough = next(size for size, r in zip(m, shared) if shared[-1] - r < gain)
+    what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")
+    if enough == m[-1]:
+        return (
+            f"It still gains at {m[-1]} members (at least {what} from the size before): larger ensembles may "
+            f"share more, but sizes above {m[-1]} were not predicted."
+        )
+    return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted)."
+
+
+def _believe(self: Estimate) -> str:
+    """Whether to believe the curve, and why, in one sentence."""
+    if self.reliable:
+        chk = self.self_check
+        if chk is None:
+            return "Believe it? Yes: none of the method's checks objected."
+        return (
+            f"Believe it? Yes: checked against {chk.copies} real ensembles of {chk.members} ({chk.held_out}), "
+            "the model matched them within their noise."
+        )
+    return f"Believe it? Not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."
+
+
+def _sentence(text: str) -> str:
+    """A reason as a sentence: capitalised, with a full stop."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _more(reasons: list[str]) -> str:
+    return "" if len(reasons) < 2 else f" ({len(reasons) - 1} more reason{'s' * (len(reasons) > 2)} below)"
+
+
+def _verdict(self: Estimate) -> list[str]:
+    """Whether to believe what follows: before any number."""
+    lines: list[str] = []
+    if self.reliable:
+        checked = "" if self.self_check is None else " and the self-check passed"
+        lines.append(f"  reliable: yes (no guard rail tripped{checked})")
+    else:
+        lines.append(
+            "  reliable: NO"
+            + ("" if self.has_curve else ": the method has nothing to say here, and no curve is predicted")
+        )
+        lines += [f"  warning: {w}" for w in self.warnings]
+    return lines
+
+
+def _measured(self: Estimate) -> list[str]:
+    """What the real runs measured, and which runs each statistic came from."""
+    s, nog, index = self.settings, self.real_nogueira, self.settings["index"]
+    lines: list[str] = []
+    # Which runs each statistic came from (calibration_layout): say it where it is used.
+    halves = "random halves" if s.get("resample", "half") == "half" else f"resamples ({s['resample']})"
+    members = f"the weak selectors' layout ({s.get('member_resample', 'bagging')})"
+    useful_on, stability_on = {
+        "paper": (halves, halves),
+        "ensemble": (halves, members),
+        "ensemble-all": (members, members),
+        "copies": (
+            "the real ensemble copies' weak selectors (those of one copy share its half)",
+            "the first weak selector of each real ensemble copy",
+        ),
+    }.get(str(s.get("calibration_layout")), (halves, halves))
+    n_draws = len(self.t_uniform_draws) if self.t_uniform_draws is not None else s.get("repeats", 0)
+    lines += ["", "  Measured on the real runs:"]
+    spread = ""
+    if self.t_uniform_draws is not None and len(self.t_uniform_draws) > 1:
+        t_lo, t_hi = int(self.t_uniform_draws.min()), int(self.t_uniform_draws.max())
+        spread = f"standard deviation {self.t_uniform_std:.2f}, draws from {t_lo} to {t_hi}"
+    lines.append(
+        _line(
+            f"chance threshold (t_uniform, most picks of any feature by {s['n_runs']} random selectors)",
+            f"{self.t_uniform:.2f}",
+            f"mean of {n_draws} draws",
+            spread,
+        )
+    )
+    # The count as measured (never the value the simulator was clamped to: see _simulator).
+    lines.append(
+        _line(
+            "useful features counted (A[f], picked more often than t_uniform)",
+            f"{self.n_useful_mean:.1f}",
+            f"from {s['n_runs']} real runs on {useful_on}, mean over {n_draws} threshold draws "
+            f"(standard deviation {self.n_useful_std:.1f})",
+            interval_text(self, "n_useful", ".1f"),
+        )
+    )
+    lines.append(
+        _line(
+            f"stability of one real selector ({index} index)",
+            f"{self.real_stability:.4f}",
+            f"from {s.get('stability_runs', s['m_stability'])} real runs: {stability_on}"
+            if stability_on != useful_on
+            else f"from {s.get('stability_runs', s['m_stability'])} of those runs",
+            interval_text(self, "real_stability", ".4f"),
+        )
+    )
+    lines.append(
+        _line(
+            "the same runs by Nogueira's index",
+            f"{nog.stability:.4f}",
+            "",
+            f"Nogueira's {1 - nog.alpha:.0%} confidence interval [{nog.lower:.4f}, {nog.upper:.4f}]",
+        )
+    )
+    return lines
+
+
+def _simulator(self: Estimate) -> list[str]:
+    """The paper's simulator fitted to the real runs (p, the fixed point, calibration, h)."""
+    s = self.settings
+    lines: list[str] = []
+    if np.isfinite(self.p) or self.n_useful_v is not None:
+        # A curve that does not come from this simulator: say so.
+        unused = "" if self.simulator else " (not what makes the curve here)"
+        lines += ["", f"  The paper's simulator fitted to them{unused}:"]
+        rounded = round(self.n_useful_mean)
+        how = "A[f] rounded" if rounded == self.n_useful else f"A[f] clamped into [n_target, n_feature], not {rounded}"
+        lines.append(_line("useful features simulated (n_useful)", f"{self.n_useful}", how))
+    if np.isfinite(self.p):
+        at_end = "at the end of its search range" if self.p_fit is not None and self.p_fit.at_boundary else ""
+        lines.append(
+            _line(
+                "selector strength (p, the chance a rank goes to a favoured useful feature)",
+                f"{self.p:.4f}",
+                "",
+                interval_text(self, "p", ".3f"),
+                at_end,
+            )
+        )
+    if self.n_useful_v is not None:
+        if not self.fixed_point_holds:
+            verdict = "does NOT hold: the simulator may not model this selector"
+        elif self.fixed_point_power is False:
+            verdict = "holds, but so it would for other u: no evidence either way"
+        else:
+            verdict = "holds"
+        lines.append(
+            _line(
+                "useful features the fitted simulator itself counts (A[f_(u,p)])",
+                f"{self.n_useful_v:.1f}",
+                f"mean of {s['repeats']} draws (standard deviation {self.n_useful_v_std:.1f})",
+            )
+        )
+        lines.append(_line("fixed point (n_useful = A[f_(u,p)])", verdict))
+    if self.calibrated is not None:
+        lines.append(
+            _line(
+                "calibrated simulator (n_useful, p), where both real statistics are matched at once",
+                f"({self.calibrated[0]}, {self.calibrated[1]:.3f})",
+            )
+        )
+    if self.h is not None:
+        lines.append(
+            _line(
+                "preferred features per ensemble copy (h, two-level model)",
+                f"{self.h}",
+                "",
+                interval_text(self, "h", ".0f"),
+            )
+        )
+        lines.append(
+            _line("stability of the weak selectors within one real copy, what h is fitted to",
+                 f"{self.within_copy_stability:.4f}")
+        )  # fmt: skip
+    return lines
+
+
+def _curve(self: Estimate) -> list[str]:
+    """The predicted curve, each size with its interval, saying what it is an interval of."""
+    s = self.settings
+    lines: list[str] = []
+    if self.has_curve:
+        made = "Simulated" if self.simulator else "Estimated"
+        heading = "Predicted stability" if self.reliable else f"{made} stability (NOT a validated prediction)"
+        source = self.curve_source
+        intervals = self.curve_interval()
+        if intervals:
+            of = self.interval_of
+            widened = ", widened for h's interval" if "h" in self.intervals else ""
+            if self.self_check is not None and not self.self_check.passed:
+                widened += ", widened by the self-check's error"
+            band = (
+                f"each with its {self.confidence:.0%} bootstrap interval over the {of} "
+                f"({s['n_boot']} replicates{widened}):"
+            )
+        else:
+            band = "no bootstrap (n_boot=0): each with the spread of one simulated measurement only:"
+        lines += ["", f"  {heading} of an ensemble of m_ensemble weak selectors ({source}),", f"  {band}"]
+        for m, value, sd in zip(
+            self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
+        ):
+            if intervals:
+                lo, hi = intervals[int(m)]
+                note = f"{self.confidence:.0%} interval [{lo:.4f}, {hi:.4f}]"
+            else:
+                note = f"standard deviation of one simulated measurement {sd:.4f}"
+            lines.append(f"    m_ensemble = {int(m)}: {value:.4f}; {note}")
+    return lines
+
+
+def _check_text(check: SelfCheck) -> str:
+    """The self-check in one sentence for the summary."""
+    sizes = ", ".join(
+        f"m = {m}: predicted {p:.3f}, measured {r:.3f}, z = {z:+.1f}"
+        for m, p, r, z in zip(check.sizes, check.predicted, check.measured, check.z)
+    )
+    verdict = "passed" if check.passed else "FAILED"
+    return (
+        f"Self-check {verdict} ({check.held_out}; measured on {check.copies} real ensemble copies of "
+        f"{check.members}; |z| <= 2 passes): {sizes}"
+    )

@@ -1,0 +1,241 @@
+"""When the method has nothing to say, or says it without proof: the guard rails.
+
+:func:`guard_rails` is the one place that decides whether an estimate is ``reliable``:
+the reasons that block any prediction (:func:`blocking_reasons`, checked before p is
+fitted), the cautions of the paper's simulator (:func:`caution_reasons`) and the model's
+self-check (docs/method.md section 13). An estimate is reliable when no reason is left.
+
+Every reason reads ``"what it means, in plain words: the method's detail"``: the summary
+opens with the part before the first ``": "`` (:func:`headline`), for a reader who does
+not know the method's symbols.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+import numpy as np
+
+from ensstab_dask.indices import NogueiraStability
+from ensstab_dask.models import SelfCheck
+from ensstab_dask.simulator.estimators import PEstimate
+from ensstab_dask.simulator.fixed_point import FixedPointCheck
+
+__all__ = ["guard_rails", "blocking_reasons", "caution_reasons", "notes", "headline"]
+
+
+def headline(reason: str) -> str:
+    """The plain-words part of a reason (see the module docstring)."""
+    return reason.split(": ", 1)[0]
+
+
+#: What :func:`~ensstab_dask.simulator.estimators.smaller_n_target` found: ``(k, A[f] at k)``;
+#: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
+#: (runs given as subsets, without their rankings).
+Smaller = Union[tuple[int, float], Literal[False], None]
+
+
+def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool, smaller: Smaller = None) -> str:
+    """The selector is stable, but counts no more useful features than it is asked to keep
+    (A[f] <= n_target, where docs/method.md section 11.2 has the method say nothing): a
+    smaller signal than n_target, common and legitimate, not noise.
+
+    A[f] is counted against a threshold that depends on n_target, so the count at a
+    smaller n_target is not this one: the advice names a k only when the same runs were
+    counted there (``smaller``).
+    """
+    than = "fewer than" if n_useful_mean < n_target else "no more than"
+    plain = f"the selector finds about {n_useful_mean:.1f} useful features, {than} the n_target = {n_target} it keeps"
+    anchored = "use model='anchored' (--model anchored), which measures real ensembles"
+    if smaller:
+        k, count = smaller
+        plain += (
+            f"; at n_target = {k} the same runs count {count:.1f}, more than it keeps, so ask for n_target = {k} "
+            f"(--n-target {k})" + (f", or {anchored}" if simulator else "")
+        )
+    elif smaller is False:
+        plain += "; no smaller n_target counts more than it keeps on these runs"
+        plain += f", so {anchored}" if simulator else ""
+    else:
+        plain += "; ask for a smaller n_target (--n-target)" + (f", or {anchored}" if simulator else "")
+    detail = (
+        f"A[f] = {n_useful_mean:.1f} features are picked more often than chance allows, so the rest of each "
+        f"top {n_target} is filled by chance"
+    )
+    if simulator:
+        detail += "; the paper's simulator says nothing at A[f] <= n_target"
+    return f"{plain}: {detail}"
+
+
+def blocking_reasons(
+    *,
+    n_target: int,
+    n_runs: int,
+    n_useful_mean: float,
+    t_draws: np.ndarray,
+    real_nogueira: NogueiraStability,
+    simulator: bool = True,
+    smaller: Smaller = None,
+) -> list[str]:
+    """Why no curve can be predicted at all (empty when one can): checked before p is fitted.
+
+    A selector that counts no more useful features than n_target (A[f] <= n_target, where
+    the method says nothing: docs/method.md section 11.2) blocks only the paper's simulator
+    (``simulator``); a model that measures real ensembles has a curve for it (see
+    :func:`notes`).
+    """
+    out = []
+    saturated = int((np.asarray(t_draws) >= n_runs).sum())
+    chance = real_nogueira.lower <= 0.0
+    if chance:
+        why = "so p cannot be fitted" if simulator else "so there is no stability to predict"
+        out.append(
+            f"the selector's picks are not distinguishable from chance: Nogueira's stability of the real runs has "
+            f"the 95% interval [{real_nogueira.lower:.3f}, {real_nogueira.upper:.3f}], which includes 0, {why}"
+        )
+    if saturated * 2 > len(t_draws):
+        out.append(
+            f"{n_runs} runs are too few to tell a useful feature from chance: t_uniform reached n_runs = {n_runs} "
+            f"in {saturated} of {len(t_draws)} draws, so no feature can be counted above it and A[f] says nothing; "
+            "increase n_runs"
+        )
+    if simulator and not chance and n_useful_mean <= n_target:
+        # A threshold that reached n_runs in some draws undercounts A[f]: then too few runs,
+        # not a small signal, is what is true.
+        if saturated:
+            out.append(_undercounted(n_runs, saturated, len(t_draws)))
+        else:
+            out.append(fewer_useful_than_asked(n_useful_mean, n_target, simulator=True, smaller=smaller))
+    return out
+
+
+def _undercounted(n_runs: int, saturated: int, draws: int) -> str:
+    return (
+        f"{n_runs} runs are too few to count every useful feature: t_uniform reached n_runs = {n_runs} in "
+        f"{saturated} of {draws} draws, where A[f] cannot see useful features, so n_useful is "
+        "underestimated; increase n_runs"
+    )
+
+
+def notes(
+    *,
+    n_target: int,
+    n_useful_mean: float,
+    real_nogueira: NogueiraStability,
+    simulator: bool,
+    saturated: int = 0,
+    smaller: Smaller = None,
+) -> list[str]:
+    """What is true and worth saying but does not make an estimate unreliable (nothing
+    when the threshold reached n_runs in ``saturated`` draws: A[f] is undercounted there)."""
+    if not simulator and not saturated and real_nogueira.lower > 0.0 and n_useful_mean <= n_target:
+        return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False, smaller=smaller)]
+    return []
+
+
+def caution_reasons(
+    *,
+    n_runs: int,
+    t_draws: np.ndarray,
+    p_fit: PEstimate | None,
+    fixed_point: FixedPointCheck | None,
+    power: FixedPointCheck | None,
+    verified: bool = True,
+    calibration_empty: bool = False,
+    n_useful: tuple[float, int] | None = None,
+) -> list[str]:
+    """Why a simulated curve is not a validated prediction (empty when nothing says so).
+
+    ``verified=False``: the fixed point was not checked (``verify=False``);
+    ``calibration_empty``: ``calibrate=True`` found no (u, p) consistent with both
+    statistics; ``n_useful``: (A[f], the n_useful simulated), when
+    :func:`round_n_useful` had to clamp A[f] into [n_target, n_feature].
+    """
+    out = []
+    if n_useful is not None and round(n_useful[0]) != n_useful[1]:
+        measured, used = n_useful
+        bound = "n_target" if used > measured else "n_feature"
+        out.append(
+            f"the simulator runs at {used} useful features, not the {measured:.1f} counted: n_useful was clamped "
+            f"from A[f] = {measured:.1f} to {bound} = {used}, because the simulator needs "
+            f"n_target <= n_useful <= n_feature, and {used} is not what the real runs measured"
+        )
+    if not verified:
+        out.append("nothing confirms the number of useful features: the fixed point was not checked (verify=False)")
+    if calibration_empty:
+        out.append(
+            "the simulator cannot match the selector's stability and its count of useful features at once: the "
+            "calibration grid has no (u, p) consistent with both the real stability and A[f] (the curve uses the "
+            "uncalibrated (u, p))"
+        )
+    saturated = int((np.asarray(t_draws) >= n_runs).sum())
+    if 0 < saturated * 2 <= len(t_draws):
+        out.append(_undercounted(n_runs, saturated, len(t_draws)))
+    if p_fit is not None and p_fit.at_boundary:
+        out.append(
+            f"the simulated selector cannot be made as stable as the real one: p = {p_fit.p:.3f} is at the end of "
+            f"its search range, and the simulated single selector cannot reach the real stability "
+            f"{p_fit.target:.4f}"
+        )
+    if fixed_point is not None and not fixed_point.holds:
+        out.append(
+            "the simulator does not reproduce how often the selector picks its features: the fixed point does not "
+            f"hold (u = {fixed_point.n_useful}, A[f_(u,p)] = {fixed_point.mean:.1f})"
+        )
+    if fixed_point is not None and fixed_point.holds and (power is None or power.holds):
+        where = (
+            f"u = A[f_(u,p)] also holds at u = {power.n_useful} (A = {power.mean:.1f})"
+            if power is not None
+            else "there is no larger u to try it at"
+        )
+        out.append(
+            "nothing confirms the number of useful features: the fixed-point check has no power at "
+            f"p = {fixed_point.p:.3f} ({where}), so it cannot confirm n_useful (p is too close to 1)"
+        )
+    return out
+
+
+def guard_rails(
+    *,
+    n_target: int,
+    n_runs: int,
+    n_useful_mean: float,
+    t_draws: np.ndarray,
+    real_nogueira: NogueiraStability,
+    p_fit: PEstimate | None = None,
+    fixed_point: FixedPointCheck | None = None,
+    power: FixedPointCheck | None = None,
+    verified: bool = True,
+    calibration_empty: bool = False,
+    n_useful: int | None = None,
+    simulator: bool = True,
+    self_check: SelfCheck | None = None,
+    smaller: Smaller = None,
+) -> tuple[bool, list[str], list[str]]:
+    """Whether the method has anything to say, and whether to believe it (docs/method.md
+    section 11): the only place ``Estimate.reliable`` is decided.
+
+    Returns ``(predictable, blocking, cautions)``: :func:`blocking_reasons` mean no curve
+    can be predicted at all (``simulator``: the curve would be the paper's simulator's);
+    cautions mean the curve is there but is not a validated prediction: the paper's
+    simulator's (:func:`caution_reasons`, only when the curve is the ``simulator``'s;
+    ``n_useful`` is the value simulated, when A[f] had to be clamped) and a failed
+    ``self_check``. Without a curve there is nothing to be cautious about: cautions are
+    then empty. ``smaller``: the n_target the same runs support, for the advice when A[f]
+    is at or below n_target (:data:`Smaller`). The estimate is reliable when both lists are empty.
+    """
+    blocking = blocking_reasons(
+        n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira,
+        simulator=simulator, smaller=smaller,
+    )  # fmt: skip
+    cautions: list[str] = []
+    if blocking:
+        return False, blocking, cautions
+    if simulator:
+        cautions += caution_reasons(
+            n_runs=n_runs, t_draws=t_draws, p_fit=p_fit, fixed_point=fixed_point, power=power, verified=verified,
+            calibration_empty=calibration_empty, n_useful=None if n_useful is None else (n_useful_mean, n_useful),
+        )  # fmt: skip
+    if self_check is not None and not self_check.passed:
+        cautions.append(self_check.warning())
+    return not blocking, blocking, cautions

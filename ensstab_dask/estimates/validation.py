@@ -1,0 +1,407 @@
+"""The validation harness: the estimate against the naive check (docs/method.md section 11).
+
+The naive check is the yardstick and by far the dearer side (``m_stability x
+max(m_ensemble)`` real runs), so :func:`naive_check` caches its Dataset as netCDF under
+a key made of the data's bytes and every setting that changes it: a rerun of the
+harness on the same data reuses it, anything else recomputes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.checks import check_m_ensemble, check_seed
+from ensstab_dask.cluster import ClientLike, connect
+from ensstab_dask.cluster.progress import note_dashboard
+from ensstab_dask.estimates.pipeline import estimate
+from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
+from ensstab_dask.real.selectors import describe_selector
+from ensstab_dask.seeding import SeedLike
+from ensstab_dask.sweeps.storage import write_netcdf
+
+__all__ = ["validate", "Validation", "compare", "naive_check", "naive_cache_path"]
+
+# Bump when the naive check's streams or layout change: old cache files then miss.
+# 3: halves and bootstraps stratified by class.
+_NAIVE_FORMAT = 3
+
+
+def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
+    """Where :func:`naive_check` keeps the naive curve of these data and settings."""
+    X, y = check_data(X, y, n_target=n_target)
+    h = hashlib.sha256()
+    for arr in (X, y):
+        arr = np.ascontiguousarray(arr)
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes())
+    settings = dict(settings, n_target=int(n_target), format=_NAIVE_FORMAT)
+    h.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    return Path(cache_dir) / f"naive-{h.hexdigest()[:20]}.nc"
+
+
+def _read_cached(path: Path) -> xr.Dataset | None:
+    """A cached naive curve, or None when the file cannot be read (it is then recomputed
+    and replaced: a cache is never a reason to fail)."""
+    try:
+        with xr.open_dataset(path) as cached:
+            return cached.load()
+    except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss
+        return None
+
+
+def naive_check(
+    X,
+    y,
+    n_target: int,
+    *,
+    m_ensemble=(1, 5, 10, 20, 30, 50),
+    m_stability: int = 20,
+    selector=None,
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: SeedLike = 0,
+    cache_dir: str | os.PathLike | None = None,
+    client: ClientLike = None,
+    progress: bool = True,
+    allow_large: bool = False,
+) -> xr.Dataset:
+    """:func:`~ensstab_dask.real.naive.real_ensemble_stability` (bagging layout), cached.
+
+    With ``cache_dir`` the result is read from, or written to, ``cache_dir`` (see
+    :func:`naive_cache_path`); ``attrs["cached"]`` says whether it was reused. The
+    settings recorded in the file are checked against the request before it is used.
+    A plain callable selector is never cached: its name is all that describes it, and
+    two functions of one name would share a file.
+    """
+    m_list = check_m_ensemble(m_ensemble)
+    seed = check_seed(seed)
+    settings = dict(
+        m_ensemble=m_list,
+        m_stability=int(m_stability),
+        selector=describe_selector(selector),
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        layout="bagging",
+    )
+    path = None
+    # A callable is described by its name only, which does not identify it: not cached.
+    cacheable = selector is None or hasattr(selector, "get_params")
+    if cache_dir is not None and cacheable:
+        if not Path(cache_dir).is_dir():
+            raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
+        path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
+        ds = _read_cached(path) if path.exists() else None
+        if ds is not None:
+            if [int(m) for m in ds["m_ensemble"].values] == m_list and all(
+                str(ds.attrs.get(k)) == str(settings[k])
+                for k in ("m_stability", "selector", "aggregate", "index", "seed")
+            ):
+                ds.attrs["cached"] = 1
+                ds.attrs["cache_file"] = str(path)
+                return ds
+    ds = real_ensemble_stability(
+        X,
+        y,
+        n_target,
+        m_ensemble=m_list,
+        m_stability=m_stability,
+        selector=selector,
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        client=client,
+        progress=progress,
+        allow_large=allow_large,
+    )
+    if path is not None:
+        write_netcdf(ds, path, overwrite=True)
+        ds.attrs["cache_file"] = str(path)
+    ds.attrs["cached"] = 0
+    return ds
+
+
+@dataclass
+class Validation:
+    """The estimate against the naive check, per ensemble size. See :func:`validate`.
+
+    Attributes
+    ----------
+    estimate : Estimate
+    naive : xarray.Dataset
+        The naive check (:func:`~ensstab_dask.real_ensemble_stability`).
+    per_m : dict
+        For each ensemble size, the prediction, its interval, the naive value, its SE,
+        ``z`` and the verdicts ``covered`` and ``within_2se``.
+    seconds : dict
+        Wall time of the estimate and of the naive check.
+    data : str
+        The data's name.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.real.datasets import make_microarray
+    >>> from ensstab_dask.real.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> val = es.validate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False, data="toy")
+    >>> val.data, sorted(val.seconds)
+    ('toy', ['estimate', 'naive'])
+    >>> val.covered, val.within_2se <= len(val.per_m)
+    (0, True)
+    >>> d = val.to_dict()
+    >>> d["sizes"], d["data"]
+    (2, 'toy')
+    """
+
+    estimate: Estimate = field(repr=False)
+    naive: xr.Dataset = field(repr=False)
+    per_m: dict[int, dict]
+    seconds: dict[str, float]
+    data: str = ""
+
+    @property
+    def covered(self) -> int:
+        """Ensemble sizes whose interval covers the naive value."""
+        return sum(bool(r["covered"]) for r in self.per_m.values())
+
+    @property
+    def within_2se(self) -> int:
+        """Ensemble sizes whose prediction is within 2 standard errors of the naive value."""
+        return sum(bool(r["within_2se"]) for r in self.per_m.values())
+
+    def to_dict(self) -> dict:
+        """The keys of ``ensstab validate --json``."""
+
+        def num(v):
+            return None if v is None or not np.isfinite(v) else float(v)
+
+        return {
+            "data": self.data,
+            "n_feature": self.estimate.n_feature,
+            "n_target": self.estimate.n_target,
+            "reliable": self.estimate.reliable,
+            "warnings": self.estimate.warnings,
+            "confidence": self.estimate.confidence,
+            "per_m": {
+                str(m): {k: (num(v) if isinstance(v, float) else v) for k, v in row.items()}
+                for m, row in self.per_m.items()
+            },
+            "covered": self.covered,
+            "within_2se": self.within_2se,
+            "sizes": len(self.per_m),
+            "estimate_real_runs": self.estimate.real_runs,
+            "naive_real_runs": int(self.naive.attrs["real_runs"]),
+            "naive_m_stability": int(self.naive.attrs["m_stability"]),
+            "naive_cached": bool(int(self.naive.attrs.get("cached", 0))),
+            "seconds": self.seconds,
+            "estimate": self.estimate.to_dict(),
+        }
+
+    def to_dataset(self) -> xr.Dataset:
+        """The estimate's Dataset with the naive check beside it (``naive_*``)."""
+        return self.estimate.to_dataset(self.naive)
+
+    def table(self) -> str:
+        """Per ensemble size, a markdown table: the prediction with its interval, the naive
+        check's real value and its standard error (SE), z, whether the interval covers the
+        real value, and the verdict: within 2 combined SE of the real value or outside
+        (z and SE combine both sides' standard errors; see :func:`compare`)."""
+        level = f"{self.estimate.confidence:.0%}"
+        rows = [
+            f"| m_ensemble | predicted [{level} bootstrap interval] | SE of prediction | real (naive check) | "
+            "SE of real | combined z | interval covers real | verdict |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for m, r in self.per_m.items():
+            pred = "n/a" if not np.isfinite(r["predicted"]) else f"{r['predicted']:.3f}"
+            if np.isfinite(r["lower"]):
+                pred += f" [{r['lower']:.3f}, {r['upper']:.3f}]"
+            z = "n/a" if not np.isfinite(r["z"]) else f"{r['z']:+.1f}"
+            covered = "n/a" if r["covered"] is None else ("yes" if r["covered"] else "no")
+            rows.append(
+                f"| {m} | {pred} | {r['predicted_se']:.3f} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | "
+                f"{_verdict(r)} |"
+            )
+        return "\n".join(rows)
+
+    def summary(self) -> str:
+        """The estimate's summary (its verdict first), then :meth:`comparison`."""
+        return self.estimate.summary() + "\n\n" + self.comparison()
+
+    def comparison(self) -> str:
+        """The check against the naive measurement: per ensemble size (:meth:`table`), then
+        the counts in words and the cost of each side."""
+        e, n = self.estimate, self.naive
+        sizes = len(self.per_m)
+        copies = int(n.attrs["m_stability"])
+        cached = "; cached from an earlier run" if int(n.attrs.get("cached", 0)) else ""
+        lines = [
+            f"Check against the naive measurement ({int(n.attrs['real_runs'])} real runs: "
+            f"{copies} real ensemble copies of {int(n.attrs['real_runs']) // copies} weak selectors{cached}).",
+            "Per ensemble size: the predicted stability, the real one with its standard error (SE), and whether "
+            "the prediction is within 2 SE of it:",
+            self.table(),
+            (
+                f"the {e.confidence:.0%} interval covers the real value at {self.covered} of {sizes} sizes"
+                if any(r["covered"] is not None for r in self.per_m.values())
+                else "no interval to cover anything (n_boot=0, or no curve)"
+            )
+            + f"; the prediction is within 2 SE of it at {self.within_2se} of {sizes}",
+            f"cost: estimate {e.real_runs} real runs, {self.seconds['estimate']:.1f} s; naive check "
+            f"{int(n.attrs['real_runs'])} real runs, {self.seconds['naive']:.1f} s",
+        ]
+        return "\n".join(lines)
+
+
+def _verdict(row: dict) -> str:
+    """One comparison's verdict in words, as the HTML report gives it."""
+    if not np.isfinite(row["predicted"]):
+        return "no prediction"
+    if not np.isfinite(row["z"]):
+        return "n/a (SE is 0)"
+    return "within 2 SE" if row["within_2se"] else "outside 2 SE"
+
+
+def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
+    """Per ensemble size: the prediction, its interval and standard error, the naive value,
+    its SE, the combined z and the verdicts.
+
+    ``z = (predicted - real) / sqrt(predicted_se^2 + real_se^2)``, the combined z
+    (docs/method.md section 11, "Scoring"): an unbiased prediction from 100 real runs is noisier than
+    the 1,000-run naive check, and the naive SE alone would fail it about one size in
+    four. ``predicted_se`` is :meth:`Estimate.curve_se`. ``covered`` when the interval
+    holds the naive value (None when there is no interval: ``n_boot=0`` or no curve);
+    ``within_2se`` when ``|z| <= 2`` (False without a curve: the method had nothing to say).
+    """
+    pred = est.predicted()
+    interval = est.curve_interval()
+    spread = est.curve_se()
+    out = {}
+    for m, r, se in zip(naive["m_ensemble"].values, naive["stability"].values, naive["stability_se"].values):
+        m = int(m)
+        nan = float("nan")
+        p = pred.get(m, nan) if est.has_curve else nan
+        lo, hi = interval.get(m, (nan, nan)) if est.has_curve else (nan, nan)
+        p_se = spread.get(m, 0.0) if est.has_curve else nan
+        both = float(np.hypot(p_se, se))
+        z = (p - r) / both if np.isfinite(p) and both > 0 else float("nan")
+        out[m] = {
+            "predicted": float(p),
+            "lower": float(lo),
+            "upper": float(hi),
+            "predicted_se": float(p_se),
+            "real": float(r),
+            "real_se": float(se),
+            "z": float(z),
+            # None (JSON null) without an interval (n_boot=0): neither covered nor missed.
+            "covered": bool(lo <= r <= hi) if np.isfinite(lo) else None,
+            "within_2se": bool(np.isfinite(z) and abs(z) <= 2.0),
+        }
+    return out
+
+
+def validate(
+    X,
+    y,
+    n_target: int,
+    *,
+    m_ensemble=(1, 5, 10, 20, 30, 50),
+    m_stability: int = 20,
+    selector=None,
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: SeedLike = 0,
+    cache_dir: str | os.PathLike | None = None,
+    client: ClientLike = None,
+    data: str = "",
+    progress: bool = True,
+    allow_large: bool = False,
+    **estimate_options,
+) -> Validation:
+    """Run the estimate and the naive check on the same data, and compare them per m.
+
+    Both run on one Dask cluster (``client``; a local one is started once for both when
+    None). The naive check uses the bagging layout with ``m_stability`` copies and is
+    cached in ``cache_dir`` (see :func:`naive_check`); the estimate gets the same
+    ``m_ensemble``, ``m_stability``, ``selector``, ``aggregate``, ``index`` and ``seed``
+    plus ``estimate_options`` (any other keyword of :func:`~ensstab_dask.estimate`).
+    ``progress``: a bar per stage on stderr (the estimate's real runs and simulations,
+    the naive check's real runs) and the dashboard link; False: nothing.
+
+    Parameters
+    ----------
+    X, y : the data (n_samples, n_feature) and class labels
+    n_target : int
+        Features each selector keeps.
+    m_ensemble, m_stability, selector, aggregate, index, seed
+        Shared by the estimate and the naive check (see :func:`~ensstab_dask.estimate`).
+    cache_dir : path, optional
+        Where the naive check is cached; None: not cached.
+    client
+        Where everything runs (see :mod:`ensstab_dask.cluster`).
+    data : str
+        A name for the data, recorded in the result.
+    progress : bool
+    allow_large : bool
+        Run the estimate and the naive check even above the cost thresholds
+        (:mod:`ensstab_dask.sweeps.cost`); the naive check's cost is checked before the estimate
+        runs.
+    **estimate_options
+        Any other keyword of :func:`~ensstab_dask.estimate`.
+
+    Returns
+    -------
+    Validation
+
+    Examples
+    --------
+    A tiny run (5-tree forests, no bootstrap), to show the calls:
+
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.real.datasets import make_microarray
+    >>> from ensstab_dask.real.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> val = es.validate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
+    ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
+    >>> sorted(val.per_m), sorted(val.per_m[3])
+    ([1, 3], ['covered', 'lower', 'predicted', 'predicted_se', 'real', 'real_se', 'upper', 'within_2se', 'z'])
+    >>> val.estimate.real_runs, int(val.naive.attrs["real_runs"])  # the default model's 10 copies of 20
+    (200, 15)
+    >>> val.per_m[1]["covered"] is None  # n_boot=0: no interval to cover the naive value
+    True
+    """
+
+    m_list = check_m_ensemble(m_ensemble)
+    seed = check_seed(seed)  # once: the estimate and the naive check share it
+    for bad in ("X", "y", "n_target", "client"):
+        if bad in estimate_options:
+            raise InvalidParameterError(f"validate() got {bad!r} twice")
+    common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
+    # Before the estimate's work, not after it: a naive check too large to run.
+    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
+                     allow_large=allow_large)  # fmt: skip
+    with connect(client) as c:
+        note_dashboard(c, progress)
+        target = "synchronous" if c is None else c
+        t0 = time.perf_counter()
+        est = estimate(X, y, n_target, seed=seed, client=target, progress=progress, allow_large=allow_large, **common,
+                       **estimate_options)  # fmt: skip
+        t_est = time.perf_counter() - t0
+        naive = naive_check(X, y, n_target, seed=seed, cache_dir=cache_dir, client=target, progress=progress,
+                            allow_large=allow_large, **common)  # fmt: skip
+    # The naive check's own clock, from a running cluster (a cached one keeps the time it took then).
+    seconds = {"estimate": t_est, "naive": float(naive.attrs["seconds"])}
+    return Validation(est, naive, compare(est, naive), seconds, data)

@@ -1,0 +1,112 @@
+"""Fitting the paper's simulator to the real runs (docs/method.md sections 5-6): p from
+the real stability, the fixed point u = A[f_{u,p}] and whether that check has any power,
+and with ``calibrate=True`` the intersection of the two surfaces over a (u, p) grid.
+Only models whose curve is the simulator's (``CurveModel.simulator``) are fitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.models import Context
+from ensstab_dask.models._base import CALIBRATE as _CALIBRATE
+from ensstab_dask.models._base import POWER as _POWER
+from ensstab_dask.models._base import VERIFY as _VERIFY
+from ensstab_dask.models._base import P as _P
+from ensstab_dask.seeding import SeedLike
+from ensstab_dask.simulator.estimators import PEstimate, estimate_p
+from ensstab_dask.simulator.fixed_point import FixedPointCheck, check_fixed_point
+from ensstab_dask.sweeps.sweep import sweep
+
+__all__ = ["SimulatorFit", "fit_simulator", "fixed_point_power"]
+
+# The fixed-point check has power when it would fail for a u this far off (factor).
+_POWER_FACTOR = 1.5
+
+
+def fixed_point_power(
+    n_feature: int, n_target: int, n_useful: int, p: float, *, n_runs: int, repeats: int, seed: SeedLike = 0
+) -> FixedPointCheck | None:
+    """Stage 6b: the fixed-point check at a clearly wrong u = 1.5 n_useful.
+
+    The fixed point catches an overestimated n_useful (docs/method.md section 6): a simulator with
+    too many useful features is counted at fewer. Below the fitted u the map is the
+    identity whenever every S' feature is counted, so only the upper side can speak. At
+    p near 1 it cannot either: A[f_{u,p}] follows u whatever u is, and "u = A[f_{u,p}]
+    holds" is no evidence. The check has power when it *fails* here. Returns that check,
+    or None when 1.5 n_useful exceeds n_feature (nothing to try).
+    """
+    u = round(n_useful * _POWER_FACTOR)
+    if not n_useful < u <= n_feature:
+        return None
+    return check_fixed_point(n_feature, n_target, u, p, n_runs=n_runs, repeats=repeats, seed=seed)
+
+
+# -- the whole estimate --------------------------------------------------------------
+
+
+@dataclass
+class SimulatorFit:
+    """What fitting the paper's simulator found: p, the fixed point and its power, and with
+    ``calibrate=True`` the (u, p) grid (empty for models that are no simulator)."""
+
+    p_fit: PEstimate | None = None
+    fixed_point: FixedPointCheck | None = None
+    power: FixedPointCheck | None = None
+    calibration: xr.Dataset | None = None
+    calibrated: tuple[int, float] | None = None
+    simulated: int = 0
+
+
+def fit_simulator(ctx: Context, *, p_method: str, verify: bool, calibrate: bool, n_useful_mean: float,
+                  bar) -> SimulatorFit:  # fmt: skip
+    """Stages 5 and 6: p from the real stability, the fixed point and its power, and with
+    ``calibrate`` the intersection of the two surfaces; sets ``ctx.p_hat`` and the point
+    the simulator predicts at (``ctx.u_pred``, ``ctx.p_pred``)."""
+    out = SimulatorFit()
+    n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
+    # The simulated curve gets repeats x m_stability copies: the mean pairwise index does
+    # not depend on the number of copies, its noise does, and the real side already
+    # brings its own.
+    p_copies = ctx.m_stability * ctx.repeats
+    with ctx.clock.stage("p"):
+        out.p_fit = estimate_p(ctx.real_stability, n_feature, n_target, n_useful, m_stability=p_copies,
+                               method=p_method, index=ctx.index, seed=ctx.stream(_P))  # fmt: skip
+    ctx.p_hat = ctx.p_pred = float(out.p_fit.p)
+    bar.done()
+    out.simulated += len(out.p_fit.evaluations) * p_copies
+    if verify:
+        with ctx.clock.stage("verify"):
+            out.fixed_point = check_fixed_point(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
+                                                repeats=ctx.repeats, seed=ctx.stream(_VERIFY))  # fmt: skip
+            out.power = fixed_point_power(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
+                                          repeats=ctx.repeats, seed=ctx.stream(_POWER))  # fmt: skip
+        out.simulated += (1 + (out.power is not None)) * ctx.repeats * ctx.n_runs
+        bar.done()
+    if calibrate:
+        with ctx.clock.stage("calibrate"):
+            _calibrate(ctx, out, n_useful_mean)
+        bar.done()
+    return out
+
+
+def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
+    """Intersect the two surfaces over a (u, p) grid (docs/method.md section 6); a consistent cell
+    becomes the point the simulator predicts at."""
+    n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
+    grid_u = sorted({int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())})
+    grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
+    reps = max(3, ctx.repeats // 4)
+    surf = sweep(n_feature, n_target, n_useful=grid_u, p=grid_p, m_ensemble=[1], n_runs=ctx.n_runs,
+                 m_stability=ctx.m_stability, repeats=reps, aggregate=ctx.aggregate, index=ctx.index,
+                 seed=ctx.sweep_seed(_CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
+    cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
+    cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
+    if cal.attrs["any_consistent"]:
+        out.calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+        ctx.u_pred, ctx.p_pred = out.calibrated
+    out.calibration = cal
+    out.simulated += len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)

@@ -1,0 +1,153 @@
+"""The stability of real ensembles measured on a few real ensemble copies, and its extrapolation.
+
+``G`` real ensemble copies of ``B`` weak selectors in the naive check's own layout (each
+copy its own random half of the data, its weak selectors bootstrap samples of that
+half; :func:`~ensstab_dask.real.naive.real_ensemble_runs`) are a small naive check: for every
+``m <= B`` the stability of real ensembles of ``m`` weak selectors is a mean over pairs
+of copies, measured without any model (docs/method.md section 11; docs/anchored_model.md).
+
+* :func:`copy_similarities`: per size ``m``, the matrix of similarities between the
+  copies' ensembles of ``m``, averaged over several random choices of the ``m``
+  members of each copy (every choice is an ensemble of ``m`` independent weak selectors
+  of that copy, so the average has the naive check's expectation and less noise).
+* :func:`pair_means`: the stability (mean over pairs of distinct copies) of the copies
+  or of bootstrap replicates of them, all at once from those matrices: a bootstrap of
+  the copies costs no new aggregation.
+* :func:`extrapolate`: beyond ``B``, the curve is extrapolated in ``1 / sqrt(m)`` from
+  the measured sizes in ``[B/2, B]``. Why that coordinate: the mean rank of ``m`` weak
+  selectors of one copy is the copy's limiting ranking plus noise of scale
+  ``1 / sqrt(m)``, and an ensemble loses agreement through the features whose limiting
+  rank lies within that noise of the cut-off, a layer whose width is proportional to
+  it. So ``S(m) = S(inf) - a / sqrt(m) + O(1 / m)`` when the limiting ranks have a
+  density at the cut-off (graded importances). The choice was made on the harness's
+  seed-0 naive checks against linear and quadratic fits in ``1 / m`` (README,
+  "Validation").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensstab_dask.aggregation import aggregate_rankings
+from ensstab_dask.checks import check_choice
+from ensstab_dask.indices import similarity_matrix, u_statistic_se
+from ensstab_dask.seeding import SeedLike, make_rng
+
+__all__ = [
+    "copy_similarities",
+    "pair_means",
+    "extrapolate",
+    "extrapolation_weights",
+    "fit_sizes",
+    "weighted",
+    "PAIRWISE",
+]
+
+#: Indices that are means over pairs of copies: the only ones a mean over pairs can give.
+PAIRWISE = ("jaccard", "dice", "kuncheva")
+
+
+def copy_similarities(
+    ranks: np.ndarray,
+    n_target: int,
+    sizes,
+    *,
+    draws: int = 8,
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: SeedLike = 0,
+) -> np.ndarray:
+    """Similarities between the copies' real ensembles, per ensemble size.
+
+    Parameters
+    ----------
+    ranks : int array, shape (G, B, n_feature)
+        Ranks of the ``B`` weak selectors of each of ``G`` real copies.
+    n_target : int
+        Features an ensemble keeps.
+    sizes : sequence of int
+        Ensemble sizes, each in ``[1, B]``.
+    draws : int
+        Random choices of the members of each copy, per size (one at ``m = B``, where
+        there is only one).
+    aggregate, index : str
+        The ensemble algorithm and a pairwise stability index.
+    seed : int, SeedSequence or Generator
+        For the choices of members and the aggregation's tie-breaks.
+
+    Returns
+    -------
+    ndarray, shape (len(sizes), G, G)
+        Symmetric; the diagonal is meaningless (a copy against itself) and set to NaN.
+    """
+    check_choice(index, "index", PAIRWISE)
+    ranks = np.asarray(ranks)
+    G, B, n_feature = ranks.shape
+    rng = make_rng(seed)
+    out = np.empty((len(sizes), G, G))
+    for i, m in enumerate(sizes):
+        n_draws = 1 if m == B else draws
+        acc = np.zeros((G, G))
+        for _ in range(n_draws):
+            chosen = np.stack([ranks[c, np.sort(rng.choice(B, m, replace=False))] for c in range(G)])
+            top = aggregate_rankings(chosen, n_target, aggregate=aggregate, seed=rng)
+            z = np.zeros((G, n_feature))
+            z[np.arange(G)[:, None], top] = 1.0
+            acc += similarity_matrix(z, n_feature, index)
+        out[i] = acc / n_draws
+        np.fill_diagonal(out[i], np.nan)
+    return out
+
+
+def pair_means(sim: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
+    """Mean similarity over pairs of distinct copies, per size.
+
+    ``sim``: (sizes, G, G) from :func:`copy_similarities`. ``ids``: None for the copies
+    themselves, or (n_boot, G) bootstrap draws of copy indices; a pair of two draws of
+    one copy is left out (it is not a pair of independent copies), every other pair
+    counts as often as it was drawn: the bootstrap of a U-statistic.
+
+    Returns (sizes,) or (n_boot, sizes).
+    """
+    G = sim.shape[1]
+    if ids is None:
+        off = ~np.eye(G, dtype=bool)
+        return sim[:, off].mean(axis=1)
+    ids = np.asarray(ids)
+    a, b = ids[:, :, None], ids[:, None, :]
+    other = a != b  # (n_boot, G, G)
+    picked = sim[:, a, b]  # (sizes, n_boot, G, G)
+    picked = np.where(other[None], picked, 0.0)
+    return (picked.sum(axis=(2, 3)) / other.sum(axis=(1, 2))[None]).T
+
+
+def fit_sizes(top: int) -> list[int]:
+    """The measured sizes an extrapolation from ``top`` fits: ``[ceil(top / 2), top]``
+    (the upper half, where the ``1 / sqrt(m)`` term dominates), at least two of them."""
+    lo = min(max(1, -(-top // 2)), top - 1)
+    return list(range(lo, top + 1))
+
+
+def extrapolation_weights(sizes, targets) -> np.ndarray:
+    """The least-squares line in ``1 / sqrt(m)`` through values at ``sizes``, evaluated at
+    ``targets``, as weights: (len(targets), len(sizes)). The extrapolation is linear in the
+    measured values, so its standard error is that of a U-statistic (:func:`weighted`)."""
+    x = 1.0 / np.sqrt(np.asarray(sizes, dtype=float))
+    design = np.column_stack([np.ones_like(x), x])
+    at = np.column_stack([np.ones(len(targets)), 1.0 / np.sqrt(np.asarray(targets, dtype=float))])
+    return at @ np.linalg.pinv(design)
+
+
+def extrapolate(sizes, values: np.ndarray, targets) -> np.ndarray:
+    """:func:`extrapolation_weights` applied to ``values``: (len(sizes),) or (n, len(sizes))."""
+    return np.asarray(values, dtype=float) @ extrapolation_weights(sizes, targets).T
+
+
+def weighted(sim: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """A linear combination of the measured stabilities (``weights`` over the sizes of
+    ``sim``) and its standard error: the mean over pairs of copies of the combined kernel
+    is a U-statistic (:func:`~ensstab_dask.indices.u_statistic_se`)."""
+    kernel = np.tensordot(np.asarray(weights, dtype=float), np.nan_to_num(sim), axes=1)
+    G = kernel.shape[0]
+    off = ~np.eye(G, dtype=bool)
+    return float(kernel[off].mean()), (u_statistic_se(kernel) if G >= 4 else float("nan"))

@@ -1,0 +1,345 @@
+"""A report of an estimate or a sweep: the pictures that apply and a self-contained index.html.
+
+``ensstab report RESULT.nc -o DIR`` writes one PNG per picture into DIR, and an
+``index.html`` that shows them with the summary numbers. The images are embedded in the
+page, so it opens with no server and can be mailed as one file. The report is written
+into a temporary directory beside DIR and renamed into place
+(:func:`~ensstab_dask.outputs.atomic_output`). An existing DIR is left alone unless
+``overwrite=True``, and then it is replaced only once the new report is complete; a
+failed write leaves it, and no temporary directory, behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask._version import __version__
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.outputs import atomic_output, refuse_to_replace
+from ensstab_dask.plotting import figures as plotting
+
+# matplotlib is imported where a picture is drawn: it is slow to import.
+
+__all__ = ["write_report", "pictures_for"]
+
+# What each picture shows and how to read it: the report is for people who have not read the code.
+EXPLAIN = {
+    "calibration": (
+        "Calibration",
+        "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
+        "of features that carry signal, and p, how strongly the selector prefers them. The white line is where "
+        "the simulated stability equals the real selector's; the // hatching is its tolerance band. The dashed "
+        "orange line is where the simulator's n_useful_v equals the n_useful counted on the real selector; the \\\\ "
+        "hatching is its band. Red dots are parameters consistent with both observations. The star is the chosen "
+        "(n_useful, p), and the cross is the estimate's own. A line or band whose value the surface never "
+        "reaches is not drawn, and the legend below the picture lists only what is drawn.",
+    ),
+    "fixed_point": (
+        "Fixed point",
+        "The simulator is fitted with the n_useful counted on the real selector. Counting again on the simulator "
+        "(n_useful_v = A[f_(u,p)]) should give the same number, so the point should lie on the dotted diagonal "
+        "within its error bar. If it does not, the simulator does not describe this selector well, and the "
+        "prediction should be trusted less.",
+    ),
+    "stability_curve": (
+        "Stability against ensemble size",
+        "The predicted stability of an ensemble of m weak selectors, for each m. The band is its interval: how "
+        "far the prediction moves with the real runs it was fitted on (a bootstrap over them) and with the "
+        "simulation. It includes the model's own error only as far as the self-check measured it (the band is "
+        "widened when the check failed). When the naive real check was run, its values "
+        "are drawn with error bars of ±2 standard errors; where they miss the band, the model does not describe "
+        "the selector at that m.",
+    ),
+    "selection_counts": (
+        "Selection counts",
+        "How many features were picked 0, 1, 2, ... times in n_runs runs of the real selector (black), and of a "
+        "selector that picks features uniformly at random (gray). t_uniform, the most that chance alone gives, "
+        "is the dotted line. The features picked more often than that are n_useful.",
+    ),
+    "cost": (
+        "Cost",
+        "Wall time. The estimate gives the whole curve for one measured cost (blue). Measuring one ensemble size "
+        "m directly needs m_stability x m real runs: the dashed black line is that count times the seconds per "
+        "real run timed in the naive check (or, without one, in the estimate's own runs), scaled, not timed m by "
+        "m. The black dot is the naive check as it was run and timed, at the largest m. The label at the right "
+        "is the speed-up at the largest m.",
+    ),
+}
+
+# A sweep has no real runs: its pictures read differently (what a band is, what is observed).
+EXPLAIN_SWEEP = {
+    "calibration": (
+        "Calibration",
+        "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
+        "of features that carry signal, and p, how strongly the selector prefers them; the ticks are the sweep's "
+        "grid values. The white line is where the simulated stability equals the stability you gave "
+        "(--real-stability); the // hatching is its tolerance band. The dashed orange line is where the "
+        "simulator's own count n_useful_v equals the n_useful you gave (--n-useful); the \\\\ hatching is its "
+        "band. Red dots are grid cells consistent with both, and the star the closest of them. A line or band "
+        "whose value the surface never reaches is not drawn, and the legend lists only what is drawn.",
+    ),
+    "surface": (
+        "Stability surface",
+        "The simulated stability over (n_useful, p), at the sweep's smallest ensemble size (the single "
+        "selector when it includes m_ensemble = 1); the ticks are the sweep's grid values. Give a real "
+        "selector's stability and n_useful (--real-stability, --n-useful) to see where they match.",
+    ),
+    "fixed_point": (
+        "Fixed point",
+        "For a few p (one line each), the number of useful features the simulator itself counts "
+        "(n_useful_v = A[f_(u,p)]) against the n_useful u it was run with, with error bars of ±1 standard "
+        "deviation over the sweep's repeats. Where a line crosses the dotted diagonal, u = A[f_(u,p)]: a fixed "
+        "point, where the simulator reproduces its own count. An estimate is trusted only at such a point.",
+    ),
+    "stability_curve": (
+        "Stability against ensemble size",
+        "The simulated stability of an ensemble of m weak selectors against m, for a few p at one n_useful. Each "
+        "band is ±1 standard deviation over the sweep's repeats: the simulation's own noise (a sweep involves no "
+        "real runs).",
+    ),
+}
+
+
+def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[str]:
+    """The pictures that apply to ``ds``, in the order the report shows them."""
+    if plotting._is_estimate(ds):
+        names = []
+        if "calibration_stability" in ds:
+            names.append("calibration")
+        if plotting._attr(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
+            names.append("fixed_point")
+        # No curve when the method had nothing to say: nothing to draw, nor to time per m.
+        curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
+        return names + curve + ["selection_counts"] + (["cost"] if curve else [])
+    if plotting._is_sweep(ds):
+        has_single = 1 in ds["m_ensemble"].values
+        names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
+        names.append("fixed_point")
+        if ds.sizes["m_ensemble"] > 1:
+            names.append("stability_curve")
+        return names
+    raise InvalidParameterError(
+        "not an ensstab result: expected an estimate (ensstab estimate --output) or a sweep Dataset"
+    )
+
+
+def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) -> None:
+    if name == "calibration":
+        plotting.plot_calibration(ds, real_stability, n_useful, n_runs=n_runs, ax=ax)
+    elif name == "fixed_point":
+        plotting.plot_fixed_point(ds, n_runs=n_runs, ax=ax)
+    elif name == "stability_curve":
+        plotting.plot_stability_curve(ds, ax=ax)
+    elif name == "selection_counts":
+        plotting.plot_selection_counts(ds, ax=ax)
+    elif name == "cost":
+        plotting.plot_cost(ds, ax=ax)
+    elif name == "surface":
+        plotting.plot_surface(ds, ax=ax)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
+    a = ds.attrs
+    rows = [
+        ("data", a.get("data", "")),
+        ("features (n_feature) / kept per selector (n_target)", f"{a['n_feature']} / {a['n_target']}"),
+        ("base selector", a.get("selector", "")),
+        ("t_uniform (chance threshold)", f"{a['t_uniform']:.2f} ± {a['t_uniform_std']:.2f}"),
+        ("n_useful = A[f]", f"{a['n_useful']} (mean {a['n_useful_mean']:.1f} ± {a['n_useful_std']:.1f})"),
+        (
+            f"single real selector's stability ({a.get('index', 'jaccard')})",
+            f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
+            f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
+        ),
+        ("p", _fmt(a["p"])),
+    ]
+    level = f"{float(a.get('confidence', 0.95)):.0%}"
+    for key, label in (
+        ("n_useful_interval", "n_useful"),
+        ("p_interval", "p"),
+        ("real_stability_interval", "stability"),
+    ):
+        if key in a and np.size(a[key]) == 2:
+            rows.append((f"{level} interval of {label}", f"[{_fmt(a[key][0])}, {_fmt(a[key][1])}]"))
+    if "reliable" in a:
+        verdict = "yes" if int(a["reliable"]) else "NO: " + "; ".join(str(a.get("warnings", "")).splitlines())
+        rows.insert(0, ("reliable", verdict))
+    if plotting._attr(ds, "n_useful_v") is not None:
+        holds = "holds" if int(a["fixed_point_holds"]) else "does NOT hold"
+        if int(a["fixed_point_holds"]) and str(a.get("fixed_point_power", "")) == "0":
+            holds += ", but would also hold for clearly different u (no power)"
+        rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
+    if plotting._attr(ds, "calibrated_n_useful") is not None:
+        rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
+    seconds = plotting.total_seconds(ds)
+    rows += [
+        ("real runs / simulated runs", f"{a['real_runs']} / {a['simulated_runs']}"),
+        ("wall time of the estimate", f"{seconds:.1f} s"),
+    ]
+    if "naive_seconds" in a:
+        rows.append(
+            (
+                "naive real check",
+                f"{a['naive_real_runs']} real runs, {a['naive_seconds']:.1f} s, layout {a.get('naive_layout', '?')}",
+            )
+        )
+    return rows
+
+
+def _curve_table(ds: xr.Dataset) -> str:
+    naive = "naive_stability" in ds
+    band = "stability_lower" in ds
+    head = "<tr><th>m_ensemble</th><th>predicted</th>"
+    head += f"<th>{float(ds.attrs.get('confidence', 0.95)):.0%} interval</th>" if band else "<th>± sd</th>"
+    head += "<th>naive real</th><th>± SE</th><th>within 2 SE</th></tr>" if naive else "</tr>"
+    rows = []
+    for i, m in enumerate(ds["m_ensemble"].values):
+        s, sd = float(ds["stability"][i]), float(ds["stability_std"][i])
+        spread = (
+            f"[{float(ds['stability_lower'][i]):.4f}, {float(ds['stability_upper'][i]):.4f}]" if band else f"{sd:.4f}"
+        )
+        cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{spread}</td>"
+        if naive:
+            r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
+            verdict = "n/a" if not np.isfinite(se) else ("yes" if abs(s - r) <= 2 * se else "no")
+            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{verdict}</td>"
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
+    rows = [(d, f"{ds.sizes[d]} values, {_fmt(ds[d].values.min())} to {_fmt(ds[d].values.max())}") for d in
+            ("n_useful", "p", "m_ensemble")]  # fmt: skip
+    keys = ("n_feature", "n_target", "m_stability", "n_runs", "repeats", "aggregate", "index", "seed")
+    return rows + [(k, _fmt(ds.attrs[k])) for k in keys if k in ds.attrs]
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; }
+figure { margin: 2rem 0; } img { max-width: 100%; } figcaption { color: #444; }
+pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; }
+"""
+
+
+def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
+    e = html.escape
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>ensstab_dask {kind} report</title>"]
+    parts.append(f"<style>{_STYLE}</style></head><body>")
+    if kind == "estimate":
+        parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
+        if "answer" in ds.attrs:  # results written before the plain answer have none
+            parts.append(f"<pre>{e(str(ds.attrs['answer']))}</pre>")
+        how = (
+            "fitted a two-parameter simulator (n_useful, p) of it, and predicted by simulation"
+            if bool(int(ds.attrs.get("simulator", 1)))
+            else f"and estimated with the {ds.attrs.get('model', '')} model ({ds.attrs.get('curve_source', '')})"
+        )
+        parts.append(
+            f"<p>The estimate ran the real base selector a few times, {e(how)} how stable ensembles of it will be: "
+            "how much the selected features agree when the study is repeated on new data "
+            "(1 = always the same features, 0 = no overlap).</p>"
+        )
+        rows = _estimate_rows(ds)
+    else:
+        parts.append("<h1>Sweep of the simulated selector</h1>")
+        rows = _sweep_rows(ds)
+    parts.append(
+        "<table>" + "".join(f"<tr><th>{e(str(k))}</th><td>{e(str(v))}</td></tr>" for k, v in rows) + "</table>"
+    )
+    if kind == "estimate":
+        if int(ds.attrs.get("has_curve", 1)):
+            parts.append("<h2>Predicted stability by ensemble size</h2>" + _curve_table(ds))
+        else:
+            parts.append("<h2>No prediction</h2><p>The method has nothing to say here; see the warnings above.</p>")
+    for name, png in images:
+        title, text = (EXPLAIN_SWEEP if kind == "sweep" else EXPLAIN)[name]
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(
+            f"<figure><h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{e(text)} (<code>{e(name)}.png</code>)</figcaption></figure>"
+        )
+    if "summary" in ds.attrs:
+        parts.append(f"<h2>Summary as printed</h2><pre>{e(str(ds.attrs['summary']))}</pre>")
+    written_by = ds.attrs.get("ensstab_dask_version", ds.attrs.get("version", "?"))
+    parts.append(f"<p><small>report by ensstab_dask {e(__version__)}; result by {e(str(written_by))}.</small></p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(
+    result,
+    out_dir,
+    *,
+    overwrite: bool = False,
+    real_stability: float | None = None,
+    n_useful: float | None = None,
+    n_runs: int | None = None,
+    dpi: int = 110,
+) -> Path:
+    """Write the pictures that apply to ``result`` and an ``index.html`` into ``out_dir``.
+
+    Parameters
+    ----------
+    result : path of a netCDF file, a Dataset, or an Estimate
+        From ``ensstab estimate --output`` / ``Estimate.to_dataset()``, or a sweep.
+    out_dir : path
+        Created; an existing one is replaced only with ``overwrite=True``.
+    real_stability, n_useful, n_runs : optional
+        For a sweep: the observations to calibrate against (see :func:`plotting.plot_calibration`).
+
+    Returns
+    -------
+    Path of ``index.html``.
+    """
+    from matplotlib.figure import Figure
+
+    out = Path(out_dir)
+    # Before the result is read: never onto a store, nor over a directory that is not a report.
+    refuse_to_replace(out, directory=True, overwrite=overwrite)
+    if out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"out_dir {out} exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise InvalidParameterError(
+            f"out_dir {out} exists and is not empty; pass overwrite=True (CLI --overwrite) to replace it"
+        )
+    if isinstance(result, (str, os.PathLike)):
+        path = Path(result)
+        if not path.is_file():
+            raise InvalidParameterError(f"result {path}: no such file")
+        try:
+            with xr.open_dataset(path) as opened:
+                ds = opened.load()
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InvalidParameterError(f"result {path}: not a netCDF file xarray can read ({first})") from None
+    else:
+        ds = plotting._dataset(result)
+    kind = "estimate" if plotting._is_estimate(ds) else "sweep"
+    names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # overwrite=True: an existing empty out_dir is replaced without it, and a non-empty one
+    # was refused above, before the result was read.
+    with atomic_output(out, overwrite=True, directory=True) as tmp:
+        images = []
+        for name in names:
+            fig = Figure(figsize=(7.5, 5.2), layout="constrained")
+            _draw(name, ds, fig.add_subplot(), real_stability=real_stability, n_useful=n_useful, n_runs=n_runs)
+            fig.savefig(tmp / f"{name}.png", dpi=dpi)
+            images.append((name, (tmp / f"{name}.png").read_bytes()))
+        (tmp / "index.html").write_text(_html(ds, kind, images), encoding="utf-8")
+    return out / "index.html"

@@ -1,0 +1,326 @@
+"""Data: files of the user's, the reference datasets, and an embedded default.
+
+* :func:`load_dataset` reads scikit-feature ``.mat`` files (``X``, ``Y``), ``.npz``
+  (``X`` and ``y`` or ``Y``, optional ``feature_names``), CSV (one row per sample,
+  a header, the label column chosen by ``label=``) and AnnData ``.h5ad`` (one obs per
+  sample, the label an ``obs`` column chosen by ``label=``; needs the optional
+  ``anndata`` package).
+* :func:`reference_dataset` reads Colon, Lymphoma or Prostate from
+  ``$ENSSTAB_DATA_DIR`` (never shipped with the package).
+* :func:`make_microarray` is the embedded default: a synthetic two-class problem shaped
+  like a microarray study, generated from a seed, with known informative features.
+
+Every loader ends in :func:`check_data`, which refuses what the method cannot use.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import psutil
+
+from ensstab_dask.checks import check_int, check_real
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.seeding import SeedLike, make_rng
+
+# scikit-learn, scipy.io, pandas and anndata are imported where they are used (import time;
+# anndata is also optional).
+
+__all__ = ["Data", "load_dataset", "check_data", "make_microarray", "reference_dataset", "REFERENCE_FILES"]
+
+REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate": "Prostate_GE.mat"}
+DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
+
+
+class Data(NamedTuple):
+    """A dataset: ``X`` (n_samples, n_feature) float, ``y`` labels, optional names."""
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: np.ndarray | None = None
+    informative: np.ndarray | None = None  # known only for synthetic data
+
+
+def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a feature matrix and labels for the method; return them as arrays.
+
+    scikit-learn's ``check_X_y`` and ``check_classification_targets`` do the checking
+    (X 2-D, real and finite, at least 4 samples, as many labels as samples; y class
+    labels, no missing labels); their refusals are re-raised as one line naming X or y.
+    Then a single class is refused, and (with ``n_target``) ``n_target >= n_feature``.
+    """
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_X_y
+
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:  # a .mat file's Y is a column (or a row)
+        y = y.ravel()
+    try:
+        X, y = check_X_y(X, y, dtype=np.float64, ensure_min_samples=4)
+        check_classification_targets(y)
+    except (TypeError, ValueError) as exc:  # X is still the caller's when check_X_y refused it
+        raise _data_error(exc, X, y) from exc
+    if len(np.unique(y)) < 2:
+        raise InvalidParameterError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
+    if n_target is not None:
+        check_int(n_target, "n_target", minimum=1)
+        if n_target >= X.shape[1]:
+            raise InvalidParameterError(f"n_target must be < n_feature={X.shape[1]}; got {n_target}")
+    return X, y
+
+
+def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
+    """scikit-learn's refusal of (X, y) as one line that names the parameter and what is allowed."""
+    from sklearn.utils.multiclass import type_of_target
+
+    msg = str(exc)
+    if "Complex data" in msg:  # scikit-learn says ValueError; it is the wrong kind of number
+        return TypeError(f"{'X' if np.iscomplexobj(X) else 'y'} must be real-valued; got complex numbers")
+    if "convert" in msg or isinstance(exc, TypeError):
+        return TypeError(f"X must be a dense numeric (n_samples, n_feature) array: {msg.splitlines()[0]}")
+    if "inconsistent numbers of samples" in msg:
+        return InvalidParameterError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
+    if "2D array" in msg or "dim <= 2" in msg:
+        return InvalidParameterError(f"X must be 2-D (n_samples, n_feature); got shape {np.shape(X)}")
+    if "y should be a 1d array" in msg:
+        return InvalidParameterError(f"y must be 1-D (one label per sample); got shape {y.shape}")
+    if "sample(s)" in msg:
+        return InvalidParameterError(f"X must have at least 4 samples; got {len(X)}")
+    if "feature(s)" in msg:
+        return InvalidParameterError(f"X must have at least 1 feature; got shape {np.shape(X)}")
+    if "Input X contains" in msg:
+        bad = ~np.isfinite(np.asarray(X, dtype=np.float64))
+        r, c = np.argwhere(bad)[0]
+        where = f"first at sample {r}, feature {c}"
+        return InvalidParameterError(f"X contains NaN or inf ({int(bad.sum())} values; {where})")
+    if "Input y contains" in msg:
+        return InvalidParameterError("y contains NaN or inf")
+    if "Input contains NaN" in msg:  # check_X_y has passed X: this is type_of_target on y
+        return InvalidParameterError("y contains missing labels (NaN)")
+    if "Unknown label type" in msg:
+        return InvalidParameterError(
+            f"y must hold class labels (integers or strings), no missing labels; got a {type_of_target(y)!r} target"
+        )
+    return InvalidParameterError(f"X, y: {msg.splitlines()[0]}")
+
+
+#: What a reader raises on a file that is not what its name says (a decoder's errors, a
+#: truncated file); MemoryError is not among them.
+_UNREADABLE = (ValueError, TypeError, KeyError, EOFError, OSError, NotImplementedError)
+
+
+def _load_mat(path: Path) -> Data:
+    from scipy.io import loadmat
+    from scipy.io.matlab import MatReadError
+
+    try:
+        mat = loadmat(path)
+    except (*_UNREADABLE, MatReadError) as exc:
+        raise InvalidParameterError(f"{path}: not a readable MATLAB .mat file ({exc})") from exc
+    for key in ("X", "Y"):
+        if key not in mat:
+            found = sorted(k for k in mat if not k.startswith("__"))
+            raise InvalidParameterError(
+                f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found {found}"
+            )
+    return Data(mat["X"], np.asarray(mat["Y"]).ravel())
+
+
+def _load_npz(path: Path) -> Data:
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (*_UNREADABLE, zipfile.BadZipFile) as exc:
+        raise InvalidParameterError(f"{path}: not a readable .npz file ({exc})") from exc
+    if "X" not in npz:
+        raise InvalidParameterError(f"{path}: key 'X' is missing; found {sorted(npz.files)}")
+    ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
+    if ykey is None:
+        raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing; found {sorted(npz.files)}")
+    names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
+    return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
+
+
+def _label_column(path: Path, columns, label, *, listing: str):
+    """The label column among ``columns``: ``label`` by name or position, or else the one
+    column named label, y, class or target; ``listing`` shows the user what there is."""
+    if label is None:
+        candidates = [c for c in columns if str(c).lower() in ("label", "y", "class", "target")]
+        if len(candidates) != 1:
+            raise InvalidParameterError(f"{path}: choose the label column with label= (CLI: --label); {listing}")
+        return candidates[0]
+    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
+        if not -len(columns) <= label < len(columns):
+            raise InvalidParameterError(
+                f"{path}: label column index {label} is out of range for {len(columns)} columns"
+            )
+        return columns[label]
+    if label not in columns:
+        raise InvalidParameterError(f"{path}: label column {label!r} is missing; {listing}")
+    return label
+
+
+def _load_csv(path: Path, label) -> Data:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
+        raise InvalidParameterError(f"{path}: not a readable CSV file ({exc})") from exc
+    label = _label_column(path, frame.columns, label, listing=f"columns start {list(frame.columns[:5])}")
+    y = frame[label].to_numpy()
+    features = frame.drop(columns=[label])
+    non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+    if non_numeric:
+        raise InvalidParameterError(f"{path}: feature columns must be numeric; {non_numeric[:3]} are not")
+    return Data(features.to_numpy(dtype=np.float64), y, np.asarray(features.columns, dtype=str))
+
+
+def _available_bytes() -> int:
+    """Memory this machine can hand out now without swapping."""
+    return int(psutil.virtual_memory().available)
+
+
+def _size(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
+
+
+def _dense_float64(path: Path, X) -> np.ndarray:
+    """An AnnData ``X`` (dense, or scipy sparse as single-cell data mostly are) as the dense
+    float64 array the selectors need, refused up front when that would not fit in memory."""
+    import scipy.sparse
+
+    if X is None:
+        raise InvalidParameterError(f"{path}: the AnnData object has no X matrix")
+    n_obs, n_vars = X.shape
+    need = 8 * n_obs * n_vars
+    sparse = scipy.sparse.issparse(X)
+    # A dense float64 X is in memory already (backed=None read it) and is used as it is.
+    available = _available_bytes()
+    if (sparse or np.asarray(X).dtype != np.float64) and need > available:
+        raise InvalidParameterError(
+            f"{path}: X ({n_obs} obs x {n_vars} vars) needs {_size(need)} as a dense float64 array, more than the "
+            f"{_size(available)} of memory available: keep fewer vars (highly variable genes, say) in the file"
+        )
+    try:
+        # Sparse: convert the stored values only, then allocate the dense array once.
+        return X.astype(np.float64).toarray() if sparse else np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # strings or objects in X
+        raise InvalidParameterError(f"{path}: X must be numeric ({exc})") from exc
+
+
+def _load_h5ad(path: Path, label) -> Data:
+    try:
+        # anndata is an optional dependency (the extra ``anndata``): only .h5ad files need it.
+        import anndata
+    except ImportError as exc:
+        raise InvalidParameterError(
+            "reading .h5ad needs the anndata package: pip install 'ensstab_dask[anndata]'"
+        ) from exc
+    try:
+        adata = anndata.read_h5ad(path)
+    except _UNREADABLE as exc:  # h5py says OSError to a file that is not HDF5
+        raise InvalidParameterError(f"{path}: not a readable .h5ad file ({exc})") from exc
+    obs = adata.obs
+    label = _label_column(path, obs.columns, label, listing=f"obs columns are {[str(c) for c in obs.columns]}")
+    # Categorical and string columns become their labels; check_data takes string labels as they are.
+    y = np.asarray(obs[label].to_numpy())
+    return Data(_dense_float64(path, adata.X), y, np.asarray(adata.var_names, dtype=str))
+
+
+def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
+    """Read a dataset from ``.mat`` (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
+
+    Parameters
+    ----------
+    path : path
+        A data file; its suffix says its format. A ``.h5ad`` file's ``X`` (dense or
+        sparse) is read into memory as a dense float64 array (refused when it would not
+        fit), its ``var_names`` are the feature names; reading it needs the optional
+        ``anndata`` package (``pip install 'ensstab_dask[anndata]'``).
+    label : str or int, optional
+        CSV and ``.h5ad`` only: the label column (for ``.h5ad``, a column of ``obs``), by
+        name or position (default: the one column named label, y, class or target).
+        Categorical and string labels are taken as they are.
+
+    Returns
+    -------
+    Data
+        ``X, y, feature_names, informative = load_dataset(...)``; names where the file
+        has them, else None.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InvalidParameterError(f"data file {str(path)!r} is a directory; give a .mat, .npz, .csv or .h5ad file")
+    if not path.is_file():
+        raise InvalidParameterError(f"data file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".mat":
+        data = _load_mat(path)
+    elif suffix == ".npz":
+        data = _load_npz(path)
+    elif suffix == ".csv":
+        data = _load_csv(path, label)
+    elif suffix == ".h5ad":
+        data = _load_h5ad(path, label)
+    else:
+        raise InvalidParameterError(
+            f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz, .csv or .h5ad"
+        )
+    X, y = check_data(data.X, data.y)
+    return Data(X, y, data.feature_names)
+
+
+def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -> Data:
+    """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``."""
+    key = str(name).lower()
+    if key not in REFERENCE_FILES:
+        raise InvalidParameterError(f"name must be one of {sorted(REFERENCE_FILES)}; got {name!r}")
+    folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
+    if not folder:
+        raise InvalidParameterError(
+            f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]}"
+        )
+    return load_dataset(Path(folder) / REFERENCE_FILES[key])
+
+
+def make_microarray(
+    *,
+    n_samples: int = 62,
+    n_feature: int = 2000,
+    n_informative: int = 40,
+    effect: float = 1.5,
+    class_ratio: float = 22 / 62,
+    seed: SeedLike = 0,
+) -> Data:
+    """The embedded default: a synthetic two-class microarray-like study.
+
+    ``n_samples`` samples (by default 62, 22 of class 1, like Colon) of ``n_feature``
+    log-expression-like features: correlated background (a few latent factors plus
+    noise, as genes co-vary), and ``n_informative`` features whose mean in class 1 is
+    shifted by ``effect`` standard deviations, half up, half down. The informative
+    features are scattered at random positions, returned in ``informative``, so the
+    estimated n_useful can be compared with the truth.
+    """
+    n_samples = check_int(n_samples, "n_samples", minimum=4)
+    n_feature = check_int(n_feature, "n_feature", minimum=2)
+    n_informative = check_int(n_informative, "n_informative", minimum=0, maximum=n_feature)
+    effect = check_real(effect, "effect", minimum=0.0)
+    class_ratio = check_real(class_ratio, "class_ratio", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
+    rng = make_rng(seed)
+    n1 = min(max(1, round(class_ratio * n_samples)), n_samples - 1)
+    y = np.zeros(n_samples, dtype=np.int64)
+    y[rng.permutation(n_samples)[:n1]] = 1
+    factors = rng.standard_normal((n_samples, 5))
+    loadings = rng.standard_normal((5, n_feature)) * 0.5
+    # Not a BLAS product: its rounding may depend on the thread count, the data must not.
+    X = (factors[:, :, None] * loadings[None, :, :]).sum(axis=1) + rng.standard_normal((n_samples, n_feature))
+    X /= X.std(axis=0, keepdims=True)
+    informative = np.sort(rng.choice(n_feature, size=n_informative, replace=False))
+    signs = np.where(np.arange(n_informative) % 2 == 0, 1.0, -1.0)
+    X[np.ix_(y == 1, informative)] += effect * signs
+    names = np.array([f"g{i:05d}" for i in range(n_feature)])
+    return Data(X, y, names, informative)

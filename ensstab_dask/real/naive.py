@@ -1,0 +1,250 @@
+"""The naive check: ensemble stability measured with real runs (docs/method.md sections 7-8).
+
+:func:`real_ensemble_stability` is what the estimate replaces:
+``m_stability x max(m_ensemble)`` real runs. Each copy has its own random half of the
+data and a pool of ``max(m_ensemble)`` weak selectors fitted on bootstrap samples of it
+(``layout="bagging"``, the method's layout, docs/method.md section 8); the ensemble of size m is
+the first m of the pool. Each ensemble is then exactly an ensemble of m independent
+weak selectors, so reusing the pool across m changes no ensemble's distribution (the
+curve's points are correlated, not biased). ``layout="independent"`` gives every weak
+selector its own half of all the data; the simulator does not model that layout.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask._version import __version__
+from ensstab_dask.aggregation import aggregate_rankings
+from ensstab_dask.checks import AGGREGATES, INDICES, check_choice, check_int, check_m_ensemble, check_seed
+from ensstab_dask.cluster import ClientLike
+from ensstab_dask.indices import nogueira_stability, stability_of_subsets, stability_se
+from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.runs import Copies, real_run_plan
+from ensstab_dask.real.selectors import check_resample_classes, describe_selector, real_run
+from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
+from ensstab_dask.sweeps.cost import check_cost
+
+__all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "LAYOUTS"]
+
+#: How the weak selectors of a real ensemble see the data (docs/method.md section 8).
+LAYOUTS = ("bagging", "independent")
+
+
+def check_naive_cost(X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None,
+                     allow_large: bool = False) -> None:  # fmt: skip
+    """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
+    threshold (:func:`~ensstab_dask.sweeps.cost.check_cost`), one of them timed on ``(X, y)`` when
+    refused: callers that run it after other work (validation) check it first."""
+    m_list = check_m_ensemble(m_ensemble)
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    check_cost("the naive check", n_feature=np.shape(X)[1], real_runs=m_stability * max(m_list),
+               allow_large=allow_large, time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
+
+
+def real_ensemble_runs(
+    X,
+    y,
+    *,
+    m_stability: int,
+    pool: int,
+    selector=None,
+    layout: str = "bagging",
+    seed: SeedLike = 0,
+    client: ClientLike = None,
+    batch_size: int = 1,
+    progress: bool = True,
+) -> np.ndarray:
+    """The rankings of ``pool`` weak selectors in each of ``m_stability`` real ensemble copies.
+
+    Seeded as :class:`~ensstab_dask.real.runs.Copies` says: a copy and its first members
+    do not depend on how many copies or members are asked for. Arguments are taken as
+    validated.
+
+    Returns
+    -------
+    ranks : ndarray of int64, shape (m_stability, pool, n_feature)
+    """
+    return real_run_plan(X, y, [Copies(m_stability, pool, seed, layout)], selector=selector, client=client,
+                         batch_size=batch_size, progress=progress, desc="real ensemble runs")[0]  # fmt: skip
+
+
+def real_ensemble_stability(
+    X,
+    y,
+    n_target: int,
+    *,
+    m_ensemble=(1, 5, 10, 20, 30, 50),
+    m_stability: int = 50,
+    selector=None,
+    layout: str = "bagging",
+    aggregate: str = "mean_rank",
+    index: str = "jaccard",
+    seed: SeedLike = 0,
+    client: ClientLike = None,
+    batch_size: int = 1,
+    progress: bool = True,
+    allow_large: bool = False,
+) -> xr.Dataset:
+    """The naive check: measure ensemble stability with real runs (see the module docstring).
+
+    ``progress``: a bar of the real runs on stderr (see :mod:`ensstab_dask.cluster.progress`).
+
+    Parameters
+    ----------
+    X, y : the data (n_samples, n_feature) and class labels
+    n_target : int
+        Features each ensemble keeps.
+    m_ensemble : int or sequence of int
+        Ensemble sizes measured; ``m_stability x max(m_ensemble)`` real runs in all.
+    m_stability : int
+        Real ensemble copies behind each stability value.
+    selector : None, scikit-learn estimator or callable
+        The base selector (see :mod:`ensstab_dask.real.selectors`); None is the default
+        random forest.
+    layout : {'bagging', 'independent'}
+        How the weak selectors see the data (see the module docstring).
+    aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
+    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
+    seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
+    client
+        Where the real runs run (see :mod:`ensstab_dask.cluster`).
+    batch_size : int
+        Real runs per Dask task.
+    progress : bool
+    allow_large : bool
+        Run even above 10,000 real runs; without it the check is refused before any
+        work, saying what it would cost (:mod:`ensstab_dask.sweeps.cost`).
+
+    Returns
+    -------
+    xarray.Dataset over ``m_ensemble``: ``stability`` (``index``), ``nogueira`` with its
+    ``nogueira_lower``/``nogueira_upper`` 95 % interval, and ``attrs`` with the real-run
+    count and wall time.
+
+    Examples
+    --------
+    5 copies of ensembles of up to 3 five-tree forests: 15 real runs.
+
+    >>> import ensstab_dask as es
+    >>> from ensstab_dask.real.datasets import make_microarray
+    >>> from ensstab_dask.real.selectors import default_selector
+    >>> data = make_microarray(n_feature=200, n_informative=10, effect=3.0, seed=1)
+    >>> real = es.real_ensemble_stability(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3),
+    ...                                   m_stability=5, client="synchronous", progress=False)
+    >>> int(real.attrs["real_runs"]), real["m_ensemble"].values.tolist()
+    (15, [1, 3])
+    >>> real["stability"].dims, real["selected"].shape  # (m_ensemble, copy, rank)
+    (('m_ensemble',), (2, 5, 3))
+    >>> bool((real.nogueira_lower <= real.nogueira).all())
+    True
+    """
+    X, y = check_data(X, y, n_target=n_target)
+    check_resample_classes(y, "half")  # here, not in the first task on a worker
+    n_feature = X.shape[1]
+    m_list = check_m_ensemble(m_ensemble)
+    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    check_choice(layout, "layout", LAYOUTS)
+    check_choice(aggregate, "aggregate", AGGREGATES)
+    check_choice(index, "index", INDICES)
+    seed = check_seed(seed)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
+                     allow_large=allow_large)  # fmt: skip
+    ss = as_seed_sequence(seed)
+    pool = max(m_list)
+    t0 = time.perf_counter()
+    ranks = real_ensemble_runs(
+        X, y, m_stability=m_stability, pool=pool, selector=selector, layout=layout, seed=ss, client=client,
+        batch_size=batch_size, progress=progress,
+    )  # fmt: skip
+    stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
+    for m in m_list:
+        chosen = np.stack(
+            [
+                aggregate_rankings(
+                    ranks[copy, :m], n_target, aggregate=aggregate, seed=make_rng(ss, Stream.REAL_ENSEMBLE, copy, 0, m)
+                )
+                for copy in range(m_stability)
+            ]
+        )
+        stab.append(stability_of_subsets(chosen, n_feature, index))
+        selected.append(chosen)
+        stab_se.append(stability_se(chosen, n_feature, index))
+        res = nogueira_stability(chosen, n_feature)
+        nog.append(res.stability)
+        lo.append(res.lower)
+        hi.append(res.upper)
+    seconds = time.perf_counter() - t0
+    ds = _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index)
+    ds.attrs.update(
+        title="ensstab_dask naive real ensemble stability",
+        kind="naive_check",
+        n_feature=n_feature,
+        n_target=n_target,
+        m_stability=m_stability,
+        layout=layout,
+        modelled_by_simulator=int(layout == "bagging"),
+        aggregate=aggregate,
+        index=index,
+        seed=seed,
+        selector=describe_selector(selector),
+        real_runs=m_stability * pool,
+        seconds=seconds,
+        ensstab_dask_version=__version__,
+    )
+    return ds
+
+
+def _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index: str) -> xr.Dataset:
+    """The naive check's values over ``m_ensemble``, with xarray's attributes."""
+    coords = {
+        "m_ensemble": (
+            "m_ensemble",
+            m_list,
+            {"long_name": "m_ensemble", "units": "selectors", "description": "weak selectors per ensemble"},
+        )
+    }
+    ds = xr.Dataset(
+        {
+            # Short long_names, no units on dimensionless values (xarray's .plot labels; see sweep._var_attrs).
+            "stability": (
+                "m_ensemble",
+                stab,
+                {"long_name": f"stability ({index})", "description": f"real ensemble stability ({index} index)"},
+            ),
+            "stability_se": (
+                "m_ensemble",
+                stab_se,
+                {
+                    "long_name": "stability SE",
+                    "description": "standard error of the real stability (U-statistic; jackknife for nogueira)",
+                },
+            ),
+            "selected": (
+                ("m_ensemble", "copy", "rank"),
+                np.stack(selected),
+                {"long_name": "selected feature", "description": "features each real ensemble copy selected (index)"},
+            ),
+            "nogueira": (
+                "m_ensemble",
+                nog,
+                {"long_name": "stability (nogueira)", "description": "Nogueira stability of the real ensembles"},
+            ),
+            "nogueira_lower": (
+                "m_ensemble",
+                lo,
+                {"long_name": "nogueira, 95 % lower", "description": "lower end of Nogueira's 95 % interval"},
+            ),
+            "nogueira_upper": (
+                "m_ensemble",
+                hi,
+                {"long_name": "nogueira, 95 % upper", "description": "upper end of Nogueira's 95 % interval"},
+            ),
+        },
+        coords=coords,
+    )
+    return ds

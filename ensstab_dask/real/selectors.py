@@ -1,0 +1,254 @@
+"""Real base selectors and their runs (docs/method.md section 8).
+
+A *real run* fits the base selector on a resample of the data with its own seed, ranks
+all features by score (ties broken uniformly at random: a random forest gives most
+features importance 0) and keeps the top ``n_target``.
+
+* base selector: ``None`` is the default random forest
+  (``RandomForestClassifier(n_estimators=300, max_features="sqrt", criterion="gini",
+  n_jobs=1)``, scored by ``feature_importances_``); any scikit-learn estimator or
+  ``Pipeline`` scored as scikit-learn's ``importance_getter="auto"`` scores it
+  (``coef_``, absolute, multi-class: L1 norm over classes; else
+  ``feature_importances_``; a pipeline by its last step); or a callable
+  ``(X, y, rng) -> scores``.
+* resample: ``"half"`` (default: a random half without replacement, the method's
+  feature-selection half), ``"bootstrap"``, ``"bagging"`` (a bootstrap sample of a
+  random half: what one weak selector of the naive check's bagging ensembles sees), or a
+  fraction in (0, 1] without replacement. Every resample is stratified by class, so
+  that no run fits on a single class.
+
+A run depends on its seed alone. This module knows nothing of Dask: :mod:`ensstab_dask.real.runs`
+sends many runs to a cluster.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ensstab_dask.aggregation import rank_scores
+from ensstab_dask.checks import RESAMPLES, check_real
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.datasets import check_data
+from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
+
+# scikit-learn is imported where it is used: it takes a tenth of a second to import.
+
+__all__ = [
+    "default_selector",
+    "make_scorer",
+    "resample_indices",
+    "check_resample_classes",
+    "real_run",
+]
+
+Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
+
+
+def default_selector(n_estimators: int = 300):
+    """The method's base selector: a Gini random forest, one thread (parallelism is Dask's)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=n_estimators, max_features="sqrt", criterion="gini", n_jobs=1)
+
+
+def make_scorer(selector=None) -> Scorer:
+    """Turn ``selector`` into a function ``(X, y, rng) -> scores`` (higher is better)."""
+    if selector is None:
+        selector = default_selector()
+    if hasattr(selector, "fit") and hasattr(selector, "get_params"):
+        return _EstimatorScorer(selector)
+    if callable(selector):
+        _check_arity(selector)
+        return selector
+    raise InvalidParameterError(
+        "selector must be None, a scikit-learn estimator (or Pipeline) exposing coef_ or feature_importances_, "
+        f"or a callable (X, y, rng) -> scores; got {type(selector).__name__}"
+    )
+
+
+def _check_arity(fn) -> None:
+    """A callable selector must take (X, y, rng): say so here, not in a worker's traceback."""
+    try:
+        inspect.signature(fn).bind(None, None, None)
+    except TypeError:
+        raise InvalidParameterError(
+            f"selector: a callable selector is called as selector(X, y, rng) -> scores; "
+            f"{getattr(fn, '__name__', type(fn).__name__)}{inspect.signature(fn)} cannot take those three arguments"
+        ) from None
+    except ValueError:  # no signature (some builtins): leave it to the call
+        pass
+
+
+class _EstimatorScorer:
+    """Fits a fresh clone per run, seeded from the run's Generator."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from sklearn.base import clone
+
+        est = clone(self.estimator)
+        # Every random_state, a pipeline's steps' too (``step__random_state``): an unseeded
+        # step would make runs irreproducible.
+        seeded = [k for k in est.get_params() if k == "random_state" or k.endswith("__random_state")]
+        est.set_params(**{k: int(rng.integers(0, 2**31 - 1)) for k in seeded})
+        est.fit(X, y)
+        return _feature_importances(est)
+
+
+def _feature_importances(est) -> np.ndarray:
+    """Scores of a fitted estimator, by scikit-learn's ``importance_getter="auto"`` rule.
+
+    scikit-learn keeps that rule in a private helper
+    (``sklearn.feature_selection._base._get_feature_importances``, used by
+    ``SelectFromModel`` and ``RFE``), so it is replicated here: ``coef_`` if there is one
+    (its absolute value; the L1 norm over classes when 2-D), else
+    ``feature_importances_``. A ``Pipeline`` is scored by its last step, which is what
+    ``SelectFromModel`` does when given ``importance_getter="named_steps.<last>.coef_"``:
+    its steps before must keep the features (a scaler, not a PCA).
+    """
+    from sklearn.pipeline import Pipeline
+
+    model = est[-1] if isinstance(est, Pipeline) else est
+    if hasattr(model, "coef_"):
+        coef = np.asarray(model.coef_, dtype=np.float64)
+        return np.abs(coef) if coef.ndim == 1 else np.linalg.norm(coef, ord=1, axis=0)
+    if hasattr(model, "feature_importances_"):
+        return np.asarray(model.feature_importances_, dtype=np.float64)
+    raise InvalidParameterError(f"{type(model).__name__} exposes neither coef_ nor feature_importances_ after fit")
+
+
+def check_resample(resample) -> str | float:
+    if isinstance(resample, str):
+        if resample not in RESAMPLES:
+            raise InvalidParameterError(
+                f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}"
+            )
+        return resample
+    if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
+        return check_real(resample, "resample", minimum=0.0, maximum=1.0, open_minimum=True)
+    raise InvalidParameterError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
+
+
+def _min_per_class(resample: str | float) -> int:
+    """Samples each class needs so that every stratified resample of this kind holds it."""
+    if resample == "bootstrap":  # a stratified bootstrap keeps every class's count
+        return 1
+    fraction = 0.5 if resample in ("half", "bagging") else float(resample)
+    # Each class gets its share of the draw, floor(count x fraction) or one more.
+    return math.ceil(round(1 / fraction, 9))
+
+
+def check_resample_classes(y, resample) -> None:
+    """Refuse labels ``y`` with a class too small for every ``resample`` to hold it.
+
+    A resample without some class fits the selector on fewer classes than the data has
+    (on one class, a forest's importances are all 0 and its ranking is a random one).
+    """
+    resample = check_resample(resample)
+    need = _min_per_class(resample)
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    if counts.min() < need:
+        small = labels.tolist()[counts.argmin()]
+        raise InvalidParameterError(
+            f"resample={resample!r} needs at least {need} samples of every class, so that each resample "
+            f"holds all classes; class {small!r} has {counts.min()}"
+        )
+
+
+def resample_indices(y, resample, rng: np.random.Generator) -> np.ndarray:
+    """Sample indices of one run, stratified by the class labels ``y``.
+
+    A half or a fraction without replacement, a bootstrap, or ``"bagging"``: a bootstrap
+    sample of a random half (one weak selector of a bagging ensemble, which sees a
+    bootstrap sample of its copy's half). Each class gets its share of the draw
+    (``sklearn.utils.resample(..., stratify=y)``, seeded from ``rng``); a class too small
+    for that is refused (:func:`check_resample_classes`).
+    """
+    from sklearn.utils import resample as sk_resample
+
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise InvalidParameterError(
+            f"y must be 1-D class labels, one per sample (resamples are stratified); got shape {y.shape}"
+        )
+    resample = check_resample(resample)
+    check_resample_classes(y, resample)
+    if resample == "bagging":
+        half = resample_indices(y, "half", rng)
+        return half[resample_indices(y[half], "bootstrap", rng)]
+    n_samples = len(y)
+    replace = resample == "bootstrap"
+    fraction = 1.0 if replace else 0.5 if resample == "half" else float(resample)
+    size = min(max(2, int(np.floor(fraction * n_samples))), n_samples)
+    idx = sk_resample(
+        np.arange(n_samples), replace=replace, n_samples=size, stratify=y, random_state=int(rng.integers(2**32))
+    )
+    return idx if replace else np.sort(idx)
+
+
+def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
+    """One real run: ranks 1..n_feature (1 = best) of every feature.
+
+    The run uses ``seed`` itself; run ``i`` of :func:`~ensstab_dask.real.runs.real_runs` is this function with
+    ``seed=derive(seed, Stream.REAL_RUNS, i)``. The top ``n_target`` of a run is
+    ``np.flatnonzero(ranks <= n_target)``.
+    """
+    X, y = check_data(X, y, n_target=n_target)
+    check_resample_classes(y, resample)
+    return _run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
+
+
+def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Sequence) -> np.ndarray:
+    """Ranks of one run per seed: what each Dask task executes."""
+    out = np.empty((len(seeds), X.shape[1]), dtype=np.int64)
+    for i, ss in enumerate(seeds):
+        rng = make_rng(ss)
+        out[i] = _fit_and_rank(scorer, X, y, resample_indices(y, resample, rng), rng)
+    return out
+
+
+def _fit_and_rank(
+    scorer: Scorer, X: np.ndarray, y: np.ndarray, idx: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
+    if scores.shape != (X.shape[1],):
+        raise InvalidParameterError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
+    return rank_scores(scores, seed=rng)
+
+
+def member_ranks(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, copy_seed, member_seeds) -> np.ndarray:
+    """Ranks of weak selectors of one real ensemble copy: what each naive-check task runs.
+
+    ``"bagging"``: the copy's random half of the data (from ``copy_seed``), and each
+    member a bootstrap sample of that half. ``"independent"``: each member its own
+    random half of all the data. ``"bagging-full"`` and ``"independent-full"`` use all
+    of ``X`` as the copy's data (a bootstrap sample of it, or all of it, per member):
+    for callers that already split the data.
+    """
+    out = np.empty((len(member_seeds), X.shape[1]), dtype=np.int64)
+    everything = np.arange(len(X))
+    half = resample_indices(y, "half", make_rng(copy_seed)) if layout == "bagging" else everything
+    for i, ss in enumerate(member_seeds):
+        rng = make_rng(ss)
+        if layout in ("bagging", "bagging-full"):
+            idx = half[resample_indices(y[half], "bootstrap", rng)]
+        elif layout == "independent":
+            idx = resample_indices(y, "half", rng)
+        else:
+            idx = everything
+        out[i] = _fit_and_rank(scorer, X, y, idx, rng)
+    return out
+
+
+def describe_selector(selector) -> str:
+    """A selector's description for results' provenance (``None`` is the default forest)."""
+    if selector is None:
+        return "RandomForestClassifier(n_estimators=300, max_features='sqrt', criterion='gini')"
+    return repr(selector) if hasattr(selector, "get_params") else getattr(selector, "__name__", repr(selector))

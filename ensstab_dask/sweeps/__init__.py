@@ -1,0 +1,8 @@
+"""Sweeps of the simulator over a grid, as Dask tasks into xarray and zarr.
+
+* :mod:`~ensstab_dask.sweeps.sweep`: :func:`ensstab_dask.sweep`, the entry point.
+* :mod:`~ensstab_dask.sweeps.grid`: the grid, its blocks of cells and their cost.
+* :mod:`~ensstab_dask.sweeps.storage`: zarr stores with one writer and checksummed chunks.
+* :mod:`~ensstab_dask.sweeps.cost`: what a call will run, refused above a threshold
+  unless allowed.
+"""

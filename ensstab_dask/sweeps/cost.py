@@ -1,0 +1,70 @@
+"""Cost before work: what a call will run, said and refused above a threshold.
+
+A typo (``--m-ensemble 1000000``) must not start a job that runs for days without a
+word: the checks pass, each piece fits in memory, and nothing says what it costs. So
+the estimate, the naive check, validation and sweeps count the real runs of the
+selector and the simulated selectors they will make before any of them, and
+:func:`check_cost` refuses above :data:`MAX_REAL_RUNS` or :data:`MAX_SIMULATED`, with
+the count, the time it would take at a measured rate and the option that allows it
+(``allow_large=True``, CLI ``--yes``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.sweeps.grid import selector_seconds
+
+__all__ = ["MAX_REAL_RUNS", "MAX_SIMULATED", "check_cost", "estimate_cost"]
+
+#: Above this many real runs of the selector, a call needs ``allow_large=True``.
+MAX_REAL_RUNS = 10_000
+#: Above this many simulated selectors, a call needs ``allow_large=True``.
+MAX_SIMULATED = 10**8
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= 2 * size:
+            return f"about {seconds / size:.0f} {unit}"
+    return f"about {seconds:.0f} s"
+
+
+def estimate_cost(*, paper_runs: int, designs, simulator: bool, m_list, m_stability: int, n_runs: int,
+                  repeats: int) -> tuple[int, int]:  # fmt: skip
+    """(real runs, simulated selectors, at least) of an estimate: the paper's pools and the
+    model's copies; the uniform selectors behind t_uniform and, for a simulator, its
+    curve and the p fit's copies (the bootstrap's surfaces come on top)."""
+    real = paper_runs + sum(math.prod(d) for d in designs if d is not None)
+    simulated = repeats * n_runs
+    if simulator:
+        simulated += repeats * sum(m_stability * m + n_runs for m in m_list) + repeats * m_stability
+    return real, simulated
+
+
+def check_cost(what: str, *, n_feature: int, real_runs: int = 0, simulated: int = 0, allow_large: bool = False,
+               time_one_run: Callable[[], object] | None = None) -> None:  # fmt: skip
+    """Refuse ``what`` above the thresholds unless ``allow_large``; ``time_one_run`` makes
+    one real run (only when refusing), to say how long the real runs would take here."""
+    if allow_large or (real_runs <= MAX_REAL_RUNS and simulated <= MAX_SIMULATED):
+        return
+    parts = []
+    if real_runs > MAX_REAL_RUNS:
+        text = f"{real_runs:,} real runs of the selector"
+        if time_one_run is not None:
+            start = time.perf_counter()
+            time_one_run()
+            one = time.perf_counter() - start
+            text += f" (one took {one:.2f} s here: {_duration(real_runs * one)} on one core)"
+        parts.append(text)
+    if simulated > MAX_SIMULATED:
+        seconds = simulated * selector_seconds(n_feature)
+        parts.append(f"{simulated:,} simulated selectors ({_duration(seconds)} on one core at the simulator's "
+                     "measured rate)")  # fmt: skip
+    raise InvalidParameterError(
+        f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
+        "simulated selectors run without asking; check the sizes, or pass allow_large=True (CLI: --yes) to run it"
+    )

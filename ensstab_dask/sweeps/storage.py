@@ -1,0 +1,512 @@
+"""Zarr stores of sweeps: a template first, finished blocks written as they come.
+
+Layout of a store ``S.zarr``:
+
+* the Dataset itself (zarr), created in full from a template before any work, every
+  value NaN until its block is written;
+* ``completed``, the completion record: an int8 variable over the same cells and with
+  the same chunks, set to 1 for a block's cells only *after* the block's data are
+  written. Zarr writes each chunk file atomically (temporary file, then rename), so a
+  block that was being written when the run died is not marked and is recomputed.
+
+A store is created under a temporary name and renamed into place (:func:`atomic_output`),
+so a store either does not exist or has its full template and settings. Opening a store
+with different settings refuses, naming them, and changes nothing.
+
+The template is written with consolidated metadata (one read opens the store, and
+``xr.open_zarr`` does not warn); block writes change no metadata, so it stays current.
+Stores written before that get it the next time a sweep resumes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import itertools
+import json
+import os
+import socket
+import stat
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, StoreDamaged, StoreLocked, StoreMismatch
+from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json
+
+# atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
+# named here too, where the package's writers have always found them.
+
+# zarr is imported where a store is opened: most callers never touch one.
+
+__all__ = [
+    "SweepStore",
+    "export_netcdf",
+    "write_netcdf",
+    "write_json",
+    "umask_mode",
+    "StoreMismatch",
+    "StoreLocked",
+    "StoreDamaged",
+    "writer_lock",
+    "atomic_output",
+    "refuse_to_replace",
+    "open_store",
+]
+
+COMPLETED = "completed"
+
+
+#: What reading a damaged store raises: a codec's error on a corrupted chunk (numcodecs:
+#: RuntimeError or ValueError), a decoder's on garbled metadata (ValueError, KeyError,
+#: TypeError; zarr's own errors are ValueErrors), an I/O error on a truncated file
+#: (OSError, EOFError), an index error on a chunk of the wrong shape. Not a permission
+#: error (re-raised as it is: the store may be fine) and not MemoryError.
+_DAMAGE = (ValueError, RuntimeError, KeyError, TypeError, IndexError, EOFError, OSError)
+SETTINGS_ATTR = "ensstab_settings"
+
+
+def _agree(have, recorded) -> bool:
+    """Whether a stored value agrees with its record; a scalar record (``n_runs=20``)
+    agrees with a coordinate holding it in every cell."""
+    have, recorded = np.asarray(have), np.asarray(recorded)
+    if recorded.ndim == 0 and have.ndim > 0:
+        return bool(have.size) and bool(np.all(have == recorded))
+    return np.array_equal(have, recorded)
+
+
+def _short(value) -> str:
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def lock_path(store: str | os.PathLike) -> Path:
+    """The lock file of a store: a hidden sibling, so that it exists before the store does.
+
+    Keyed by the store's resolved path, not the name given: two writers reaching one
+    store through a symbolic link (``alias.zarr -> S.zarr``) meet at one lock.
+    """
+    store = Path(store).resolve()
+    return store.parent / f".{store.name}.lock"
+
+
+@contextlib.contextmanager
+def writer_lock(store: str | os.PathLike):
+    """Hold the store's single-writer lock while the block runs.
+
+    Zarr writes a block smaller than a chunk by read-modify-write of the chunk, so two
+    writers of one store lose each other's cells. The lock is an exclusive ``flock`` on
+    :func:`lock_path`, which records the owner's pid and host for the message a second
+    writer gets (:class:`StoreLocked`, at once: it does not wait). The kernel releases a
+    ``flock`` when its process dies, however it dies, so a killed sweep never leaves a
+    stale lock behind. POSIX only; on a network file system it holds as far as the
+    system's ``flock`` does.
+    """
+    path = lock_path(store)
+    if not path.parent.is_dir():
+        raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")
+    try:
+        # O_NOFOLLOW: a link planted at the lock's path would have the pid written into
+        # (and the file truncated at) whatever it points to.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, umask_mode())
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise InvalidParameterError(
+            f"store: its lock file {str(path)!r} is a symbolic link, which a sweep never makes; remove it and rerun"
+        ) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            # A hard link, a FIFO or a device: not a file this lock made, so nothing is written into it.
+            raise InvalidParameterError(
+                f"store: its lock file {str(path)!r} is not a plain file of its own (a hard link or a special "
+                "file); remove it and rerun"
+            )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                owner = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+            except ValueError:
+                owner = {}
+            who = f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}"
+            raise StoreLocked(
+                f"store {str(store)!r} is being written by another sweep ({who}); wait for it to finish, "
+                "then rerun to resume"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the flock
+
+
+@contextlib.contextmanager
+def _quiet_consolidation() -> Iterator[None]:
+    """Silence zarr's note, on every write of consolidated metadata, that the zarr format 3
+    specification does not include it yet.
+
+    It is written on purpose (xarray and zarr read it, and without it ``xr.open_zarr``
+    warns on every open), so the note tells our users nothing.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Consolidated metadata is currently not part", category=UserWarning)
+        yield
+
+
+def _has_consolidated_metadata(path: Path) -> bool:
+    """Whether the store at ``path`` has consolidated metadata (reads the root metadata only)."""
+    import zarr
+
+    try:
+        zarr.open_consolidated(str(path), mode="r")
+    except (KeyError, ValueError):  # zarr 2 raises KeyError, zarr 3 ValueError
+        return False
+    return True
+
+
+def _consolidate(path: Path) -> None:
+    """Add consolidated metadata to a store written without it. Called under the writer's
+    lock; zarr replaces the root metadata file atomically, so a kill leaves the old one."""
+    import zarr
+
+    with _quiet_consolidation():
+        zarr.consolidate_metadata(str(path))
+
+
+def open_store(path: str | os.PathLike) -> xr.Dataset:
+    """A sweep store opened lazily: metadata and index coordinates are read, values only
+    when asked for.
+
+    The store's consolidated metadata is read in one go. A store written before
+    ensstab_dask wrote it has none and is read from its per-array metadata, without the
+    warning ``xr.open_zarr`` would give (the next sweep on it adds the metadata).
+    """
+    try:
+        return xr.open_zarr(path, consolidated=True)
+    except (KeyError, ValueError):
+        # No consolidated metadata; any other problem raises again here, from the per-array metadata.
+        return xr.open_zarr(path, consolidated=False)
+
+
+def chunk_codecs() -> tuple:
+    """The bytes codecs of every array of a store: zarr's default compressor, then a
+    CRC-32C of the compressed chunk, which zarr checks on every read."""
+    from zarr.codecs import Crc32cCodec, ZstdCodec
+
+    return (ZstdCodec(), Crc32cCodec())
+
+
+class SweepStore:
+    """A sweep's zarr store and its completion record.
+
+    Every chunk carries a checksum (:func:`chunk_codecs`): a chunk that fails it, or
+    cannot be read at all, reads as missing (NaN, not done), so that ``verify`` and
+    ``export`` report its cells damaged and a rerun recomputes them
+    (:meth:`drop_unreadable`). Stores written before checksums open as before
+    (:meth:`has_checksums` says so)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        # The chunk files the last load found unreadable (None before a load): a resume
+        # removes them without reading the store a second time.
+        self._seen_unreadable: list[Path] | None = None
+
+    # -- creation and checks -------------------------------------------------
+    @classmethod
+    def open_or_create(cls, path, template: xr.Dataset, settings: dict) -> SweepStore:
+        """Open the store at ``path`` if its settings match, else create it from ``template``."""
+        store = cls(path)
+        if store.path.exists():
+            store.check(settings, template)
+            if not _has_consolidated_metadata(store.path):  # a store from before consolidation
+                _consolidate(store.path)
+            return store
+        parent = store.path.parent
+        if not parent.is_dir():
+            raise InvalidParameterError(f"store: directory {str(parent)!r} does not exist")
+        template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
+        with atomic_output(store.path, overwrite=False, directory=True) as tmp, _quiet_consolidation():
+            template.to_zarr(tmp, compute=False, mode="w-", consolidated=True)
+        return store
+
+    def settings(self) -> dict:
+        """The settings record, written with the template."""
+        try:
+            ds = open_store(self.path)
+        except PermissionError:
+            raise
+        except _DAMAGE as exc:
+            raise InvalidParameterError(
+                f"store: {str(self.path)!r} exists but is not a readable zarr store ({exc})"
+            ) from exc
+        if SETTINGS_ATTR not in ds.attrs or COMPLETED not in ds:
+            raise InvalidParameterError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
+        try:
+            return json.loads(ds.attrs[SETTINGS_ATTR])
+        except ValueError as exc:
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: its settings record is damaged (not valid JSON: {exc}); "
+                "it cannot be trusted"
+            ) from exc
+
+    def provenance_problems(self) -> list[str]:
+        """What the store's attributes and coordinates say that its settings record does not.
+
+        The settings record (written once, with the template) is the reference: an edited
+        ``seed`` attribute or ``p`` coordinate would otherwise be exported as if true.
+        """
+        stored = self.settings()
+        ds = open_store(self.path)  # lazily: only the coordinates named in the record are read
+        problems = []
+        for key, value in stored.items():
+            if value is None:  # "derived" (n_runs=None is n_runs = m_ensemble): nothing to compare
+                continue
+            if key in ds.coords:
+                have = self._values(ds, key)
+            elif key in ds.attrs:
+                have = ds.attrs[key]
+            else:
+                continue
+            if not _agree(have, value):
+                problems.append(f"{key} is {_short(have)} in the store but {_short(value)} in its settings record")
+        # The coordinates the record implies rather than lists (as grid.make_plan makes them).
+        implied = {"repeat": np.arange(stored.get("repeats", 0))}
+        if stored.get("n_runs") is None and "m_ensemble" in stored:
+            implied["n_runs"] = np.asarray(stored["m_ensemble"])  # n_runs = m_ensemble, cell by cell
+        for key, value in implied.items():
+            if key in ds.coords and not _agree(have := self._values(ds, key), value):
+                problems.append(f"{key} is {_short(have)} in the store but {_short(value)} by its settings record")
+        return problems
+
+    def damaged(self, state: xr.Dataset | None = None) -> np.ndarray:
+        """Cells marked complete with a value missing (NaN) in any variable: a chunk deleted.
+
+        Every variable over the cells is checked, the summaries as well as the draws
+        (a standard deviation over a single repeat is NaN by definition and is skipped).
+        ``state`` is the store as :meth:`load` ``(completion=True)`` gives it, when the
+        caller has it already (otherwise it is read here, once). A chunk that cannot be
+        read at all raises :class:`StoreDamaged` naming the variable and the store.
+        """
+        state = self.load(completion=True) if state is None else state
+        done = state[COMPLETED].values.astype(bool)
+        bad = np.zeros_like(done)
+        single = state.sizes.get("repeat", 2) < 2
+        for name, var in state.data_vars.items():
+            if name == COMPLETED or var.ndim < done.ndim or (single and str(name).endswith("_std")):
+                continue
+            values = var.values
+            bad |= done & np.isnan(values).any(axis=tuple(range(done.ndim, values.ndim)))
+        return bad
+
+    def check(self, settings: dict, template: xr.Dataset) -> None:
+        """Raise :class:`StoreMismatch` naming every setting or grid that differs, and
+        :class:`StoreDamaged` when the store's own metadata contradicts its record."""
+        stored = self.settings()
+        problems = self.provenance_problems()
+        if problems:
+            raise StoreDamaged(
+                f"store {str(self.path)!r} was edited or damaged since it was made: " + "; ".join(problems)
+            )
+        diffs = [
+            f"{k}: {stored.get(k)!r} in the store, {settings.get(k)!r} requested"
+            for k in sorted(set(stored) | set(settings))
+            if stored.get(k) != settings.get(k)
+        ]
+        if diffs:
+            raise StoreMismatch(
+                f"store {str(self.path)!r} was made with different settings; it was left untouched. " + "; ".join(diffs)
+            )
+
+    # -- progress ----------------------------------------------------------------
+    def completed(self) -> np.ndarray:
+        """Boolean mask of the cells whose block has been fully written."""
+        return self._read(COMPLETED).astype(bool)
+
+    def _read(self, name: str) -> np.ndarray:
+        """A variable's values; a chunk that cannot be read is :class:`StoreDamaged`, named."""
+        return self._values(open_store(self.path), name)
+
+    def has_checksums(self) -> bool:
+        """Whether the store's chunks carry a checksum (stores written before do not)."""
+        import zarr
+
+        meta = zarr.open_array(str(self.path / COMPLETED), mode="r").metadata
+        return any(type(c).__name__ == "Crc32cCodec" for c in getattr(meta, "codecs", ()))  # none in zarr format 2
+
+    def unreadable_chunks(self) -> list[Path]:
+        """The chunk files of the cell variables that fail their checksum or cannot be read."""
+        import zarr
+
+        found = []
+        for name, arr in zarr.open_group(str(self.path), mode="r").arrays():
+            if arr.ndim < 3:  # coordinates: checked in full against the record instead
+                continue
+            for key in itertools.product(*(range(-(-n // c)) for n, c in zip(arr.shape, arr.chunks))):
+                region = tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))
+                try:
+                    arr[region]
+                except _DAMAGE:
+                    found.append(self.path / name / arr.metadata.encode_chunk_key(key))
+        return found
+
+    def drop_unreadable(self) -> int:
+        """Remove the chunk files that failed their checksum when :meth:`load` read the
+        store last (a full scan when it has not): their cells read as not done and are
+        recomputed (a write into a damaged chunk would fail reading it). The caller holds
+        the writer lock. Returns how many were removed."""
+        bad = self.unreadable_chunks() if self._seen_unreadable is None else self._seen_unreadable
+        for path in bad:
+            path.unlink(missing_ok=True)
+        return len(bad)
+
+    def _values(self, ds: xr.Dataset, name: str) -> np.ndarray:
+        try:
+            return ds[name].values
+        except PermissionError:
+            raise
+        except _DAMAGE as exc:
+            if ds[name].ndim >= 3:  # a cell variable: its readable chunks, the others missing
+                return self._values_by_chunk(name, ds[name].dtype)
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
+                "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
+            ) from exc
+
+    def _values_by_chunk(self, name: str, dtype) -> np.ndarray:
+        """A cell variable read chunk by chunk: a chunk that fails reads as missing (NaN;
+        0, not done, for the completion record)."""
+        import zarr
+
+        arr = zarr.open_array(str(self.path / name), mode="r")
+        out = np.full(arr.shape, 0 if name == COMPLETED else np.nan, dtype=dtype)
+        for key in itertools.product(*(range(-(-n // c)) for n, c in zip(arr.shape, arr.chunks))):
+            region = tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))
+            try:
+                out[region] = arr[region]
+            except _DAMAGE:
+                self._seen_unreadable = (self._seen_unreadable or []) + [
+                    self.path / name / arr.metadata.encode_chunk_key(key)
+                ]
+        return out
+
+    def write_block(self, data: xr.Dataset, region: dict[str, slice]) -> None:
+        """Write ``data`` into ``region``, then mark those cells complete.
+
+        A region write changes chunks only, never metadata, so the consolidated metadata
+        is not rewritten (``consolidated=False``): rewriting it per block would cost a
+        metadata write each time and gain nothing."""
+        data.to_zarr(self.path, region=region, consolidated=False)
+        shape = tuple(s.stop - s.start for s in region.values())
+        flags = xr.Dataset({COMPLETED: (tuple(region), np.ones(shape, dtype=np.int8))})
+        flags.to_zarr(self.path, region=region, consolidated=False)
+
+    def load(self, *, completion: bool = False) -> xr.Dataset:
+        """The store in memory, each variable read once (``completion``: keep the record).
+
+        A chunk of a cell variable that cannot be read reads as missing (see the class
+        docstring); one of a coordinate is :class:`StoreDamaged`, naming it."""
+        self._seen_unreadable = []
+        try:
+            ds = open_store(self.path)
+        except PermissionError:
+            raise
+        except _DAMAGE as exc:
+            raise StoreDamaged(
+                f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
+                "delete it and rerun the sweep"
+            ) from exc
+        for name in list(ds.variables):
+            if name not in ds.dims:  # index coordinates are already in memory
+                ds[name] = xr.Variable(ds[name].dims, self._values(ds, str(name)), ds[name].attrs, ds[name].encoding)
+        ds.attrs.pop(SETTINGS_ATTR, None)
+        return ds if completion else ds.drop_vars(COMPLETED)
+
+
+def export_netcdf(
+    store: str | os.PathLike, out: str | os.PathLike, *, overwrite: bool = False, allow_incomplete: bool = False
+) -> Path:
+    """Write a finished sweep store to netCDF.
+
+    Refuses an existing ``out`` unless ``overwrite``, and a store with blocks still
+    missing unless ``allow_incomplete``. The file is written under a temporary name and
+    renamed, so an error never leaves a half-written ``out`` or destroys an old one.
+
+    Parameters
+    ----------
+    store : path
+        A zarr store written by :func:`~ensstab_dask.sweep` (``store=``).
+    out : path
+        The netCDF file to write.
+    overwrite : bool
+        Replace an existing ``out``.
+    allow_incomplete : bool
+        Export a store whose sweep has not finished (missing cells are NaN).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import xarray as xr
+    >>> import ensstab_dask as es
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = Path(tmp.name) / "sweep.zarr"
+    >>> _ = es.sweep(200, 5, n_useful=[10, 20], p=[0.5, 0.9], m_ensemble=[1], m_stability=5, repeats=2,
+    ...              store=store, client="synchronous", progress=False)
+    >>> out = es.export_netcdf(store, Path(tmp.name) / "sweep.nc")
+    >>> out.name
+    'sweep.nc'
+    >>> with xr.open_dataset(out) as nc:
+    ...     print(dict(nc.sizes), nc.attrs["kind"])
+    {'n_useful': 2, 'p': 2, 'm_ensemble': 1, 'repeat': 2} sweep
+    >>> tmp.cleanup()
+    """
+    src = SweepStore(store)
+    if not src.path.exists():
+        raise InvalidParameterError(f"store: {str(src.path)!r} does not exist")
+    target = Path(out).resolve()
+    if target == src.path.resolve() or src.path.resolve() in target.parents:
+        raise InvalidParameterError(
+            f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store"
+        )
+    src.settings()
+    problems = src.provenance_problems()
+    if problems:
+        raise StoreDamaged(f"store {str(src.path)!r} was edited or damaged since it was made: " + "; ".join(problems))
+    state = src.load(completion=True)  # every chunk read once, for the checks and the export
+    damaged = int(src.damaged(state).sum())
+    if damaged:
+        bad = [str(c.relative_to(src.path)) for c in src.unreadable_chunks()]
+        why = f"chunks {', '.join(bad)} fail their checksum or cannot be read" if bad else "a chunk deleted?"
+        raise StoreDamaged(
+            f"store {str(src.path)!r}: {damaged} cells are marked done but hold no data ({why}); "
+            "rerun the sweep to recompute them, then export"
+        )
+    missing = int((state[COMPLETED] == 0).sum())
+    ds = state.drop_vars(COMPLETED)
+    if missing and not allow_incomplete:
+        raise InvalidParameterError(
+            f"store {str(src.path)!r} is incomplete ({missing} cells not computed yet); rerun the sweep to finish it, "
+            "or pass allow_incomplete=True (CLI: --allow-incomplete)"
+        )
+    return write_netcdf(ds, out, overwrite=overwrite)
+
+
+def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file."""
+    with atomic_output(out, overwrite=overwrite) as tmp:
+        try:
+            ds.to_netcdf(tmp)
+        except RuntimeError as exc:  # netCDF4 reports a full disk only as "NetCDF: HDF error"
+            raise OutputNotWritten(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
+    return Path(out)
