@@ -30,7 +30,9 @@ from ensstab_dask.indices import (
     stability,
 )
 from ensstab_dask.real.accuracy import PredictionAccuracy, prediction_accuracy
+from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.naive import real_ensemble_stability
+from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import derive, make_rng
 from ensstab_dask.simulator.calibration import calibrate
 from ensstab_dask.simulator.estimators import (
@@ -58,6 +60,9 @@ __all__ = [
     "estimate",
     "Estimate",
     "real_ensemble_stability",
+    "default_selector",
+    "load_dataset",
+    "make_microarray",
     "prediction_accuracy",
     "PredictionAccuracy",
     "calibrate",

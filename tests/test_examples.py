@@ -48,7 +48,7 @@ def test_notebook_is_in_sync_and_carries_no_outputs(path):
 @pytest.fixture(scope="module")
 def scheduler_address(tmp_path_factory):
     """A real cluster from deploy/local for the notebook that submits by address."""
-    from test_cluster_processes import ProcessCluster
+    from process_cluster import ProcessCluster
 
     cluster = ProcessCluster(tmp_path_factory.mktemp("nb-cluster"), n_workers=2)
     yield cluster.address

@@ -77,7 +77,7 @@ def _add_shared_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_problem_options(p: argparse.ArgumentParser) -> None:
-    # Defaults are the library's (simulated_stability, sweep): tests/test_cli.py checks them.
+    # Defaults are the library's (simulated_stability, sweep): tests/cli/test_cli.py checks them.
     p.add_argument("--n-feature", type=int, default=2000, help="number of features")
     p.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
     p.add_argument("--m-stability", type=int, default=50, help="ensemble copies behind each stability value")

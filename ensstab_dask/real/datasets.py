@@ -251,6 +251,15 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
     Data
         ``X, y, feature_names, informative = load_dataset(...)``; names where the file
         has them, else None.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from ensstab_dask import load_dataset
+    >>> path = os.path.join(tempfile.mkdtemp(), "toy.npz")
+    >>> np.savez(path, X=np.random.default_rng(0).normal(size=(6, 4)), y=[0, 1] * 3)
+    >>> load_dataset(path).X.shape
+    (6, 4)
     """
     path = Path(path)
     if path.is_dir():
@@ -304,6 +313,13 @@ def make_microarray(
     shifted by ``effect`` standard deviations, half up, half down. The informative
     features are scattered at random positions, returned in ``informative``, so the
     estimated n_useful can be compared with the truth.
+
+    Examples
+    --------
+    >>> from ensstab_dask import make_microarray
+    >>> data = make_microarray(n_feature=200, n_informative=10, seed=1)
+    >>> data.X.shape, len(data.informative)
+    ((62, 200), 10)
     """
     n_samples = check_int(n_samples, "n_samples", minimum=4)
     n_feature = check_int(n_feature, "n_feature", minimum=2)

@@ -50,7 +50,14 @@ Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
 
 def default_selector(n_estimators: int = 300):
-    """The method's base selector: a Gini random forest, one thread (parallelism is Dask's)."""
+    """The method's base selector: a Gini random forest, one thread (parallelism is Dask's).
+
+    Examples
+    --------
+    >>> from ensstab_dask import default_selector
+    >>> default_selector(50).get_params()["n_estimators"]
+    50
+    """
     from sklearn.ensemble import RandomForestClassifier
 
     return RandomForestClassifier(n_estimators=n_estimators, max_features="sqrt", criterion="gini", n_jobs=1)

@@ -61,7 +61,7 @@ def run_with_terminal_stderr(code: str, timeout: float = 300) -> tuple[str, str]
         stdout=subprocess.PIPE,
         stderr=slave,
         env=env,
-        cwd=os.path.dirname(__file__),
+        cwd=os.path.dirname(os.path.dirname(__file__)),
     )
     os.close(slave)
     chunks: list[bytes] = []

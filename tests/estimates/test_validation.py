@@ -92,7 +92,9 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     assert set(row) == {"predicted", "lower", "upper", "predicted_se", "real", "real_se", "z", "covered", "within_2se"}
     assert d["estimate_real_runs"] == 24 + 6 + 40 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
     assert list(cache.glob("naive-*.nc"))
-    assert 0 <= d["covered"] <= 2 and d["sizes"] == 2
+    assert d["covered"] == sum(r["covered"] for r in d["per_m"].values()) and d["sizes"] == 2
+    for r in d["per_m"].values():
+        assert r["covered"] == (r["lower"] <= r["real"] <= r["upper"])
     # A rerun reuses the naive curve, and refuses to clobber the JSON without --overwrite.
     assert cli_main(args) == 2
     assert cli_main(args + ["--overwrite"]) == 0

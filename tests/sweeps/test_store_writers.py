@@ -10,7 +10,7 @@ import pytest
 import ensstab_dask as es
 from ensstab_dask.sweeps.storage import StoreLocked, lock_path, writer_lock
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The grid of the report that found lost updates: 80 cells, one per task, small chunks.
 GRID = ["--n-feature", "200", "--n-target", "10", "--n-useful", "10:13:1", "--p", "0.05:1.0:0.05",
         "--m-stability", "2", "--repeats", "1", "--batch-size", "1"]  # fmt: skip

@@ -268,7 +268,7 @@ def test_sweep_and_naive_variables_have_short_labels_and_descriptions(sweep_ds):
         assert sweep_ds[name].attrs["description"], name
     data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
     naive = es.real_ensemble_stability(data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3,
-                                       selector=es.selectors.default_selector(5), client="synchronous")  # fmt: skip
+                                       selector=es.default_selector(5), client="synchronous")  # fmt: skip
     for name in list(naive.data_vars) + list(naive.coords):
         _check_label(naive[name])
 

@@ -9,7 +9,7 @@ import pytest
 import ensstab_dask as es
 from ensstab_dask.sweeps.cost import MAX_REAL_RUNS, MAX_SIMULATED, check_cost, estimate_cost
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -152,6 +152,7 @@ def test_cli_estimate_on_h5ad(tmp_path, capsys):
     args += ["--m-stability", "6", "--n-runs", "12", "--repeats", "3", "--n-boot", "0", "--n-estimators", "20"]
     args += ["--scheduler", "synchronous", "--quiet", "--json", str(out)]
     assert main(args) == 0, capsys.readouterr().err
-    assert "reliable:" in capsys.readouterr().out
+    printed = capsys.readouterr().out
     d = json.loads(out.read_text())
+    assert ("  reliable: yes" in printed) == d["reliable"] and ("  reliable: NO" in printed) == (not d["reliable"])
     assert d["n_feature"] == N_VARS and d["n_target"] == 5

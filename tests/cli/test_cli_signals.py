@@ -25,7 +25,7 @@ from ensstab_dask.cli import _resumable, build_parser
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INTERRUPTED = "ensstab: interrupted"
 RESUME = INTERRUPTED + "; finished blocks are in the store, rerun the same command to resume"
 # 50 cells of about a second each: half a minute of work on two workers, not over before the signal.

@@ -1,6 +1,6 @@
 """The two-level model beyond the paper: its h, fitted from real copies, in the estimate.
 
-The kernel itself is tested against the literal model in test_simulation.py.
+The kernel itself is tested against the literal model in test_kernel.py.
 """
 
 import json

@@ -16,6 +16,7 @@ import ensstab_dask as es
 from ensstab_dask import plotting
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.sweeps.storage import write_netcdf
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -197,7 +198,7 @@ def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_
 
     def roundtrip(dataset, name):
         path = tmp_path / name
-        es.storage.write_netcdf(dataset, path)
+        write_netcdf(dataset, path)
         with xr.open_dataset(path) as back:
             return back.load()
 
@@ -288,7 +289,7 @@ def test_report_of_a_sweep(sweep_ds, tmp_path):
 @pytest.mark.slow
 def test_report_cli(result, tmp_path):
     path = tmp_path / "e.nc"
-    es.storage.write_netcdf(result[2], path)
+    write_netcdf(result[2], path)
     cli = [sys.executable, "-m", "ensstab_dask.cli", "report", str(path), "-o", str(tmp_path / "r")]
     run = subprocess.run(cli, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
@@ -339,7 +340,7 @@ def test_every_result_says_what_it_is_and_plotting_dispatches_on_it():
     assert sweep.attrs["kind"] == "sweep" and result_kind(sweep) == "sweep"
     data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
     naive = es.real_ensemble_stability(data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3,
-                                       selector=es.selectors.default_selector(5), client="synchronous")  # fmt: skip
+                                       selector=es.default_selector(5), client="synchronous")  # fmt: skip
     assert naive.attrs["kind"] == "naive_check"
     # A sweep's variables under another kind are not taken for a sweep.
     assert result_kind(sweep.assign_attrs(kind="naive_check")) == "naive_check"

@@ -13,14 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
-from test_sweep import GRID, K, N, assert_same
+from sweep_cases import GRID, K, N, assert_same
 
 import ensstab_dask as es
 from ensstab_dask.cluster import connect, current_client, local_cluster
 
 
 def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    return dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
 
 
 @pytest.fixture(scope="module")

@@ -14,41 +14,11 @@ import distributed  # noqa: F401 - its config defaults, before any dask.config.s
 import numpy as np
 import pytest
 import xarray as xr
+from sweep_cases import GRID, VARS, K, N, assert_same, wait_for_blocks
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.sweeps.storage import SweepStore
-
-GRID = dict(n_useful=[10, 25, 40], p=[0.3, 0.6, 0.9], m_ensemble=[1, 4], m_stability=12, repeats=3, seed=7)
-N, K = 300, 10
-VARS = ("stability", "stability_std", "n_useful_v", "n_useful_v_std", "stability_draws", "n_useful_v_draws")
-
-
-def assert_same(a: xr.Dataset, b: xr.Dataset) -> None:
-    """Bit-identical data and coordinates (attrs like the creation time may differ)."""
-    for v in VARS:
-        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v, strict=True)
-    for c in a.coords:
-        np.testing.assert_array_equal(a[c].values, b[c].values, err_msg=c)
-
-
-def blocks_done(store) -> int:
-    """Blocks of a sweep store marked complete; 0 before the store exists or mid-rename."""
-    try:
-        return int(SweepStore(store).completed().sum())
-    except Exception:  # not there yet, or the template is mid-rename
-        return 0
-
-
-def wait_for_blocks(store, n: int, alive, timeout: float = 120) -> int:
-    """Wait until ``n`` blocks of ``store`` are done while ``alive()``; return how many are."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and alive():
-        done = blocks_done(store)
-        if done >= n:
-            return done
-        time.sleep(0.05)
-    raise AssertionError(f"the sweep ended or stalled before {n} blocks were done: make it longer")
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +172,7 @@ def test_killed_process_resumes(reference, tmp_path, caplog):
             import time
             import ensstab_dask as es
             from ensstab_dask.sweeps.storage import SweepStore
+from sweep_cases import GRID, VARS, K, N, assert_same, blocks_done, wait_for_blocks
 
             # Slow storage, so that the test reliably kills the run half way, however
             # fast the machine: the results do not depend on it.

@@ -12,6 +12,7 @@ import pytest
 
 import ensstab_dask as es
 from ensstab_dask.cli import UsageError, build_parser, main, parse_values
+from ensstab_dask.sweeps.storage import SweepStore
 
 
 def run(*args):
@@ -264,7 +265,7 @@ def test_report_reads_a_sweep_store_and_says_what_it_reads(tmp_path, capsys):
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1 and f"{result} {what}; report reads a netCDF file" in err[0], err
         assert "sweep store" in err[0] and not (tmp_path / "x").exists()
-    assert np.isfinite(es.storage.SweepStore(store).load()["stability"]).all()  # the store is only read
+    assert np.isfinite(SweepStore(store).load()["stability"]).all()  # the store is only read
 
 
 def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
