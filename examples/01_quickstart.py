@@ -47,8 +47,7 @@ REPEATS = 4 if SMALL else 20
 import matplotlib.pyplot as plt
 
 import ensstab_dask as es
-from ensstab_dask import plotting
-from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask import make_microarray, plotting
 
 # %%
 data = make_microarray(seed=0)
@@ -114,7 +113,7 @@ plt.show()
 import tempfile
 from pathlib import Path
 
-from ensstab_dask.plotting.report import write_report
+from ensstab_dask.plotting import write_report
 
 ds = est.to_dataset()
 print(ds["stability"].to_series().round(3))

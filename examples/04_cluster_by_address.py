@@ -40,7 +40,7 @@ REPEATS = 4 if SMALL else 20
 from distributed import Client, LocalCluster
 
 import ensstab_dask as es
-from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask import make_microarray
 
 address = os.environ.get("ENSSTAB_SCHEDULER")
 if address:

@@ -134,3 +134,15 @@ def test_the_package_never_cites_a_spec_outside_the_repository():
     method = (PACKAGE.parent / "docs" / "method.md").read_text()
     assert cited and all(re.search(rf"^## {n}\. ", method, flags=re.M) for n in cited), cited
     assert not [m for m, p in modules().items() if "SPEC" in p.read_text()]
+
+
+def test_the_package_is_organised_in_subpackages_that_tests_mirror():
+    """A few loose modules at the top (the contracts and plumbing), the rest in
+    subpackages by concept, each with its own folder of tests."""
+    top = [p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "_version")]
+    assert len(top) <= 8, f"{len(top)} modules loose at the package's top: {sorted(top)}"
+    subpackages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    assert len(subpackages) >= 4, subpackages
+    tests = Path(__file__).resolve().parent
+    missing = [s for s in subpackages if not list((tests / s).glob("test_*.py"))]
+    assert not missing, f"subpackages without a tests/<name>/ folder of tests: {missing}"
