@@ -182,7 +182,7 @@ def _f(v, fmt=".1f") -> str:
 
 
 def tables(rows: list[dict], *, cores: int) -> str:
-    """The markdown the README shows."""
+    """The markdown docs/performance.md shows."""
     one = {(r["kind"], r["data"], r["model"]): r["wall"] for r in rows if r["workers"] == 1}
     lines = [
         f"Machine: {cores} cores ({platform.machine()}, {platform.system()}); LocalCluster of 1 process per worker.",

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_simulator.py [--repeats 21] [--rows 500] [--literal-rows 5]
 
-At n_feature=2000, n_target=20, n_useful=60, p=0.7 (the issue's configuration), in one
+At n_feature=2000, n_target=20, n_useful=60, p=0.7 (docs/performance.md), in one
 process, with the three measurements interleaved in every repeat so that load on this
 shared machine hits them alike:
 

@@ -13,10 +13,11 @@ and m_ensemble 1, 5, 10, 20, 30, 50, on one local Dask cluster:
   the combined z, covered, within 2 SE), both real-run counts and both wall times. The
   naive curves are cached in ``--cache-dir`` (default ``benchmarks/.cache``), so a rerun
   only pays for the estimates.
-* the scorecard of issue 18 per model, over every table: sizes within combined |z| <= 2
-  per table, the median interval half-width over the naive SE, the mean signed z and
-  how often each sign holds, coverage, real runs, and whether ``reliable: yes`` was
-  printed for a table with two or more misses. ``--json`` keeps every row.
+* the scorecard per model (its targets: docs/validation.md), over every table: sizes
+  within combined |z| <= 2 per table, the median interval half-width over the naive SE,
+  the mean signed z and how often each sign holds, coverage, real runs, and whether
+  ``reliable: yes`` was printed for a table with two or more misses. ``--json`` keeps
+  every row.
 * ``--variants``: the calibration layouts and ``n_runs`` side by side. Pools of real
   runs are made once per dataset (100 on random halves, 50 in the weak-selector layout,
   with the streams ``estimate`` uses), and every variant is ``estimate_from_runs`` on the
@@ -120,7 +121,7 @@ def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> l
 
 
 def scorecard(results: list[dict]) -> list[str]:
-    """Per model and seed, issue 18's targets over the tables in ``results`` (rows of :func:`main`)."""
+    """Per model and seed, the scorecard's targets over the tables in ``results`` (rows of :func:`main`)."""
     lines = [
         "| model | seed | within combined 2 SE, per table | tables with >= 5 of 6 | median half-width / naive SE "
         "(worst table) | mean signed z | z > 0 / z < 0 | covered | reliable: yes with >= 2 misses | real runs |",
@@ -243,7 +244,7 @@ def main(argv=None) -> int:
                         print()
                         print("\n".join(variants(data, n_target, res.naive, selector=selector,
                                                   m_stability=args.m_stability, seed=seed, client=client)))  # fmt: skip
-    print("\n## Scorecard (issue 18's targets)\n")
+    print("\n## Scorecard\n")
     print("\n".join(scorecard(results)))
     if args.json:
         with open(args.json, "w") as f:

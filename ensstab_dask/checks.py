@@ -18,11 +18,11 @@ from ensstab_dask.seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED 
 
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
 INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
-#: Named resamples of a real run (a fraction in (0, 1] is also accepted); see selectors.
+#: Named resamples of a real run (a fraction in (0, 1] is also accepted); see real.selectors.
 RESAMPLES = ("half", "bootstrap", "bagging")
-#: Which real runs calibrate the simulator; see algorithm.
+#: Which real runs calibrate the simulator; see estimates.pipeline.
 CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
-#: Chosen by the validation harness on the four datasets (README, "Validation").
+#: The layout estimate uses unless told otherwise (docs/validation.md says why).
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 
 
@@ -132,8 +132,8 @@ def check_simulator(n_feature, n_target, n_useful, p) -> tuple[int, int, int, fl
 
 
 MODELS = ("onda", "two-level", "random-effects", "anchored")
-#: The model ``estimate`` and ``ensstab estimate`` use unless told otherwise: chosen by the
-#: validation harness out of sample (README, "Validation").
+#: The model ``estimate`` and ``ensstab estimate`` use unless told otherwise (docs/models.md
+#: and docs/validation.md say why).
 DEFAULT_MODEL = "anchored"
 #: The models of the simulated selector itself (simulate_*, sweep); the others model real ensembles.
 SIMULATOR_MODELS = ("onda", "two-level")

@@ -181,7 +181,7 @@ def seed_to_int(seed: SeedLike, *, name: str = "seed") -> int:
 def int_from(ss: np.random.SeedSequence, *, bits: int = 64) -> int:
     """A non-negative int drawn from ``ss``: its first state word of ``bits`` bits, less
     its top bit (so that it fits a signed int of that width). The estimate's sweeps are
-    seeded with ``bits=32`` (their recorded seeds since the first release)."""
+    seeded with ``bits=32``: another width would change every seeded estimate."""
     if bits == 32:
         return int(ss.generate_state(1, np.uint32)[0] >> np.uint32(1))
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))

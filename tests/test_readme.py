@@ -1,17 +1,39 @@
-"""The README's API tour runs as written (in a temporary folder: it writes sweep.zarr and a
-cache), and what it says of the program is true: the main command's real runs and
-measured time, and every flag it names."""
+"""What README.md and docs/*.md say of the program is true.
+
+* The README's API tour and the Python snippets of docs/ run as written (in a temporary
+  folder).
+* Every shell command in a fenced block of the README and of docs/ (``ensstab ...``,
+  ``python ...``) parses with the real parser, naming only flags that exist. The cheap ones
+  run as written; the expensive ones run with sizes shrunk through options that change
+  sizes only (``SHRUNK``), or are run by another test (``ELSEWHERE``), or need a cluster
+  at an address (``BY_ADDRESS``), or are benchmarks that run for minutes to hours
+  (``BENCHMARKS``: marked slow, and run only with ``ENSSTAB_DOCS_BENCHMARKS=1``).
+  Commands that need the reference datasets skip, saying why, without
+  ``$ENSSTAB_DATA_DIR``.
+* The figures the docs copy from a benchmark are the benchmark's: the main command's real
+  runs and time, the validation tables, the scaling tables.
+* Every flag the READMEs name is the program's, every module path they name exists, and
+  no page names an issue number.
+"""
 
 import argparse
+import importlib
 import json
 import math
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 MAIN_COMMAND = ROOT / "benchmarks" / "results" / "main-command.json"
 # "from 200 real runs instead of the 2,500 a direct measurement would need"
 RUNS_CLAIM = re.compile(r"from (\d[\d,]*) real runs instead of the (\d[\d,]*) a direct")
@@ -60,7 +82,9 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
-@pytest.mark.parametrize("doc", ["README.md", "examples/README.md", "deploy/README.md"])
+@pytest.mark.parametrize(
+    "doc", ["README.md", "examples/README.md", "deploy/README.md", *(f"docs/{p.name}" for p in DOCS[1:])]
+)
 def test_every_flag_a_readme_names_is_the_programs(doc):
     """`ensstab CMD --flag` lines against that command's parser, a benchmark's flags against
     its script, and a flag named alone (CLI `--n-boot`) against the CLI's and the scripts'
@@ -134,3 +158,318 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     assert d["reliable"] is True and d["warnings"] == []
     assert all(lo <= d["curve"][m] <= hi for m, (lo, hi) in d["curve_interval"].items())
     assert d["useful_that_are_informative"] >= 35  # the forest finds the planted features
+
+
+# -- every command of the README and of docs/ -------------------------------------------
+
+#: Options that shrink a command to seconds, and the only ones SHRUNK may add: each
+#: changes a size (copies, trees, replicates, repeats), never which code runs or which
+#: labels (ensemble sizes, grid values) it computes.
+SIZE_OPTIONS = {"--m-stability", "--n-estimators", "--n-boot", "--repeats", "--rows", "--literal-rows"}
+
+#: Commands that take minutes as written, with what makes them take seconds here.
+COLON = 'ensstab estimate --data "$ENSSTAB_DATA_DIR/colon.mat" --n-target 20 --json colon.json'
+SHRUNK = {
+    "ensstab validate --output validation.nc": ["--m-stability", "4", "--n-estimators", "10", "--n-boot", "20"],
+    COLON: ["--n-estimators", "10", "--n-boot", "20"],
+    "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
+}
+
+#: Commands not run here, because another test or .ci/run runs them.
+ELSEWHERE = {
+    "ensstab estimate": "test_main_command_with_the_cli_defaults runs it as written",
+    "python -m pip install .": ".ci/run installs the package before the suite",
+    "python -m pip install '.[test]'": ".ci/run runs it verbatim",
+    "python -m pytest": "it is this suite; .ci/run runs it verbatim",
+}
+
+#: Benchmarks at their documented sizes: minutes to hours each, too long for the default
+#: suite. Parsed here always; run, as written, only with ENSSTAB_DOCS_BENCHMARKS=1.
+BENCHMARKS = {
+    "python benchmarks/bench_main_command.py --json benchmarks/results/main-command.json": "three main commands",
+    "ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py --seeds 0,1 "
+    "--models anchored,onda,random-effects,two-level --json validation.json": "32 estimates and 8 naive checks",
+    "python benchmarks/bench_sweep.py --repeats 5": "five clusters, 5 repeats",
+    "ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_scaling.py --workers 1,2": "every model on two clusters",
+    "python benchmarks/bench_store_stress.py": "30 rounds of concurrent sweeps",
+    "python benchmarks/bench_interval_honesty.py --seeds 12": "12 estimates",
+}
+
+#: Checks of what a command printed, beyond its exit status.
+OUTPUT_CHECKS: dict = {}  # filled below, once the checks are defined
+
+
+@dataclass
+class Command:
+    doc: str  # the page, relative to the repository
+    block: int  # which fenced shell block of the page
+    text: str  # as written, continuation lines joined and spaces collapsed, comment dropped
+    argv: list[str]  # the program and its arguments, environment assignments taken out
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def needs_data(self) -> bool:
+        return "ENSSTAB_DATA_DIR" in self.text
+
+    @property
+    def by_address(self) -> bool:
+        """A cluster at an address: a running scheduler, which this test does not start."""
+        return any("://" in a for a in self.argv)
+
+
+SHELL_BLOCK = re.compile(r"^```(?:bash|sh|shell|console)\n(.*?)^```", flags=re.S | re.M)
+ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=")
+
+
+def _commands(doc: Path) -> list[Command]:
+    """The ``ensstab`` and ``python`` commands of the page's fenced shell blocks."""
+    found = []
+    for block, body in enumerate(SHELL_BLOCK.findall(doc.read_text())):
+        for line in body.replace("\\\n", " ").splitlines():
+            line = re.sub(r"(^|\s)#.*$", "", line.strip().removeprefix("$ "))
+            for part in line.split("&&"):
+                words = shlex.split(part)
+                env = {}
+                while words and ASSIGNMENT.match(words[0]):
+                    name, _, value = words.pop(0).partition("=")
+                    env[name] = value
+                if words and words[0] in ("ensstab", "python"):
+                    text = " ".join(part.split())
+                    found.append(Command(str(doc.relative_to(ROOT)), block, text, words, env))
+    return found
+
+
+ALL_COMMANDS = [c for doc in DOCS for c in _commands(doc)]
+
+
+def _how(c: Command) -> str:
+    if c.text in ELSEWHERE:
+        return "elsewhere"
+    if c.text in BENCHMARKS:
+        return "benchmark"
+    if c.by_address:
+        return "by address"
+    return "shrunk" if c.text in SHRUNK else "as written"
+
+
+def test_the_docs_have_commands_and_every_listed_command_is_in_them():
+    texts = {c.text for c in ALL_COMMANDS}
+    assert {"ensstab estimate", "python -m pytest"} <= texts
+    assert sorted((set(SHRUNK) | set(ELSEWHERE) | set(BENCHMARKS)) - texts) == []
+    assert all(set(FLAG.findall(" ".join(extra))) <= SIZE_OPTIONS for extra in SHRUNK.values())
+    # A command left to another test names it, and that test is here.
+    assert all(name in globals() for reason in ELSEWHERE.values() for name in re.findall(r"test_\w+", reason))
+
+
+def _script_flags(path: Path) -> set[str]:
+    return set(re.findall(r"add_argument\(\s*\"(--[\w-]+)\"", path.read_text()))
+
+
+@pytest.mark.parametrize("c", ALL_COMMANDS, ids=lambda c: f"{c.doc}:{c.text[:60]}")
+def test_every_docs_command_parses_with_the_real_parser(c):
+    """`ensstab` commands with the CLI's own parser, every flag spelt out in full (argparse
+    would take an abbreviation); a script's flags against the options it defines."""
+    from ensstab_dask.cli._parser import _attach_negative_values, build_parser
+
+    args = [os.path.expandvars(a) for a in c.argv[1:]]
+    if c.argv[0] == "ensstab":
+        parser = build_parser()
+        try:
+            parsed = parser.parse_args(_attach_negative_values(args))
+        except SystemExit as exc:  # --help
+            assert exc.code == 0 and "--help" in args
+            parsed = None
+        options = _options(parser)
+        command = parsed.command if parsed is not None and parsed.command else ""
+        flags = {a.partition("=")[0] for a in args if a.startswith("--")}
+        assert flags <= options[command] | {"--help", "--version"}, c.text
+    elif c.argv[1] != "-m":
+        script = ROOT / c.argv[1]
+        assert script.is_file(), c.text
+        flags = {a.partition("=")[0] for a in args[1:] if a.startswith("--")}
+        assert flags <= _script_flags(script) | {"--help"}, c.text
+
+
+def _blocks():
+    """One test per fenced block: its commands run in order in one folder (a sweep, then
+    the verify and export of its store). Benchmarks get a test of their own."""
+    grouped: dict[tuple[str, int], list[Command]] = {}
+    for c in ALL_COMMANDS:
+        grouped.setdefault((c.doc, c.block), []).append(c)
+    seen = set()
+    for (doc, block), commands in grouped.items():
+        run = [c for c in commands if _how(c) in ("as written", "shrunk")]
+        if run and tuple(c.text for c in run) in seen:  # the same commands on another page: run once
+            run = []
+        seen.add(tuple(c.text for c in run))
+        bench = [c for c in commands if _how(c) == "benchmark"]
+        if run:
+            # Those that start a cluster take more than a few seconds.
+            slow = any(c.argv[:2] in (["ensstab", "sweep"], ["ensstab", "estimate"], ["ensstab", "validate"])
+                       for c in run)  # fmt: skip
+            yield pytest.param(run, marks=[pytest.mark.slow] if slow else [], id=f"{doc}:{block}")
+        if bench:
+            what = "; ".join(BENCHMARKS[c.text] for c in bench)
+            skip = pytest.mark.skipif(
+                not os.environ.get("ENSSTAB_DOCS_BENCHMARKS"),
+                reason=f"a benchmark at its documented size ({what}) takes minutes to hours: "
+                "set ENSSTAB_DOCS_BENCHMARKS=1 to run it",
+            )
+            yield pytest.param(bench, marks=[pytest.mark.slow, skip], id=f"{doc}:{block}:benchmark")
+
+
+def _workdir(tmp_path: Path) -> Path:
+    """A folder in which the docs' relative paths (benchmarks/..., docs/..., tests/...) hold:
+    the benchmarks copied, so that what they write lands here, never in the repository."""
+    (tmp_path / "benchmarks").mkdir()
+    for script in (ROOT / "benchmarks").glob("*.py"):
+        shutil.copy(script, tmp_path / "benchmarks")
+    shutil.copytree(ROOT / "benchmarks" / "results", tmp_path / "benchmarks" / "results")
+    for name in ("docs", "tests"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    return tmp_path
+
+
+def _run(c: Command, cwd: Path, capsys) -> str:
+    """What ``c`` printed on stdout, after checking that it exited with status 0."""
+    if c.needs_data and not os.environ.get("ENSSTAB_DATA_DIR"):
+        pytest.skip(f"{c.text!r} needs the reference datasets: set $ENSSTAB_DATA_DIR")
+    args = [os.path.expandvars(a) for a in c.argv[1:]] + SHRUNK.get(c.text, [])
+    if c.argv[0] == "ensstab":
+        from ensstab_dask.cli import main
+
+        capsys.readouterr()
+        try:
+            status = main(args)
+        except SystemExit as exc:  # --help
+            status = exc.code
+        out, err = capsys.readouterr()
+    else:
+        env = {**os.environ, **c.env, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        if "ENSSTAB_DATA_DIR" in c.env:  # the folder the project keeps them in, not the path as written
+            env["ENSSTAB_DATA_DIR"] = os.environ["ENSSTAB_DATA_DIR"]
+        res = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+        status, out, err = res.returncode, res.stdout, res.stderr
+    assert status == 0, f"{c.doc}: {c.text!r} exited with status {status}:\n{err[-3000:]}"
+    return out
+
+
+@pytest.mark.parametrize("commands", list(_blocks()))
+def test_docs_commands_run(commands, tmp_path, monkeypatch, capsys):
+    cwd = _workdir(tmp_path)
+    monkeypatch.chdir(cwd)
+    for c in commands:
+        out = _run(c, cwd, capsys)
+        OUTPUT_CHECKS.get(c.text, lambda out: None)(out)
+
+
+def _tables(text: str) -> list[list[str]]:
+    """The markdown tables of a page, each as its lines."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _copied_tables(source: str, doc: Path) -> int:
+    """How many of ``doc``'s tables are copied from ``source`` (their header is one of its
+    lines); every row of those must be a line of ``source``, as printed."""
+    lines = set(source.splitlines())
+    copied = [t for t in _tables(doc.read_text()) if t[0] in lines]
+    stale = [row for t in copied for row in t if row not in lines]
+    assert stale == [], f"{doc.name}: rows that the source does not hold"
+    return len(copied)
+
+
+def _validation_tables_are_the_report(out: str) -> None:
+    """The validation tables of the README and of docs/validation.md, row for row, are what
+    the report of benchmarks/results/validation.json prints."""
+    assert _copied_tables(out, README) == 1
+    assert _copied_tables(out, ROOT / "docs" / "validation.md") == 2
+
+
+OUTPUT_CHECKS["python benchmarks/bench_validate.py --report benchmarks/results/validation.json --models anchored"] = (
+    _validation_tables_are_the_report
+)
+
+
+def test_performance_figures_are_the_benchmarks_files():
+    page = ROOT / "docs" / "performance.md"
+    scaling = (ROOT / "benchmarks" / "results" / "scaling-2-cores.md").read_text()
+    assert _copied_tables(scaling, page) == 3
+    measured = json.loads(MAIN_COMMAND.read_text())
+    seconds = ", ".join(map(str, measured["seconds"][:-1])) + f" and {measured['seconds'][-1]} s"
+    assert f"{seconds}, median {measured['median_seconds']} s, {measured['real_runs']} real runs" in page.read_text()
+
+
+def _snippets():
+    for doc in DOCS:
+        blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
+        first = 1 if doc == README else 0  # the API tour: test_api_tour_runs_as_written
+        for i, code in enumerate(blocks[first:], start=first):
+            yield pytest.param(doc, code, id=f"{doc.relative_to(ROOT)}:{i}")
+
+
+@pytest.mark.parametrize("doc, code", list(_snippets()))
+def test_docs_python_snippets_run(doc, code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, str(doc.relative_to(ROOT)), "exec"), {"__name__": "docs"})
+
+
+# -- names, paths and numbers the pages hold --------------------------------------------
+
+ISSUE = re.compile(r"(?<![\w/(\[])#\d+\b|\bissues? \d+|\bthe issue's\b", flags=re.I)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_no_page_names_an_issue(doc):
+    """Pages say what holds, not which issue asked for it."""
+    assert ISSUE.findall(doc.read_text()) == []
+
+
+#: Top-level modules before the package was split into subpackages: a name that starts
+#: with one of them is a stale path.
+OLD_MODULES = {"algorithm", "_sweep", "_stability", "_validation", "estimation", "simulation", "uncertainty",
+               "measured", "naive", "runs", "selectors", "datasets", "accuracy", "calibration", "fixed_point",
+               "fitting", "trust", "validation", "result", "summary", "progress", "storage", "grid", "cost",
+               "report", "random_effects"}  # fmt: skip
+FILE_SUFFIXES = {"json", "nc", "zarr", "png", "html", "md", "py", "mat", "npz", "csv", "h5ad", "yaml", "sh", "pem"}
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(["ensstab_dask", *parts[:k]]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[k:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_every_module_path_a_page_names_exists(doc):
+    """`ensstab_dask/x/y.py` files, and dotted names that start at one of the package's
+    modules (`simulator.estimators.estimate_p`, `ensstab_dask.models.rank_effects`)."""
+    import ensstab_dask
+
+    text = doc.read_text()
+    modules = {m.name for m in __import__("pkgutil").iter_modules(ensstab_dask.__path__)}
+    wrong = [p for p in re.findall(r"ensstab_dask/[\w/]+\.py", text) if not (ROOT / p).is_file()]
+    for dotted in re.findall(r"`((?:ensstab_dask\.)?[A-Za-z_]\w*(?:\.\w+)+)`", text):
+        dotted = dotted.removeprefix("ensstab_dask.")
+        first, last = dotted.split(".")[0], dotted.split(".")[-1]
+        if last in FILE_SUFFIXES:
+            continue
+        if (first in modules and not _resolves(dotted)) or (first in OLD_MODULES and first not in modules):
+            wrong.append(dotted)
+    assert wrong == []

@@ -9,8 +9,8 @@ values below; this is the one place that documents them.
   a local cluster as for ``"processes"``, closed when the work is done.
 * ``"processes"`` (or dask's alias ``"multiprocessing"``): worker processes on this
   machine, one single-threaded process per core. The default without a current client:
-  the simulator holds the GIL for much of its time, so processes beat threads (see
-  ``benchmarks/bench_sweep.py``).
+  the simulator holds the GIL for much of its time, so processes beat threads
+  (docs/performance.md, "Sweeps").
 * ``"threads"`` (or ``"threading"``): one thread per core, all in this process.
 * ``"synchronous"`` (or ``"sync"``, ``"single-threaded"``): no cluster, everything in
   this thread, one task after another (debugging, tiny jobs).
@@ -234,7 +234,7 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
 
     Worker processes start without Dask's ``MALLOC_TRIM_THRESHOLD_=65536``: it makes
     glibc hand freed memory back to the OS at once, and the simulator's megabyte-sized
-    temporaries then page-fault on every block (measured: 15-25 % slower). They ignore
+    temporaries then page-fault on every block (docs/performance.md, "Sweeps"). They ignore
     Ctrl-C: this process stops them (see :func:`_ctrl_c_held_back`); a Ctrl-C while the
     cluster starts is raised once it has started, and the cluster is then closed.
     """

@@ -8,7 +8,7 @@
 ========================  ==========================================================
 
 A new model is a new module here with a :class:`CurveModel` subclass, and a line in
-:data:`REGISTRY` (the names in ``_validation.MODELS``, which a test keeps equal).
+:data:`REGISTRY` (the names in ``checks.MODELS``, which a test keeps equal).
 """
 
 from __future__ import annotations
@@ -25,6 +25,6 @@ REGISTRY: dict[str, CurveModel] = {m.name: m for m in (Onda(), TwoLevel(), Rando
 
 
 def get_model(name: str) -> CurveModel:
-    """The model called ``name`` (one of ``_validation.MODELS``)."""
+    """The model called ``name`` (one of ``checks.MODELS``)."""
     check_choice(name, "model", MODELS)
     return REGISTRY[name]

@@ -7,21 +7,20 @@ the real runs could have been and recomputes every stage downstream of them: A[f
 p, and the predicted curve. Percentile intervals of the replicates are the reported
 intervals.
 
-Resampling the runs with replacement, the textbook bootstrap, was measured on simulated
-selectors (where the truth is known) and is not honest here, so each statistic gets the
-replicate that is (:func:`bootstrap_runs`):
+Resampling the runs with replacement, the textbook bootstrap, overstates the spread of
+these statistics, so each statistic gets a replicate of its own kind
+(:func:`bootstrap_runs`; how far the textbook bootstrap is off, measured on simulated
+selectors whose truth is known: docs/estimate.md, "Intervals"):
 
 * **A[f]** counts features above a maximum (t_uniform). Resampled runs give a feature
-  seen twice a fair chance of five, and with thousands of such features A[f] came out
-  5.6 times more variable than over independent pools. Instead each feature's rate is
-  drawn from its posterior under an empirical-Bayes prior fitted to all the counts
-  (:func:`rate_posterior`), and its count from a binomial: 1.1 to 1.5 times the true
-  spread on four simulated selectors (slightly conservative).
+  seen twice a fair chance of five, and with thousands of such features A[f] varies far
+  more than over independent pools. Instead each feature's rate is drawn from its
+  posterior under an empirical-Bayes prior fitted to all the counts
+  (:func:`rate_posterior`), and its count from a binomial.
 * **The stability** is a mean over pairs of runs (a U-statistic). Resampled runs repeat,
   pairs of one original run are left out, and the few distinct runs left overstate the
-  spread (1.3 to 1.5 times); the jackknife overstates it too (up to 1.55 times in
-  variance). The replicates' deviations are rescaled to the unbiased standard error of
-  the U-statistic (:func:`~ensstab_dask.indices.pairwise_stability_se`).
+  spread; so does the jackknife. The replicates' deviations are rescaled to the unbiased
+  standard error of the U-statistic (:func:`~ensstab_dask.indices.pairwise_stability_se`).
 * **Simulation.** Re-simulating per replicate would cost ``n_boot`` times the estimate.
   Instead two small surfaces are simulated once with the sweep engine (on the same Dask
   cluster): the single-selector stability over a (u, p) grid, inverted per replicate to
@@ -50,8 +49,7 @@ from ensstab_dask.simulator.estimators import selection_counts
 from ensstab_dask.sweeps.sweep import sweep
 
 # The 3 x 3 design costs 9 x repeats / _DESIGN_SHARE cell-draws against the point
-# prediction's repeats: about as much again, the most that keeps the estimate 14 times
-# cheaper than the naive check on Colon.
+# prediction's repeats: about as much simulation again as the point prediction.
 _DESIGN_SHARE = 8
 
 __all__ = [
@@ -104,7 +102,7 @@ def rate_posterior(counts: np.ndarray, n_runs: int, *, grid_size: int = 60, iter
     Why not resample the runs: that takes every observed count for the truth and adds
     its own noise on top, so a feature seen twice gets a fair chance of being seen five
     times; with thousands of such features near t_uniform, A[f] comes out several times
-    more variable than it is (5.6 times on a simulated selector). Pooling the counts
+    more variable than it is. Pooling the counts
     through a fitted prior removes that, and drawing each rate from its posterior keeps
     the real uncertainty of the features near the threshold.
     """

@@ -19,9 +19,8 @@ of copies, measured without any model (docs/method.md section 11; docs/anchored_
   ``1 / sqrt(m)``, and an ensemble loses agreement through the features whose limiting
   rank lies within that noise of the cut-off, a layer whose width is proportional to
   it. So ``S(m) = S(inf) - a / sqrt(m) + O(1 / m)`` when the limiting ranks have a
-  density at the cut-off (graded importances). The choice was made on the harness's
-  seed-0 naive checks against linear and quadratic fits in ``1 / m`` (README,
-  "Validation").
+  density at the cut-off (graded importances). How it compares with fits in ``1 / m``:
+  docs/anchored_model.md.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 ``onda`` is the method of Onda et al. as published: the curve is the simulated weak
 selector's at the fitted (n_useful, p) (docs/method.md sections 2-7), its interval a
-bootstrap over the paper's real runs (:mod:`ensstab_dask.models.bootstrap`). Its point
-values, and with a passing self-check its intervals, are bit for bit those of the
-releases before the model seam.
+bootstrap over the paper's real runs (:mod:`ensstab_dask.models.bootstrap`), widened only
+when its self-check fails.
 
 Neither simulator is fitted to real ensembles, so both are self-checked on
 ``CHECK_DESIGN`` real ensemble copies made for that alone (40 real runs): the simulated
@@ -42,10 +41,9 @@ __all__ = ["Onda", "TwoLevel", "CHECK_DESIGN", "CHECK_SIZES", "predict_curve"]
 
 #: Real ensemble copies behind a simulator's self-check: 10 copies (45 pairs) of 4 weak
 #: selectors, 40 real runs, checked at every size from 2 to 4. The paper's model errs
-#: most at small ensembles (its curve dips near m = 3 to 5 where real curves rise). 10
-#: copies of 4 rather than 8 of 5 (chosen on seed 0): with 8 copies the measured side's
-#: noise hid Colon's dip (z -1.6 to -1.9 at every size), and the pairs, not the size, set
-#: the check's power.
+#: most at small ensembles (its curve dips near m = 3 to 5 where real curves rise), and
+#: the pairs of copies, not the ensemble size, set the check's power: many copies of few
+#: weak selectors (docs/validation.md, "Every model's self-check", says why not 8 of 5).
 CHECK_DESIGN = (10, 4)
 CHECK_SIZES = (2, 3, 4)
 

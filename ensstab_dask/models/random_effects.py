@@ -83,8 +83,8 @@ class RandomEffectsModel(CurveModel):
         )
 
 
-#: Bootstrap replicates per Dask task: about 0.3 s on Colon, enough tasks to keep 16
-#: workers busy at the default 200 replicates.
+#: Bootstrap replicates per Dask task: small tasks, 50 of them at the default 200
+#: replicates, enough to keep 16 workers busy.
 _REPLICATES_PER_TASK = 4
 
 
@@ -141,7 +141,7 @@ def random_effects_curve(
         reps = curves[3:]
         # A replicate holds about 63 % distinct copies, so its pairs' centres are noisier and
         # its curve lower than the point's: the replicates are used as spreads about their
-        # median, placed on the point (measured: uncentred intervals missed on the high side).
+        # median, placed on the point (docs/random_effects_model.md, "Uncertainty").
         reps = reps - np.median(reps, axis=0) + point
         lo, hi = np.array([percentile_interval(reps[:, j], confidence) for j in range(len(m_ensemble))]).T
         out.update(lower=lo, upper=hi, replicates=reps)

@@ -14,7 +14,7 @@ mean rank ranks by ``mu_f + d_cf + (mean of m e's)``. The simulation draws ``d``
 its normal law, feature by feature, and each ``e`` as a whole real residual vector
 (``r_cj - mean_j r_cj``, rescaled to variance ``sw2``), drawn with replacement from the
 ``G x B`` real ones: a weak selector's ranks are skewed and correlated across features,
-and a normal ``e`` made ensembles of 5 look less stable than they are (measured). A
+which a normal ``e`` would miss (docs/random_effects_model.md says what it did). A
 single weak selector (``m = 1``) is not an aggregate; its stability is measured
 directly on the copies' weak selectors (pairs from different copies).
 

@@ -129,9 +129,8 @@ def real_run_plan(
 
     Returns, per item of ``plan``, the ranks of a :class:`Pool` (n_runs, n_feature) or of
     :class:`Copies` (copies, members, n_feature). One submission keeps every worker busy
-    to the end instead of idling at the tail of each item (measured on 16 workers: runs
-    submitted item by item went at a quarter of the naive check's rate), and scatters the
-    data once. A run's ranks depend on its seed alone, so the result is the same whatever
+    to the end instead of idling at the tail of each item, and scatters the data once. A
+    run's ranks depend on its seed alone, so the result is the same whatever
     ``batch_size``, ``client`` or the plan's other items. ``progress``: one bar for all
     the runs, named ``desc``. ``X`` and ``y`` are taken as validated.
     """

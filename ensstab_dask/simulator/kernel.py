@@ -39,7 +39,7 @@ outside ``S_m`` alike, this is exactly the paper's kernel run with ``n_useful = 
 (``S_m`` uniform in the first ``h`` slots) followed by one uniformly random
 permutation of the first ``n_useful`` columns per copy: the copy's ``H`` is where the
 first ``h`` slots land. ``h = n_useful`` gives the paper's model in distribution (not
-draw for draw: ``model="onda"`` is the paper's model, bit-identical to before).
+draw for draw: ``model="onda"`` draws the paper's model from its own streams).
 
 Streams
 -------
@@ -51,7 +51,7 @@ once (a memory setting, :func:`block_rows`) or on ``size``: ``simulate_rankings(
 is the start of ``size=6``. Ensemble tie-breaks come one ensemble after another from
 ``derive(s, Stream.ENSEMBLE_TIES)`` (one random permutation each), and the two-level
 model's copy permutations one copy after another from ``derive(s, Stream.COPY_SETS)``.
-What the stream layout fixes (``sweep.STREAM_LAYOUT``): these keys, the draw order
+What the stream layout fixes (``sweeps.grid.STREAM_LAYOUT``): these keys, the draw order
 within a row, and the key width rule of :func:`key_dtype`; changing any of them changes
 every seeded result.
 """

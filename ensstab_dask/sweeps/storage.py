@@ -39,7 +39,7 @@ from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, Sto
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json
 
 # atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
-# named here too, where the package's writers have always found them.
+# re-exported here, beside the store's own writers, for the callers that import them here.
 
 # zarr is imported where a store is opened: most callers never touch one.
 

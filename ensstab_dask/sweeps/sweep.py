@@ -1,8 +1,5 @@
 """Sweeps of the simulator over (n_useful, p, m_ensemble), run as Dask tasks, into xarray.
 
-(A private module, re-exported from the package as scikit-learn does: its name would
-otherwise be shadowed by the function :func:`ensstab_dask.sweep`.)
-
 Each cell ``(u, p, m)`` holds ``repeats`` independent draws of
 
 * the simulated stability of ``m_stability`` ensembles of ``m`` weak selectors, and
@@ -21,9 +18,10 @@ of one ``m`` share common random numbers across ``p`` and ``n_useful`` (the same
 uniforms, shuffle keys and t_uniform draws), which makes the surfaces smooth in both
 directions (and every curve over ``p`` monotone up to the model's own shape), the
 property bisection and the calibration contours rely on. The price is that neighbouring
-cells are correlated, so do not treat them as independent replicates. Stream layout 2
-(this one) dropped ``n_useful`` from the keys and made the kernel's draws independent of
-its batching (:mod:`ensstab_dask.simulator.kernel`); stores of layout 1 are refused.
+cells are correlated, so do not treat them as independent replicates. The stream layout
+(:data:`~ensstab_dask.sweeps.grid.STREAM_LAYOUT`: these keys and the kernel's draws,
+:mod:`ensstab_dask.simulator.kernel`) is recorded in every store; a store of another
+layout is refused.
 
 Batching
 --------
@@ -47,7 +45,7 @@ from ensstab_dask.checks import (
 from ensstab_dask.cluster import ClientLike, connect, run_tasks
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.sweeps.cost import check_cost
-from ensstab_dask.sweeps.grid import (  # noqa: F401 - their home before grid.py: benchmarks and tests import them from here
+from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks and tests import them from here
     DIMS,
     STREAM_LAYOUT,
     Block,

@@ -48,7 +48,7 @@ def test_every_model_is_registered_and_the_pipeline_never_names_one():
         assert not names & set(MODELS), (fn.__name__, names & set(MODELS))
 
 
-# Values from the code before the model seam (commit 4b2ba63), same data, settings and seed.
+# Values from the code before the model seam, same data, settings and seed.
 BEFORE = {
     "onda": dict(
         stability=[0.0655824829931973, 0.2651998299319728, 0.32826672335600904],

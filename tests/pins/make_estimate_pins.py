@@ -5,7 +5,8 @@
 ``tests/models/test_models.py`` compares the estimate of the code under test with these values,
 on the synchronous scheduler and on a cluster of processes: a change that moves any of
 them (a reordered random draw, a reassociated sum) is a change of results, not of speed.
-Written from commit 72e4204, before the estimate's stages moved onto the cluster.
+The pins hold the numbers of the code before the estimate's stages moved to the cluster;
+the JSON records the commit they were written from.
 """
 
 from __future__ import annotations
