@@ -23,8 +23,11 @@ import ensstab_dask
 
 OPTIONFLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
+# Every module of every subpackage, so that a docstring's example deep in the package runs too.
 MODULES = ["ensstab_dask"] + sorted(
-    f"ensstab_dask.{info.name}" for info in pkgutil.iter_modules(ensstab_dask.__path__) if info.name != "__main__"
+    info.name
+    for info in pkgutil.walk_packages(ensstab_dask.__path__, prefix="ensstab_dask.")
+    if not info.name.endswith("__main__")
 )
 
 # Public names whose docstrings belong to another change in progress (the cluster
