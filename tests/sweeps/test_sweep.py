@@ -172,7 +172,6 @@ def test_killed_process_resumes(reference, tmp_path, caplog):
             import time
             import ensstab_dask as es
             from ensstab_dask.sweeps.storage import SweepStore
-from sweep_cases import GRID, VARS, K, N, assert_same, blocks_done, wait_for_blocks
 
             # Slow storage, so that the test reliably kills the run half way, however
             # fast the machine: the results do not depend on it.
