@@ -57,6 +57,7 @@ def main(argv=None) -> int:
 
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.real.naive import real_ensemble_runs
+    from ensstab_dask.real.runs import Copies
     from ensstab_dask.real.selectors import default_selector
 
     with local_cluster() as cluster, Client(cluster) as client:
@@ -64,8 +65,9 @@ def main(argv=None) -> int:
         print("|---|---|---|---|")
         for name in args.datasets.split(","):
             data = load(name)
-            ranks = real_ensemble_runs(data.X, data.y, m_stability=20, pool=max(M_LIST), selector=default_selector(300),
-                                       seed=0, client=client, progress=False)  # fmt: skip
+            copies = Copies(20, max(M_LIST), seed=0)
+            ranks = real_ensemble_runs(data.X, data.y, copies, selector=default_selector(300), client=client,
+                                       progress=False)  # fmt: skip
             for B in (int(b) for b in args.b.split(",")):
                 z, fails = score(ranks, DATASETS[name], B, args.splits)
                 print(f"| {name} | {B} | " + ", ".join(f"{v:+.2f}" for v in z) + f" | {fails} of {args.splits} |")

@@ -63,7 +63,7 @@ def main(argv=None) -> int:
 
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.sweeps.storage import SweepStore
-    from ensstab_dask.sweeps.sweep import compute_block, make_plan, sweep
+    from ensstab_dask.sweeps.sweep import SweepRequest, compute_block, make_plan, sweep
 
     quiet = dict(dashboard_address=":0")
     setups = {  # the library's own local default, as sweep(client=None) makes it
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
         "plain pool, 1 process": ProcessPoolExecutor(1, initializer=_single_threaded),
         "plain pool, 2 processes": ProcessPoolExecutor(2, initializer=_single_threaded),
     }
-    small = make_plan(2000, 20, **_grid())
+    small = make_plan(SweepRequest(2000, 20, **_grid()))
     small_args = [small.task_args(b) for b in small.blocks()]
     for pool in pools.values():
         list(pool.map(compute_block, *zip(*small_args[:2])))
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
             wall = time.perf_counter() - t
         busy = sum(s["stop"] - s["start"] for task in ts.data for s in task["startstops"] if s["action"] == "compute")
         shares.append(1 - busy / (2 * wall))
-    plan = make_plan(2000, 20, **_grid())
+    plan = make_plan(SweepRequest(2000, 20, **_grid()))
     n_tasks = len(plan.blocks())
     print(
         f"B. scheduling overhead with the default batch size ({n_tasks} tasks for 108 cells): "
@@ -127,11 +127,13 @@ def main(argv=None) -> int:
     tracemalloc.start()
     t0 = time.perf_counter()
     big = make_plan(
-        2000,
-        20,
-        n_useful=list(range(20, 1020, 10)),
-        p=[round(0.01 * i, 2) for i in range(1, 101)],
-        m_ensemble=[1, 2, 3, 5, 10, 15, 20, 30, 40, 50],
+        SweepRequest(
+            2000,
+            20,
+            n_useful=list(range(20, 1020, 10)),
+            p=[round(0.01 * i, 2) for i in range(1, 101)],
+            m_ensemble=[1, 2, 3, 5, 10, 15, 20, 30, 40, 50],
+        )
     )
     blocks = big.blocks()
     t1 = time.perf_counter()

@@ -63,16 +63,14 @@ def load(name):
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:
     from ensstab_dask.estimates.pipeline import assemble_runs, estimate_from_runs, real_subsets
     from ensstab_dask.estimates.validation import compare
-    from ensstab_dask.models._base import MEMBER_RUNS as _MEMBER_RUNS
-    from ensstab_dask.models._base import REAL as _REAL
-    from ensstab_dask.real.selectors import describe_selector
-    from ensstab_dask.seeding import Stream, as_seed_sequence, derive
+    from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
+    from ensstab_dask.settings import EstimateSettings
 
     ss = as_seed_sequence(seed)
     t0 = time.perf_counter()
     common = dict(selector=selector, client=client)
     half = real_subsets(
-        data.X, data.y, n_target, n_runs=100, resample="half", seed=derive(ss, Stream.ESTIMATE, _REAL), **common
+        data.X, data.y, n_target, n_runs=100, resample="half", seed=derive(ss, Stream.ESTIMATE, Stage.REAL), **common
     )
     member = real_subsets(
         data.X,
@@ -80,7 +78,7 @@ def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> l
         n_target,
         n_runs=50,
         resample="bagging",
-        seed=derive(ss, Stream.ESTIMATE, _MEMBER_RUNS),
+        seed=derive(ss, Stream.ESTIMATE, Stage.MEMBER_RUNS),
         **common,
     )
     lines = [
@@ -92,18 +90,21 @@ def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> l
     ]
     for layout, n_runs in VARIANTS:
         runs = assemble_runs(layout, n_runs=n_runs, m_stability=m_stability, half=half, member=member)
-        settings = dict(
-            m_stability=m_stability, n_runs=n_runs, repeats=20, p_method="bisect", aggregate="mean_rank",
-            index="jaccard", resample="half", calibration_layout=layout, member_resample="bagging", n_boot=200,
-            confidence=0.95, seed=seed, selector=describe_selector(selector),
-        )  # fmt: skip
+        # The paper's simulator (model="onda"), as estimate() would run it on these pools.
+        settings = EstimateSettings(
+            n_feature=data.X.shape[1],
+            n_target=n_target,
+            m_ensemble=M_LIST,
+            m_stability=m_stability,
+            n_runs=n_runs,
+            calibration_layout=layout,
+            seed=seed,
+            selector=selector,
+            model="onda",
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            est = estimate_from_runs(
-                runs, data.X.shape[1], n_target, m_ensemble=M_LIST, n_runs=n_runs, repeats=20, p_method="bisect",
-                verify=True, calibrate=False, n_boot=200, confidence=0.95, aggregate="mean_rank", index="jaccard",
-                settings=settings, seed=seed, client=client,
-            )  # fmt: skip
+            est = estimate_from_runs(runs, settings, client=client)
         rows = compare(est, naive)
         z = np.array([r["z"] for r in rows.values()])
         cells = [

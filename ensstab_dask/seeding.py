@@ -32,7 +32,7 @@ import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError
 
-__all__ = ["SeedLike", "Stream", "as_seed_sequence", "derive", "make_rng", "seed_to_int", "int_from"]
+__all__ = ["SeedLike", "Stream", "Stage", "as_seed_sequence", "derive", "make_rng", "seed_to_int", "int_from"]
 
 SeedLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
 
@@ -53,6 +53,33 @@ class Stream(enum.IntEnum):
     ESTIMATE = 9  # stages of the whole estimate: (ESTIMATE, stage, ...)
     PREDICTION = 10  # leave-one-out fold i of prediction_accuracy: (PREDICTION, i)
     COPY_SETS = 11  # two-level model: each ensemble copy's preferred set H, copy after copy
+
+
+class Stage(enum.IntEnum):
+    """Second key of the estimate's streams, ``derive(seed, Stream.ESTIMATE, stage, ...)``:
+    one value per stage. The first seven are the paper's path: ``calibration_layout="paper"``
+    with ``n_boot=0`` reproduces earlier results bit for bit."""
+
+    T_UNIFORM = 0  # t_uniform's uniform runs; (.., T_UNIFORM, 0) also gives the uniform counts shown
+    REAL = 1  # the real runs on ``resample``
+    POOL = 2  # which runs of the pool each A[f] draw takes
+    P = 3  # fitting p
+    VERIFY = 4  # the fixed-point check
+    PREDICT = 5  # the predicted curve
+    CALIBRATE = 6  # the (u, p) calibration grid
+    MEMBER_RUNS = 7  # the real runs in the weak selectors' layout
+    BOOT = 8  # the bootstrap of the real runs
+    BOOT_P = 9  # the bootstrap's p surface
+    BOOT_CURVE = 10  # the bootstrap's curve design
+    POWER = 11  # the fixed-point check at a wrong u (its power)
+    T_BOOT = 12  # the bootstrap's fresh t_uniform draws
+    COPIES = 13  # the model's real ensemble copies
+    H = 14  # the two-level model's h
+    H_BOUNDS = 15  # the curve at the ends of h's interval
+    RANDOM_EFFECTS = 16  # the random-effects model's curve and its bootstrap
+    CHECK_COPIES = 17  # the real ensemble copies made for the self-check
+    CHECK = 18  # the self-check
+    MEASURED = 19  # the anchored model's measured curve and its bootstrap
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

@@ -2,6 +2,7 @@
 itself through others, and no module or function outgrows what a newcomer can read."""
 
 import ast
+import inspect
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ensstab_dask"
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 80
+MAX_PARAMETERS = 8  # of a function outside the public API
 
 
 def modules() -> dict[str, Path]:
@@ -127,6 +129,45 @@ def test_no_module_or_function_outgrows_a_reading():
                 if n > MAX_FUNCTION_LINES:
                     too_long.append(f"{name}.{node.name}: {n} lines of code")
     assert not too_long, too_long
+
+
+def _functions(tree: ast.AST, prefix: str = "", in_class: bool = False):
+    """Every function of a module: (qualified name, its parameters), ``self``/``cls`` left out."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.ClassDef):
+            yield from _functions(node, f"{prefix}{node.name}.", in_class=True)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None]
+            static = any(ast.unparse(d) == "staticmethod" for d in node.decorator_list)
+            if in_class and not static and params[:1] in (["self"], ["cls"]):
+                params = params[1:]
+            yield f"{prefix}{node.name}", params
+            yield from _functions(node, f"{prefix}{node.name}.<locals>.")
+        else:
+            yield from _functions(node, prefix, in_class)
+
+
+def test_no_function_outside_the_public_api_takes_more_than_8_parameters():
+    """More settings than fit in a reading travel as the objects they belong to (the
+    estimate's settings, the models' Context); only the public functions (the names in
+    ``ensstab_dask.__all__``) keep their many keywords."""
+    import ensstab_dask
+
+    public = {
+        (obj.__module__, obj.__qualname__)
+        for obj in (getattr(ensstab_dask, name) for name in ensstab_dask.__all__)
+        if inspect.isfunction(obj)
+    }
+    assert ("ensstab_dask.estimates.pipeline", "estimate") in public
+    crowded = [
+        f"{module}.{name}: {len(params)} parameters"
+        for name_in_package, path in modules().items()
+        for module in ["ensstab_dask" + ("" if name_in_package == "__init__" else f".{name_in_package}")]
+        for name, params in _functions(ast.parse(path.read_text()))
+        if len(params) > MAX_PARAMETERS and (module, name) not in public
+    ]
+    assert not crowded, crowded
 
 
 def test_the_package_never_cites_a_spec_outside_the_repository():

@@ -4,6 +4,15 @@ cluster by address (:mod:`~ensstab_dask.cluster.clients`); tasks with the data s
 (:mod:`~ensstab_dask.cluster.progress`)."""
 
 from ensstab_dask.cluster.clients import ClientLike, check_address, connect, current_client, local_cluster
-from ensstab_dask.cluster.tasks import map_shared, run_tasks
+from ensstab_dask.cluster.tasks import Display, map_shared, run_tasks
 
-__all__ = ["ClientLike", "check_address", "connect", "current_client", "local_cluster", "map_shared", "run_tasks"]
+__all__ = [
+    "ClientLike",
+    "Display",
+    "check_address",
+    "connect",
+    "current_client",
+    "local_cluster",
+    "map_shared",
+    "run_tasks",
+]

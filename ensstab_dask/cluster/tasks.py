@@ -6,12 +6,24 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ensstab_dask.cluster.clients import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard, progress_bar
 
-__all__ = ["map_shared", "run_tasks"]
+__all__ = ["map_shared", "run_tasks", "Display"]
+
+
+@dataclass(frozen=True)
+class Display:
+    """How :func:`run_tasks` shows its progress: a bar named ``desc`` counting ``unit``,
+    advanced by ``sizes[i]`` (default 1) as task ``i`` finishes; nothing unless ``enabled``."""
+
+    desc: str = ""
+    unit: str = "task"
+    sizes: Sequence[int] | None = None
+    enabled: bool = False
 
 
 def run_tasks(
@@ -20,10 +32,7 @@ def run_tasks(
     *,
     shared: tuple = (),
     client: ClientLike = None,
-    desc: str = "",
-    unit: str = "task",
-    sizes: Sequence[int] | None = None,
-    progress: bool = False,
+    display: Display = Display(),
     on_result: Callable[[int, Any], None] | None = None,
     window: int | None = None,
     pure: bool = False,
@@ -39,29 +48,33 @@ def run_tasks(
       and the task's memory is released at once (a sweep streams blocks into its store);
       ``window`` then bounds the tasks in flight, so that the client and the scheduler
       hold a few futures, not one per block of a 100,000-cell sweep. Returns None.
-    * The bar (``progress``) advances by ``sizes[i]`` (default 1) as task ``i`` finishes,
-      in completion order: a slow task does not hold back the count of later ones.
+    * The bar (``display``) advances as each task finishes, in completion order: a slow
+      task does not hold back the count of later ones.
     * ``pure``: keys from the arguments (tasks that are pure functions of them).
     """
-    sizes = [1] * len(tasks) if sizes is None else list(sizes)
-    results: list = [None] * len(tasks)
+    sizes = [1] * len(tasks) if display.sizes is None else list(display.sizes)
     with connect(client) as c:
-        note_dashboard(c, progress)  # before the bar: see note_dashboard
-        with progress_bar(sum(sizes), desc, unit=unit, enabled=progress) as bar:
+        note_dashboard(c, display.enabled)  # before the bar: see note_dashboard
+        with progress_bar(sum(sizes), display.desc, unit=display.unit, enabled=display.enabled) as bar:
+
+            def advance(i: int) -> None:
+                bar.update(sizes[i])
+
             if c is None:
+                results: list = [None] * len(tasks)
                 for i, task in enumerate(tasks):
                     out = fn(*shared, *task)
                     if on_result is None:
                         results[i] = out
                     else:
                         on_result(i, out)
-                    bar.update(sizes[i])
+                    advance(i)
                 return None if on_result is not None else results
-            _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window, pure)
-    return None if on_result is not None else results
+            return _run_on_cluster(c, fn, tasks, shared, advance, on_result=on_result, window=window, pure=pure)
 
 
-def _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window, pure) -> None:
+def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -> list | None:
+    """:func:`run_tasks` on a Dask client; ``advance(i)`` as task ``i`` finishes."""
     from distributed import as_completed
 
     # hash=False: content-hashed keys would be shared by back-to-back calls with the same
@@ -92,7 +105,7 @@ def _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window
                 running.add(fut)
                 continue
             _, i = in_flight[fut.key]
-            bar.update(sizes[i])
+            advance(i)
             if on_result is not None:
                 del in_flight[fut.key]
                 on_result(i, fut.result())
@@ -105,12 +118,15 @@ def _run_on_cluster(c, fn, tasks, shared, sizes, bar, on_result, results, window
         futures = [f for f, _ in in_flight.values()]
         gathered = c.gather(futures)
         if on_result is None:
+            results: list = [None] * len(tasks)
             for (_, i), out in zip(in_flight.values(), gathered):
                 results[i] = out
-        elif in_flight or next(todo, None) is not None:
+            return results
+        if in_flight or next(todo, None) is not None:
             # Every task's result must have reached on_result: a sweep must not return
             # with a block silently missing.
             raise RuntimeError(f"{len(in_flight)} tasks finished without their results being handed on")
+        return None
     except BaseException:
         c.cancel([f for f, _ in in_flight.values()])
         raise

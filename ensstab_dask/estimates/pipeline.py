@@ -39,37 +39,20 @@ live in their own modules.
 from __future__ import annotations
 
 import warnings as _warnings
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import (
-    AGGREGATES,
-    CALIBRATION_LAYOUTS,
-    DEFAULT_CALIBRATION_LAYOUT,
-    DEFAULT_MODEL,
-    INDICES,
-    check_choice,
-    check_int,
-    check_m_ensemble,
-    check_real,
-    check_seed,
-)
+from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
 from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.trust import Smaller, guard_rails, notes
-from ensstab_dask.exceptions import InvalidParameterError, UnreliableEstimateWarning
+from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
+from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.indices import NogueiraStability, nogueira_stability, stability_of_subsets
-from ensstab_dask.models import Context, CurveModel, Prediction, SelfCheck, clip_to_index, get_model
-from ensstab_dask.models._base import CHECK_COPIES as _CHECK_COPIES
-from ensstab_dask.models._base import COPIES as _COPIES
+from ensstab_dask.models import Context, Prediction, SelfCheck, clip_to_index
 from ensstab_dask.models._base import INDEX_RANGE
-from ensstab_dask.models._base import MEMBER_RUNS as _MEMBER_RUNS
-from ensstab_dask.models._base import POOL as _POOL
-from ensstab_dask.models._base import REAL as _REAL
-from ensstab_dask.models._base import T_UNIFORM as _T_UNIFORM
 from ensstab_dask.models.fitting import SimulatorFit, fit_simulator, fixed_point_power
 from ensstab_dask.models.onda import predict_curve
 from ensstab_dask.real.datasets import check_data
@@ -83,8 +66,9 @@ from ensstab_dask.real.runs import (
     real_subsets,
     runs_from_copies,
 )
-from ensstab_dask.real.selectors import check_resample, describe_selector, make_scorer, real_run
-from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
+from ensstab_dask.real.selectors import make_scorer, real_run
+from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
+from ensstab_dask.settings import EstimateSettings
 from ensstab_dask.simulator.estimators import (
     selection_counts,
     smaller_n_target,
@@ -93,7 +77,6 @@ from ensstab_dask.simulator.estimators import (
     useful_draws,
 )
 from ensstab_dask.sweeps.cost import check_cost, estimate_cost
-from ensstab_dask.sweeps.sweep import check_cell_memory
 
 __all__ = [
     "estimate",
@@ -251,156 +234,121 @@ def estimate(
     True
     """
     X, y = check_data(X, y, n_target=n_target)
-    n_feature = X.shape[1]
-    m_list = check_m_ensemble(m_ensemble)
-    settings = _checked_settings(
-        n_feature, n_target, m_list=m_list, m_stability=m_stability, n_runs=n_runs, repeats=repeats,
-        p_method=p_method, verify=verify, calibrate=calibrate, calibration_layout=calibration_layout,
-        member_resample=member_resample, n_boot=n_boot, confidence=confidence, aggregate=aggregate, index=index,
-        resample=resample, seed=seed, selector=selector, model=model,
-    )  # fmt: skip
-    m_stability, n_runs, repeats, n_boot, confidence = (
-        settings[k] for k in ("m_stability", "n_runs", "repeats", "n_boot", "confidence")
+    settings = EstimateSettings(
+        n_feature=X.shape[1],
+        n_target=n_target,
+        m_ensemble=m_ensemble,
+        m_stability=m_stability,
+        n_runs=n_runs,  # type: ignore[arg-type]  # None: max(m_ensemble), resolved by the settings
+        repeats=repeats,
+        p_method=p_method,
+        verify=verify,
+        calibrate=calibrate,
+        calibration_layout=calibration_layout,
+        member_resample=member_resample,
+        n_boot=n_boot,
+        confidence=confidence,
+        aggregate=aggregate,
+        index=index,
+        resample=resample,
+        seed=seed,
+        selector=selector,
+        model=model,
     )
-    curve_model = get_model(model)
-    paper = sum(pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)) if curve_model.paper_runs else 0
-    real, simulated = estimate_cost(paper_runs=paper, designs=(curve_model.copy_design(), curve_model.check_design()),
-                                    simulator=curve_model.simulator, m_list=m_list, m_stability=m_stability,
-                                    n_runs=n_runs, repeats=repeats)  # fmt: skip
-    check_cost("the estimate", n_feature=n_feature, real_runs=real, simulated=simulated, allow_large=allow_large,
-               time_one_run=lambda: real_run(X, y, n_target, selector=selector, resample=resample))  # fmt: skip
+    _check_cost(X, y, settings, allow_large=allow_large)
     scorer = make_scorer(selector)
-    ss = as_seed_sequence(settings["seed"])
 
     with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         clock = StageClock()
         with clock.stage("real_runs"):
-            runs, copy_ranks, check_ranks = _real_runs(
-                X, y, n_target, curve_model, calibration_layout=calibration_layout, n_runs=n_runs,
-                m_stability=m_stability, resample=resample, member_resample=member_resample, scorer=scorer, seed=ss,
-                client=target, progress=progress,
-            )  # fmt: skip
+            runs, copy_ranks, check_ranks = _real_runs(X, y, settings, scorer=scorer, client=target, progress=progress)
         est = estimate_from_runs(
-            runs, n_feature, n_target, m_ensemble=m_list, n_runs=n_runs, repeats=repeats, p_method=p_method,
-            verify=verify, calibrate=calibrate, n_boot=n_boot, confidence=confidence, aggregate=aggregate, index=index,
-            settings=settings, seed=ss, client=target, model=model, copy_ranks=copy_ranks, check_ranks=check_ranks,
-            progress=progress, clock=clock,
-        )  # fmt: skip
+            runs,
+            settings,
+            client=target,
+            copy_ranks=copy_ranks,
+            check_ranks=check_ranks,
+            progress=progress,
+            clock=clock,
+        )
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
 
 
-def _checked_settings(n_feature: int, n_target: int, *, m_list, m_stability, n_runs, repeats, p_method, verify,
-                      calibrate, calibration_layout, member_resample, n_boot, confidence, aggregate, index, resample,
-                      seed, selector, model) -> dict:  # fmt: skip
-    """Every option of :func:`estimate` checked before any real run (and the memory its
-    largest cells need), as the settings the :class:`Estimate` records."""
-    n_runs = max(m_list) if n_runs is None else n_runs
-    m_stability = check_int(m_stability, "m_stability", minimum=2)
-    n_runs = check_int(n_runs, "n_runs", minimum=1)
-    repeats = check_int(repeats, "repeats", minimum=2)
-    check_choice(p_method, "p_method", ("bisect", "grid"))
-    for name, flag in (("verify", verify), ("calibrate", calibrate)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise InvalidParameterError(f"{name} must be True or False; got {flag!r}")
-    check_choice(calibration_layout, "calibration_layout", CALIBRATION_LAYOUTS)
-    check_resample(member_resample)
-    n_boot = check_int(n_boot, "n_boot", minimum=0)
-    if 0 < n_boot < 20:
-        raise InvalidParameterError(
-            f"n_boot must be 0 (no bootstrap) or at least 20 for a percentile interval; got {n_boot}"
-        )
-    confidence = check_real(confidence, "confidence", minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True)
-    check_choice(aggregate, "aggregate", AGGREGATES)
-    check_choice(index, "index", INDICES)
-    check_resample(resample)
-    seed = check_seed(seed)
-    curve_model = get_model(model)
-    if calibrate and not curve_model.simulator:
-        raise InvalidParameterError(
-            f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs model='onda' or "
-            f"model='two-level'; model={model!r} is not a simulator"
-        )
-    if index not in curve_model.indices:
-        raise InvalidParameterError(
-            f"index {index!r} is not a mean over pairs of copies; model={model!r} supports "
-            + ", ".join(map(repr, curve_model.indices))
-        )
-    # Before any real run: the prediction's largest cell, and the p fit's many copies.
-    check_cell_memory(n_feature, n_target, max(m_list), m_stability, n_runs)
-    check_cell_memory(n_feature, n_target, 1, m_stability * repeats, n_runs)
-    return dict(
-        m_stability=m_stability,
-        n_runs=n_runs,
-        repeats=repeats,
-        p_method=p_method,
-        aggregate=aggregate,
-        index=index,
-        resample=str(resample),
-        calibration_layout=calibration_layout if curve_model.paper_runs else "copies",
-        member_resample=str(member_resample),
-        n_boot=n_boot,
-        confidence=confidence,
-        seed=seed,
-        selector=describe_selector(selector),
-        model=model,
+def _check_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:
+    """The estimate's real runs and simulated selectors against the cost thresholds, before
+    any work (:func:`~ensstab_dask.sweeps.cost.check_cost`)."""
+    s, curve_model = settings, settings.curve_model
+    paper = (
+        sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))
+        if curve_model.paper_runs
+        else 0
     )
+    real, simulated = estimate_cost(
+        paper_runs=paper,
+        designs=(curve_model.copy_design(), curve_model.check_design()),
+        simulator=curve_model.simulator,
+        m_list=s.m_list,
+        m_stability=s.m_stability,
+        n_runs=s.n_runs,
+        repeats=s.repeats,
+    )
+    check_cost("the estimate", n_feature=s.n_feature, real_runs=real, simulated=simulated, allow_large=allow_large,
+               time_one_run=lambda: real_run(X, y, s.n_target, selector=s.selector, resample=s.resample))  # fmt: skip
 
 
-def _real_runs(X, y, n_target, curve_model: CurveModel, *, calibration_layout, n_runs, m_stability, resample,
-               member_resample, scorer, seed, client, progress):  # fmt: skip
+def _real_runs(X, y, settings: EstimateSettings, *, scorer, client, progress: bool):
     """Stage 1, every real run a model asks for: the paper's pools (as ``calibration_layout``
     says), its real ensemble copies, and copies for its self-check.
 
     Returns ``(runs, copy_ranks, check_ranks)``. A model without runs of the paper's
     gets its single-selector statistics from its copies (:func:`runs_from_copies`).
     """
+    s, curve_model, seed = settings, settings.curve_model, as_seed_sequence(settings.seed)
     # One submission for every run: item by item, the workers idle at each item's tail.
     plan: dict[str, Pool | Copies] = {}
     if curve_model.paper_runs:
-        half_n, member_n = pool_sizes(calibration_layout, n_runs=n_runs, m_stability=m_stability)
-        for name, size, how, stage in (("half", half_n, resample, _REAL), ("member", member_n, member_resample,
-                                                                              _MEMBER_RUNS)):  # fmt: skip
+        half_n, member_n = pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability)
+        pools = (("half", half_n, s.resample, Stage.REAL), ("member", member_n, s.member_resample, Stage.MEMBER_RUNS))
+        for name, size, how, stage in pools:
             if size:
                 plan[name] = Pool(size, how, derive(seed, Stream.ESTIMATE, stage))
-    for name, design, stage in (("copies", curve_model.copy_design(), _COPIES),
-                                ("check", curve_model.check_design(), _CHECK_COPIES)):  # fmt: skip
+    designs = (
+        ("copies", curve_model.copy_design(), Stage.COPIES),
+        ("check", curve_model.check_design(), Stage.CHECK_COPIES),
+    )
+    for name, design, stage in designs:
         if design is not None:
             plan[name] = Copies(*design, derive(seed, Stream.ESTIMATE, stage))
-    made = dict(zip(plan, real_run_plan(X, y, list(plan.values()), selector=scorer, client=client,
-                                        progress=progress)))  # fmt: skip
+    made = dict(zip(plan, real_run_plan(X, y, list(plan.values()), selector=scorer, client=client, progress=progress)))
     copy_ranks, check_ranks = made.pop("copies", None), made.pop("check", None)
     runs = None
     if made:
-        runs = assemble_runs(calibration_layout, n_runs=n_runs, m_stability=m_stability, **made).top(n_target)
+        runs = assemble_runs(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability, **made).top(s.n_target)
     if runs is None:
         assert copy_ranks is not None  # a model without the paper's runs fits copies
-        runs = runs_from_copies(copy_ranks, n_target)
+        runs = runs_from_copies(copy_ranks, s.n_target)
     return runs, copy_ranks, check_ranks
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What the stages every model shares found: the runs, A[f]'s draws, and what the guard
+    rails read (t_uniform's draws and the real runs' Nogueira stability among it)."""
+
+    runs: RealRuns
+    u_draws: np.ndarray
+    found: Findings
 
 
 def estimate_from_runs(
     runs: RealRuns,
-    n_feature: int,
-    n_target: int,
+    settings: EstimateSettings,
     *,
-    m_ensemble: list[int],
-    n_runs: int,
-    repeats: int,
-    p_method: str,
-    verify: bool,
-    calibrate: bool,
-    n_boot: int,
-    confidence: float,
-    aggregate: str,
-    index: str,
-    settings: dict,
-    seed: SeedLike,
     client,
-    model: str = "onda",
     copy_ranks: np.ndarray | None = None,
     check_ranks: np.ndarray | None = None,
     progress: bool = False,
@@ -413,36 +361,32 @@ def estimate_from_runs(
     n_feature); ``check_ranks``: copies made for the self-check alone (see
     :mod:`ensstab_dask.models`). :func:`estimate` is the real runs plus this; the
     validation benchmark calls it on shared pools to compare layouts without refitting
-    the selector. Arguments are taken as validated. ``progress``: a bar over the
-    simulation stages. ``clock``: where the stages' seconds go (:attr:`Estimate.seconds`),
-    after those of earlier stages.
+    the selector. ``progress``: a bar over the simulation stages. ``clock``: where the
+    stages' seconds go (:attr:`Estimate.seconds`), after those of earlier stages.
     """
-    curve_model = get_model(model)
+    s, curve_model = settings, settings.curve_model
     clock = StageClock() if clock is None else clock
-    ctx = Context(
-        n_feature=n_feature, n_target=n_target, m_list=list(m_ensemble), n_runs=n_runs, repeats=repeats,
-        m_stability=len(runs.stability), aggregate=aggregate, index=index, n_boot=n_boot, confidence=confidence,
-        seed=as_seed_sequence(seed), client=client, useful_pool=runs.useful, stability_runs=runs.stability,
-        copy_ranks=copy_ranks, check_ranks=check_ranks, clock=clock,
-    )  # fmt: skip
     # A[f] counts n_runs runs against n_runs uniform ones; a pool of copies' runs may hold fewer.
-    n_runs = ctx.n_runs = min(n_runs, len(runs.useful))
-    with clock.stage("n_useful_and_stability"):
-        t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=repeats, seed=ctx.stream(_T_UNIFORM))
-        u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ctx.stream(_POOL)))
-        ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
-        ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, index)
-
-    u_mean = float(u_draws.mean())
-    rails: dict[str, Any] = dict(n_target=n_target, n_runs=n_runs, n_useful_mean=u_mean, t_draws=t_draws,
-                 real_nogueira=real_nog, smaller=_smaller_n_target(ctx, runs, u_mean, real_nog, t_draws))  # fmt: skip
+    ctx = Context(
+        settings=s,
+        client=client,
+        n_runs=min(s.n_runs, len(runs.useful)),
+        m_stability=len(runs.stability),
+        useful_pool=runs.useful,
+        stability_runs=runs.stability,
+        copy_ranks=copy_ranks,
+        check_ranks=check_ranks,
+        clock=clock,
+    )
+    shared = _shared_stages(ctx, runs)
+    found = shared.found
     # Before p is fitted: is there anything to say?
-    predictable = guard_rails(**rails, simulator=curve_model.simulator)[0]
+    predictable = guard_rails(found, simulator=curve_model.simulator)[0]
     # One bar over the simulation stages about to run, in their order below (none when no
     # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
     stages = (
-        (["p"] + ["fixed point"] * int(verify) + ["calibration"] * int(calibrate)) * curve_model.simulator
-        + curve_model.stages(n_boot)
+        (["p"] + ["fixed point"] * int(s.verify) + ["calibration"] * int(s.calibrate)) * curve_model.simulator
+        + curve_model.stages(s.n_boot)
         + ["self-check"]
     )
     sims = StageBar(stages if predictable else [], "simulations", enabled=progress)
@@ -450,8 +394,7 @@ def estimate_from_runs(
     prediction = check = None
     if predictable:
         if curve_model.simulator:
-            fit = fit_simulator(ctx, p_method=p_method, verify=verify, calibrate=calibrate,
-                                n_useful_mean=float(u_draws.mean()), bar=sims)  # fmt: skip
+            fit = fit_simulator(ctx, n_useful_mean=float(shared.u_draws.mean()), bar=sims)
         prediction = curve_model.predict(ctx, sims)
         with clock.stage("self_check"):
             check = curve_model.self_check(ctx, prediction)
@@ -461,17 +404,37 @@ def estimate_from_runs(
         _clip_intervals(prediction, ctx)
     sims.close()
     _, blocking, cautions = guard_rails(
-        **rails, p_fit=fit.p_fit, fixed_point=fit.fixed_point, power=fit.power, verified=verify or not predictable,
-        calibration_empty=fit.calibration is not None and fit.calibrated is None, n_useful=ctx.n_useful,
-        simulator=curve_model.simulator, self_check=check,
-    )  # fmt: skip
-    issues = blocking + cautions
-    said = notes(n_target=n_target, n_useful_mean=rails["n_useful_mean"], real_nogueira=real_nog,
-                 simulator=curve_model.simulator, saturated=int((t_draws >= n_runs).sum()),
-                 smaller=rails["smaller"])  # fmt: skip
-    return _assemble(ctx, curve_model, prediction, check, fit, runs=runs, t_draws=t_draws, u_draws=u_draws,
-                     real_nog=real_nog, issues=issues, notes=said, predictable=predictable,
-                     settings=settings)  # fmt: skip
+        found,
+        fit,
+        verified=s.verify or not predictable,
+        n_useful=ctx.n_useful,
+        simulator=curve_model.simulator,
+        self_check=check,
+    )
+    said = notes(
+        n_target=s.n_target,
+        n_useful_mean=found.n_useful_mean,
+        real_nogueira=found.real_nogueira,
+        simulator=curve_model.simulator,
+        saturated=int((found.t_draws >= ctx.n_runs).sum()),
+        smaller=found.smaller,
+    )
+    return _assemble(ctx, shared, prediction, check, fit, issues=blocking + cautions, notes=said)
+
+
+def _shared_stages(ctx: Context, runs: RealRuns) -> _Shared:
+    """Stages 2 to 4: t_uniform, A[f] (sets ``ctx.n_useful``) and the real stability (sets
+    ``ctx.real_stability``), and the smaller n_target these runs support."""
+    s = ctx.settings
+    n_feature, n_target, n_runs = s.n_feature, s.n_target, ctx.n_runs
+    with ctx.clock.stage("n_useful_and_stability"):
+        t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=s.repeats, seed=ctx.stream(Stage.T_UNIFORM))
+        u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ctx.stream(Stage.POOL)))
+        ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
+        ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, s.index)
+    u_mean = float(u_draws.mean())
+    smaller = _smaller_n_target(ctx, runs, u_mean, real_nog, t_draws)
+    return _Shared(runs, u_draws, Findings(n_target, n_runs, u_mean, t_draws, real_nog, smaller))
 
 
 def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_nog: NogueiraStability,
@@ -479,33 +442,43 @@ def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_n
     """The n_target these runs support, looked for only where the guard rails will advise one:
     a selector distinguishable from chance that counts no more useful features than it keeps,
     with no threshold draw at n_runs (there the rails say "too few runs" instead)."""
+    s = ctx.settings
     saturated = bool((t_draws >= ctx.n_runs).any())
-    if n_useful_mean > ctx.n_target or real_nog.lower <= 0.0 or saturated or runs.useful_ranks is None:
+    if n_useful_mean > s.n_target or real_nog.lower <= 0.0 or saturated or runs.useful_ranks is None:
         return None
-    found = smaller_n_target(runs.useful_ranks, ctx.n_feature, ctx.n_target, n_runs=ctx.n_runs, repeats=ctx.repeats,
-                             t_seed=ctx.stream(_T_UNIFORM), pool_seed=ctx.stream(_POOL))  # fmt: skip
+    found = smaller_n_target(runs.useful_ranks, s.n_feature, s.n_target, n_runs=ctx.n_runs, repeats=s.repeats,
+                             t_seed=ctx.stream(Stage.T_UNIFORM), pool_seed=ctx.stream(Stage.POOL))  # fmt: skip
     return False if found is None else found
 
 
 def _clip_intervals(prediction: Prediction, ctx: Context) -> None:
     """A bootstrap can step outside what a quantity can take; an interval never does."""
-    curve = prediction.curve
+    curve, s = prediction.curve, ctx.settings
     for end in ("stability_lower", "stability_upper"):
         if end in curve:
-            curve[end].values = clip_to_index(curve[end].values, ctx.index)
-    ranges = {"real_stability": INDEX_RANGE[ctx.index], "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
-              "n_useful": (0.0, ctx.n_feature), "h": (ctx.n_target, ctx.n_feature)}  # fmt: skip
+            curve[end].values = clip_to_index(curve[end].values, s.index)
+    ranges = {"real_stability": INDEX_RANGE[s.index], "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
+              "n_useful": (0.0, s.n_feature), "h": (s.n_target, s.n_feature)}  # fmt: skip
     for key, (lo, hi) in ranges.items():
         if key in prediction.intervals:
             a, b = np.clip(prediction.intervals[key], lo, hi)
             prediction.intervals[key] = (float(a), float(b))
 
 
-def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | None, check: SelfCheck | None,
-              fit: SimulatorFit, *, runs, t_draws, u_draws, real_nog, issues, notes, predictable,
-              settings) -> Estimate:  # fmt: skip
-    """The :class:`Estimate` from what the stages found."""
-    n_feature, n_target, m_list = ctx.n_feature, ctx.n_target, ctx.m_list
+def _assemble(
+    ctx: Context,
+    shared: _Shared,
+    prediction: Prediction | None,
+    check: SelfCheck | None,
+    fit: SimulatorFit,
+    *,
+    issues: list[str],
+    notes: list[str],
+) -> Estimate:
+    """The :class:`Estimate` from what the stages found (no ``prediction``: no curve)."""
+    s, curve_model, predictable = ctx.settings, ctx.settings.curve_model, prediction is not None
+    n_feature, n_target, m_list = s.n_feature, s.n_target, s.m_list
+    runs, u_draws, t_draws = shared.runs, shared.u_draws, shared.found.t_draws
     if prediction is None:
         nan = np.full(len(m_list), np.nan)
         curve = xr.Dataset(
@@ -532,7 +505,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
     return Estimate(
         n_feature=n_feature,
         n_target=n_target,
-        settings=dict(settings, n_runs=ctx.n_runs, stability_runs=len(runs.stability)),
+        settings=dict(s.to_dict(), n_runs=ctx.n_runs, stability_runs=len(runs.stability)),
         t_uniform=float(t_draws.mean()),
         t_uniform_std=float(t_draws.std(ddof=1)),
         n_useful=ctx.n_useful,
@@ -540,7 +513,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
         n_useful_std=float(u_draws.std(ddof=1)),
         n_useful_draws=u_draws,
         real_stability=float(ctx.real_stability),
-        real_nogueira=real_nog,
+        real_nogueira=shared.found.real_nogueira,
         p=ctx.p_hat,
         p_fit=fit.p_fit,
         n_useful_v=None if fit.fixed_point is None else fit.fixed_point.mean,
@@ -555,7 +528,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
         t_uniform_draws=t_draws,
         # The first draw behind t_uniform, kept for the picture of counts; its max is t_draws[0].
         uniform_counts=selection_counts(
-            uniform_subsets(n_feature, n_target, ctx.n_runs, seed=ctx.stream(_T_UNIFORM, 0)), n_feature
+            uniform_subsets(n_feature, n_target, ctx.n_runs, seed=ctx.stream(Stage.T_UNIFORM, 0)), n_feature
         ),
         calibration=fit.calibration,
         reliable=not issues,
@@ -563,7 +536,7 @@ def _assemble(ctx: Context, curve_model: CurveModel, prediction: Prediction | No
         notes=notes,
         has_curve=predictable,
         fixed_point_power=has_power,
-        confidence=ctx.confidence,
+        confidence=s.confidence,
         intervals=prediction.intervals,
         bootstrap=prediction.bootstrap,
         model=curve_model.name,

@@ -12,16 +12,18 @@ not know the method's symbols.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Union
 
 import numpy as np
 
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
+from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
 
-__all__ = ["guard_rails", "blocking_reasons", "caution_reasons", "notes", "headline"]
+__all__ = ["guard_rails", "Findings", "blocking_reasons", "caution_reasons", "notes", "headline"]
 
 
 def headline(reason: str) -> str:
@@ -33,6 +35,20 @@ def headline(reason: str) -> str:
 #: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
 #: (runs given as subsets, without their rankings).
 Smaller = Union[tuple[int, float], Literal[False], None]
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the stages every model shares found, as the guard rails read it: A[f]'s mean
+    over its ``t_draws`` thresholds (each from ``n_runs`` uniform runs), the real runs'
+    Nogueira stability, and the smaller n_target the same runs support (:data:`Smaller`)."""
+
+    n_target: int
+    n_runs: int
+    n_useful_mean: float
+    t_draws: np.ndarray
+    real_nogueira: NogueiraStability
+    smaller: Smaller = None
 
 
 def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool, smaller: Smaller = None) -> str:
@@ -196,21 +212,13 @@ def caution_reasons(
 
 
 def guard_rails(
+    found: Findings,
+    fit: SimulatorFit | None = None,
     *,
-    n_target: int,
-    n_runs: int,
-    n_useful_mean: float,
-    t_draws: np.ndarray,
-    real_nogueira: NogueiraStability,
-    p_fit: PEstimate | None = None,
-    fixed_point: FixedPointCheck | None = None,
-    power: FixedPointCheck | None = None,
     verified: bool = True,
-    calibration_empty: bool = False,
     n_useful: int | None = None,
     simulator: bool = True,
     self_check: SelfCheck | None = None,
-    smaller: Smaller = None,
 ) -> tuple[bool, list[str], list[str]]:
     """Whether the method has anything to say, and whether to believe it (docs/method.md
     section 11): the only place ``Estimate.reliable`` is decided.
@@ -218,24 +226,36 @@ def guard_rails(
     Returns ``(predictable, blocking, cautions)``: :func:`blocking_reasons` mean no curve
     can be predicted at all (``simulator``: the curve would be the paper's simulator's);
     cautions mean the curve is there but is not a validated prediction: the paper's
-    simulator's (:func:`caution_reasons`, only when the curve is the ``simulator``'s;
-    ``n_useful`` is the value simulated, when A[f] had to be clamped) and a failed
-    ``self_check``. Without a curve there is nothing to be cautious about: cautions are
-    then empty. ``smaller``: the n_target the same runs support, for the advice when A[f]
-    is at or below n_target (:data:`Smaller`). The estimate is reliable when both lists are empty.
+    simulator's (:func:`caution_reasons` on its ``fit``, only when the curve is the
+    ``simulator``'s; ``n_useful`` is the value simulated, when A[f] had to be clamped) and
+    a failed ``self_check``. Without a curve there is nothing to be cautious about:
+    cautions are then empty. ``found.smaller`` gives the advice when A[f] is at or below
+    n_target. The estimate is reliable when both lists are empty.
     """
     blocking = blocking_reasons(
-        n_target=n_target, n_runs=n_runs, n_useful_mean=n_useful_mean, t_draws=t_draws, real_nogueira=real_nogueira,
-        simulator=simulator, smaller=smaller,
-    )  # fmt: skip
+        n_target=found.n_target,
+        n_runs=found.n_runs,
+        n_useful_mean=found.n_useful_mean,
+        t_draws=found.t_draws,
+        real_nogueira=found.real_nogueira,
+        simulator=simulator,
+        smaller=found.smaller,
+    )
     cautions: list[str] = []
     if blocking:
         return False, blocking, cautions
     if simulator:
+        fit = SimulatorFit() if fit is None else fit
         cautions += caution_reasons(
-            n_runs=n_runs, t_draws=t_draws, p_fit=p_fit, fixed_point=fixed_point, power=power, verified=verified,
-            calibration_empty=calibration_empty, n_useful=None if n_useful is None else (n_useful_mean, n_useful),
-        )  # fmt: skip
+            n_runs=found.n_runs,
+            t_draws=found.t_draws,
+            p_fit=fit.p_fit,
+            fixed_point=fit.fixed_point,
+            power=fit.power,
+            verified=verified,
+            calibration_empty=fit.calibration_empty,
+            n_useful=None if n_useful is None else (found.n_useful_mean, n_useful),
+        )
     if self_check is not None and not self_check.passed:
         cautions.append(self_check.warning())
     return not blocking, blocking, cautions

@@ -12,8 +12,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
@@ -28,9 +30,10 @@ from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
+from ensstab_dask.settings import Constraint, Seed, Sizes, validate_params
 from ensstab_dask.sweeps.storage import write_netcdf
 
-__all__ = ["validate", "Validation", "compare", "naive_check", "naive_cache_path"]
+__all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
 
 # Bump when the naive check's streams or layout change: old cache files then miss.
 # 3: halves and bootstraps stratified by class.
@@ -60,17 +63,48 @@ def _read_cached(path: Path) -> xr.Dataset | None:
         return None
 
 
+@dataclass(frozen=True)
+class NaiveSettings:
+    """The naive check's settings (:func:`naive_check`), what its cache file is keyed on.
+
+    ``m_ensemble`` and ``seed`` are checked on construction (sizes as a sorted tuple, the
+    seed as the int recorded); the others by
+    :func:`~ensstab_dask.real.naive.real_ensemble_stability`.
+    """
+
+    m_ensemble: Sequence[int] = (1, 5, 10, 20, 30, 50)
+    m_stability: int = 20
+    selector: Any = None
+    aggregate: str = "mean_rank"
+    index: str = "jaccard"
+    seed: SeedLike = 0
+
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {"m_ensemble": Sizes(), "seed": Seed()}
+
+    def __post_init__(self) -> None:
+        values = {name: getattr(self, name) for name in self._parameter_constraints}
+        for name, value in validate_params(self._parameter_constraints, values).items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings the cached file records and is looked up by."""
+        return dict(
+            m_ensemble=list(self.m_ensemble),
+            m_stability=int(self.m_stability),
+            selector=describe_selector(self.selector),
+            aggregate=self.aggregate,
+            index=self.index,
+            seed=self.seed,
+            layout="bagging",
+        )
+
+
 def naive_check(
     X,
     y,
     n_target: int,
+    naive: NaiveSettings | None = None,
     *,
-    m_ensemble=(1, 5, 10, 20, 30, 50),
-    m_stability: int = 20,
-    selector=None,
-    aggregate: str = "mean_rank",
-    index: str = "jaccard",
-    seed: SeedLike = 0,
     cache_dir: str | os.PathLike | None = None,
     client: ClientLike = None,
     progress: bool = True,
@@ -82,22 +116,14 @@ def naive_check(
     :func:`naive_cache_path`); ``attrs["cached"]`` says whether it was reused. The
     settings recorded in the file are checked against the request before it is used.
     A plain callable selector is never cached: its name is all that describes it, and
-    two functions of one name would share a file.
+    two functions of one name would share a file. ``naive``: default ``NaiveSettings()``.
     """
-    m_list = check_m_ensemble(m_ensemble)
-    seed = check_seed(seed)
-    settings = dict(
-        m_ensemble=m_list,
-        m_stability=int(m_stability),
-        selector=describe_selector(selector),
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        layout="bagging",
-    )
+    naive = NaiveSettings() if naive is None else naive
+    settings = naive.to_dict()
+    m_list = settings["m_ensemble"]
     path = None
     # A callable is described by its name only, which does not identify it: not cached.
-    cacheable = selector is None or hasattr(selector, "get_params")
+    cacheable = naive.selector is None or hasattr(naive.selector, "get_params")
     if cache_dir is not None and cacheable:
         if not Path(cache_dir).is_dir():
             raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
@@ -116,11 +142,11 @@ def naive_check(
         y,
         n_target,
         m_ensemble=m_list,
-        m_stability=m_stability,
-        selector=selector,
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
+        m_stability=naive.m_stability,
+        selector=naive.selector,
+        aggregate=naive.aggregate,
+        index=naive.index,
+        seed=naive.seed,
         client=client,
         progress=progress,
         allow_large=allow_large,
@@ -400,8 +426,8 @@ def validate(
         est = estimate(X, y, n_target, seed=seed, client=target, progress=progress, allow_large=allow_large, **common,
                        **estimate_options)  # fmt: skip
         t_est = time.perf_counter() - t0
-        naive = naive_check(X, y, n_target, seed=seed, cache_dir=cache_dir, client=target, progress=progress,
-                            allow_large=allow_large, **common)  # fmt: skip
+        naive = naive_check(X, y, n_target, NaiveSettings(seed=seed, **common), cache_dir=cache_dir, client=target,
+                            progress=progress, allow_large=allow_large)  # fmt: skip
     # The naive check's own clock, from a running cluster (a cached one keeps the time it took then).
     seconds = {"estimate": t_est, "naive": float(naive.attrs["seconds"])}
     return Validation(est, naive, compare(est, naive), seconds, data)

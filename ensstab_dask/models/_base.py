@@ -23,7 +23,7 @@ interval, so that the interval covers the error the model was seen to make.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import xarray as xr
@@ -31,17 +31,12 @@ import xarray as xr
 from ensstab_dask.checks import INDICES
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.seeding import Stream, derive, int_from
+from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, int_from
+
+if TYPE_CHECKING:  # the settings module reads the models' registry
+    from ensstab_dask.settings import EstimateSettings
 
 __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
-
-# Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...). The
-# first seven are those of the paper's path and keep their values, so that
-# calibration_layout="paper" with n_boot=0 reproduces earlier results bit for bit.
-T_UNIFORM, REAL, POOL, P, VERIFY, PREDICT, CALIBRATE = range(7)
-MEMBER_RUNS, BOOT, BOOT_P, BOOT_CURVE, POWER, T_BOOT = range(7, 13)
-COPIES, H, H_BOUNDS, RANDOM_EFFECTS = range(13, 17)
-CHECK_COPIES, CHECK, MEASURED = range(17, 20)
 
 #: A self-check fails beyond this combined |z|.
 CHECK_Z = 2.0
@@ -58,28 +53,23 @@ def clip_to_index(values, index: str) -> np.ndarray:
 
 @dataclass
 class Context:
-    """What the shared stages found, handed to a model: the problem, the settings, the
-    seeds, where work runs, and the real runs' statistics.
+    """What the shared stages found, handed to a model: the estimate's ``settings``, where
+    work runs, and the real runs' statistics.
 
-    ``n_useful``/``p_hat`` are the paper's fit (A[f] and p; ``p_hat`` NaN when the model
-    is no simulator); ``u_pred``/``p_pred`` the point the simulator predicts at (the
-    calibrated one with ``calibrate=True``). ``copy_ranks``: the model's real ensemble
-    copies, (G, B, n_feature); ``check_ranks``: copies made for the self-check only.
-    ``clock``: a model times its stages with ``with ctx.clock.stage(name):``.
+    ``n_runs`` is the runs behind each draw of t_uniform and A[f]: the settings', or fewer
+    when the pool holds fewer (a model's copies); ``m_stability`` the real runs behind the
+    real stability, and so the simulated copies behind each simulated one. ``seed`` is the
+    settings' seed as a SeedSequence. ``n_useful``/``p_hat`` are the paper's fit (A[f] and
+    p; ``p_hat`` NaN when the model is no simulator); ``u_pred``/``p_pred`` the point the
+    simulator predicts at (the calibrated one with ``calibrate=True``). ``copy_ranks``: the
+    model's real ensemble copies, (G, B, n_feature); ``check_ranks``: copies made for the
+    self-check only. ``clock``: a model times its stages with ``with ctx.clock.stage(name):``.
     """
 
-    n_feature: int
-    n_target: int
-    m_list: list[int]
-    n_runs: int
-    repeats: int
-    m_stability: int
-    aggregate: str
-    index: str
-    n_boot: int
-    confidence: float
-    seed: np.random.SeedSequence
+    settings: EstimateSettings
     client: Any
+    n_runs: int
+    m_stability: int
     useful_pool: np.ndarray | None = None
     stability_runs: np.ndarray | None = None
     n_useful: int = 0
@@ -90,6 +80,10 @@ class Context:
     copy_ranks: np.ndarray | None = None
     check_ranks: np.ndarray | None = None
     clock: StageClock = field(default_factory=StageClock)  # where a model times its stages
+    seed: np.random.SeedSequence = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.seed = as_seed_sequence(self.settings.seed)
 
     def copies(self) -> np.ndarray:
         """The model's real ensemble copies, (G, B, n_feature): a model whose
@@ -104,18 +98,18 @@ class Context:
             raise InvalidParameterError("runs: this model needs the paper's single-selector runs, and none were given")
         return self.useful_pool, self.stability_runs
 
-    def stream(self, stage: int, *keys: int) -> np.random.SeedSequence:
+    def stream(self, stage: Stage, *keys: int) -> np.random.SeedSequence:
         """The SeedSequence of an estimate stage."""
         return derive(self.seed, Stream.ESTIMATE, stage, *keys)
 
-    def sweep_seed(self, stage: int) -> int:
+    def sweep_seed(self, stage: Stage) -> int:
         """An int seed for a stage that runs through the sweep engine (which records ints)."""
         return int_from(self.stream(stage), bits=32)
 
     def curve_dataset(self, stability, std, *, lower=None, upper=None, description: str) -> xr.Dataset:
         """The curve as the estimate's Dataset over ``m_ensemble`` (short long_names, no units
         on a stability: xarray's .plot labels)."""
-        one = {"long_name": f"stability ({self.index})"}
+        one = {"long_name": f"stability ({self.settings.index})"}
         curve = xr.Dataset(
             {
                 "stability": ("m_ensemble", np.asarray(stability, float), dict(one, description=description)),
@@ -125,20 +119,20 @@ class Context:
                     {"long_name": "stability s.d.", "description": "Monte-Carlo or sampling error of the point"},
                 ),
             },
-            coords={"m_ensemble": self.m_list},
+            coords={"m_ensemble": self.settings.m_list},
         )
         if lower is not None:
-            level = f"{self.confidence:.0%}"
+            level = f"{self.settings.confidence:.0%}"
             curve["stability_lower"] = ("m_ensemble", np.asarray(lower, float), dict(one, long_name=f"{level} lower"))
             curve["stability_upper"] = ("m_ensemble", np.asarray(upper, float), dict(one, long_name=f"{level} upper"))
         return curve
 
     def boot_dataset(self, replicates: np.ndarray, description: str) -> xr.Dataset:
         """Bootstrap replicates of the curve, (n_boot, len(m_list)), as ``stability_boot`` over ``boot``."""
-        attrs = {"long_name": f"stability ({self.index})", "description": description}
+        attrs = {"long_name": f"stability ({self.settings.index})", "description": description}
         return xr.Dataset(
             {"stability_boot": (("boot", "m_ensemble"), np.asarray(replicates, float), attrs)},
-            coords={"m_ensemble": self.m_list},
+            coords={"m_ensemble": self.settings.m_list},
         )
 
 
@@ -273,7 +267,7 @@ class CurveModel:
         return ["prediction"]
 
     def predict(self, ctx: Context, bar) -> Prediction:
-        """The curve at ``ctx.m_list``; ``bar.done()`` after each of :meth:`stages`."""
+        """The curve at ``ctx.settings.m_list``; ``bar.done()`` after each of :meth:`stages`."""
         raise NotImplementedError
 
     def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:

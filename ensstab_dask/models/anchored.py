@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ensstab_dask.models._base import MEASURED, Context, CurveModel, Prediction, SelfCheck, _widen
+from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
 from ensstab_dask.models.bootstrap import percentile_interval
 from ensstab_dask.models.measured import (
     PAIRWISE,
@@ -38,7 +38,7 @@ from ensstab_dask.models.measured import (
     pair_means,
     weighted,
 )
-from ensstab_dask.seeding import make_rng
+from ensstab_dask.seeding import Stage, make_rng
 
 __all__ = ["Anchored", "COPY_DESIGN"]
 
@@ -80,26 +80,28 @@ class Anchored(CurveModel):
 
     def _predict(self, ctx: Context, bar) -> Prediction:
         ranks = ctx.copies()
+        s = ctx.settings
         G, B, _ = ranks.shape
-        sim = copy_similarities(ranks, ctx.n_target, range(1, B + 1), aggregate=ctx.aggregate, index=ctx.index,
-                                seed=ctx.stream(MEASURED))  # fmt: skip
-        W = self._weights(B, ctx.m_list)
+        sim = copy_similarities(
+            ranks, s.n_target, range(1, B + 1), aggregate=s.aggregate, index=s.index, seed=ctx.stream(Stage.MEASURED)
+        )
+        W = self._weights(B, s.m_list)
         point_se = np.array([weighted(sim, w) for w in W])
         point, se = point_se[:, 0], point_se[:, 1]
         lower = upper = boot = None
-        if ctx.n_boot:
+        if s.n_boot:
             # Copies drawn with replacement, each replicate's deviation rescaled to the
             # U-statistic's unbiased standard error (a bootstrap of a mean over pairs
             # overstates it: pairs of one copy drawn twice are left out), and widened by
             # Student's t over the normal quantile: that SE is itself estimated from G copies.
-            rng = make_rng(ctx.stream(MEASURED, 1))
-            raw = pair_means(sim, rng.integers(G, size=(ctx.n_boot, G))) @ W.T
+            rng = make_rng(ctx.stream(Stage.MEASURED, 1))
+            raw = pair_means(sim, rng.integers(G, size=(s.n_boot, G))) @ W.T
             dev = raw - raw.mean(axis=0)
             sd = dev.std(axis=0, ddof=1)
-            tail = 0.5 + ctx.confidence / 2
+            tail = 0.5 + s.confidence / 2
             se_t = se * stats.t.ppf(tail, G - 1) / stats.norm.ppf(tail)
             reps = point + dev * np.where(sd > 0, se_t / np.where(sd > 0, sd, 1.0), 0.0)
-            lower, upper = np.array([percentile_interval(reps[:, j], ctx.confidence) for j in range(len(W))]).T
+            lower, upper = np.array([percentile_interval(reps[:, j], s.confidence) for j in range(len(W))]).T
             boot = ctx.boot_dataset(reps, "bootstrap replicates of the real copies, rescaled to the exact SE")
         curve = ctx.curve_dataset(point, se, lower=lower, upper=upper,
                                   description="measured (m <= B) or extrapolated ensemble stability")  # fmt: skip

@@ -44,7 +44,8 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.indices import pairwise_similarity, stability_of_subsets, stability_se
-from ensstab_dask.seeding import SeedLike, make_rng
+from ensstab_dask.models._base import Context
+from ensstab_dask.seeding import SeedLike, Stage, make_rng
 from ensstab_dask.simulator.estimators import selection_counts
 from ensstab_dask.sweeps.sweep import sweep
 
@@ -125,8 +126,7 @@ def rate_posterior(counts: np.ndarray, n_runs: int, *, grid_size: int = 60, iter
 
 
 def bootstrap_runs(
-    useful_runs: np.ndarray,
-    stability_runs: np.ndarray,
+    pools: tuple[np.ndarray, np.ndarray],
     n_feature: int,
     thresholds: np.ndarray,
     *,
@@ -137,6 +137,9 @@ def bootstrap_runs(
     seed: SeedLike = 0,
 ) -> Bootstrap:
     """Replicates of A[f] and of the single-selector stability, as if the runs were redone.
+
+    ``pools``: ``(useful_runs, stability_runs)``, the top-``n_target`` subsets behind A[f]
+    and behind the stability (:meth:`~ensstab_dask.models.Context.pools`).
 
     * A[f]: each feature's count in ``n_runs`` new runs is drawn from a binomial whose
       rate is drawn from the feature's :func:`rate_posterior` (fitted on the whole
@@ -152,8 +155,7 @@ def bootstrap_runs(
 
     The two are drawn independently of each other.
     """
-    useful_runs = np.asarray(useful_runs)
-    stability_runs = np.asarray(stability_runs)
+    useful_runs, stability_runs = (np.asarray(runs) for runs in pools)
     thresholds = np.asarray(thresholds)
     rng = make_rng(seed)
     grid, post = rate_posterior(selection_counts(useful_runs, n_feature), len(useful_runs))
@@ -221,42 +223,36 @@ def _nodes(values: np.ndarray, center: float, quantile: float, *, integer: bool,
     return [int(v) for v in nodes] if integer else nodes
 
 
-def _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, **options) -> np.ndarray:
-    """Mean simulated stability over a (u, p, m_ensemble) grid, from the sweep engine."""
-    surf = sweep(n_feature, n_target, n_useful=u_nodes, p=p_nodes, m_ensemble=m_ensemble, progress=False, **options)
+def _surface(ctx: Context, u_nodes, p_nodes, m_ensemble, *, repeats: int, seed: int, h: int | None = None):
+    """Mean simulated stability over a (u, p, m_ensemble) grid, from the sweep engine, with
+    the estimate's settings (the two-level simulator at ``h`` when given)."""
+    s = ctx.settings
+    model = "onda" if h is None else "two-level"
+    surf = sweep(s.n_feature, s.n_target, n_useful=u_nodes, p=p_nodes, m_ensemble=m_ensemble,
+                 m_stability=ctx.m_stability, repeats=repeats, aggregate=s.aggregate, index=s.index, seed=seed,
+                 client=ctx.client, progress=False, model=model, h=h)  # fmt: skip
     return surf["stability"].values  # (n_u, n_p, n_m)
 
 
-def p_replicates(
-    n_useful: np.ndarray,
-    real_stability: np.ndarray,
-    n_feature: int,
-    n_target: int,
-    *,
-    u_hat: int,
-    p_hat: float,
-    s_hat: float,
-    m_stability: int,
-    repeats: int,
-    index: str,
-    aggregate: str,
-    seed: int,
-    client,
-) -> tuple[np.ndarray, int]:
+def p_replicates(ctx: Context, boot: Bootstrap) -> tuple[np.ndarray, int]:
     """p for each replicate, from one simulated single-selector surface over (u, p).
 
     The surface is inverted per replicate (linear in u between nodes, then the rising
     branch in p made monotone and inverted); the replicate's p is the point estimate
-    plus the difference between the inversions at the replicate and at the point, so
-    the surface's own error cancels. Returns the draws and the simulated runs spent.
+    (``ctx.p_hat`` at ``ctx.n_useful`` and ``ctx.real_stability``) plus the difference
+    between the inversions at the replicate and at the point, so the surface's own error
+    cancels. Returns the draws and the simulated runs spent.
     """
+    s = ctx.settings
+    n_feature, n_target = s.n_feature, s.n_target
+    u_hat, p_hat, s_hat = ctx.n_useful, ctx.p_hat, ctx.real_stability
+    repeats = max(2, s.repeats // 4)
     lo_p = n_target / n_feature
-    u_b = np.clip(np.round(n_useful), n_target, n_feature).astype(int)
+    u_b = np.clip(np.round(boot.n_useful), n_target, n_feature).astype(int)
     qs = np.quantile(u_b, [0.0, 0.25, 0.5, 0.75, 1.0])
     u_nodes = sorted({int(v) for v in np.round(qs)} | {int(u_hat)})
     p_nodes = sorted({round(float(v), 6) for v in np.linspace(lo_p, 1.0, 17)} | {round(float(p_hat), 6)})
-    S = _surface(n_feature, n_target, u_nodes, p_nodes, [1], m_stability=m_stability, repeats=repeats,
-                 aggregate=aggregate, index=index, seed=seed, client=client)[:, :, 0]  # fmt: skip
+    S = _surface(ctx, u_nodes, p_nodes, [1], repeats=repeats, seed=ctx.sweep_seed(Stage.BOOT_P))[:, :, 0]
     S = np.maximum.accumulate(S, axis=1)  # the rising branch, made monotone for inversion
     pn = np.asarray(p_nodes)
 
@@ -267,32 +263,16 @@ def p_replicates(
             out[i] = np.interp(ss, row, pn) if np.isfinite(ss) else np.nan
         return out
 
-    p_b = p_hat + invert(u_b, real_stability) - invert(np.array([u_hat]), np.array([s_hat]))[0]
-    simulated = len(u_nodes) * len(p_nodes) * repeats * (m_stability + 1)
+    p_b = p_hat + invert(u_b, boot.real_stability) - invert(np.array([u_hat]), np.array([s_hat]))[0]
+    simulated = len(u_nodes) * len(p_nodes) * repeats * (ctx.m_stability + 1)
     return np.clip(p_b, lo_p, 1.0), simulated
 
 
 def curve_replicates(
-    n_useful: np.ndarray,
-    p: np.ndarray,
-    n_feature: int,
-    n_target: int,
-    *,
-    u_hat: int,
-    p_hat: float,
-    point: np.ndarray,
-    point_se: np.ndarray,
-    m_ensemble: list[int],
-    m_stability: int,
-    repeats: int,
-    index: str,
-    aggregate: str,
-    seed: int,
-    client,
-    quantile: float = 0.01,
-    h_of=None,
+    ctx: Context, n_useful: np.ndarray, p: np.ndarray, curve: xr.Dataset, *, quantile: float = 0.01, h_of=None
 ) -> tuple[np.ndarray, int]:
-    """The predicted curve for each replicate (n_boot, len(m_ensemble)).
+    """The predicted curve for each replicate (n_boot, len(m_ensemble)), around ``curve``,
+    the point prediction at (``ctx.u_pred``, ``ctx.p_pred``).
 
     A 3 x 3 design in (u, p), at the 1 % and 99 % quantiles of the replicates and at the
     point estimate, is simulated once with the sweep engine; each replicate's curve is the
@@ -301,6 +281,13 @@ def curve_replicates(
     error. Returns the draws and the simulated runs spent. ``h_of`` (the two-level
     model) gives the ``h`` to simulate at each u node; one sweep per node then.
     """
+    s = ctx.settings
+    n_feature, n_target, u_hat, p_hat = s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred
+    m_ensemble = [int(m) for m in curve["m_ensemble"].values]
+    point = curve["stability"].values
+    point_se = curve["stability_std"].values / np.sqrt(s.repeats)
+    repeats = max(2, s.repeats // _DESIGN_SHARE)
+    seed = ctx.sweep_seed(Stage.BOOT_CURVE)
     rng = make_rng(seed)
     u_b = np.clip(np.round(n_useful), n_target, n_feature).astype(int)
     u_gap = max(2, round(0.15 * u_hat))
@@ -310,56 +297,31 @@ def curve_replicates(
     shift = np.zeros((len(u_b), n_m))
     simulated = 0
     if len(u_nodes) > 1 or len(p_nodes) > 1:
-        options = dict(m_stability=m_stability, repeats=repeats, aggregate=aggregate, index=index, seed=seed,
-                       client=client)  # fmt: skip
         if h_of is None:
-            S = _surface(n_feature, n_target, u_nodes, p_nodes, m_ensemble, **options)
+            S = _surface(ctx, u_nodes, p_nodes, m_ensemble, repeats=repeats, seed=seed)
         else:
-            S = np.concatenate([
-                _surface(n_feature, n_target, [u], p_nodes, m_ensemble, model="two-level", h=h_of(u), **options)
-                for u in u_nodes
-            ])  # fmt: skip
+            S = np.concatenate(
+                [_surface(ctx, [u], p_nodes, m_ensemble, repeats=repeats, seed=seed, h=h_of(u)) for u in u_nodes]
+            )
         Q = np.einsum("bi,bj,ijm->bm", lagrange_weights(u_nodes, u_b), lagrange_weights(p_nodes, p), S)
         Q0 = np.einsum("bi,bj,ijm->bm", lagrange_weights(u_nodes, [u_hat]), lagrange_weights(p_nodes, [p_hat]), S)
         shift = Q - Q0
-        simulated = len(u_nodes) * len(p_nodes) * repeats * (m_stability * sum(m_ensemble) + sum(m_ensemble))
+        simulated = len(u_nodes) * len(p_nodes) * repeats * (ctx.m_stability * sum(m_ensemble) + sum(m_ensemble))
     noise = rng.standard_normal((len(u_b), n_m)) * np.asarray(point_se)[None, :]
     return np.asarray(point)[None, :] + shift + noise, simulated
 
 
-def bootstrap_estimate(
-    useful_runs: np.ndarray,
-    stability_runs: np.ndarray,
-    n_feature: int,
-    n_target: int,
-    thresholds: np.ndarray,
-    *,
-    n_runs: int,
-    repeats: int,
-    n_boot: int,
-    confidence: float,
-    u_hat: int,
-    p_hat: float,
-    s_hat: float,
-    u_pred: int,
-    p_pred: float,
-    curve,
-    m_stability: int,
-    aggregate: str,
-    index: str,
-    seeds: dict,
-    client,
-    h_of=None,
-):
-    """The estimate's bootstrap, end to end (see the module docstring).
+def bootstrap_estimate(ctx: Context, thresholds: np.ndarray, curve: xr.Dataset, *, h_of=None):
+    """The estimate's bootstrap, end to end (see the module docstring), on the real runs
+    (``ctx.pools()``) and with the estimate's settings (``ctx.settings``).
 
     Resamples the runs (:func:`bootstrap_runs`), gives each replicate its p
     (:func:`p_replicates`) and its curve (:func:`curve_replicates`), and writes the
     curve's interval into ``curve`` (``stability_lower``/``stability_upper``). With a
-    calibrated prediction point (``u_pred``, ``p_pred``) the replicates move around it
-    as they move around the A[f]/p point (``u_hat``, ``p_hat``). ``thresholds`` are fresh
-    draws of t_uniform (``n_runs`` uniform selectors each), so that their spread is in
-    the interval.
+    calibrated prediction point (``ctx.u_pred``, ``ctx.p_pred``) the replicates move
+    around it as they move around the A[f]/p point (``ctx.n_useful``, ``ctx.p_hat``).
+    ``thresholds`` are fresh draws of t_uniform (``n_runs`` uniform selectors each), so
+    that their spread is in the interval.
 
     Returns
     -------
@@ -368,30 +330,23 @@ def bootstrap_estimate(
     replicates : xarray.Dataset over ``boot``
     simulated : int, simulated runs spent
     """
+    s = ctx.settings
+    confidence = s.confidence
     m_list = [int(m) for m in curve["m_ensemble"].values]
     boot = bootstrap_runs(
-        useful_runs,
-        stability_runs,
-        n_feature,
+        ctx.pools(),
+        s.n_feature,
         thresholds,
-        n_runs=n_runs,
-        repeats=repeats,
-        n_boot=n_boot,
-        index=index,
-        seed=seeds["runs"],
+        n_runs=ctx.n_runs,
+        repeats=s.repeats,
+        n_boot=s.n_boot,
+        index=s.index,
+        seed=ctx.stream(Stage.BOOT),
     )
-    common = dict(aggregate=aggregate, index=index, client=client, m_stability=m_stability)
-    p_b, sim_p = p_replicates(
-        boot.n_useful, boot.real_stability, n_feature, n_target, u_hat=u_hat, p_hat=p_hat, s_hat=s_hat,
-        repeats=max(2, repeats // 4), seed=seeds["p"], **common,
-    )  # fmt: skip
-    u_rep = np.asarray(boot.n_useful) + (u_pred - u_hat)
-    p_rep = np.clip(p_b + (p_pred - p_hat), n_target / n_feature, 1.0)
-    curve_b, sim_c = curve_replicates(
-        u_rep, p_rep, n_feature, n_target, u_hat=u_pred, p_hat=p_pred, point=curve["stability"].values,
-        point_se=curve["stability_std"].values / np.sqrt(repeats), m_ensemble=m_list, seed=seeds["curve"],
-        repeats=max(2, repeats // _DESIGN_SHARE), h_of=h_of, **common,
-    )  # fmt: skip
+    p_b, sim_p = p_replicates(ctx, boot)
+    u_rep = np.asarray(boot.n_useful) + (ctx.u_pred - ctx.n_useful)
+    p_rep = np.clip(p_b + (ctx.p_pred - ctx.p_hat), s.n_target / s.n_feature, 1.0)
+    curve_b, sim_c = curve_replicates(ctx, u_rep, p_rep, curve, h_of=h_of)
     intervals = {
         "t_uniform": percentile_interval(thresholds, confidence),
         "n_useful": percentile_interval(boot.n_useful, confidence),

@@ -12,11 +12,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.models import Context
-from ensstab_dask.models._base import CALIBRATE as _CALIBRATE
-from ensstab_dask.models._base import POWER as _POWER
-from ensstab_dask.models._base import VERIFY as _VERIFY
-from ensstab_dask.models._base import P as _P
-from ensstab_dask.seeding import SeedLike
+from ensstab_dask.seeding import SeedLike, Stage
 from ensstab_dask.simulator.estimators import PEstimate, estimate_p
 from ensstab_dask.simulator.fixed_point import FixedPointCheck, check_fixed_point
 from ensstab_dask.sweeps.sweep import sweep
@@ -60,33 +56,39 @@ class SimulatorFit:
     calibrated: tuple[int, float] | None = None
     simulated: int = 0
 
+    @property
+    def calibration_empty(self) -> bool:
+        """The calibration grid ran and found no (u, p) consistent with both statistics."""
+        return self.calibration is not None and self.calibrated is None
 
-def fit_simulator(ctx: Context, *, p_method: str, verify: bool, calibrate: bool, n_useful_mean: float,
-                  bar) -> SimulatorFit:  # fmt: skip
+
+def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
     """Stages 5 and 6: p from the real stability, the fixed point and its power, and with
-    ``calibrate`` the intersection of the two surfaces; sets ``ctx.p_hat`` and the point
-    the simulator predicts at (``ctx.u_pred``, ``ctx.p_pred``)."""
+    ``calibrate`` the intersection of the two surfaces (``p_method``, ``verify`` and
+    ``calibrate`` are ``ctx.settings``'); sets ``ctx.p_hat`` and the point the simulator
+    predicts at (``ctx.u_pred``, ``ctx.p_pred``)."""
     out = SimulatorFit()
-    n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
+    s = ctx.settings
+    n_feature, n_target, n_useful = s.n_feature, s.n_target, ctx.n_useful
     # The simulated curve gets repeats x m_stability copies: the mean pairwise index does
     # not depend on the number of copies, its noise does, and the real side already
     # brings its own.
-    p_copies = ctx.m_stability * ctx.repeats
+    p_copies = ctx.m_stability * s.repeats
     with ctx.clock.stage("p"):
         out.p_fit = estimate_p(ctx.real_stability, n_feature, n_target, n_useful, m_stability=p_copies,
-                               method=p_method, index=ctx.index, seed=ctx.stream(_P))  # fmt: skip
+                               method=s.p_method, index=s.index, seed=ctx.stream(Stage.P))  # fmt: skip
     ctx.p_hat = ctx.p_pred = float(out.p_fit.p)
     bar.done()
     out.simulated += len(out.p_fit.evaluations) * p_copies
-    if verify:
+    if s.verify:
         with ctx.clock.stage("verify"):
             out.fixed_point = check_fixed_point(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
-                                                repeats=ctx.repeats, seed=ctx.stream(_VERIFY))  # fmt: skip
+                                                repeats=s.repeats, seed=ctx.stream(Stage.VERIFY))  # fmt: skip
             out.power = fixed_point_power(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
-                                          repeats=ctx.repeats, seed=ctx.stream(_POWER))  # fmt: skip
-        out.simulated += (1 + (out.power is not None)) * ctx.repeats * ctx.n_runs
+                                          repeats=s.repeats, seed=ctx.stream(Stage.POWER))  # fmt: skip
+        out.simulated += (1 + (out.power is not None)) * s.repeats * ctx.n_runs
         bar.done()
-    if calibrate:
+    if s.calibrate:
         with ctx.clock.stage("calibrate"):
             _calibrate(ctx, out, n_useful_mean)
         bar.done()
@@ -96,13 +98,14 @@ def fit_simulator(ctx: Context, *, p_method: str, verify: bool, calibrate: bool,
 def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
     """Intersect the two surfaces over a (u, p) grid (docs/method.md section 6); a consistent cell
     becomes the point the simulator predicts at."""
-    n_feature, n_target, n_useful = ctx.n_feature, ctx.n_target, ctx.n_useful
+    s = ctx.settings
+    n_feature, n_target, n_useful = s.n_feature, s.n_target, ctx.n_useful
     grid_u = sorted({int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())})
     grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
-    reps = max(3, ctx.repeats // 4)
+    reps = max(3, s.repeats // 4)
     surf = sweep(n_feature, n_target, n_useful=grid_u, p=grid_p, m_ensemble=[1], n_runs=ctx.n_runs,
-                 m_stability=ctx.m_stability, repeats=reps, aggregate=ctx.aggregate, index=ctx.index,
-                 seed=ctx.sweep_seed(_CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
+                 m_stability=ctx.m_stability, repeats=reps, aggregate=s.aggregate, index=s.index,
+                 seed=ctx.sweep_seed(Stage.CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
     cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
     cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
     if cal.attrs["any_consistent"]:

@@ -16,23 +16,10 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from ensstab_dask.models._base import (
-    BOOT,
-    BOOT_CURVE,
-    BOOT_P,
-    CHECK,
-    H_BOUNDS,
-    PREDICT,
-    T_BOOT,
-    Context,
-    CurveModel,
-    H,
-    Prediction,
-    SelfCheck,
-    _widen,
-)
+from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
 from ensstab_dask.models.bootstrap import bootstrap_estimate
 from ensstab_dask.models.measured import PAIRWISE, copy_similarities, weighted
+from ensstab_dask.seeding import Stage
 from ensstab_dask.simulator.estimators import estimate_h, per_copy_stability, threshold_draws
 from ensstab_dask.simulator.kernel import top_subsets
 from ensstab_dask.sweeps.sweep import sweep
@@ -49,36 +36,24 @@ CHECK_SIZES = (2, 3, 4)
 
 
 def predict_curve(
-    n_feature: int,
-    n_target: int,
-    n_useful: int,
-    p: float,
-    *,
-    m_ensemble: list[int],
-    m_stability: int,
-    n_runs: int,
-    repeats: int,
-    aggregate: str,
-    index: str,
-    seed: int,
-    client,
-    model: str = "onda",
-    h: int | None = None,
+    ctx: Context, *, seed: int, model: str = "onda", h: int | None = None, m_ensemble: list[int] | None = None
 ) -> xr.Dataset:
-    """Stage 7: the simulated stability for each ``m_ensemble`` at (n_useful, p), a one-cell sweep."""
+    """Stage 7: the simulated stability at (``ctx.u_pred``, ``ctx.p_pred``) for each
+    ``m_ensemble`` (default the estimate's), a one-cell sweep with the estimate's settings."""
+    s = ctx.settings
     pred = sweep(
-        n_feature,
-        n_target,
-        n_useful=[n_useful],
-        p=[p],
-        m_ensemble=m_ensemble,
-        n_runs=n_runs,
-        m_stability=m_stability,
-        repeats=repeats,
-        aggregate=aggregate,
-        index=index,
+        s.n_feature,
+        s.n_target,
+        n_useful=[ctx.u_pred],
+        p=[ctx.p_pred],
+        m_ensemble=s.m_list if m_ensemble is None else m_ensemble,
+        n_runs=ctx.n_runs,
+        m_stability=ctx.m_stability,
+        repeats=s.repeats,
+        aggregate=s.aggregate,
+        index=s.index,
         seed=seed,
-        client=client,
+        client=ctx.client,
         progress=False,
         model=model,
         h=h,
@@ -111,13 +86,12 @@ class Onda(CurveModel):
         h = self._h(ctx, out)
         if h is not None:
             bar.done()
+        s = ctx.settings
         with ctx.clock.stage("predict"):
-            out.curve = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred,
-                                      seed=ctx.sweep_seed(PREDICT), model=self.name, h=h,
-                                      **self._predict_options(ctx))  # fmt: skip
-        out.simulated += ctx.repeats * ctx.m_stability * sum(ctx.m_list)
+            out.curve = predict_curve(ctx, seed=ctx.sweep_seed(Stage.PREDICT), model=self.name, h=h)
+        out.simulated += s.repeats * ctx.m_stability * sum(s.m_list)
         bar.done()
-        if ctx.n_boot:
+        if s.n_boot:
             with ctx.clock.stage("bootstrap"):
                 out.simulated += self._bootstrap(ctx, out, h)
             bar.done()
@@ -125,16 +99,11 @@ class Onda(CurveModel):
 
     def _bootstrap(self, ctx: Context, out: Prediction, h: int | None) -> int:
         """The bootstrap of the real runs behind the curve's band; the simulated runs it spent."""
-        thresholds = threshold_draws(ctx.n_feature, ctx.n_target, ctx.n_runs, repeats=max(100, ctx.repeats),
-                                     seed=ctx.stream(T_BOOT))  # fmt: skip
-        out.intervals, out.bootstrap, sim_b = bootstrap_estimate(
-            *ctx.pools(), ctx.n_feature, ctx.n_target, thresholds, n_runs=ctx.n_runs,
-            repeats=ctx.repeats, n_boot=ctx.n_boot, confidence=ctx.confidence, u_hat=ctx.n_useful, p_hat=ctx.p_hat,
-            s_hat=ctx.real_stability, u_pred=ctx.u_pred, p_pred=ctx.p_pred, curve=out.curve,
-            m_stability=ctx.m_stability, aggregate=ctx.aggregate, index=ctx.index,
-            seeds={"runs": ctx.stream(BOOT), "p": ctx.sweep_seed(BOOT_P), "curve": ctx.sweep_seed(BOOT_CURVE)},
-            client=ctx.client, h_of=self._h_of(ctx, h),
-        )  # fmt: skip
+        s = ctx.settings
+        thresholds = threshold_draws(
+            s.n_feature, s.n_target, ctx.n_runs, repeats=max(100, s.repeats), seed=ctx.stream(Stage.T_BOOT)
+        )
+        out.intervals, out.bootstrap, sim_b = bootstrap_estimate(ctx, thresholds, out.curve, h_of=self._h_of(ctx, h))
         return sim_b + self._widen_for_h(ctx, out, h)
 
     def _h_of(self, ctx: Context, h: int | None):
@@ -142,10 +111,6 @@ class Onda(CurveModel):
 
     def _widen_for_h(self, ctx: Context, out: Prediction, h: int | None) -> int:
         return 0
-
-    def _predict_options(self, ctx: Context) -> dict:
-        return dict(m_ensemble=ctx.m_list, m_stability=ctx.m_stability, n_runs=ctx.n_runs, repeats=ctx.repeats,
-                    aggregate=ctx.aggregate, index=ctx.index, client=ctx.client)  # fmt: skip
 
     def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
         """The simulated curve at :data:`CHECK_SIZES` against the check copies' measured stability.
@@ -156,21 +121,21 @@ class Onda(CurveModel):
         error where that is larger.
         """
         ranks = ctx.check_ranks
-        if ranks is None or ctx.index not in PAIRWISE:
+        s = ctx.settings
+        if ranks is None or s.index not in PAIRWISE:
             return None
         G, B, _ = ranks.shape
         sizes = [m for m in CHECK_SIZES if m <= B]
-        sim = copy_similarities(ranks, ctx.n_target, sizes, aggregate=ctx.aggregate, index=ctx.index,
-                                seed=ctx.stream(CHECK))  # fmt: skip
+        sim = copy_similarities(
+            ranks, s.n_target, sizes, aggregate=s.aggregate, index=s.index, seed=ctx.stream(Stage.CHECK)
+        )
         measured = [weighted(sim, np.eye(len(sizes))[i]) for i in range(len(sizes))]
-        options = dict(self._predict_options(ctx), m_ensemble=sizes)
-        pred = predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(CHECK),
-                             model=self.name, h=prediction.h, **options)  # fmt: skip
+        pred = predict_curve(ctx, seed=ctx.sweep_seed(Stage.CHECK), model=self.name, h=prediction.h, m_ensemble=sizes)
         # A size the estimate did not predict has no bootstrap of its own: the spread at the
         # nearest predicted size stands in for the real runs' share (the Monte-Carlo error
         # alone would leave it out), whichever is larger.
-        mc = pred["stability_std"].values / np.sqrt(ctx.repeats)
-        nearest = [min(ctx.m_list, key=lambda k: abs(np.log(k / m))) for m in sizes]
+        mc = pred["stability_std"].values / np.sqrt(s.repeats)
+        nearest = [min(s.m_list, key=lambda k: abs(np.log(k / m))) for m in sizes]
         se_pred = np.array([np.nanmax([s, prediction.spread(k)]) for k, s in zip(nearest, mc)])
         se_meas = np.array([se for _, se in measured])
         return SelfCheck(
@@ -208,12 +173,13 @@ class TwoLevel(Onda):
             return self._fit_h(ctx, prediction)
 
     def _fit_h(self, ctx: Context, prediction: Prediction) -> int:
-        copies = _top_copies(ctx.copies(), ctx.n_target)
-        per_copy = per_copy_stability(copies, ctx.n_feature, index=ctx.index)
+        s = ctx.settings
+        copies = _top_copies(ctx.copies(), s.n_target)
+        per_copy = per_copy_stability(copies, s.n_feature, index=s.index)
         prediction.state["per_copy"] = per_copy
         jw = float(per_copy.mean())
-        fit = estimate_h(jw, ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, copy_size=copies.shape[1],
-                         index=ctx.index, seed=ctx.stream(H))  # fmt: skip
+        fit = estimate_h(jw, s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred, design=(200, copies.shape[1]),
+                         index=s.index, seed=ctx.stream(Stage.H))  # fmt: skip
         prediction.h, prediction.within_copy_stability = fit.h, jw
         prediction.attrs["simulator_h"] = fit.h
         return fit.h
@@ -221,7 +187,7 @@ class TwoLevel(Onda):
     def _h_of(self, ctx: Context, h: int | None):
         # Each replicate's u keeps the fitted h's place between n_target and u.
         assert h is not None  # _h fitted it
-        return lambda u: _scaled_h(h, ctx.u_pred, int(u), ctx.n_target)
+        return lambda u: _scaled_h(h, ctx.u_pred, int(u), ctx.settings.n_target)
 
     def _widen_for_h(self, ctx: Context, out: Prediction, h: int | None) -> int:
         """h's interval, and the curve's band widened by it.
@@ -234,24 +200,22 @@ class TwoLevel(Onda):
         simulated runs spent.
         """
         per_copy = out.state["per_copy"]
+        s = ctx.settings
         G = len(per_copy)
-        half = stats.t.ppf(0.5 + ctx.confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
+        half = stats.t.ppf(0.5 + s.confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
         size = ctx.copies().shape[1]
         ends = [
-            estimate_h(per_copy.mean() + d, ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, copy_size=size,
-                       index=ctx.index, seed=ctx.stream(H)).h
+            estimate_h(per_copy.mean() + d, s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred, design=(200, size),
+                       index=s.index, seed=ctx.stream(Stage.H)).h
             for d in (half, -half)
         ]  # fmt: skip
         h_lo, h_hi = min(ends), max(ends)
         point = out.curve["stability"].values
-        alt = [
-            predict_curve(ctx.n_feature, ctx.n_target, ctx.u_pred, ctx.p_pred, seed=ctx.sweep_seed(H_BOUNDS),
-                          model=self.name, h=hh, **self._predict_options(ctx))["stability"].values
-            for hh in (h_lo, h_hi)
-        ]  # fmt: skip
+        seed = ctx.sweep_seed(Stage.H_BOUNDS)
+        alt = [predict_curve(ctx, seed=seed, model=self.name, h=hh)["stability"].values for hh in (h_lo, h_hi)]
         _widen(out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point))
         out.intervals["h"] = (float(h_lo), float(h_hi))
-        return 2 * ctx.repeats * ctx.m_stability * sum(ctx.m_list)
+        return 2 * s.repeats * ctx.m_stability * sum(s.m_list)
 
 
 def _top_copies(copy_ranks: np.ndarray, n_target: int) -> np.ndarray:

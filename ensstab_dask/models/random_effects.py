@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 
 from ensstab_dask.cluster import ClientLike, map_shared
-from ensstab_dask.models._base import CHECK, RANDOM_EFFECTS, Context, CurveModel, Prediction, SelfCheck
+from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck
 from ensstab_dask.models.bootstrap import percentile_interval
 from ensstab_dask.models.measured import copy_similarities, weighted
 from ensstab_dask.models.rank_effects import PAIRWISE_INDICES, RandomEffects, fitted_curves
-from ensstab_dask.seeding import SeedLike, make_rng
+from ensstab_dask.seeding import SeedLike, Stage, make_rng
 
-__all__ = ["RandomEffectsModel", "random_effects_curve"]
+__all__ = ["RandomEffectsModel", "random_effects_curve", "M_STABILITY"]
 
 
 class RandomEffectsModel(CurveModel):
@@ -41,13 +41,14 @@ class RandomEffectsModel(CurveModel):
             return self._predict(ctx, bar)
 
     def _predict(self, ctx: Context, bar) -> Prediction:
-        out = random_effects_curve(ctx.copies(), ctx.n_target, ctx.m_list, index=ctx.index, n_boot=ctx.n_boot,
-                                   confidence=ctx.confidence, seed=ctx.stream(RANDOM_EFFECTS),
+        s = ctx.settings
+        out = random_effects_curve(ctx.copies(), s.n_target, s.m_list, index=s.index, n_boot=s.n_boot,
+                                   confidence=s.confidence, seed=ctx.stream(Stage.RANDOM_EFFECTS),
                                    client=ctx.client)  # fmt: skip
         curve = ctx.curve_dataset(out["stability"], out["stability_std"], lower=out.get("lower"),
                                   upper=out.get("upper"), description="predicted ensemble stability")  # fmt: skip
         boot = None
-        if ctx.n_boot:
+        if s.n_boot:
             boot = ctx.boot_dataset(out["replicates"], "predicted stability, bootstrap replicates of the real copies")
         bar.done()
         return Prediction(curve=curve, bootstrap=boot)
@@ -65,10 +66,12 @@ class RandomEffectsModel(CurveModel):
         half = B // 2
         if half < 2:
             return None
+        s = ctx.settings
         model = RandomEffects.fit(ranks[:, :half])
-        predicted = model.stability(B, ctx.n_target, m_stability=400, index=ctx.index, seed=ctx.stream(CHECK))
-        sim = copy_similarities(ranks, ctx.n_target, [B], aggregate=ctx.aggregate, index=ctx.index,
-                                seed=ctx.stream(CHECK, 1))  # fmt: skip
+        predicted = model.stability(B, s.n_target, m_stability=M_STABILITY, index=s.index, seed=ctx.stream(Stage.CHECK))
+        sim = copy_similarities(
+            ranks, s.n_target, [B], aggregate=s.aggregate, index=s.index, seed=ctx.stream(Stage.CHECK, 1)
+        )
         measured, se_meas = weighted(sim, np.ones(1))
         spread = prediction.spread(B)
         se_pred = spread if np.isfinite(spread) else se_meas
@@ -83,6 +86,9 @@ class RandomEffectsModel(CurveModel):
         )
 
 
+#: Simulated copies behind the model's curve (and its self-check's prediction).
+M_STABILITY = 400
+
 #: Bootstrap replicates per Dask task: small tasks, 50 of them at the default 200
 #: replicates, enough to keep 16 workers busy.
 _REPLICATES_PER_TASK = 4
@@ -93,7 +99,6 @@ def random_effects_curve(
     n_target: int,
     m_ensemble: list[int],
     *,
-    m_stability: int = 400,
     index: str = "jaccard",
     n_boot: int = 0,
     confidence: float = 0.95,
@@ -107,8 +112,9 @@ def random_effects_curve(
     curve again, with a quarter of the pairs; the interval therefore covers the real
     copies' sampling and the simulation's noise. The replicates are centred on the point
     (their median moved to it), because a replicate's repeated copies bias it low. The
-    point, its Monte-Carlo error and the replicates run as tasks on ``client`` (see
-    :mod:`ensstab_dask.cluster`); the result does not depend on where.
+    point is simulated from :data:`M_STABILITY` copies. The point, its Monte-Carlo error
+    and the replicates run as tasks on ``client`` (see :mod:`ensstab_dask.cluster`); the
+    result does not depend on where.
 
     Returns a dict: ``stability`` and ``stability_std`` (Monte-Carlo) per m, and with a
     bootstrap ``lower``, ``upper`` and ``replicates`` (n_boot, len(m_ensemble)).
@@ -120,6 +126,7 @@ def random_effects_curve(
     rng = make_rng(seed)
     seeds = rng.integers(2**63, size=1 + n_boot)
     # The point, and its Monte-Carlo error from two independent halves of its pairs.
+    m_stability = M_STABILITY
     half = m_stability // 2
     jobs: list[tuple[np.ndarray | None, int, Any]] = [
         (None, m_stability, seeds[0]), (None, half, seeds[0] + 1), (None, half, seeds[0] + 2)

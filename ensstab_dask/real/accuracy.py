@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -59,9 +60,22 @@ class PredictionAccuracy:
     m_ensemble: int
 
 
-def _loo_fold(scorer, predictor, X, y, n_target, m_ensemble, aggregate, fold, fold_seed):
+@dataclass(frozen=True)
+class _FoldSetup:
+    """What every leave-one-out fold shares, but the data: how it selects and predicts."""
+
+    scorer: Any
+    predictor: Any
+    n_target: int
+    m_ensemble: int
+    aggregate: str
+
+
+def _loo_fold(setup: _FoldSetup, X, y, fold, fold_seed):
     """One fold: leave sample ``fold`` out, select on one half of the rest, train on the other."""
     from sklearn.base import clone
+
+    scorer, predictor, n_target, m_ensemble = setup.scorer, setup.predictor, setup.n_target, setup.m_ensemble
 
     rng = make_rng(fold_seed)
     rest = np.delete(np.arange(len(X)), fold)
@@ -73,7 +87,7 @@ def _loo_fold(scorer, predictor, X, y, n_target, m_ensemble, aggregate, fold, fo
     else:
         members = [derive(fold_seed, 1 + j) for j in range(m_ensemble)]
         ranks = member_ranks(scorer, X[select_half], y[select_half], "bagging-full", None, members)
-    chosen = aggregate_rankings(ranks, n_target, aggregate=aggregate, seed=derive(fold_seed, 0))
+    chosen = aggregate_rankings(ranks, n_target, aggregate=setup.aggregate, seed=derive(fold_seed, 0))
     model = clone(predictor)
     if "random_state" in model.get_params():
         model.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
@@ -164,9 +178,8 @@ def prediction_accuracy(
         predictor = RandomForestClassifier(n_estimators=300, n_jobs=1)
     ss = as_seed_sequence(seed)
     folds = [(fold, derive(ss, Stream.PREDICTION, fold)) for fold in range(len(X))]
-    preds = np.asarray(
-        map_shared(_loo_fold, (scorer, predictor, X, y, n_target, m_ensemble, aggregate), folds, client=client)
-    )
+    shared = (_FoldSetup(scorer, predictor, n_target, m_ensemble, aggregate), X, y)
+    preds = np.asarray(map_shared(_loo_fold, shared, folds, client=client))
     correct = preds == y
     acc = float(correct.mean())
     return PredictionAccuracy(acc, float(np.sqrt(acc * (1 - acc) / len(y))), len(y), preds, n_target, m_ensemble)

@@ -30,7 +30,15 @@ from ensstab_dask.seeding import SeedLike, make_rng
 # scikit-learn, scipy.io, pandas and anndata are imported where they are used (import time;
 # anndata is also optional).
 
-__all__ = ["Data", "load_dataset", "check_data", "make_microarray", "reference_dataset", "REFERENCE_FILES"]
+__all__ = [
+    "Data",
+    "load_dataset",
+    "check_data",
+    "check_n_target",
+    "make_microarray",
+    "reference_dataset",
+    "REFERENCE_FILES",
+]
 
 REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate": "Prostate_GE.mat"}
 DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
@@ -67,10 +75,16 @@ def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.nda
     if len(np.unique(y)) < 2:
         raise InvalidParameterError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
     if n_target is not None:
-        check_int(n_target, "n_target", minimum=1)
-        if n_target >= X.shape[1]:
-            raise InvalidParameterError(f"n_target must be < n_feature={X.shape[1]}; got {n_target}")
+        check_n_target(n_target, X.shape[1])
     return X, y
+
+
+def check_n_target(n_target, n_feature: int) -> int:
+    """``n_target`` as an int in ``[1, n_feature)``: a selector must leave some features out."""
+    n_target = check_int(n_target, "n_target", minimum=1)
+    if n_target >= n_feature:
+        raise InvalidParameterError(f"n_target must be < n_feature={n_feature}; got {n_target}")
+    return n_target
 
 
 def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:

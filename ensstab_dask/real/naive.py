@@ -46,19 +46,9 @@ def check_naive_cost(X, y, n_target: int, *, m_ensemble, m_stability: int, selec
 
 
 def real_ensemble_runs(
-    X,
-    y,
-    *,
-    m_stability: int,
-    pool: int,
-    selector=None,
-    layout: str = "bagging",
-    seed: SeedLike = 0,
-    client: ClientLike = None,
-    batch_size: int = 1,
-    progress: bool = True,
+    X, y, copies: Copies, *, selector=None, client: ClientLike = None, batch_size: int = 1, progress: bool = True
 ) -> np.ndarray:
-    """The rankings of ``pool`` weak selectors in each of ``m_stability`` real ensemble copies.
+    """The rankings of every weak selector of the real ensemble ``copies``.
 
     Seeded as :class:`~ensstab_dask.real.runs.Copies` says: a copy and its first members
     do not depend on how many copies or members are asked for. Arguments are taken as
@@ -66,10 +56,10 @@ def real_ensemble_runs(
 
     Returns
     -------
-    ranks : ndarray of int64, shape (m_stability, pool, n_feature)
+    ranks : ndarray of int64, shape (copies, members, n_feature)
     """
-    return real_run_plan(X, y, [Copies(m_stability, pool, seed, layout)], selector=selector, client=client,
-                         batch_size=batch_size, progress=progress, desc="real ensemble runs")[0]  # fmt: skip
+    return real_run_plan(X, y, [copies], selector=selector, client=client, batch_size=batch_size, progress=progress,
+                         desc="real ensemble runs")[0]  # fmt: skip
 
 
 def real_ensemble_stability(
@@ -157,10 +147,8 @@ def real_ensemble_stability(
     ss = as_seed_sequence(seed)
     pool = max(m_list)
     t0 = time.perf_counter()
-    ranks = real_ensemble_runs(
-        X, y, m_stability=m_stability, pool=pool, selector=selector, layout=layout, seed=ss, client=client,
-        batch_size=batch_size, progress=progress,
-    )  # fmt: skip
+    ranks = real_ensemble_runs(X, y, Copies(m_stability, pool, ss, layout), selector=selector, client=client,
+                               batch_size=batch_size, progress=progress)  # fmt: skip
     stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
     for m in m_list:
         chosen = np.stack(

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, check_choice, check_int
-from ensstab_dask.cluster import ClientLike, run_tasks
+from ensstab_dask.cluster import ClientLike, Display, run_tasks
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.selectors import Scorer, _run_batch, check_resample_classes, make_scorer, member_ranks
@@ -39,45 +39,36 @@ def real_runs(
     X,
     y,
     n_target: int,
+    pool: Pool,
     *,
-    n_runs: int,
     selector=None,
-    resample="half",
-    seed: SeedLike = 0,
     client: ClientLike = None,
     batch_size: int = 1,
     progress: bool = True,
 ) -> np.ndarray:
-    """``n_runs`` independent real runs, spread over Dask workers.
+    """The ``pool.n_runs`` independent real runs of a :class:`Pool`, spread over Dask workers.
 
-    Run ``i`` is seeded ``derive(seed, Stream.REAL_RUNS, i)``, so the result is the same whatever
-    ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the workers once.
-    ``progress``: a bar of the runs on stderr (see :mod:`ensstab_dask.cluster.progress`).
+    Run ``i`` is seeded ``derive(pool.seed, Stream.REAL_RUNS, i)``, so the result is the
+    same whatever ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the
+    workers once. ``progress``: a bar of the runs on stderr (see
+    :mod:`ensstab_dask.cluster.progress`).
 
     Returns
     -------
     ndarray of int64, shape (n_runs, n_feature): the ranks of each run.
     """
     X, y = check_data(X, y, n_target=n_target)
-    return real_run_plan(
-        X,
-        y,
-        [Pool(n_runs, resample, seed)],
-        selector=selector,
-        client=client,
-        batch_size=batch_size,
-        progress=progress,
-    )[0]
+    return real_run_plan(X, y, [pool], selector=selector, client=client, batch_size=batch_size, progress=progress)[0]
 
 
 @dataclass(frozen=True)
 class Pool:
     """``n_runs`` independent real runs on ``resample``; run ``i`` seeded
-    ``derive(seed, Stream.REAL_RUNS, i)`` (exactly :func:`real_runs`)."""
+    ``derive(seed, Stream.REAL_RUNS, i)``."""
 
     n_runs: int
-    resample: str | float
-    seed: SeedLike
+    resample: str | float = "half"
+    seed: SeedLike = 0
 
 
 @dataclass(frozen=True)
@@ -89,7 +80,7 @@ class Copies:
 
     copies: int
     members: int
-    seed: SeedLike
+    seed: SeedLike = 0
     layout: str = "bagging"
 
 
@@ -145,8 +136,8 @@ def real_run_plan(
     scorer = make_scorer(selector)
     per_item = [_plan_tasks(item, batch_size) for item in plan]
     tasks = [task for item_tasks in per_item for task in item_tasks]
-    results = run_tasks(_run_task, tasks, shared=(scorer, X, y), client=client, desc=desc, unit="run",
-                        sizes=[len(t[-1]) for t in tasks], progress=progress)  # fmt: skip
+    display = Display(desc, "run", [len(t[-1]) for t in tasks], enabled=progress)
+    results = run_tasks(_run_task, tasks, shared=(scorer, X, y), client=client, display=display)
     assert results is not None  # without on_result, run_tasks returns the results
     parts = iter(results)
     out = []
@@ -164,7 +155,7 @@ def real_subsets(
     Run ``i`` is :func:`~ensstab_dask.real.runs.real_runs`'s run ``i`` with this seed, so
     the first k runs of a larger pool are exactly the runs of a pool of k.
     """
-    ranks = real_runs(X, y, n_target, n_runs=n_runs, selector=selector, resample=resample, seed=seed, client=client)
+    ranks = real_runs(X, y, n_target, Pool(n_runs, resample, seed), selector=selector, client=client)
     return top_subsets(ranks, n_target)
 
 

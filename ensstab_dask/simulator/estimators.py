@@ -504,8 +504,7 @@ def estimate_h(
     n_useful: int,
     p: float,
     *,
-    copy_size: int = 5,
-    copies: int = 200,
+    design: tuple[int, int] = (200, 5),
     index: str = "jaccard",
     seed: SeedLike = 0,
 ) -> HEstimate:
@@ -520,13 +519,15 @@ def estimate_h(
     ----------
     target_stability : float
         :func:`within_copy_stability` of the real copies, same ``index``.
-    copy_size, copies : int
-        Simulated copies and weak selectors per copy behind each evaluation.
+    design : (int, int)
+        ``(copies, copy_size)``: simulated copies, and weak selectors per copy, behind
+        each evaluation.
     """
     check_choice(index, "index", INDICES)
     low = -1.0 if index in ("kuncheva", "nogueira") else 0.0
     target = check_real(target_stability, "target_stability", minimum=low, maximum=1.0)
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
+    copies, copy_size = design
     copy_size = check_int(copy_size, "copy_size", minimum=2)
     copies = check_int(copies, "copies", minimum=1)
     ss = as_seed_sequence(seed)

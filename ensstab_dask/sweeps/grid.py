@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -30,7 +31,16 @@ from ensstab_dask.simulator.estimators import simulated_n_useful
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.storage import chunk_codecs
 
-__all__ = ["make_plan", "SweepPlan", "compute_block", "plan_blocks", "Block", "check_cell_memory", "cell_seconds"]
+__all__ = [
+    "make_plan",
+    "SweepRequest",
+    "SweepPlan",
+    "compute_block",
+    "plan_blocks",
+    "Block",
+    "check_cell_memory",
+    "cell_seconds",
+]
 
 # Bump when the meaning of a cell's random streams changes: old stores are then refused.
 # 2: common random numbers along n_useful; the kernel's draws independent of its batching.
@@ -361,42 +371,47 @@ class SweepPlan:
         return template
 
 
-def make_plan(
-    n_feature: int,
-    n_target: int,
-    *,
-    n_useful,
-    p,
-    m_ensemble,
-    m_stability: int = 50,
-    n_runs: int | None = None,
-    repeats: int = 10,
-    aggregate: str = "mean_rank",
-    index: str = "jaccard",
-    seed: SeedLike = 0,
-    model: str = "onda",
-    h: int | None = None,
-) -> SweepPlan:
-    """Validate a sweep's arguments (see :func:`sweep`) into a :class:`SweepPlan`."""
-    n_feature, n_target, _ = check_problem(n_feature, n_target)
+@dataclass(frozen=True)
+class SweepRequest:
+    """A sweep's grid and settings as :func:`~ensstab_dask.sweep` takes them (see there),
+    before :func:`make_plan` validates them."""
+
+    n_feature: int
+    n_target: int
+    n_useful: Any
+    p: Any
+    m_ensemble: Any
+    m_stability: int = 50
+    n_runs: int | None = None
+    repeats: int = 10
+    aggregate: str = "mean_rank"
+    index: str = "jaccard"
+    seed: SeedLike = 0
+    model: str = "onda"
+    h: int | None = None
+
+
+def make_plan(request: SweepRequest) -> SweepPlan:
+    """Validate a sweep's arguments into a :class:`SweepPlan`."""
+    req = request
+    n_feature, n_target, _ = check_problem(req.n_feature, req.n_target)
     grid = {
-        "n_useful": check_grid(n_useful, "n_useful", "n_useful", n_feature, n_target),
-        "p": check_grid(p, "p", "p", n_feature, n_target),
-        "m_ensemble": check_grid(m_ensemble, "m_ensemble", "m", n_feature, n_target),
+        "n_useful": check_grid(req.n_useful, "n_useful", "n_useful", n_feature, n_target),
+        "p": check_grid(req.p, "p", "p", n_feature, n_target),
+        "m_ensemble": check_grid(req.m_ensemble, "m_ensemble", "m", n_feature, n_target),
     }
     # h is one value for the whole grid, so it must fit under its smallest n_useful.
-    h = check_model(model, h, n_target, int(grid["n_useful"].min()))
-    m_stability = check_int(m_stability, "m_stability", minimum=2)
-    if n_runs is not None:
-        n_runs = check_int(n_runs, "n_runs", minimum=1)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    check_choice(aggregate, "aggregate", AGGREGATES)
-    check_choice(index, "index", INDICES)
+    h = check_model(req.model, req.h, n_target, int(grid["n_useful"].min()))
+    m_stability = check_int(req.m_stability, "m_stability", minimum=2)
+    n_runs = None if req.n_runs is None else check_int(req.n_runs, "n_runs", minimum=1)
+    repeats = check_int(req.repeats, "repeats", minimum=1)
+    aggregate = check_choice(req.aggregate, "aggregate", AGGREGATES)
+    index = check_choice(req.index, "index", INDICES)
     runs = np.asarray(grid["m_ensemble"]) if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs)
     check_cell_memory(n_feature, n_target, int(grid["m_ensemble"].max()), m_stability, int(runs.max()))
     if index in ("kuncheva", "nogueira") and n_target == n_feature:
         raise InvalidParameterError(f"index {index!r} is undefined when n_target == n_feature")
-    seed = check_seed(seed)
+    seed = check_seed(req.seed)
     settings = dict(
         n_feature=n_feature,
         n_target=n_target,
@@ -409,7 +424,7 @@ def make_plan(
         stream_layout=STREAM_LAYOUT,
     )
     if h is not None:
-        settings.update(model=model, h=h)
+        settings.update(model=req.model, h=h)
     runs = grid["m_ensemble"] if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs, dtype=np.int64)
     costs = tuple(
         cell_seconds(n_feature, int(m), m_stability, int(r), repeats) for m, r in zip(grid["m_ensemble"], runs)

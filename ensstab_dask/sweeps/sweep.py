@@ -42,7 +42,7 @@ import xarray as xr
 from ensstab_dask.checks import (
     check_int,
 )
-from ensstab_dask.cluster import ClientLike, connect, run_tasks
+from ensstab_dask.cluster import ClientLike, Display, connect, run_tasks
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks and tests import them from here
@@ -50,6 +50,7 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
     STREAM_LAYOUT,
     Block,
     SweepPlan,
+    SweepRequest,
     _block_dataset,
     _dataset,
     check_cell_memory,
@@ -59,7 +60,16 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
 )
 from ensstab_dask.sweeps.storage import COMPLETED, SweepStore, writer_lock
 
-__all__ = ["sweep", "make_plan", "SweepPlan", "compute_block", "plan_blocks", "Block", "check_cell_memory"]
+__all__ = [
+    "sweep",
+    "make_plan",
+    "SweepRequest",
+    "SweepPlan",
+    "compute_block",
+    "plan_blocks",
+    "Block",
+    "check_cell_memory",
+]
 
 logger = logging.getLogger("ensstab_dask.sweep")  # the public name, not the private module's
 
@@ -150,19 +160,21 @@ def sweep(
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
     plan = make_plan(
-        n_feature,
-        n_target,
-        n_useful=n_useful,
-        p=p,
-        m_ensemble=m_ensemble,
-        m_stability=m_stability,
-        n_runs=n_runs,
-        repeats=repeats,
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        model=model,
-        h=h,
+        SweepRequest(
+            n_feature,
+            n_target,
+            n_useful=n_useful,
+            p=p,
+            m_ensemble=m_ensemble,
+            m_stability=m_stability,
+            n_runs=n_runs,
+            repeats=repeats,
+            aggregate=aggregate,
+            index=index,
+            seed=seed,
+            model=model,
+            h=h,
+        )
     )
     n_u, n_p, n_m = plan.shape
     per_row = sum(plan.settings["m_stability"] * int(m) + int(r) for m, r in zip(plan.grid["m_ensemble"], plan.runs))
@@ -242,6 +254,6 @@ def _run(blocks, args, finish, *, client, progress, repeats: int) -> None:
     # worker busy, few enough that a 100,000-cell sweep is not 100,000 futures.
     with connect(client) as c:
         window = None if c is None else max(16, 4 * sum(c.nthreads().values()))
-        run_tasks(compute_block, [args(b) for b in blocks], client=c or "synchronous", desc="ensstab sweep",
-                  unit="cell", sizes=sizes, progress=progress,
+        display = Display("ensstab sweep", "cell", sizes, enabled=progress)
+        run_tasks(compute_block, [args(b) for b in blocks], client=c or "synchronous", display=display,
                   on_result=lambda i, out: finish(blocks[i], out), window=window, pure=True)  # fmt: skip

@@ -19,7 +19,7 @@ import threading
 import pytest
 import xarray as xr
 
-from ensstab_dask.cluster import run_tasks
+from ensstab_dask.cluster import Display, run_tasks
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import Validation, compare
 from ensstab_dask.real.datasets import make_microarray
@@ -191,16 +191,16 @@ def test_run_tasks_keeps_order_and_raises_the_task_error():
 
     tasks = [(i,) for i in range(6)]
     ok = [(i,) for i in (0, 1, 2, 4, 5)]
-    assert run_tasks(failing, ok, desc="t", client="synchronous") == [0, 10, 20, 40, 50]
+    assert run_tasks(failing, ok, display=Display("t"), client="synchronous") == [0, 10, 20, 40, 50]
     with pytest.raises(ArithmeticError, match="task 3 failed"):
-        run_tasks(failing, tasks, desc="t", client="synchronous")
+        run_tasks(failing, tasks, display=Display("t"), client="synchronous")
     with (
         LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
-        assert run_tasks(failing, ok, desc="t", sizes=[2] * 5, client=client) == [0, 10, 20, 40, 50]
+        assert run_tasks(failing, ok, display=Display("t", sizes=[2] * 5), client=client) == [0, 10, 20, 40, 50]
         with pytest.raises(ArithmeticError, match="task 3 failed"):
-            run_tasks(failing, tasks, desc="t", client=client)
+            run_tasks(failing, tasks, display=Display("t"), client=client)
         # Streamed as they land, two in flight at a time (a sweep's window): every task once.
         landed: dict = {}
         assert run_tasks(failing, ok, client=client, on_result=landed.__setitem__, window=2) is None

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
@@ -19,9 +20,10 @@ from ensstab_dask.estimates.pipeline import (
     threshold_draws,
     useful_draws,
 )
-from ensstab_dask.estimates.trust import guard_rails, notes
+from ensstab_dask.estimates.trust import Findings, guard_rails, notes
 from ensstab_dask.indices import NogueiraStability, jackknife_std, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models.bootstrap import bootstrap_runs, lagrange_weights, rate_posterior
+from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.selectors import default_selector, resample_indices
 from ensstab_dask.seeding import make_rng
@@ -214,43 +216,41 @@ def _check(u, p, mean, holds):
     return es.FixedPointCheck(u, p, np.array([mean]), mean, 0.0, 2.0, holds)
 
 
+def _rails(nogueira_lower, *, n_useful_mean=45.0, t_draws=(4, 5), smaller=None, fixed_point=None, power=None,
+           calibration=None, **options):  # fmt: skip
+    """The guard rails on a problem with n_target = 20 and n_runs = 50."""
+    found = Findings(20, 50, n_useful_mean, np.array(t_draws), _nog(nogueira_lower), smaller)
+    return guard_rails(found, SimulatorFit(fixed_point=fixed_point, power=power, calibration=calibration), **options)
+
+
 def test_guard_rails_each_reason():
-    base = dict(n_target=20, n_runs=50, n_useful_mean=45.0, t_draws=np.array([4, 5]), p_fit=None)
-    ok = guard_rails(
-        **base, real_nogueira=_nog(0.1), fixed_point=_check(45, 0.8, 45, True), power=_check(68, 0.8, 60, False)
-    )
+    ok = _rails(0.1, fixed_point=_check(45, 0.8, 45, True), power=_check(68, 0.8, 60, False))
     assert ok == (True, [], [])
     # Fewer useful features than n_target: no simulator curve, and the advice to ask for fewer.
-    low = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), smaller=(15, 16.2))
+    low = _rails(0.1, n_useful_mean=19.4, smaller=(15, 16.2))
     assert not low[0] and "fewer than the n_target = 20" in low[1][0] and "count 16.2" in low[1][0]
     assert "--n-target 15" in low[1][0] and "--model anchored" in low[1][0]
     # A k is named only when the same runs were counted there.
-    unsearched = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1))[1][0]
+    unsearched = _rails(0.1, n_useful_mean=19.4)[1][0]
     assert "ask for a smaller n_target (--n-target)" in unsearched
-    none = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), smaller=False)[1][0]
+    none = _rails(0.1, n_useful_mean=19.4, smaller=False)[1][0]
     assert "no smaller n_target counts more than it keeps on these runs, so use model='anchored'" in none
     # A model that measures real ensembles has a curve there: the count is a note, not a doubt.
-    direct = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), simulator=False)
+    direct = _rails(0.1, n_useful_mean=19.4, simulator=False)
     assert direct == (True, [], [])
     assert "fewer than" in notes(n_target=20, n_useful_mean=19.4, real_nogueira=_nog(0.1), simulator=False)[0]
     # Exactly n_target: the method says nothing there either (A[f] at or below n_target), and asks for fewer.
-    exact = guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1), smaller=(19, 19.5))
+    exact = _rails(0.1, n_useful_mean=20.0, smaller=(19, 19.5))
     assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "--n-target 19" in exact[1][0]
-    sat = guard_rails(
-        **dict(base, t_draws=np.array([50, 50, 4])), real_nogueira=_nog(0.1), fixed_point=None, power=None
-    )
+    sat = _rails(0.1, t_draws=(50, 50, 4))
     assert not sat[0] and "t_uniform reached n_runs = 50 in 2 of 3" in sat[1][0]
-    some = guard_rails(
-        **dict(base, t_draws=np.array([50, 4, 4])), real_nogueira=_nog(0.1), fixed_point=None, power=None
-    )
+    some = _rails(0.1, t_draws=(50, 4, 4))
     assert some[0] and "underestimated" in some[2][0]
-    zero = guard_rails(**base, real_nogueira=_nog(-0.01), fixed_point=None, power=None)
+    zero = _rails(-0.01)
     assert not zero[0] and "includes 0" in zero[1][0]
-    fails = guard_rails(**base, real_nogueira=_nog(0.1), fixed_point=_check(45, 0.8, 30, False), power=None)
+    fails = _rails(0.1, fixed_point=_check(45, 0.8, 30, False))
     assert fails[0] and "does not hold" in fails[2][0]
-    weak = guard_rails(
-        **base, real_nogueira=_nog(0.1), fixed_point=_check(45, 0.99, 45, True), power=_check(68, 0.99, 67, True)
-    )
+    weak = _rails(0.1, fixed_point=_check(45, 0.99, 45, True), power=_check(68, 0.99, 67, True))
     assert weak[0] and "no power" in weak[2][0] and "u = 68" in weak[2][0]
 
 
@@ -286,23 +286,19 @@ def test_layouts_count_their_runs_and_are_stage_for_stage(layout, runs):
     # The paper's model also makes 10 real ensemble copies of 4 for its self-check.
     assert e.real_runs == runs + 40 and e.settings["calibration_layout"] == layout
     # The same estimate from the first runs of larger pools, as the validation benchmark makes it.
-    from ensstab_dask.models._base import CHECK_COPIES, MEMBER_RUNS, REAL
     from ensstab_dask.real.naive import real_ensemble_runs
-    from ensstab_dask.seeding import Stream, derive
+    from ensstab_dask.real.runs import Copies
+    from ensstab_dask.seeding import Stage, Stream, derive
+    from ensstab_dask.settings import EstimateSettings
 
     kw = dict(selector=SMALL["selector"], client="synchronous")
-    half = real_subsets(DATA.X, DATA.y, 10, n_runs=30, resample="half", seed=derive(1, Stream.ESTIMATE, REAL), **kw)
-    member = real_subsets(
-        DATA.X, DATA.y, 10, n_runs=30, resample="bagging", seed=derive(1, Stream.ESTIMATE, MEMBER_RUNS), **kw
-    )
-    check = real_ensemble_runs(DATA.X, DATA.y, m_stability=10, pool=4, seed=derive(1, Stream.ESTIMATE, CHECK_COPIES),
-                               progress=False, **kw)  # fmt: skip
-    pooled = estimate_from_runs(
-        assemble_runs(layout, n_runs=24, m_stability=12, half=half, member=member), 300, 10, m_ensemble=[1, 3],
-        n_runs=24, repeats=4, p_method="bisect", verify=True, calibrate=False, n_boot=50, confidence=0.95,
-        aggregate="mean_rank", index="jaccard", settings=e.settings, seed=1, client="synchronous", model="onda",
-        check_ranks=check,
-    )  # fmt: skip
+    seeds = {stage: derive(1, Stream.ESTIMATE, stage) for stage in (Stage.REAL, Stage.MEMBER_RUNS, Stage.CHECK_COPIES)}
+    half = real_subsets(DATA.X, DATA.y, 10, n_runs=30, resample="half", seed=seeds[Stage.REAL], **kw)
+    member = real_subsets(DATA.X, DATA.y, 10, n_runs=30, resample="bagging", seed=seeds[Stage.MEMBER_RUNS], **kw)
+    check = real_ensemble_runs(DATA.X, DATA.y, Copies(10, 4, seeds[Stage.CHECK_COPIES]), progress=False, **kw)
+    settings = EstimateSettings(n_feature=300, n_target=10, calibration_layout=layout, **SMALL)
+    runs = assemble_runs(layout, n_runs=24, m_stability=12, half=half, member=member)
+    pooled = estimate_from_runs(runs, settings, client="synchronous", check_ranks=check)
     a, b = e.to_dict(), pooled.to_dict()
     a.pop("seconds"), b.pop("seconds")
     assert a == b
@@ -351,7 +347,7 @@ def test_bootstrap_spread_of_n_useful_matches_independent_pools():
         t = threshold_draws(N, K, n_runs, repeats=20, seed=2000 + r)
         values.append(useful_draws(sub, N, t, n_runs=n_runs, rng=make_rng(r)).mean())
         if r < 30:
-            boot = bootstrap_runs(sub, sub[:20], N, thresholds, n_runs=n_runs, repeats=20, n_boot=200, seed=r)
+            boot = bootstrap_runs((sub, sub[:20]), N, thresholds, n_runs=n_runs, repeats=20, n_boot=200, seed=r)
             spreads.append(boot.n_useful.std(ddof=1))
     ratio = np.mean(spreads) / np.std(values, ddof=1)
     assert 0.7 < ratio < 1.35, ratio
@@ -392,10 +388,9 @@ def test_interval_widens_with_fewer_real_runs():
 
 
 def test_more_guard_rails_and_checked_flags():
-    base = dict(n_target=20, n_runs=50, n_useful_mean=45.0, t_draws=np.array([4, 5]), p_fit=None, power=None)
-    unverified = guard_rails(**base, real_nogueira=_nog(0.1), fixed_point=None, verified=False)
+    unverified = _rails(0.1, verified=False)
     assert unverified[0] and "not checked" in unverified[2][0]
-    empty = guard_rails(**base, real_nogueira=_nog(0.1), fixed_point=None, calibration_empty=True)
+    empty = _rails(0.1, calibration=xr.Dataset())  # a calibration grid without a consistent cell
     assert "no (u, p) consistent" in empty[2][0]
     with pytest.raises(TypeError, match="verify must be True or False"):
         estimate(DATA.X, DATA.y, 10, client="synchronous", verify="no", **SMALL)

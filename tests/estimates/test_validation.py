@@ -7,7 +7,7 @@ import pytest
 import xarray as xr
 
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.validation import compare, naive_cache_path, naive_check, validate
+from ensstab_dask.estimates.validation import NaiveSettings, compare, naive_cache_path, naive_check, validate
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector
 
@@ -70,7 +70,7 @@ def test_cache_key_follows_data_and_settings(tmp_path):
     assert a != naive_cache_path(DATA.X, DATA.y, 10, cache_dir=tmp_path, m_stability=6, seed=2)
     assert a != naive_cache_path(DATA.X, DATA.y, 11, cache_dir=tmp_path, m_stability=6, seed=1)
     with pytest.raises(ValueError, match="cache_dir: directory .* does not exist"):
-        naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path / "nope", **KW)
+        naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path / "nope")
 
 
 @pytest.mark.slow
@@ -124,7 +124,8 @@ def test_callable_selectors_are_not_cached(tmp_path):
         return np.abs(X[y == 1].mean(axis=0) - X[y == 0].mean(axis=0)) + 1e-9 * rng.random(X.shape[1])
 
     kw = dict(KW, selector=score)
-    assert naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **kw).attrs["cached"] == 0
+    ds = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**kw), cache_dir=tmp_path, client="synchronous")
+    assert ds.attrs["cached"] == 0
     assert not list(tmp_path.glob("naive-*.nc"))
 
 
@@ -135,10 +136,11 @@ def test_cli_refuses_an_output_in_a_missing_folder_before_any_work(tmp_path, cap
 
 
 def test_a_damaged_cache_file_is_recomputed(tmp_path):
-    first = naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW)
+    first = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
     (path,) = tmp_path.glob("naive-*.nc")
     path.write_bytes(b"not netCDF")
-    again = naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW)
+    again = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
     assert again.attrs["cached"] == 0
     np.testing.assert_array_equal(again["stability"].values, first["stability"].values)
-    assert naive_check(DATA.X, DATA.y, 10, cache_dir=tmp_path, client="synchronous", **KW).attrs["cached"] == 1
+    third = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
+    assert third.attrs["cached"] == 1

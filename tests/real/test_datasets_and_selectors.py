@@ -10,7 +10,7 @@ from scipy.io import savemat
 
 import ensstab_dask as es
 from ensstab_dask.real.datasets import check_data, load_dataset, make_microarray, reference_dataset
-from ensstab_dask.real.runs import real_runs
+from ensstab_dask.real.runs import Pool, real_runs
 from ensstab_dask.real.selectors import default_selector, make_scorer, real_run, resample_indices
 
 DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
@@ -202,7 +202,7 @@ def test_a_class_too_small_for_the_resample_is_refused():
     with pytest.raises(ValueError, match="resample='half' needs at least 2 samples of every class"):
         real_run(X, y, 2, selector=lambda X, y, rng: np.zeros(4))
     with pytest.raises(ValueError, match="resample='half' needs at least 2 samples of every class"):
-        real_runs(X, y, 2, n_runs=2, client="tcp://127.0.0.1:9")
+        real_runs(X, y, 2, Pool(2), client="tcp://127.0.0.1:9")
 
 
 def test_real_run_ranks_and_reproducibility():
@@ -219,18 +219,17 @@ def test_a_plan_of_pools_and_copies_gives_each_item_exactly_as_alone(two_process
     """One submission for every run: the same ranks as each item run on its own, on a
     cluster or not, whatever the batch size."""
     from ensstab_dask.real.naive import real_ensemble_runs
-    from ensstab_dask.real.runs import Copies, Pool, real_run_plan
+    from ensstab_dask.real.runs import Copies, real_run_plan
 
     data = make_microarray(n_feature=60, n_informative=6, effect=2.0, seed=4)
     sel = default_selector(5)
     plan = [Pool(5, "half", 1), Copies(3, 4, 2), Pool(3, "bagging", 3)]
+    kw = dict(selector=sel, client="synchronous", progress=False)
     alone = [
-        real_runs(data.X, data.y, 3, n_runs=5, selector=sel, seed=1, client="synchronous", progress=False),
-        real_ensemble_runs(data.X, data.y, m_stability=3, pool=4, selector=sel, seed=2, client="synchronous",
-                           progress=False),
-        real_runs(data.X, data.y, 3, n_runs=3, selector=sel, resample="bagging", seed=3, client="synchronous",
-                  progress=False),
-    ]  # fmt: skip
+        real_runs(data.X, data.y, 3, plan[0], **kw),
+        real_ensemble_runs(data.X, data.y, plan[1], **kw),
+        real_runs(data.X, data.y, 3, plan[2], **kw),
+    ]
     for client, batch_size in (("synchronous", 1), (two_process_client, 2)):
         got = real_run_plan(data.X, data.y, plan, selector=sel, client=client, batch_size=batch_size, progress=False)
         assert [g.shape for g in got] == [(5, 60), (3, 4, 60), (3, 60)]
@@ -244,7 +243,7 @@ def test_ties_in_scores_are_broken_at_random():
     def flat(X, y, rng):
         return np.zeros(X.shape[1])
 
-    ranks = real_runs(d.X, d.y, 2, n_runs=3000, selector=flat, seed=0, client="synchronous", batch_size=500)
+    ranks = real_runs(d.X, d.y, 2, Pool(3000, seed=0), selector=flat, client="synchronous", batch_size=500)
     first = np.argmin(ranks, axis=1)
     assert stats.chisquare(np.bincount(first, minlength=5)).pvalue > 1e-4
 
@@ -309,8 +308,8 @@ def test_bad_selector():
 def test_real_runs_identical_on_a_cluster_and_batched(two_process_client):
     d = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=0)
     sel = default_selector(n_estimators=20)
-    ref = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client="synchronous")
-    got = real_runs(d.X, d.y, 10, n_runs=6, selector=sel, seed=9, client=two_process_client, batch_size=4)
+    ref = real_runs(d.X, d.y, 10, Pool(6, seed=9), selector=sel, client="synchronous")
+    got = real_runs(d.X, d.y, 10, Pool(6, seed=9), selector=sel, client=two_process_client, batch_size=4)
     assert np.array_equal(ref, got)
     # Run i is seeded derive(seed, Stream.REAL_RUNS, i): one run equals the i-th of the batch.
     from ensstab_dask.seeding import Stream, derive

@@ -28,9 +28,9 @@ def test_h_is_recovered_from_copies_of_a_known_two_level_selector():
     per_copy = np.array([within_copy_stability(c[None], N) for c in subsets])
     jw, se = per_copy.mean(), per_copy.std(ddof=1) / np.sqrt(G)
     assert jw == pytest.approx(within_copy_stability(subsets, N))
-    fit = estimate_h(jw, N, K, u, p, copy_size=B, seed=3)
-    lo = estimate_h(jw + 4 * se, N, K, u, p, copy_size=B, seed=3).h
-    hi = estimate_h(jw - 4 * se, N, K, u, p, copy_size=B, seed=3).h
+    fit = estimate_h(jw, N, K, u, p, design=(200, B), seed=3)
+    lo = estimate_h(jw + 4 * se, N, K, u, p, design=(200, B), seed=3).h
+    hi = estimate_h(jw - 4 * se, N, K, u, p, design=(200, B), seed=3).h
     assert lo <= fit.h <= hi and lo <= h_true <= hi, (lo, fit.h, hi)
     assert hi - lo < u - K  # the statistic says something about h
 

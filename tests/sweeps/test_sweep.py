@@ -122,10 +122,10 @@ class Interrupt(Exception):
 def test_a_costly_cell_is_split_into_runs_of_its_repeats_and_no_number_moves():
     """A one-cell sweep (the estimate's prediction) spreads its largest cell's repeats over
     tasks when held in memory; a store's blocks keep whole cells (its flags are per cell)."""
-    from ensstab_dask.sweeps.sweep import make_plan
+    from ensstab_dask.sweeps.sweep import SweepRequest, make_plan
 
     grid = dict(n_useful=[25], p=[0.6], m_ensemble=[1, 9], m_stability=12, repeats=8, seed=7)
-    plan = make_plan(N, K, **grid)
+    plan = make_plan(SweepRequest(N, K, **grid))
     split = plan.blocks(split_repeats=True)
     assert {(b.r0, b.r1) for b in split if b.im == 1} != {(0, None)}
     for im in (0, 1):  # every repeat of every cell in exactly one block
