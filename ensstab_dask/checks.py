@@ -17,13 +17,14 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED is re-exported for callers
 
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
-INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
 #: Named resamples of a real run (a fraction in (0, 1] is also accepted); see selectors.
 RESAMPLES = ("half", "bootstrap", "bagging")
 #: Which real runs calibrate the simulator; see algorithm.
 CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 #: Chosen by the validation harness on the four datasets (README, "Validation").
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
+#: How p is fitted to the real selector's stability; see simulator.estimators.estimate_p.
+P_METHODS = ("bisect", "grid")
 
 
 def _check_scalar(value, name: str, target_type, **bounds) -> None:

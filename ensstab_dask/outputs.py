@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import shutil
 import socket
@@ -22,8 +23,8 @@ from pathlib import Path
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
-__all__ = ["atomic_output", "refuse_to_replace", "write_json", "umask_mode", "clean_leftovers", "temp_prefix",
-           "DATA_SUFFIXES"]  # fmt: skip
+__all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
+           "temp_prefix", "DATA_SUFFIXES"]  # fmt: skip
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -200,3 +201,9 @@ def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True)
     with atomic_output(out, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         json.dump(payload, fh, indent=2)
     return Path(out)
+
+
+def json_number(value) -> float | None:
+    """A number as JSON holds it: a float, or None (JSON's null) for None, NaN and the
+    infinities, which JSON has no words for."""
+    return None if value is None or not math.isfinite(value) else float(value)

@@ -13,8 +13,8 @@ from ensstab_dask.checks import (
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_MODEL,
-    INDICES,
     MODELS,
+    P_METHODS,
     SIMULATOR_MODELS,
 )
 from ensstab_dask.cli._commands import (
@@ -27,6 +27,7 @@ from ensstab_dask.cli._commands import (
     _cmd_verify,
 )
 from ensstab_dask.cli._common import SELECTORS, UsageError
+from ensstab_dask.indices import INDICES
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -152,7 +153,7 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--p-method",
         default="bisect",
-        choices=("bisect", "grid"),
+        choices=P_METHODS,
         help="how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
         "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
     )

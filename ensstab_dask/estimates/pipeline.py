@@ -49,7 +49,7 @@ from ensstab_dask.checks import (
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_MODEL,
-    INDICES,
+    P_METHODS,
     check_choice,
     check_int,
     check_m_ensemble,
@@ -61,11 +61,17 @@ from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.estimates.trust import Smaller, guard_rails, notes
 from ensstab_dask.exceptions import InvalidParameterError, UnreliableEstimateWarning
-from ensstab_dask.indices import NogueiraStability, nogueira_stability, stability_of_subsets
-from ensstab_dask.models import Context, CurveModel, Prediction, SelfCheck, clip_to_index, get_model
+from ensstab_dask.indices import (
+    INDICES,
+    NogueiraStability,
+    clip_to_index,
+    index_range,
+    nogueira_stability,
+    stability_of_subsets,
+)
+from ensstab_dask.models import Context, CurveModel, Prediction, SelfCheck, get_model
 from ensstab_dask.models._base import CHECK_COPIES as _CHECK_COPIES
 from ensstab_dask.models._base import COPIES as _COPIES
-from ensstab_dask.models._base import INDEX_RANGE
 from ensstab_dask.models._base import MEMBER_RUNS as _MEMBER_RUNS
 from ensstab_dask.models._base import POOL as _POOL
 from ensstab_dask.models._base import REAL as _REAL
@@ -302,7 +308,7 @@ def _checked_settings(n_feature: int, n_target: int, *, m_list, m_stability, n_r
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     n_runs = check_int(n_runs, "n_runs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=2)
-    check_choice(p_method, "p_method", ("bisect", "grid"))
+    check_choice(p_method, "p_method", P_METHODS)
     for name, flag in (("verify", verify), ("calibrate", calibrate)):
         if not isinstance(flag, (bool, np.bool_)):
             raise InvalidParameterError(f"{name} must be True or False; got {flag!r}")
@@ -493,7 +499,7 @@ def _clip_intervals(prediction: Prediction, ctx: Context) -> None:
     for end in ("stability_lower", "stability_upper"):
         if end in curve:
             curve[end].values = clip_to_index(curve[end].values, ctx.index)
-    ranges = {"real_stability": INDEX_RANGE[ctx.index], "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
+    ranges = {"real_stability": index_range(ctx.index), "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
               "n_useful": (0.0, ctx.n_feature), "h": (ctx.n_target, ctx.n_feature)}  # fmt: skip
     for key, (lo, hi) in ranges.items():
         if key in prediction.intervals:

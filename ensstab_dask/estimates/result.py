@@ -13,6 +13,7 @@ from ensstab_dask.estimates.summary import estimate_summary, plain_answer
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
+from ensstab_dask.outputs import json_number
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.sweeps.storage import write_netcdf
 
@@ -150,13 +151,10 @@ class Estimate:
     def to_dict(self) -> dict:
         """The JSON-able summary (the keys of ``ensstab estimate --json``); NaN becomes null."""
 
-        def num(v):
-            return None if v is None or not np.isfinite(v) else float(v)
-
         def pair(v):
-            return None if v is None else [num(v[0]), num(v[1])]
+            return None if v is None else [json_number(v[0]), json_number(v[1])]
 
-        curve = {str(m): num(s) for m, s in self.predicted().items()}
+        curve = {str(m): json_number(s) for m, s in self.predicted().items()}
         return {
             "reliable": bool(self.reliable),
             "warnings": list(self.warnings),
@@ -174,7 +172,7 @@ class Estimate:
                 "lower": self.real_nogueira.lower,
                 "upper": self.real_nogueira.upper,
             },
-            "p": num(self.p),
+            "p": json_number(self.p),
             "n_useful_v": self.n_useful_v,
             "n_useful_v_std": self.n_useful_v_std,
             "fixed_point_holds": self.fixed_point_holds,
@@ -199,7 +197,8 @@ class Estimate:
             "curve": curve if self.has_curve else None,
             "curve_interval": {str(m): pair(v) for m, v in self.curve_interval().items()} if self.has_curve else None,
             "curve_std": {
-                str(int(m)): num(s) for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability_std"].values)
+                str(int(m)): json_number(s)
+                for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability_std"].values)
             }
             if self.has_curve
             else None,

@@ -24,6 +24,7 @@ from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.outputs import json_number
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.selectors import describe_selector
@@ -185,9 +186,6 @@ class Validation:
     def to_dict(self) -> dict:
         """The keys of ``ensstab validate --json``."""
 
-        def num(v):
-            return None if v is None or not np.isfinite(v) else float(v)
-
         return {
             "data": self.data,
             "n_feature": self.estimate.n_feature,
@@ -196,7 +194,7 @@ class Validation:
             "warnings": self.estimate.warnings,
             "confidence": self.estimate.confidence,
             "per_m": {
-                str(m): {k: (num(v) if isinstance(v, float) else v) for k, v in row.items()}
+                str(m): {k: (json_number(v) if isinstance(v, float) else v) for k, v in row.items()}
                 for m, row in self.per_m.items()
             },
             "covered": self.covered,

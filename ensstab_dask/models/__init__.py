@@ -8,13 +8,14 @@
 ========================  ==========================================================
 
 A new model is a new module here with a :class:`CurveModel` subclass, and a line in
-:data:`REGISTRY` (the names in ``_validation.MODELS``, which a test keeps equal).
+:data:`REGISTRY` (the names in ``checks.MODELS``, which a test keeps equal).
 """
 
 from __future__ import annotations
 
 from ensstab_dask.checks import MODELS, check_choice
-from ensstab_dask.models._base import CHECK_Z, Context, CurveModel, Prediction, SelfCheck, clip_to_index
+from ensstab_dask.indices import clip_to_index
+from ensstab_dask.models._base import CHECK_Z, Context, CurveModel, Prediction, SelfCheck
 from ensstab_dask.models.anchored import Anchored
 from ensstab_dask.models.onda import Onda, TwoLevel
 from ensstab_dask.models.random_effects import RandomEffectsModel
@@ -25,6 +26,6 @@ REGISTRY: dict[str, CurveModel] = {m.name: m for m in (Onda(), TwoLevel(), Rando
 
 
 def get_model(name: str) -> CurveModel:
-    """The model called ``name`` (one of ``_validation.MODELS``)."""
+    """The model called ``name`` (one of ``checks.MODELS``)."""
     check_choice(name, "model", MODELS)
     return REGISTRY[name]

@@ -28,12 +28,13 @@ from typing import Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import INDICES
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import INDICES
+from ensstab_dask.outputs import json_number
 from ensstab_dask.seeding import Stream, derive, int_from
 
-__all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
+__all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z"]
 
 # Stages of the estimate, second key of derive(seed, Stream.ESTIMATE, stage, ...). The
 # first seven are those of the paper's path and keep their values, so that
@@ -45,15 +46,6 @@ CHECK_COPIES, CHECK, MEASURED = range(17, 20)
 
 #: A self-check fails beyond this combined |z|.
 CHECK_Z = 2.0
-
-#: The values each index can take: intervals are clipped to them.
-INDEX_RANGE = {"jaccard": (0.0, 1.0), "dice": (0.0, 1.0), "kuncheva": (-1.0, 1.0), "nogueira": (-1.0, 1.0)}
-
-
-def clip_to_index(values, index: str) -> np.ndarray:
-    """``values`` within the range ``index`` can take (a bootstrap can step outside it)."""
-    lo, hi = INDEX_RANGE[index]
-    return np.clip(np.asarray(values, dtype=float), lo, hi)
 
 
 @dataclass
@@ -218,16 +210,13 @@ class SelfCheck:
         )
 
     def to_dict(self) -> dict:
-        def num(v):
-            return None if not np.isfinite(v) else float(v)
-
         return {
             "passed": self.passed,
             "sizes": list(self.sizes),
-            "predicted": [num(v) for v in self.predicted],
-            "measured": [num(v) for v in self.measured],
-            "se": [num(v) for v in self.se],
-            "z": [num(v) for v in self.z],
+            "predicted": [json_number(v) for v in self.predicted],
+            "measured": [json_number(v) for v in self.measured],
+            "se": [json_number(v) for v in self.se],
+            "z": [json_number(v) for v in self.z],
             "copies": self.copies,
             "members": self.members,
             "held_out": self.held_out,

@@ -17,6 +17,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from ensstab_dask.indices import PAIRWISE_INDICES
 from ensstab_dask.models._base import (
     BOOT,
     BOOT_CURVE,
@@ -33,7 +34,7 @@ from ensstab_dask.models._base import (
     _widen,
 )
 from ensstab_dask.models.bootstrap import bootstrap_estimate
-from ensstab_dask.models.measured import PAIRWISE, copy_similarities, weighted
+from ensstab_dask.models.measured import copy_similarities, weighted
 from ensstab_dask.simulator.estimators import estimate_h, per_copy_stability, threshold_draws
 from ensstab_dask.simulator.kernel import top_subsets
 from ensstab_dask.sweeps.sweep import sweep
@@ -158,7 +159,7 @@ class Onda(CurveModel):
         error where that is larger.
         """
         ranks = ctx.check_ranks
-        if ranks is None or ctx.index not in PAIRWISE:
+        if ranks is None or ctx.index not in PAIRWISE_INDICES:
             return None
         G, B, _ = ranks.shape
         sizes = [m for m in CHECK_SIZES if m <= B]

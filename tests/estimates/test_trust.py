@@ -20,7 +20,13 @@ from ensstab_dask.estimates.pipeline import (
     useful_draws,
 )
 from ensstab_dask.estimates.trust import guard_rails, notes
-from ensstab_dask.indices import NogueiraStability, jackknife_std, pairwise_stability_se, stability_of_subsets
+from ensstab_dask.indices import (
+    INDEX_RANGE,
+    NogueiraStability,
+    jackknife_std,
+    pairwise_stability_se,
+    stability_of_subsets,
+)
 from ensstab_dask.models.bootstrap import bootstrap_runs, lagrange_weights, rate_posterior
 from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.selectors import default_selector, resample_indices
@@ -437,7 +443,7 @@ def test_report_of_an_estimate_without_a_curve(tmp_path):
 
 
 def _assert_in_range(e) -> None:
-    lo_i, hi_i = (-1.0, 1.0) if e.settings["index"] in ("kuncheva", "nogueira") else (0.0, 1.0)
+    lo_i, hi_i = INDEX_RANGE[e.settings["index"]]
     for m, (lo, hi) in e.curve_interval().items():
         assert lo_i <= lo <= hi <= hi_i, (m, lo, hi)
     bounds = {"real_stability": (lo_i, hi_i), "p": (0, 1), "n_useful": (0, e.n_feature),
