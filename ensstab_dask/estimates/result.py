@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
+from ensstab_dask.estimates.comparison import compare, comparison_dataset
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import NogueiraStability
@@ -216,7 +217,8 @@ class Estimate:
         ----------
         real : xarray.Dataset, optional
             The naive check from :func:`~ensstab_dask.real.naive.real_ensemble_stability` on the
-            same data, stored beside the prediction as ``naive_*`` variables.
+            same data, stored beside the prediction as ``naive_*`` variables, with
+            :func:`~ensstab_dask.estimates.comparison.compare`'s verdict per size as ``compare_*``.
 
         Returns
         -------
@@ -266,6 +268,8 @@ class Estimate:
             self._check_same_problem(real)
             for name in ("stability", "stability_se", "nogueira_lower", "nogueira_upper"):
                 ds[f"naive_{name}"] = real[name].assign_attrs(real[name].attrs)
+            # The verdict per size as compare() gives it, where the report reads it.
+            ds = ds.merge(comparison_dataset(compare(self, real)))
             ds.attrs.update(
                 naive_real_runs=int(real.attrs["real_runs"]),
                 naive_seconds=float(real.attrs["seconds"]),

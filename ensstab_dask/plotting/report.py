@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
+from ensstab_dask.estimates.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting import figures as plotting
@@ -199,11 +200,17 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
 
 
 def _curve_table(ds: xr.Dataset) -> str:
+    """The curve per size and, beside a naive check, the verdict
+    :func:`~ensstab_dask.estimates.comparison.compare` gave (``compare_*``; a file written
+    before it was stored has none to show)."""
     naive = "naive_stability" in ds
+    judged = "compare_z" in ds
     band = "stability_lower" in ds
     head = "<tr><th>m_ensemble</th><th>predicted</th>"
     head += f"<th>{float(ds.attrs.get('confidence', 0.95)):.0%} interval</th>" if band else "<th>± sd</th>"
-    head += "<th>naive real</th><th>± SE</th><th>within 2 SE</th></tr>" if naive else "</tr>"
+    head += (
+        "<th>naive real</th><th>± SE</th><th>combined z</th><th>within 2 SE (combined)</th></tr>" if naive else "</tr>"
+    )
     rows = []
     for i, m in enumerate(ds["m_ensemble"].values):
         s, sd = float(ds["stability"][i]), float(ds["stability_std"][i])
@@ -213,8 +220,11 @@ def _curve_table(ds: xr.Dataset) -> str:
         cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{spread}</td>"
         if naive:
             r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
-            verdict = "n/a" if not np.isfinite(se) else ("yes" if abs(s - r) <= 2 * se else "no")
-            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{verdict}</td>"
+            z, said = "n/a", "not recorded"
+            if judged:
+                row = {"predicted": s, "z": float(ds["compare_z"][i]), "within_2se": bool(ds["compare_within_2se"][i])}
+                z, said = z_text(row["z"]), verdict(row)
+            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{z}</td><td>{said}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
