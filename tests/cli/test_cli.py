@@ -274,3 +274,25 @@ def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
     from ensstab_dask.cli._common import _default_cache_dir
 
     assert _default_cache_dir().startswith(str(_home_left_alone))
+
+
+def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
+    """``ensstab estimate --validate`` runs validate() (the estimate and the naive check on
+    one cluster, the naive check's cost first), not a copy of it."""
+    from ensstab_dask.cli import _commands
+
+    called = {}
+
+    def harness(X, y, n_target, **kwargs):
+        called.update(kwargs, n_target=n_target)
+        raise es.InvalidParameterError("the harness was called")
+
+    def no_estimate(*args, **kwargs):
+        raise AssertionError("estimate() called on its own")
+
+    monkeypatch.setattr(_commands, "validate", harness)
+    monkeypatch.setattr(_commands, "estimate", no_estimate)
+    assert main(["estimate", "--validate", "--n-target", "7", "--m-stability", "6", "--scheduler", "synchronous"]) == 2
+    assert capsys.readouterr().err == "ensstab: error: the harness was called\n"
+    assert called["n_target"] == 7 and called["m_stability"] == 6 and called["client"] == "synchronous"
+    assert "cache_dir" not in called  # uncached, as the estimate's own check always was
