@@ -148,7 +148,7 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
     if model in MODELS and model not in SIMULATOR_MODELS:
         raise InvalidParameterError(
             f"model={model!r} models real ensembles, not the simulated selector: use it in "
-            "estimate(); the simulator's models are 'onda' and 'two-level'"
+            f"estimate(); the simulator's models are {' and '.join(map(repr, SIMULATOR_MODELS))}"
         )
     check_choice(model, "model", SIMULATOR_MODELS)
     if model == "onda":

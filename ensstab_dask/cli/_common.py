@@ -11,14 +11,11 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import (
-    RESAMPLES,
-)
-from ensstab_dask.cluster.clients import _local_kind, check_address
+from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
 from ensstab_dask.outputs import refuse_to_replace, write_json
 from ensstab_dask.real.datasets import load_dataset, make_microarray
-from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.real.selectors import check_resample, default_selector
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, write_netcdf
 
 
@@ -68,7 +65,7 @@ def _cluster_options(args) -> dict:
     if args.scheduler is not None and _local_kind(args.scheduler) is None:
         if ":" not in args.scheduler:  # neither a name nor an address; the library's message names its API
             raise UsageError(
-                "--scheduler must be processes, threads, synchronous or a scheduler address like tcp://host:8786; "
+                f"--scheduler must be {', '.join(LOCAL_KINDS)} or a scheduler address like tcp://host:8786; "
                 f"got {args.scheduler!r}"
             )
         check_address(args.scheduler)  # a malformed one fails now, not once the work is planned
@@ -124,15 +121,13 @@ def _selector(name: str, n_estimators: int):
     return LogisticRegression(max_iter=2000)
 
 
-def _resample(text: str, option: str):
-    if text in RESAMPLES:
-        return text
+def _resample(text: str, name: str):
+    """A resample option's value (a name, or a fraction like 0.7), checked by the library's check."""
     try:
-        return float(text)
+        value: str | float = float(text)
     except ValueError:
-        raise UsageError(
-            f"{option} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {text!r}"
-        ) from None
+        value = text
+    return check_resample(value, name)
 
 
 def _check_outputs(args) -> None:
@@ -176,12 +171,12 @@ def _estimate_options(args) -> dict:
         verify=not args.no_verify,
         calibrate=args.calibrate,
         calibration_layout=args.calibration_layout,
-        member_resample=_resample(args.member_resample, "--member-resample"),
+        member_resample=_resample(args.member_resample, "member_resample"),
         n_boot=args.n_boot,
         confidence=args.confidence,
         aggregate=args.aggregate,
         index=args.index,
-        resample=_resample(args.resample, "--resample"),
+        resample=_resample(args.resample, "resample"),
         seed=args.seed,
         model=args.model,
         allow_large=args.yes,

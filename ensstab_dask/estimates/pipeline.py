@@ -50,6 +50,7 @@ from ensstab_dask.checks import (
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_MODEL,
     P_METHODS,
+    SIMULATOR_MODELS,
     check_choice,
     check_int,
     check_m_ensemble,
@@ -313,7 +314,7 @@ def _checked_settings(n_feature: int, n_target: int, *, m_list, m_stability, n_r
         if not isinstance(flag, (bool, np.bool_)):
             raise InvalidParameterError(f"{name} must be True or False; got {flag!r}")
     check_choice(calibration_layout, "calibration_layout", CALIBRATION_LAYOUTS)
-    check_resample(member_resample)
+    check_resample(member_resample, "member_resample")
     n_boot = check_int(n_boot, "n_boot", minimum=0)
     if 0 < n_boot < 20:
         raise InvalidParameterError(
@@ -327,8 +328,8 @@ def _checked_settings(n_feature: int, n_target: int, *, m_list, m_stability, n_r
     curve_model = get_model(model)
     if calibrate and not curve_model.simulator:
         raise InvalidParameterError(
-            f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs model='onda' or "
-            f"model='two-level'; model={model!r} is not a simulator"
+            f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs "
+            f"{' or '.join(f'model={m!r}' for m in SIMULATOR_MODELS)}; model={model!r} is not a simulator"
         )
     if index not in curve_model.indices:
         raise InvalidParameterError(
