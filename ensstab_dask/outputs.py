@@ -92,7 +92,7 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         os.rename(tmp, out)
         return
     if not overwrite:  # it appeared while tmp was written
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True to replace it")
     if not (directory and out.is_dir()):
         os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
         return
@@ -137,7 +137,7 @@ def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False, overwr
     report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
     if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
         raise InvalidParameterError(
-            f"output {str(out)!r} is a directory that is not a report; --overwrite replaces only a report "
+            f"output {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "
             "(an index.html and its pictures)"
         )
 
@@ -171,7 +171,7 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     out = Path(out)
     refuse_to_replace(out, directory=directory, overwrite=overwrite)
     if out.exists() and not overwrite:
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True to replace it")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")

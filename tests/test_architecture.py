@@ -113,6 +113,38 @@ def test_the_import_graph_has_no_cycle():
             visit(m, [])
 
 
+#: A command-line flag in a message: "--overwrite", "--n-target 13".
+CLI_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def test_only_the_cli_speaks_in_flags():
+    """The library's messages name its parameters (``pass overwrite=True``); the command
+    line turns them into its options where it shows them (``cli._common.cli_words``).
+    A string outside ``cli/`` that names a flag would say ``--overwrite`` to a library
+    user, or need the CLI to strip it again. Docstrings are left to the docs."""
+    named = []
+    for name, path in modules().items():
+        if name.split(".")[0] == "cli":
+            continue
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                named += [f"{name}:{node.lineno}: {flag}" for flag in CLI_FLAG.findall(node.value)]
+    assert not named, named
+
+
 def _code_lines(node: ast.AST, lines: list[str]) -> int:
     """Lines of code in a function: its docstring, blank lines and comments left out."""
     body = node.body

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -21,6 +22,7 @@ from ensstab_dask.cli._common import (
     _load,
     _report_input,
     _write,
+    in_cli_words,
     parse_values,
 )
 from ensstab_dask.estimates.pipeline import estimate
@@ -165,9 +167,11 @@ def _cmd_estimate(args) -> int:
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
         if args.validate:  # the harness, uncached: it checks the naive check's cost before the estimate's work
             val = validate(data.X, data.y, args.n_target, data=source, progress=not args.quiet, **cluster, **options)
+            val = dataclasses.replace(val, estimate=in_cli_words(val.estimate, args.cli_options))
             est = val.estimate
         else:
             est = estimate(data.X, data.y, args.n_target, progress=not args.quiet, **cluster, **options)
+            est = in_cli_words(est, args.cli_options)
     print(est.summary())
     payload = est.to_dict()
     payload["data"] = source
@@ -218,6 +222,7 @@ def _cmd_validate(args) -> int:
             **cluster,
             **options,
         )
+    res = dataclasses.replace(res, estimate=in_cli_words(res.estimate, args.cli_options))
     print(res.summary())
     ds = res.to_dataset()
     ds.attrs["data"] = source
@@ -233,6 +238,7 @@ def _cmd_report(args) -> int:
         real_stability=args.real_stability,
         n_useful=args.n_useful,
         n_runs=args.n_runs,
+        parameter_names=args.cli_options,  # the captions name --real-stability and --n-useful
     )
     pictures = sorted(p.name for p in index.parent.glob("*.png"))
     print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")

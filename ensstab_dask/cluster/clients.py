@@ -310,7 +310,7 @@ def _check_security(address: str, security):
         raise InvalidParameterError(
             f"client: {address} is a TLS scheduler and no client certificates were given: pass "
             "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
-            "(CLI: --tls-ca-file, --tls-cert, --tls-key) or set distributed.comm.tls in the dask config"
+            "or set distributed.comm.tls in the dask config"
         )
     _check_certificates(sec)
     return sec

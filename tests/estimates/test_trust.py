@@ -126,7 +126,7 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
         e = es.estimate(data.X, data.y, 20, **dict(SMALL, selector=default_selector(50), model="onda"))
     assert not e.has_curve and e.notes == [] and len(e.warnings) == 1
     first = e.summary().splitlines()[0]
-    assert first.startswith("Answer: none. The selector finds about") and "--model anchored" in first
+    assert first.startswith("Answer: none. The selector finds about") and "model='anchored'" in first
     # The advice was counted, not guessed: asked for the n_target it names, the same seed
     # counts what it promised, above that n_target, and the simulator has a curve.
     k, count = advised(e.warnings[0])
@@ -229,10 +229,10 @@ def test_guard_rails_each_reason():
     # Fewer useful features than n_target: no simulator curve, and the advice to ask for fewer.
     low = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), smaller=(15, 16.2))
     assert not low[0] and "fewer than the n_target = 20" in low[1][0] and "count 16.2" in low[1][0]
-    assert "--n-target 15" in low[1][0] and "--model anchored" in low[1][0]
+    assert "ask for n_target=15" in low[1][0] and "use model='anchored'" in low[1][0]  # the library's words
     # A k is named only when the same runs were counted there.
     unsearched = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1))[1][0]
-    assert "ask for a smaller n_target (--n-target)" in unsearched
+    assert "ask for a smaller n_target" in unsearched
     none = guard_rails(**dict(base, n_useful_mean=19.4), real_nogueira=_nog(0.1), smaller=False)[1][0]
     assert "no smaller n_target counts more than it keeps on these runs, so use model='anchored'" in none
     # A model that measures real ensembles has a curve there: the count is a note, not a doubt.
@@ -241,7 +241,7 @@ def test_guard_rails_each_reason():
     assert "fewer than" in notes(n_target=20, n_useful_mean=19.4, real_nogueira=_nog(0.1), simulator=False)[0]
     # Exactly n_target: the method says nothing there either (A[f] at or below n_target), and asks for fewer.
     exact = guard_rails(**dict(base, n_useful_mean=20.0), real_nogueira=_nog(0.1), smaller=(19, 19.5))
-    assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "--n-target 19" in exact[1][0]
+    assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "n_target=19" in exact[1][0]
     sat = guard_rails(
         **dict(base, t_draws=np.array([50, 50, 4])), real_nogueira=_nog(0.1), fixed_point=None, power=None
     )
