@@ -17,13 +17,14 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED is re-exported for callers
 
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
-INDICES = ("jaccard", "dice", "kuncheva", "nogueira")
 #: Named resamples of a real run (a fraction in (0, 1] is also accepted); see real.selectors.
 RESAMPLES = ("half", "bootstrap", "bagging")
 #: Which real runs calibrate the simulator; see estimates.pipeline.
 CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 #: The layout estimate uses unless told otherwise (docs/validation.md says why).
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
+#: How p is fitted to the real selector's stability; see simulator.estimators.estimate_p.
+P_METHODS = ("bisect", "grid")
 
 
 def _check_scalar(value, name: str, target_type, **bounds) -> None:
@@ -147,7 +148,7 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
     if model in MODELS and model not in SIMULATOR_MODELS:
         raise InvalidParameterError(
             f"model={model!r} models real ensembles, not the simulated selector: use it in "
-            "estimate(); the simulator's models are 'onda' and 'two-level'"
+            f"estimate(); the simulator's models are {' and '.join(map(repr, SIMULATOR_MODELS))}"
         )
     check_choice(model, "model", SIMULATOR_MODELS)
     if model == "onda":

@@ -23,10 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _stats
 
-from ensstab_dask.checks import INDICES, check_choice, check_int, check_real, check_subsets, membership
+from ensstab_dask.checks import check_choice, check_int, check_real, check_subsets, membership
 from ensstab_dask.exceptions import InvalidParameterError
 
 __all__ = [
+    "INDICES",
+    "INDEX_RANGE",
+    "PAIRWISE_INDICES",
+    "index_range",
+    "clip_to_index",
     "stability",
     "pairwise_similarity",
     "nogueira_stability",
@@ -40,6 +45,27 @@ __all__ = [
     "u_statistic_se",
     "shared_features",
 ]
+
+#: Each stability index by name, with the values it can take: an interval of it is clipped
+#: to them. Kuncheva's and Nogueira's are 0 at chance and go below it.
+INDEX_RANGE = {"jaccard": (0.0, 1.0), "dice": (0.0, 1.0), "kuncheva": (-1.0, 1.0), "nogueira": (-1.0, 1.0)}
+#: The stability indices (``index=``).
+INDICES = tuple(INDEX_RANGE)
+#: The indices that are a mean over pairs of subsets, with a pairwise similarity (Nogueira's is not).
+PAIRWISE_INDICES = ("jaccard", "dice", "kuncheva")
+
+
+def index_range(index: str | None = None) -> tuple[float, float]:
+    """The values ``index`` can take; None: the values some index can take."""
+    if index is None:
+        return min(lo for lo, _ in INDEX_RANGE.values()), max(hi for _, hi in INDEX_RANGE.values())
+    return INDEX_RANGE[check_choice(index, "index", INDICES)]
+
+
+def clip_to_index(values, index: str) -> np.ndarray:
+    """``values`` within the range ``index`` can take (a bootstrap can step outside it)."""
+    lo, hi = index_range(index)
+    return np.clip(np.asarray(values, dtype=float), lo, hi)
 
 
 def similarity_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
@@ -80,9 +106,8 @@ def shared_features(value, index: str, n_feature: int, n_target: int):
         return np.clip(2.0 * k * v / (1.0 + v), 0.0, k)
     if index == "dice":
         return np.clip(k * v, 0.0, k)
-    if index in ("kuncheva", "nogueira"):
-        return np.clip((v * k * (n - k) + k * k) / n, 0.0, k)
-    raise InvalidParameterError(f"index must be one of jaccard, dice, kuncheva, nogueira; got {index!r}")
+    check_choice(index, "index", INDICES)  # kuncheva or nogueira from here on
+    return np.clip((v * k * (n - k) + k * k) / n, 0.0, k)
 
 
 def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:
@@ -143,7 +168,7 @@ def pairwise_stability_se(subsets: np.ndarray, n_feature: int, index: str = "jac
     spread by about 1.4 on simulated selectors with 20 runs. Needs U >= 4; not for
     ``nogueira`` (no pairwise form).
     """
-    check_choice(index, "index", ("jaccard", "dice", "kuncheva"))
+    check_choice(index, "index", PAIRWISE_INDICES)
     subsets = np.asarray(subsets)
     U = len(subsets)
     if U < 4:
@@ -275,7 +300,7 @@ def pairwise_similarity(subsets, n_feature: int, *, index: str = "jaccard") -> n
     >>> sim.round(3).tolist()
     [[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    check_choice(index, "index", ("jaccard", "dice", "kuncheva"))
+    check_choice(index, "index", PAIRWISE_INDICES)
     rows = check_subsets(subsets, n_feature, min_count=1)
     _check_sizes(rows, n_feature, index)
     return similarity_matrix(membership(rows, n_feature), n_feature, index)

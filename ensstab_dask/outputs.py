@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import shutil
 import socket
@@ -22,8 +23,8 @@ from pathlib import Path
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
-__all__ = ["atomic_output", "refuse_to_replace", "write_json", "umask_mode", "clean_leftovers", "temp_prefix",
-           "DATA_SUFFIXES"]  # fmt: skip
+__all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
+           "temp_prefix", "DATA_SUFFIXES"]  # fmt: skip
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -91,7 +92,7 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         os.rename(tmp, out)
         return
     if not overwrite:  # it appeared while tmp was written
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True to replace it")
     if not (directory and out.is_dir()):
         os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
         return
@@ -136,7 +137,7 @@ def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False, overwr
     report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
     if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
         raise InvalidParameterError(
-            f"output {str(out)!r} is a directory that is not a report; --overwrite replaces only a report "
+            f"output {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "
             "(an index.html and its pictures)"
         )
 
@@ -170,7 +171,7 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     out = Path(out)
     refuse_to_replace(out, directory=directory, overwrite=overwrite)
     if out.exists() and not overwrite:
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True to replace it")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
@@ -200,3 +201,9 @@ def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True)
     with atomic_output(out, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         json.dump(payload, fh, indent=2)
     return Path(out)
+
+
+def json_number(value) -> float | None:
+    """A number as JSON holds it: a float, or None (JSON's null) for None, NaN and the
+    infinities, which JSON has no words for."""
+    return None if value is None or not math.isfinite(value) else float(value)

@@ -25,8 +25,9 @@ from ensstab_dask.checks import (
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_MODEL,
-    INDICES,
     MODELS,
+    P_METHODS,
+    SIMULATOR_MODELS,
     check_choice,
     check_int,
     check_m_ensemble,
@@ -34,6 +35,7 @@ from ensstab_dask.checks import (
     check_seed,
 )
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import INDICES
 from ensstab_dask.models import CurveModel, get_model
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.selectors import check_resample, describe_selector
@@ -125,7 +127,7 @@ class Resample:
     """A resample of the real runs (:func:`~ensstab_dask.real.selectors.check_resample`), kept as given."""
 
     def __call__(self, value, name: str):
-        check_resample(value)
+        check_resample(value, name)
         return value
 
 
@@ -213,7 +215,7 @@ class EstimateSettings:
         "m_stability": Int(minimum=2),
         "n_runs": Int(minimum=1),
         "repeats": Int(minimum=2),
-        "p_method": Options(("bisect", "grid")),
+        "p_method": Options(P_METHODS),
         "verify": Flag(),
         "calibrate": Flag(),
         "calibration_layout": Options(CALIBRATION_LAYOUTS),
@@ -244,8 +246,8 @@ class EstimateSettings:
         curve_model = self.curve_model
         if self.calibrate and not curve_model.simulator:
             raise InvalidParameterError(
-                f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs model='onda' or "
-                f"model='two-level'; model={self.model!r} is not a simulator"
+                f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs "
+                f"{' or '.join(f'model={m!r}' for m in SIMULATOR_MODELS)}; model={self.model!r} is not a simulator"
             )
         if self.index not in curve_model.indices:
             raise InvalidParameterError(

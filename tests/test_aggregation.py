@@ -10,6 +10,7 @@ from oracle import exact_ranking_distribution, literal_ensemble_subset
 from scipy import stats
 
 import ensstab_dask as es
+from ensstab_dask.checks import AGGREGATES
 
 P_MIN = 1e-4
 
@@ -37,7 +38,7 @@ def exact_subset_distribution(ranks, n_target, aggregate):
     return {tuple(sorted(better + list(c))): Fraction(1, len(combos)) for c in combos}
 
 
-@pytest.mark.parametrize("aggregate", ["mean_rank", "median_rank", "vote", "reciprocal_rank"])
+@pytest.mark.parametrize("aggregate", AGGREGATES)
 def test_ensemble_subset_distribution_is_exact(aggregate):
     # Exact law of the subset chosen by an ensemble of two simulated selectors: the
     # ranking law (enumerated) convolved with the uniform tie-break.
@@ -107,7 +108,7 @@ def test_literal_ensemble_oracle_agrees_with_library():
     rng = np.random.default_rng(1)
     for _ in range(50):
         ranks = np.array([rng.permutation(8) + 1 for _ in range(3)])
-        for agg in ("mean_rank", "median_rank", "vote", "reciprocal_rank"):
+        for agg in AGGREGATES:
             exact = exact_subset_distribution(ranks, 3, agg)
             if len(exact) == 1:
                 assert tuple(es.aggregate_rankings(ranks, 3, aggregate=agg, seed=0)) == next(iter(exact))
@@ -126,7 +127,7 @@ def test_reciprocal_rank_exact_ties_are_broken_at_random():
     assert abs(f0 - 0.5) < 4 * math.sqrt(0.25 / n)
 
 
-@pytest.mark.parametrize("aggregate", ["mean_rank", "median_rank", "vote", "reciprocal_rank"])
+@pytest.mark.parametrize("aggregate", AGGREGATES)
 def test_ensemble_subsets_match_literal_pipeline_on_six_features(aggregate):
     # Too many ranking triples to enumerate: compare the law of the chosen subset with
     # the literal algorithm + literal aggregation (exact rationals, random tie-break).

@@ -40,19 +40,28 @@ def layer_of(name: str, table: dict[str, int]) -> int:
     return table[name] if name in table else table[top]
 
 
-def imports(name: str, path: Path) -> set[str]:
-    """The package's modules that ``name`` imports, anywhere in it, at run time (imports
-    under ``if TYPE_CHECKING:`` are for type checkers only)."""
+def imports(name: str, path: Path, *, type_checking: bool = False) -> set[str]:
+    """The package's modules that ``name`` imports, anywhere in it (inside functions too):
+    those it imports at run time, and with ``type_checking`` those under ``if
+    TYPE_CHECKING:`` as well (imports for type checkers only, but a dependency all the same)."""
     tree = ast.parse(path.read_text())
     skip = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not type_checking and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for n in ast.walk(node))
     here = name.split(".")[:-1] if path.name != "__init__.py" else name.split(".") if name != "__init__" else []
     known = modules()
     out = set()
     for node in ast.walk(tree):
-        if id(node) in skip or not isinstance(node, ast.ImportFrom):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):  # import ensstab_dask.models.measured
+            for alias in node.names:
+                if alias.name.startswith("ensstab_dask."):
+                    target = alias.name.removeprefix("ensstab_dask.")
+                    out.add(target if target in known else target.rsplit(".", 1)[0])
+            continue
+        if not isinstance(node, ast.ImportFrom):
             continue
         if node.level:
             base = here[: len(here) - node.level + 1]
@@ -87,7 +96,9 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 
 def test_the_import_graph_has_no_cycle():
-    graph = {m: imports(m, p) - {"__init__"} for m, p in modules().items() if m != "__init__"}
+    """Not even through imports inside functions or under ``if TYPE_CHECKING:``: a module
+    that names another only for its types still depends on it."""
+    graph = {m: imports(m, p, type_checking=True) - {"__init__"} for m, p in modules().items() if m != "__init__"}
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(m: str, path: list[str]) -> None:
@@ -102,6 +113,38 @@ def test_the_import_graph_has_no_cycle():
     for m in sorted(graph):
         if m not in state:
             visit(m, [])
+
+
+#: A command-line flag in a message: "--overwrite", "--n-target 13".
+CLI_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def test_only_the_cli_speaks_in_flags():
+    """The library's messages name its parameters (``pass overwrite=True``); the command
+    line turns them into its options where it shows them (``cli._common.cli_words``).
+    A string outside ``cli/`` that names a flag would say ``--overwrite`` to a library
+    user, or need the CLI to strip it again. Docstrings are left to the docs."""
+    named = []
+    for name, path in modules().items():
+        if name.split(".")[0] == "cli":
+            continue
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                named += [f"{name}:{node.lineno}: {flag}" for flag in CLI_FLAG.findall(node.value)]
+    assert not named, named
 
 
 def _code_lines(node: ast.AST, lines: list[str]) -> int:

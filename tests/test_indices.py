@@ -8,6 +8,7 @@ from oracle import literal_jaccard
 from scipy import stats
 
 import ensstab_dask as es
+from ensstab_dask.indices import INDICES
 
 # Three subsets of 6 features, worked by hand:
 #   a = {0,1,2}, b = {1,2,3}, c = {0,1,4}
@@ -50,7 +51,7 @@ def test_input_forms_agree():
     z = np.zeros((3, N), dtype=bool)
     for i, s in enumerate(SUBSETS):
         z[i, s] = True
-    for index in ("jaccard", "dice", "kuncheva", "nogueira"):
+    for index in INDICES:
         ref = es.stability(SUBSETS, N, index=index)
         assert es.stability(np.array(SUBSETS), N, index=index) == pytest.approx(ref)
         assert es.stability(z, N, index=index) == pytest.approx(ref)
@@ -59,7 +60,7 @@ def test_input_forms_agree():
 
 def test_identical_subsets_have_stability_one():
     s = [[1, 4, 7]] * 5
-    for index in ("jaccard", "dice", "kuncheva", "nogueira"):
+    for index in INDICES:
         assert es.stability(s, 10, index=index) == pytest.approx(1.0)
 
 
@@ -182,5 +183,5 @@ def test_fast_path_of_the_simulations_equals_the_public_function():
 
     rng = np.random.default_rng(0)
     subsets = np.sort(np.stack([rng.choice(300, 10, replace=False) for _ in range(30)]), axis=1)
-    for index in ("jaccard", "dice", "kuncheva", "nogueira"):
+    for index in INDICES:
         assert stability_of_subsets(subsets, 300, index) == es.stability(subsets, 300, index=index)

@@ -23,8 +23,8 @@ from collections.abc import Iterator, Sequence
 
 import dask
 
-from ensstab_dask.cli._common import UsageError, _dask_config, parse_values
-from ensstab_dask.cli._parser import _attach_negative_values, _cli_words, build_parser
+from ensstab_dask.cli._common import UsageError, _dask_config, cli_words, parse_values
+from ensstab_dask.cli._parser import _attach_negative_values, build_parser
 from ensstab_dask.exceptions import EnsstabError, SchedulerLost
 
 __all__ = ["main", "parse_values", "build_parser", "UsageError"]
@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options: dict[str, str] = {}
 
     def error(message: str) -> None:
-        print(f"ensstab: error: {_cli_words(message, options)}", file=sys.stderr)
+        print(f"ensstab: error: {cli_words(message, options)}", file=sys.stderr)
 
     try:
         with _ctrl_c_handled():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -21,13 +22,13 @@ from ensstab_dask.cli._common import (
     _load,
     _report_input,
     _write,
+    in_cli_words,
     parse_values,
 )
 from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.validation import Validation, compare, validate
+from ensstab_dask.estimates.validation import validate
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.plotting.report import write_report
-from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
@@ -159,14 +160,18 @@ def _cmd_estimate(args) -> int:
             "(each copy a random half, its members bootstrap samples of it)",
             file=sys.stderr,
         )
-    if args.validate:  # the naive check's cost before the estimate's work, not after it
-        check_naive_cost(data.X, data.y, args.n_target, m_ensemble=options["m_ensemble"],
-                         m_stability=args.m_stability, selector=options["selector"], allow_large=args.yes)  # fmt: skip
     print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    val = None
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
-        est = estimate(data.X, data.y, args.n_target, progress=not args.quiet, **cluster, **options)
+        if args.validate:  # the harness, uncached: it checks the naive check's cost before the estimate's work
+            val = validate(data.X, data.y, args.n_target, data=source, progress=not args.quiet, **cluster, **options)
+            val = dataclasses.replace(val, estimate=in_cli_words(val.estimate, args.cli_options))
+            est = val.estimate
+        else:
+            est = estimate(data.X, data.y, args.n_target, progress=not args.quiet, **cluster, **options)
+            est = in_cli_words(est, args.cli_options)
     print(est.summary())
     payload = est.to_dict()
     payload["data"] = source
@@ -179,33 +184,17 @@ def _cmd_estimate(args) -> int:
             f"  known informative features: {len(data.informative)}; of the features above t_uniform, "
             f"{payload['useful_that_are_informative']} are informative"
         )
-    real = None
-    if args.validate:
-        real = real_ensemble_stability(
-            data.X,
-            data.y,
-            args.n_target,
-            m_ensemble=options["m_ensemble"],
-            m_stability=args.m_stability,
-            selector=options["selector"],
-            aggregate=args.aggregate,
-            index=args.index,
-            seed=args.seed,
-            progress=not args.quiet,
-            allow_large=args.yes,
-            **cluster,
-        )
+    if val is not None:
+        naive = val.naive
         payload["validation"] = {
-            "curve": {str(int(m)): float(v) for m, v in zip(real["m_ensemble"].values, real["stability"].values)},
-            "real_runs": int(real.attrs["real_runs"]),
-            "seconds": float(real.attrs["seconds"]),
+            "curve": {str(int(m)): float(v) for m, v in zip(naive["m_ensemble"].values, naive["stability"].values)},
+            "real_runs": int(naive.attrs["real_runs"]),
+            "seconds": float(naive.attrs["seconds"]),
+            "per_m": val.to_dict()["per_m"],
         }
-        seconds = {"estimate": sum(est.seconds.values()), "naive": float(real.attrs["seconds"])}
-        val = Validation(est, real, compare(est, real), seconds)
-        payload["validation"]["per_m"] = val.to_dict()["per_m"]
         print()
         print(val.comparison())
-    ds = est.to_dataset(real)
+    ds = est.to_dataset() if val is None else val.to_dataset()
     ds.attrs["data"] = source
     _write(args, payload, ds)
     return 0
@@ -233,6 +222,7 @@ def _cmd_validate(args) -> int:
             **cluster,
             **options,
         )
+    res = dataclasses.replace(res, estimate=in_cli_words(res.estimate, args.cli_options))
     print(res.summary())
     ds = res.to_dataset()
     ds.attrs["data"] = source
@@ -248,6 +238,7 @@ def _cmd_report(args) -> int:
         real_stability=args.real_stability,
         n_useful=args.n_useful,
         n_runs=args.n_runs,
+        parameter_names=args.cli_options,  # the captions name --real-stability and --n-useful
     )
     pictures = sorted(p.name for p in index.parent.glob("*.png"))
     print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")

@@ -1,29 +1,93 @@
-"""What the commands share: the command line's own errors, values and lists, where work runs
-(--scheduler, --timeout, --tls-*), the data and the estimate's options, and outputs."""
+"""What the commands share: the command line's own errors, values and lists, the library's
+words turned into the command line's (:func:`cli_words`), where work runs (--scheduler,
+--timeout, --tls-*), the data and the estimate's options, and outputs."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import (
-    RESAMPLES,
-)
-from ensstab_dask.cluster.clients import _local_kind, check_address
+from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
 from ensstab_dask.outputs import refuse_to_replace, write_json
 from ensstab_dask.real.datasets import load_dataset, make_microarray
-from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.real.selectors import check_resample, default_selector
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, write_netcdf
 
 
 class UsageError(EnsstabError):
     """A problem with the command line itself: reported in one line, exit status 2."""
+
+
+#: The library's parameters that the command line spells otherwise: each with the dests of
+#: the options that set it. Every other parameter is the dest of its option (n_target: --n-target).
+LIBRARY_NAMES = {
+    "client": ("scheduler",),
+    "out_dir": ("output",),
+    "allow_large": ("yes",),
+    "security": ("tls_ca_file", "tls_cert", "tls_key"),
+}
+
+#: A setting as the library writes it, ``name=value``: after advice to pass it, or with a
+#: quoted value (``model='anchored'``), a switch (``overwrite=True``) or a call (``security=Security(...)``).
+_SETTING = re.compile(
+    r"(?P<advice>\b(?:pass|use|ask for|with) )?\b(?P<name>\w+)=(?P<value>'[^']*'|[\w.]+\([^)]*\)|[^\s,;)]+)"
+)
+
+# The parameter a message opens with; not the start of a file name ("data.h5ad: label column ...").
+_SUBJECT = re.compile(r"\w+(?![\w./\\-])")
+
+
+def cli_words(message: str, options: dict[str, str], *, subject: bool = True) -> str:
+    """A library message in the command line's words: the one place the library's parameter
+    names become this command's options (``options``: each option by its dest).
+
+    The library names a setting as Python does, ``name=value``; the command line as its
+    option: ``pass overwrite=True`` -> ``pass --overwrite``, ``use model='anchored'`` ->
+    ``use --model anchored``, ``ask for n_target=13`` -> ``ask for --n-target 13``,
+    ``verify=False`` -> ``--no-verify``. A value the library reports rather than advises
+    (``one cell (m_ensemble=1000000, ...)``) stays as it is, and so does a parameter this
+    command has no option for. With ``subject``, the parameter the message opens with
+    becomes its option too (``n_target must be in [1, 2000]`` -> ``--n-target must be ...``).
+    """
+
+    def flags(name: str) -> list[str]:
+        return [options[dest] for dest in LIBRARY_NAMES.get(name, (name,)) if dest in options]
+
+    def setting(m: re.Match) -> str:
+        name, value, advice = m["name"], m["value"], m["advice"] or ""
+        quoted, switch = value.startswith("'"), value in ("True", "False")
+        if not (advice or quoted or switch):
+            return m[0]
+        named = flags(f"no_{name}") if value == "False" else flags(name)
+        if not named:
+            return m[0]
+        if len(named) > 1:  # several options set it: name them, not the library's value
+            return advice + ", ".join(named[:-1]) + " and " + named[-1]
+        return advice + named[0] + ("" if switch else " " + value.strip("'"))
+
+    message = _SETTING.sub(setting, message)
+    opening = _SUBJECT.match(message) if subject else None  # "n_target must be ...", "client: malformed ..."
+    if opening and flags(opening[0]):
+        message = flags(opening[0])[0] + message[opening.end() :]
+    return message
+
+
+def in_cli_words(est, options: dict[str, str]):
+    """The estimate with its warnings and notes in the command line's words (:func:`cli_words`),
+    for what a command prints and writes."""
+    return dataclasses.replace(
+        est,
+        warnings=[cli_words(w, options, subject=False) for w in est.warnings],
+        notes=[cli_words(n, options, subject=False) for n in est.notes],
+    )
 
 
 def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> list:
@@ -68,7 +132,7 @@ def _cluster_options(args) -> dict:
     if args.scheduler is not None and _local_kind(args.scheduler) is None:
         if ":" not in args.scheduler:  # neither a name nor an address; the library's message names its API
             raise UsageError(
-                "--scheduler must be processes, threads, synchronous or a scheduler address like tcp://host:8786; "
+                f"--scheduler must be {', '.join(LOCAL_KINDS)} or a scheduler address like tcp://host:8786; "
                 f"got {args.scheduler!r}"
             )
         check_address(args.scheduler)  # a malformed one fails now, not once the work is planned
@@ -124,15 +188,13 @@ def _selector(name: str, n_estimators: int):
     return LogisticRegression(max_iter=2000)
 
 
-def _resample(text: str, option: str):
-    if text in RESAMPLES:
-        return text
+def _resample(text: str, name: str):
+    """A resample option's value (a name, or a fraction like 0.7), checked by the library's check."""
     try:
-        return float(text)
+        value: str | float = float(text)
     except ValueError:
-        raise UsageError(
-            f"{option} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {text!r}"
-        ) from None
+        value = text
+    return check_resample(value, name)
 
 
 def _check_outputs(args) -> None:
@@ -176,12 +238,12 @@ def _estimate_options(args) -> dict:
         verify=not args.no_verify,
         calibrate=args.calibrate,
         calibration_layout=args.calibration_layout,
-        member_resample=_resample(args.member_resample, "--member-resample"),
+        member_resample=_resample(args.member_resample, "member_resample"),
         n_boot=args.n_boot,
         confidence=args.confidence,
         aggregate=args.aggregate,
         index=args.index,
-        resample=_resample(args.resample, "--resample"),
+        resample=_resample(args.resample, "resample"),
         seed=args.seed,
         model=args.model,
         allow_large=args.yes,

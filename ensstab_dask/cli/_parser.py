@@ -1,5 +1,5 @@
-"""The ``ensstab`` parser: one function per command, the options they share, and the words that
-turn the library's parameter names into the command line's."""
+"""The ``ensstab`` parser: one function per command, the options they share, and each
+command's options by the library's names for them (:func:`_cli_options`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from ensstab_dask.checks import (
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_MODEL,
-    INDICES,
     MODELS,
+    P_METHODS,
     SIMULATOR_MODELS,
 )
 from ensstab_dask.cli._commands import (
@@ -27,6 +27,7 @@ from ensstab_dask.cli._commands import (
     _cmd_verify,
 )
 from ensstab_dask.cli._common import SELECTORS, UsageError
+from ensstab_dask.indices import INDICES
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -152,7 +153,7 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--p-method",
         default="bisect",
-        choices=("bisect", "grid"),
+        choices=P_METHODS,
         help="how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
         "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
     )
@@ -420,40 +421,11 @@ def _attach_negative_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
-#: The library's names that are not the option's dest.
-_LIBRARY_NAMES = {"client": "scheduler", "out_dir": "output"}
-
-
-_CLI_HINT = re.compile(r"\b\w+=[^;]*? \(CLI:? ([^)]*)\)")  # "pass overwrite=True (CLI: --overwrite)"
-
-
-_QUOTED_SETTING = re.compile(r"\b(\w+)='([^']*)'")  # "model='two-level'"
-
-
-# Not the start of a file name: "data.h5ad: label column ..." names a file, not --data.
-_SUBJECT = re.compile(r"\w+(?![\w./\\-])")
-
-
 def _cli_options(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """Each option of ``parser`` by its dest, the library's name for it: n_target -> --n-target."""
+    """Each option of ``parser`` by its dest, the library's name for it: n_target -> --n-target
+    (what :func:`~ensstab_dask.cli._common.cli_words` translates with)."""
     return {
         action.dest: next(o for o in action.option_strings if o.startswith("--"))
         for action in parser._actions  # argparse has no public list of a parser's options
         if any(o.startswith("--") for o in action.option_strings)
     }
-
-
-def _cli_words(message: str, options: dict[str, str]) -> str:
-    """A library error message in the command line's words: the "(CLI: --x)" hints in place
-    of the library's keywords, and the parameters it names as this command's options."""
-    message = _CLI_HINT.sub(r"\1", message)
-
-    def option(name: str) -> str | None:
-        return options.get(_LIBRARY_NAMES.get(name, name))
-
-    message = _QUOTED_SETTING.sub(lambda m: f"{option(m[1])} {m[2]}" if option(m[1]) else m[0], message)
-    subject = _SUBJECT.match(message)  # "n_target must be in [1, 2000]", "client: malformed ..."
-    replacement = option(subject[0]) if subject else None
-    if subject and replacement:
-        message = replacement + message[subject.end() :]
-    return message

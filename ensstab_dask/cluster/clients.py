@@ -64,23 +64,25 @@ __all__ = [
     "check_address",
     "local_cluster",
     "ClientLike",
+    "LOCAL_KINDS",
 ]
 
 #: Where work runs (see the module docstring): None, a name, an address, or a Client.
 ClientLike = Union[None, str, "Client"]
-#: The local kinds by every accepted name (dask's aliases included): see the module docstring.
+#: The local kinds, where work runs on this machine: see the module docstring.
+LOCAL_KINDS = ("processes", "threads", "synchronous")
+#: The local kinds by every accepted name (dask's aliases included).
 _KINDS = {
-    "processes": "processes",
+    **{kind: kind for kind in LOCAL_KINDS},
     "multiprocessing": "processes",
-    "threads": "threads",
     "threading": "threads",
-    "synchronous": "synchronous",
     "sync": "synchronous",
     "single-threaded": "synchronous",
 }
 _ACCEPTED = (
-    "None, 'processes', 'threads', 'synchronous' (or dask's aliases 'multiprocessing', 'threading', 'sync', "
-    "'single-threaded'), a scheduler address like 'tcp://host:8786' or a distributed.Client"
+    f"None, {', '.join(map(repr, LOCAL_KINDS))} (or dask's aliases "
+    f"{', '.join(repr(name) for name in _KINDS if name not in LOCAL_KINDS)}), a scheduler address like "
+    "'tcp://host:8786' or a distributed.Client"
 )
 
 
@@ -308,7 +310,7 @@ def _check_security(address: str, security):
         raise InvalidParameterError(
             f"client: {address} is a TLS scheduler and no client certificates were given: pass "
             "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
-            "(CLI: --tls-ca-file, --tls-cert, --tls-key) or set distributed.comm.tls in the dask config"
+            "or set distributed.comm.tls in the dask config"
         )
     _check_certificates(sec)
     return sec

@@ -50,9 +50,8 @@ from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
 from ensstab_dask.exceptions import UnreliableEstimateWarning
-from ensstab_dask.indices import NogueiraStability, nogueira_stability, stability_of_subsets
-from ensstab_dask.models import Context, Prediction, SelfCheck, clip_to_index
-from ensstab_dask.models._base import INDEX_RANGE
+from ensstab_dask.indices import NogueiraStability, clip_to_index, index_range, nogueira_stability, stability_of_subsets
+from ensstab_dask.models import Context, Prediction, SelfCheck
 from ensstab_dask.models.fitting import SimulatorFit, fit_simulator, fixed_point_power
 from ensstab_dask.models.onda import predict_curve
 from ensstab_dask.real.datasets import check_data
@@ -419,7 +418,7 @@ def estimate_from_runs(
         saturated=int((found.t_draws >= ctx.n_runs).sum()),
         smaller=found.smaller,
     )
-    return _assemble(ctx, shared, prediction, check, fit, issues=blocking + cautions, notes=said)
+    return _assemble(ctx, shared, prediction, check, fit, settings=settings, issues=blocking + cautions, notes=said)
 
 
 def _shared_stages(ctx: Context, runs: RealRuns) -> _Shared:
@@ -457,7 +456,7 @@ def _clip_intervals(prediction: Prediction, ctx: Context) -> None:
     for end in ("stability_lower", "stability_upper"):
         if end in curve:
             curve[end].values = clip_to_index(curve[end].values, s.index)
-    ranges = {"real_stability": INDEX_RANGE[s.index], "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
+    ranges = {"real_stability": index_range(s.index), "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
               "n_useful": (0.0, s.n_feature), "h": (s.n_target, s.n_feature)}  # fmt: skip
     for key, (lo, hi) in ranges.items():
         if key in prediction.intervals:
@@ -472,11 +471,12 @@ def _assemble(
     check: SelfCheck | None,
     fit: SimulatorFit,
     *,
+    settings: EstimateSettings,
     issues: list[str],
     notes: list[str],
 ) -> Estimate:
     """The :class:`Estimate` from what the stages found (no ``prediction``: no curve)."""
-    s, curve_model, predictable = ctx.settings, ctx.settings.curve_model, prediction is not None
+    s, curve_model, predictable = settings, settings.curve_model, prediction is not None
     n_feature, n_target, m_list = s.n_feature, s.n_target, s.m_list
     runs, u_draws, t_draws = shared.runs, shared.u_draws, shared.found.t_draws
     if prediction is None:

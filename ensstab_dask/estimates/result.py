@@ -9,10 +9,12 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
+from ensstab_dask.estimates.comparison import compare, comparison_dataset
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
+from ensstab_dask.outputs import json_number
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.sweeps.storage import write_netcdf
 
@@ -150,13 +152,10 @@ class Estimate:
     def to_dict(self) -> dict:
         """The JSON-able summary (the keys of ``ensstab estimate --json``); NaN becomes null."""
 
-        def num(v):
-            return None if v is None or not np.isfinite(v) else float(v)
-
         def pair(v):
-            return None if v is None else [num(v[0]), num(v[1])]
+            return None if v is None else [json_number(v[0]), json_number(v[1])]
 
-        curve = {str(m): num(s) for m, s in self.predicted().items()}
+        curve = {str(m): json_number(s) for m, s in self.predicted().items()}
         return {
             "reliable": bool(self.reliable),
             "warnings": list(self.warnings),
@@ -174,7 +173,7 @@ class Estimate:
                 "lower": self.real_nogueira.lower,
                 "upper": self.real_nogueira.upper,
             },
-            "p": num(self.p),
+            "p": json_number(self.p),
             "n_useful_v": self.n_useful_v,
             "n_useful_v_std": self.n_useful_v_std,
             "fixed_point_holds": self.fixed_point_holds,
@@ -199,7 +198,8 @@ class Estimate:
             "curve": curve if self.has_curve else None,
             "curve_interval": {str(m): pair(v) for m, v in self.curve_interval().items()} if self.has_curve else None,
             "curve_std": {
-                str(int(m)): num(s) for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability_std"].values)
+                str(int(m)): json_number(s)
+                for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability_std"].values)
             }
             if self.has_curve
             else None,
@@ -217,7 +217,8 @@ class Estimate:
         ----------
         real : xarray.Dataset, optional
             The naive check from :func:`~ensstab_dask.real.naive.real_ensemble_stability` on the
-            same data, stored beside the prediction as ``naive_*`` variables.
+            same data, stored beside the prediction as ``naive_*`` variables, with
+            :func:`~ensstab_dask.estimates.comparison.compare`'s verdict per size as ``compare_*``.
 
         Returns
         -------
@@ -267,6 +268,8 @@ class Estimate:
             self._check_same_problem(real)
             for name in ("stability", "stability_se", "nogueira_lower", "nogueira_upper"):
                 ds[f"naive_{name}"] = real[name].assign_attrs(real[name].attrs)
+            # The verdict per size as compare() gives it, where the report reads it.
+            ds = ds.merge(comparison_dataset(compare(self, real)))
             ds.attrs.update(
                 naive_real_runs=int(real.attrs["real_runs"]),
                 naive_seconds=float(real.attrs["seconds"]),

@@ -10,18 +10,60 @@ interval named for what it is an interval of.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
+import xarray as xr
 
 from ensstab_dask.estimates.trust import headline
-from ensstab_dask.indices import shared_features
+from ensstab_dask.indices import NogueiraStability, shared_features
 from ensstab_dask.models import SelfCheck
+from ensstab_dask.simulator.estimators import PEstimate
 
-if TYPE_CHECKING:
-    from ensstab_dask.estimates.result import Estimate
+__all__ = ["estimate_summary", "plain_answer", "interval_text", "EstimateFields"]
 
-__all__ = ["estimate_summary", "plain_answer", "interval_text"]
+
+class EstimateFields(Protocol):
+    """What the words read of an estimate: the fields of
+    :class:`~ensstab_dask.estimates.result.Estimate` they use (which imports this module,
+    so this one names it by what it has, not by import)."""
+
+    n_feature: int
+    n_target: int
+    settings: dict
+    t_uniform: float
+    t_uniform_std: float
+    t_uniform_draws: np.ndarray | None
+    n_useful: int
+    n_useful_mean: float
+    n_useful_std: float
+    real_stability: float
+    real_nogueira: NogueiraStability
+    p: float
+    p_fit: PEstimate | None
+    n_useful_v: float | None
+    n_useful_v_std: float | None
+    fixed_point_holds: bool | None
+    fixed_point_power: bool | None
+    calibrated: tuple[int, float] | None
+    curve: xr.Dataset
+    real_runs: int
+    simulated_runs: int
+    seconds: dict[str, float]
+    reliable: bool
+    warnings: list[str]
+    notes: list[str]
+    has_curve: bool
+    confidence: float
+    intervals: dict[str, tuple[float, float]]
+    h: int | None
+    within_copy_stability: float | None
+    self_check: SelfCheck | None
+    curve_source: str
+    interval_of: str
+    simulator: bool
+
+    def curve_interval(self) -> dict[int, tuple[float, float]]: ...
 
 
 # What each interval in ``intervals`` is an interval of: the summary names it.
@@ -34,7 +76,7 @@ _INTERVAL_KINDS = {
 }
 
 
-def interval_text(est: Estimate, key: str, fmt: str) -> str:
+def interval_text(est: EstimateFields, key: str, fmt: str) -> str:
     """``"95% bootstrap interval over the real runs [lo, hi]"`` for ``key`` (the kind of
     interval named, see ``_INTERVAL_KINDS``), or "" without a bootstrap."""
     if key not in est.intervals:
@@ -49,7 +91,7 @@ def _line(words: str, value: str, where: str = "", *notes: str) -> str:
     return f"    {words}: {value}" + (f", {where}" if where else "") + "".join(f"; {n}" for n in notes if n)
 
 
-def estimate_summary(self: Estimate) -> str:
+def estimate_summary(self: EstimateFields) -> str:
     """The estimate for people: the verdict first, then plain words with the symbols in
     brackets, one number per line (with its interval, saying what interval it is)."""
     lines = [
@@ -77,7 +119,7 @@ def estimate_summary(self: Estimate) -> str:
 _HARDLY = 0.05
 
 
-def plain_answer(self: Estimate) -> list[str]:
+def plain_answer(self: EstimateFields) -> list[str]:
     """The answer in plain words: shared features per ensemble size, where more members
     stop helping, and whether to believe it (the first lines of :func:`estimate_summary`)."""
     k = self.n_target
@@ -119,7 +161,7 @@ def _plateau(m: list[int], shared: np.ndarray, k: int) -> str:
     return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted)."
 
 
-def _believe(self: Estimate) -> str:
+def _believe(self: EstimateFields) -> str:
     """Whether to believe the curve, and why, in one sentence."""
     if self.reliable:
         chk = self.self_check
@@ -141,7 +183,7 @@ def _more(reasons: list[str]) -> str:
     return "" if len(reasons) < 2 else f" ({len(reasons) - 1} more reason{'s' * (len(reasons) > 2)} below)"
 
 
-def _verdict(self: Estimate) -> list[str]:
+def _verdict(self: EstimateFields) -> list[str]:
     """Whether to believe what follows: before any number."""
     lines: list[str] = []
     if self.reliable:
@@ -156,7 +198,7 @@ def _verdict(self: Estimate) -> list[str]:
     return lines
 
 
-def _measured(self: Estimate) -> list[str]:
+def _measured(self: EstimateFields) -> list[str]:
     """What the real runs measured, and which runs each statistic came from."""
     s, nog, index = self.settings, self.real_nogueira, self.settings["index"]
     lines: list[str] = []
@@ -217,7 +259,7 @@ def _measured(self: Estimate) -> list[str]:
     return lines
 
 
-def _simulator(self: Estimate) -> list[str]:
+def _simulator(self: EstimateFields) -> list[str]:
     """The paper's simulator fitted to the real runs (p, the fixed point, calibration, h)."""
     s = self.settings
     lines: list[str] = []
@@ -277,7 +319,7 @@ def _simulator(self: Estimate) -> list[str]:
     return lines
 
 
-def _curve(self: Estimate) -> list[str]:
+def _curve(self: EstimateFields) -> list[str]:
     """The predicted curve, each size with its interval, saying what it is an interval of."""
     s = self.settings
     lines: list[str] = []

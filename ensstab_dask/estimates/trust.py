@@ -62,18 +62,17 @@ def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: b
     """
     than = "fewer than" if n_useful_mean < n_target else "no more than"
     plain = f"the selector finds about {n_useful_mean:.1f} useful features, {than} the n_target = {n_target} it keeps"
-    anchored = "use model='anchored' (--model anchored), which measures real ensembles"
+    anchored = "use model='anchored', which measures real ensembles"
     if smaller:
         k, count = smaller
-        plain += (
-            f"; at n_target = {k} the same runs count {count:.1f}, more than it keeps, so ask for n_target = {k} "
-            f"(--n-target {k})" + (f", or {anchored}" if simulator else "")
+        plain += f"; at n_target = {k} the same runs count {count:.1f}, more than it keeps, so ask for n_target={k}" + (
+            f", or {anchored}" if simulator else ""
         )
     elif smaller is False:
         plain += "; no smaller n_target counts more than it keeps on these runs"
         plain += f", so {anchored}" if simulator else ""
     else:
-        plain += "; ask for a smaller n_target (--n-target)" + (f", or {anchored}" if simulator else "")
+        plain += "; ask for a smaller n_target" + (f", or {anchored}" if simulator else "")
     detail = (
         f"A[f] = {n_useful_mean:.1f} features are picked more often than chance allows, so the rest of each "
         f"top {n_target} is filled by chance"

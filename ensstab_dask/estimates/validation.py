@@ -23,9 +23,11 @@ import xarray as xr
 from ensstab_dask.checks import check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
+from ensstab_dask.estimates.comparison import compare, verdict, z_text
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.outputs import json_number
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.selectors import describe_selector
@@ -211,9 +213,6 @@ class Validation:
     def to_dict(self) -> dict:
         """The keys of ``ensstab validate --json``."""
 
-        def num(v):
-            return None if v is None or not np.isfinite(v) else float(v)
-
         return {
             "data": self.data,
             "n_feature": self.estimate.n_feature,
@@ -222,7 +221,7 @@ class Validation:
             "warnings": self.estimate.warnings,
             "confidence": self.estimate.confidence,
             "per_m": {
-                str(m): {k: (num(v) if isinstance(v, float) else v) for k, v in row.items()}
+                str(m): {k: (json_number(v) if isinstance(v, float) else v) for k, v in row.items()}
                 for m, row in self.per_m.items()
             },
             "covered": self.covered,
@@ -255,11 +254,11 @@ class Validation:
             pred = "n/a" if not np.isfinite(r["predicted"]) else f"{r['predicted']:.3f}"
             if np.isfinite(r["lower"]):
                 pred += f" [{r['lower']:.3f}, {r['upper']:.3f}]"
-            z = "n/a" if not np.isfinite(r["z"]) else f"{r['z']:+.1f}"
+            z = z_text(r["z"])
             covered = "n/a" if r["covered"] is None else ("yes" if r["covered"] else "no")
             rows.append(
                 f"| {m} | {pred} | {r['predicted_se']:.3f} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | "
-                f"{_verdict(r)} |"
+                f"{verdict(r)} |"
             )
         return "\n".join(rows)
 
@@ -290,53 +289,6 @@ class Validation:
             f"{int(n.attrs['real_runs'])} real runs, {self.seconds['naive']:.1f} s",
         ]
         return "\n".join(lines)
-
-
-def _verdict(row: dict) -> str:
-    """One comparison's verdict in words, as the HTML report gives it."""
-    if not np.isfinite(row["predicted"]):
-        return "no prediction"
-    if not np.isfinite(row["z"]):
-        return "n/a (SE is 0)"
-    return "within 2 SE" if row["within_2se"] else "outside 2 SE"
-
-
-def compare(est: Estimate, naive: xr.Dataset) -> dict[int, dict]:
-    """Per ensemble size: the prediction, its interval and standard error, the naive value,
-    its SE, the combined z and the verdicts.
-
-    ``z = (predicted - real) / sqrt(predicted_se^2 + real_se^2)``, the combined z
-    (docs/method.md section 11, "Scoring"): an unbiased prediction from 100 real runs is noisier than
-    the 1,000-run naive check, and the naive SE alone would fail it about one size in
-    four. ``predicted_se`` is :meth:`Estimate.curve_se`. ``covered`` when the interval
-    holds the naive value (None when there is no interval: ``n_boot=0`` or no curve);
-    ``within_2se`` when ``|z| <= 2`` (False without a curve: the method had nothing to say).
-    """
-    pred = est.predicted()
-    interval = est.curve_interval()
-    spread = est.curve_se()
-    out = {}
-    for m, r, se in zip(naive["m_ensemble"].values, naive["stability"].values, naive["stability_se"].values):
-        m = int(m)
-        nan = float("nan")
-        p = pred.get(m, nan) if est.has_curve else nan
-        lo, hi = interval.get(m, (nan, nan)) if est.has_curve else (nan, nan)
-        p_se = spread.get(m, 0.0) if est.has_curve else nan
-        both = float(np.hypot(p_se, se))
-        z = (p - r) / both if np.isfinite(p) and both > 0 else float("nan")
-        out[m] = {
-            "predicted": float(p),
-            "lower": float(lo),
-            "upper": float(hi),
-            "predicted_se": float(p_se),
-            "real": float(r),
-            "real_se": float(se),
-            "z": float(z),
-            # None (JSON null) without an interval (n_boot=0): neither covered nor missed.
-            "covered": bool(lo <= r <= hi) if np.isfinite(lo) else None,
-            "within_2se": bool(np.isfinite(z) and abs(z) <= 2.0),
-        }
-    return out
 
 
 def validate(

@@ -14,7 +14,8 @@ A new model is a new module here with a :class:`CurveModel` subclass, and a line
 from __future__ import annotations
 
 from ensstab_dask.checks import MODELS, check_choice
-from ensstab_dask.models._base import CHECK_Z, Context, CurveModel, Prediction, SelfCheck, clip_to_index
+from ensstab_dask.indices import clip_to_index
+from ensstab_dask.models._base import CHECK_Z, Context, CurveModel, Prediction, SelfCheck
 from ensstab_dask.models.anchored import Anchored
 from ensstab_dask.models.onda import Onda, TwoLevel
 from ensstab_dask.models.random_effects import RandomEffectsModel

@@ -23,32 +23,54 @@ interval, so that the interval covers the error the model was seen to make.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import INDICES
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import INDICES
+from ensstab_dask.outputs import json_number
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, int_from
 
-if TYPE_CHECKING:  # the settings module reads the models' registry
-    from ensstab_dask.settings import EstimateSettings
-
-__all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "clip_to_index"]
+__all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z"]
 
 #: A self-check fails beyond this combined |z|.
 CHECK_Z = 2.0
 
-#: The values each index can take: intervals are clipped to them.
-INDEX_RANGE = {"jaccard": (0.0, 1.0), "dice": (0.0, 1.0), "kuncheva": (-1.0, 1.0), "nogueira": (-1.0, 1.0)}
 
+class ModelSettings(Protocol):
+    """What a model reads of the estimate's settings, read-only
+    (:class:`~ensstab_dask.settings.EstimateSettings`, which reads the models' registry,
+    so this module names only the fields)."""
 
-def clip_to_index(values, index: str) -> np.ndarray:
-    """``values`` within the range ``index`` can take (a bootstrap can step outside it)."""
-    lo, hi = INDEX_RANGE[index]
-    return np.clip(np.asarray(values, dtype=float), lo, hi)
+    @property
+    def n_feature(self) -> int: ...
+    @property
+    def n_target(self) -> int: ...
+    @property
+    def m_stability(self) -> int: ...
+    @property
+    def repeats(self) -> int: ...
+    @property
+    def p_method(self) -> str: ...
+    @property
+    def verify(self) -> bool: ...
+    @property
+    def calibrate(self) -> bool: ...
+    @property
+    def n_boot(self) -> int: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def aggregate(self) -> str: ...
+    @property
+    def index(self) -> str: ...
+    @property
+    def seed(self) -> Any: ...
+    @property
+    def m_list(self) -> list[int]: ...
 
 
 @dataclass
@@ -66,7 +88,7 @@ class Context:
     self-check only. ``clock``: a model times its stages with ``with ctx.clock.stage(name):``.
     """
 
-    settings: EstimateSettings
+    settings: ModelSettings
     client: Any
     n_runs: int
     m_stability: int
@@ -212,16 +234,13 @@ class SelfCheck:
         )
 
     def to_dict(self) -> dict:
-        def num(v):
-            return None if not np.isfinite(v) else float(v)
-
         return {
             "passed": self.passed,
             "sizes": list(self.sizes),
-            "predicted": [num(v) for v in self.predicted],
-            "measured": [num(v) for v in self.measured],
-            "se": [num(v) for v in self.se],
-            "z": [num(v) for v in self.z],
+            "predicted": [json_number(v) for v in self.predicted],
+            "measured": [json_number(v) for v in self.measured],
+            "se": [json_number(v) for v in self.se],
+            "z": [json_number(v) for v in self.z],
             "copies": self.copies,
             "members": self.members,
             "held_out": self.held_out,

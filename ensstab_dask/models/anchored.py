@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ensstab_dask.indices import PAIRWISE_INDICES
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
 from ensstab_dask.models.bootstrap import percentile_interval
 from ensstab_dask.models.measured import (
-    PAIRWISE,
     copy_similarities,
     extrapolation_weights,
     fit_sizes,
@@ -49,7 +49,7 @@ COPY_DESIGN = (10, 20)
 class Anchored(CurveModel):
     name = "anchored"
     paper_runs = False
-    indices = PAIRWISE
+    indices = PAIRWISE_INDICES
     interval_of = "real ensemble copies"
 
     def copy_design(self) -> tuple[int, int] | None:

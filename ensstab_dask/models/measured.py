@@ -29,7 +29,7 @@ import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import check_choice
-from ensstab_dask.indices import similarity_matrix, u_statistic_se
+from ensstab_dask.indices import PAIRWISE_INDICES, similarity_matrix, u_statistic_se
 from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = [
@@ -39,11 +39,7 @@ __all__ = [
     "extrapolation_weights",
     "fit_sizes",
     "weighted",
-    "PAIRWISE",
 ]
-
-#: Indices that are means over pairs of copies: the only ones a mean over pairs can give.
-PAIRWISE = ("jaccard", "dice", "kuncheva")
 
 
 def copy_similarities(
@@ -79,7 +75,7 @@ def copy_similarities(
     ndarray, shape (len(sizes), G, G)
         Symmetric; the diagonal is meaningless (a copy against itself) and set to NaN.
     """
-    check_choice(index, "index", PAIRWISE)
+    check_choice(index, "index", PAIRWISE_INDICES)
     ranks = np.asarray(ranks)
     G, B, n_feature = ranks.shape
     rng = make_rng(seed)

@@ -16,9 +16,10 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from ensstab_dask.indices import PAIRWISE_INDICES
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
 from ensstab_dask.models.bootstrap import bootstrap_estimate
-from ensstab_dask.models.measured import PAIRWISE, copy_similarities, weighted
+from ensstab_dask.models.measured import copy_similarities, weighted
 from ensstab_dask.seeding import Stage
 from ensstab_dask.simulator.estimators import estimate_h, per_copy_stability, threshold_draws
 from ensstab_dask.simulator.kernel import top_subsets
@@ -122,7 +123,7 @@ class Onda(CurveModel):
         """
         ranks = ctx.check_ranks
         s = ctx.settings
-        if ranks is None or s.index not in PAIRWISE:
+        if ranks is None or s.index not in PAIRWISE_INDICES:
             return None
         G, B, _ = ranks.shape
         sizes = [m for m in CHECK_SIZES if m <= B]

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from ensstab_dask.cluster import ClientLike, map_shared
+from ensstab_dask.indices import PAIRWISE_INDICES
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck
 from ensstab_dask.models.bootstrap import percentile_interval
 from ensstab_dask.models.measured import copy_similarities, weighted
-from ensstab_dask.models.rank_effects import PAIRWISE_INDICES, RandomEffects, fitted_curves
+from ensstab_dask.models.rank_effects import RandomEffects, fitted_curves
 from ensstab_dask.seeding import SeedLike, Stage, make_rng
 
 __all__ = ["RandomEffectsModel", "random_effects_curve", "M_STABILITY"]

@@ -27,15 +27,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ensstab_dask.checks import INDICES, check_choice, check_int
+from ensstab_dask.checks import check_choice, check_int
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import similarity_matrix, stability_of_subsets
+from ensstab_dask.indices import INDICES, PAIRWISE_INDICES, similarity_matrix, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, make_rng
 
-__all__ = ["RandomEffects", "fitted_curves", "single_stability_across_copies", "PAIRWISE_INDICES"]
-
-#: The indices the model can simulate: a mean over independent pairs of copies.
-PAIRWISE_INDICES = ("jaccard", "dice", "kuncheva")
+__all__ = ["RandomEffects", "fitted_curves", "single_stability_across_copies"]
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import base64
 import html
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
+from ensstab_dask.estimates.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting import figures as plotting
@@ -73,14 +75,15 @@ EXPLAIN = {
 }
 
 # A sweep has no real runs: its pictures read differently (what a band is, what is observed).
+# {real_stability} and {n_useful}: how the caller names those parameters (write_report's ``parameter_names``).
 EXPLAIN_SWEEP = {
     "calibration": (
         "Calibration",
         "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
         "of features that carry signal, and p, how strongly the selector prefers them; the ticks are the sweep's "
         "grid values. The white line is where the simulated stability equals the stability you gave "
-        "(--real-stability); the // hatching is its tolerance band. The dashed orange line is where the "
-        "simulator's own count n_useful_v equals the n_useful you gave (--n-useful); the \\\\ hatching is its "
+        "({real_stability}); the // hatching is its tolerance band. The dashed orange line is where the "
+        "simulator's own count n_useful_v equals the n_useful you gave ({n_useful}); the \\\\ hatching is its "
         "band. Red dots are grid cells consistent with both, and the star the closest of them. A line or band "
         "whose value the surface never reaches is not drawn, and the legend lists only what is drawn.",
     ),
@@ -88,7 +91,7 @@ EXPLAIN_SWEEP = {
         "Stability surface",
         "The simulated stability over (n_useful, p), at the sweep's smallest ensemble size (the single "
         "selector when it includes m_ensemble = 1); the ticks are the sweep's grid values. Give a real "
-        "selector's stability and n_useful (--real-stability, --n-useful) to see where they match.",
+        "selector's stability and n_useful ({real_stability}, {n_useful}) to see where they match.",
     ),
     "fixed_point": (
         "Fixed point",
@@ -125,7 +128,7 @@ def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[
             names.append("stability_curve")
         return names
     raise InvalidParameterError(
-        "not an ensstab result: expected an estimate (ensstab estimate --output) or a sweep Dataset"
+        "not an ensstab result: expected an estimate's Dataset (Estimate.to_dataset()) or a sweep's"
     )
 
 
@@ -199,11 +202,17 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
 
 
 def _curve_table(ds: xr.Dataset) -> str:
+    """The curve per size and, beside a naive check, the verdict
+    :func:`~ensstab_dask.estimates.comparison.compare` gave (``compare_*``; a file written
+    before it was stored has none to show)."""
     naive = "naive_stability" in ds
+    judged = "compare_z" in ds
     band = "stability_lower" in ds
     head = "<tr><th>m_ensemble</th><th>predicted</th>"
     head += f"<th>{float(ds.attrs.get('confidence', 0.95)):.0%} interval</th>" if band else "<th>± sd</th>"
-    head += "<th>naive real</th><th>± SE</th><th>within 2 SE</th></tr>" if naive else "</tr>"
+    head += (
+        "<th>naive real</th><th>± SE</th><th>combined z</th><th>within 2 SE (combined)</th></tr>" if naive else "</tr>"
+    )
     rows = []
     for i, m in enumerate(ds["m_ensemble"].values):
         s, sd = float(ds["stability"][i]), float(ds["stability_std"][i])
@@ -213,8 +222,11 @@ def _curve_table(ds: xr.Dataset) -> str:
         cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{spread}</td>"
         if naive:
             r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
-            verdict = "n/a" if not np.isfinite(se) else ("yes" if abs(s - r) <= 2 * se else "no")
-            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{verdict}</td>"
+            z, said = "n/a", "not recorded"
+            if judged:
+                row = {"predicted": s, "z": float(ds["compare_z"][i]), "within_2se": bool(ds["compare_within_2se"][i])}
+                z, said = z_text(row["z"]), verdict(row)
+            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{z}</td><td>{said}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
@@ -235,7 +247,7 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; }
 """
 
 
-def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
+def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_names: Mapping[str, str]) -> str:
     e = html.escape
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>ensstab_dask {kind} report</title>"]
     parts.append(f"<style>{_STYLE}</style></head><body>")
@@ -267,6 +279,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]]) -> str:
             parts.append("<h2>No prediction</h2><p>The method has nothing to say here; see the warnings above.</p>")
     for name, png in images:
         title, text = (EXPLAIN_SWEEP if kind == "sweep" else EXPLAIN)[name]
+        text = text.format_map({p: parameter_names.get(p, p) for p in ("real_stability", "n_useful")})
         data = base64.b64encode(png).decode("ascii")
         parts.append(
             f"<figure><h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"
@@ -289,6 +302,7 @@ def write_report(
     n_useful: float | None = None,
     n_runs: int | None = None,
     dpi: int = 110,
+    parameter_names: Mapping[str, str] | None = None,
 ) -> Path:
     """Write the pictures that apply to ``result`` and an ``index.html`` into ``out_dir``.
 
@@ -300,6 +314,9 @@ def write_report(
         Created; an existing one is replaced only with ``overwrite=True``.
     real_stability, n_useful, n_runs : optional
         For a sweep: the observations to calibrate against (see :func:`plotting.plot_calibration`).
+    parameter_names : mapping, optional
+        How the captions name the parameters ``real_stability`` and ``n_useful``
+        (default: by those names); ``ensstab report`` passes its options' names.
 
     Returns
     -------
@@ -313,9 +330,7 @@ def write_report(
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"out_dir {out} exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:
-        raise InvalidParameterError(
-            f"out_dir {out} exists and is not empty; pass overwrite=True (CLI --overwrite) to replace it"
-        )
+        raise InvalidParameterError(f"out_dir {out} exists and is not empty; pass overwrite=True to replace it")
     if isinstance(result, (str, os.PathLike)):
         path = Path(result)
         if not path.is_file():
@@ -341,5 +356,5 @@ def write_report(
             _draw(name, ds, fig.add_subplot(), real_stability=real_stability, n_useful=n_useful, n_runs=n_runs)
             fig.savefig(tmp / f"{name}.png", dpi=dpi)
             images.append((name, (tmp / f"{name}.png").read_bytes()))
-        (tmp / "index.html").write_text(_html(ds, kind, images), encoding="utf-8")
+        (tmp / "index.html").write_text(_html(ds, kind, images, parameter_names or {}), encoding="utf-8")
     return out / "index.html"

@@ -164,7 +164,7 @@ def _label_column(path: Path, columns, label, *, listing: str):
     if label is None:
         candidates = [c for c in columns if str(c).lower() in ("label", "y", "class", "target")]
         if len(candidates) != 1:
-            raise InvalidParameterError(f"{path}: choose the label column with label= (CLI: --label); {listing}")
+            raise InvalidParameterError(f"{path}: choose the label column with label=...; {listing}")
         return candidates[0]
     if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
         if not -len(columns) <= label < len(columns):

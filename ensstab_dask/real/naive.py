@@ -19,9 +19,9 @@ import xarray as xr
 
 from ensstab_dask._version import __version__
 from ensstab_dask.aggregation import aggregate_rankings
-from ensstab_dask.checks import AGGREGATES, INDICES, check_choice, check_int, check_m_ensemble, check_seed
+from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike
-from ensstab_dask.indices import nogueira_stability, stability_of_subsets, stability_se
+from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.runs import Copies, real_run_plan
 from ensstab_dask.real.selectors import check_resample_classes, describe_selector, real_run

@@ -131,16 +131,15 @@ def _feature_importances(est) -> np.ndarray:
     raise InvalidParameterError(f"{type(model).__name__} exposes neither coef_ nor feature_importances_ after fit")
 
 
-def check_resample(resample) -> str | float:
-    if isinstance(resample, str):
-        if resample not in RESAMPLES:
-            raise InvalidParameterError(
-                f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}"
-            )
+def check_resample(resample, name: str = "resample") -> str | float:
+    """A resample of a real run: one of :data:`~ensstab_dask.checks.RESAMPLES` or a fraction in (0, 1]."""
+    if isinstance(resample, str) and resample in RESAMPLES:
         return resample
     if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
-        return check_real(resample, "resample", minimum=0.0, maximum=1.0, open_minimum=True)
-    raise InvalidParameterError(f"resample must be one of {RESAMPLES} or a fraction in (0, 1]; got {resample!r}")
+        return check_real(resample, name, minimum=0.0, maximum=1.0, open_minimum=True)
+    raise InvalidParameterError(
+        f"{name} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {resample!r}"
+    )
 
 
 def _min_per_class(resample: str | float) -> int:

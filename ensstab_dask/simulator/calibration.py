@@ -18,6 +18,7 @@ import xarray as xr
 
 from ensstab_dask.checks import check_real
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import index_range
 
 __all__ = ["calibrate", "EnsstabAccessor"]
 
@@ -57,8 +58,9 @@ def calibrate(
     ds : sweep Dataset
         Must contain ``m_ensemble = 1`` (the single-selector stability surface).
     real_stability : float
-        Stability of the single real selector (same index as the sweep), in [-1, 1]:
-        Kuncheva's and Nogueira's indices are 0 at chance and can be negative.
+        Stability of the single real selector (same index as the sweep), in that index's
+        range (:data:`~ensstab_dask.indices.INDEX_RANGE`): Kuncheva's and Nogueira's
+        indices are 0 at chance and can be negative.
     n_useful : float
         n_useful measured on the real selector with ``n_runs`` runs.
     n_runs : int, optional
@@ -101,7 +103,8 @@ def calibrate(
     >>> cal.consistent.dims
     ('n_useful', 'p')
     """
-    real_stability = check_real(real_stability, "real_stability", minimum=-1.0, maximum=1.0)
+    low, high = index_range(ds.attrs.get("index"))  # a sweep records its index; without one, any index's
+    real_stability = check_real(real_stability, "real_stability", minimum=low, maximum=high)
     n_useful = check_real(n_useful, "n_useful", minimum=0.0)
     stability_rtol = check_real(stability_rtol, "stability_rtol", minimum=0.0, open_minimum=True)
     stability_atol = check_real(stability_atol, "stability_atol", minimum=0.0, open_minimum=True)

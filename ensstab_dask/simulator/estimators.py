@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ensstab_dask.checks import (
-    INDICES,
+    P_METHODS,
     check_choice,
     check_int,
     check_p,
@@ -29,7 +29,7 @@ from ensstab_dask.checks import (
     check_subsets,
 )
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import stability_of_subsets
+from ensstab_dask.indices import INDICES, index_range, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from ensstab_dask.simulator.kernel import block_rows, simulate_rankings, simulated_stability, top_subsets
 
@@ -398,9 +398,8 @@ def estimate_p(
     >>> round(fit.p, 2), fit.stability == target, fit.at_boundary
     (0.6, True, False)
     """
-    check_choice(index, "index", INDICES)
-    low = -1.0 if index in ("kuncheva", "nogueira") else 0.0
-    target = check_real(target_stability, "target_stability", minimum=low, maximum=1.0)
+    low, high = index_range(index)
+    target = check_real(target_stability, "target_stability", minimum=low, maximum=high)
     n_feature, n_target, _ = check_problem(n_feature, n_target, n_useful)
     n_useful = int(n_useful)  # checked just above
     if n_target == n_feature:
@@ -408,7 +407,7 @@ def estimate_p(
             "p cannot be estimated when n_target == n_feature: every selector picks all features"
         )
     m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_choice(method, "method", ("bisect", "grid"))
+    check_choice(method, "method", P_METHODS)
     xtol = check_real(xtol, "xtol", minimum=0.0, maximum=1.0, open_minimum=True)
     uniform_p = n_target / n_feature
     ss = as_seed_sequence(seed)
@@ -523,9 +522,8 @@ def estimate_h(
         ``(copies, copy_size)``: simulated copies, and weak selectors per copy, behind
         each evaluation.
     """
-    check_choice(index, "index", INDICES)
-    low = -1.0 if index in ("kuncheva", "nogueira") else 0.0
-    target = check_real(target_stability, "target_stability", minimum=low, maximum=1.0)
+    low, high = index_range(index)
+    target = check_real(target_stability, "target_stability", minimum=low, maximum=high)
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
     copies, copy_size = design
     copy_size = check_int(copy_size, "copy_size", minimum=2)

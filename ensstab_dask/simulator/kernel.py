@@ -61,9 +61,9 @@ from __future__ import annotations
 import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
-from ensstab_dask.checks import AGGREGATES, INDICES, check_choice, check_int, check_model, check_simulator
+from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_model, check_simulator
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import stability_of_subsets
+from ensstab_dask.indices import INDICES, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]

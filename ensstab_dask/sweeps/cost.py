@@ -66,5 +66,5 @@ def check_cost(what: str, *, n_feature: int, real_runs: int = 0, simulated: int 
                      "measured rate)")  # fmt: skip
     raise InvalidParameterError(
         f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
-        "simulated selectors run without asking; check the sizes, or pass allow_large=True (CLI: --yes) to run it"
+        "simulated selectors run without asking; check the sizes, or pass allow_large=True to run it"
     )

@@ -17,7 +17,6 @@ import xarray as xr
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import (
     AGGREGATES,
-    INDICES,
     check_choice,
     check_grid,
     check_int,
@@ -26,6 +25,7 @@ from ensstab_dask.checks import (
     check_seed,
 )
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import INDICES
 from ensstab_dask.seeding import SeedLike, Stream, derive
 from ensstab_dask.simulator.estimators import simulated_n_useful
 from ensstab_dask.simulator.kernel import simulated_stability

@@ -497,7 +497,7 @@ def export_netcdf(
     if missing and not allow_incomplete:
         raise InvalidParameterError(
             f"store {str(src.path)!r} is incomplete ({missing} cells not computed yet); rerun the sweep to finish it, "
-            "or pass allow_incomplete=True (CLI: --allow-incomplete)"
+            "or pass allow_incomplete=True"
         )
     return write_netcdf(ds, out, overwrite=overwrite)
 

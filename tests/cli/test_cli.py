@@ -258,6 +258,10 @@ def test_report_reads_a_sweep_store_and_says_what_it_reads(tmp_path, capsys):
     store = _store(tmp_path / "s.zarr")
     assert main(["report", str(store), "-o", str(tmp_path / "r")]) == 0
     assert "wrote " in capsys.readouterr().out and (tmp_path / "r" / "index.html").exists()
+    # The captions name the command line's options, not the library's parameters.
+    assert "(--real-stability, --n-useful)" in (tmp_path / "r" / "index.html").read_text()
+    assert main(["report", str(store), "-o", str(tmp_path / "c"), "--real-stability", "0.2", "--n-useful", "25"]) == 0
+    assert "the n_useful you gave (--n-useful)" in (tmp_path / "c" / "index.html").read_text()
     csv = tmp_path / "good.csv"
     csv.write_text("a,b,label\n1,2,0\n3,4,1\n")
     for result, what in ((csv, "is not a netCDF file"), (tmp_path, "is a directory but not a sweep store")):
@@ -274,3 +278,52 @@ def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
     from ensstab_dask.cli._common import _default_cache_dir
 
     assert _default_cache_dir().startswith(str(_home_left_alone))
+
+
+def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
+    """``ensstab estimate --validate`` runs validate() (the estimate and the naive check on
+    one cluster, the naive check's cost first), not a copy of it."""
+    from ensstab_dask.cli import _commands
+
+    called = {}
+
+    def harness(X, y, n_target, **kwargs):
+        called.update(kwargs, n_target=n_target)
+        raise es.InvalidParameterError("the harness was called")
+
+    def no_estimate(*args, **kwargs):
+        raise AssertionError("estimate() called on its own")
+
+    monkeypatch.setattr(_commands, "validate", harness)
+    monkeypatch.setattr(_commands, "estimate", no_estimate)
+    assert main(["estimate", "--validate", "--n-target", "7", "--m-stability", "6", "--scheduler", "synchronous"]) == 2
+    assert capsys.readouterr().err == "ensstab: error: the harness was called\n"
+    assert called["n_target"] == 7 and called["m_stability"] == 6 and called["client"] == "synchronous"
+    assert "cache_dir" not in called  # uncached, as the estimate's own check always was
+
+
+def test_the_library_words_become_the_commands_options():
+    """cli_words: the one place a library message's parameters become options, per command."""
+    from ensstab_dask.cli._common import cli_words
+
+    def said(command: list[str], message: str) -> str:
+        return cli_words(message, build_parser().parse_args(command).cli_options)
+
+    estimate = ["estimate"]
+    assert said(estimate, "output 'e.json' exists; pass overwrite=True to replace it") == (
+        "--output 'e.json' exists; pass --overwrite to replace it"
+    )
+    assert said(estimate, "so ask for n_target=13, or use model='anchored', which ...") == (
+        "so ask for --n-target 13, or use --model anchored, which ..."
+    )
+    assert said(estimate, "it was not checked (verify=False)") == "it was not checked (--no-verify)"
+    assert said(estimate, "check the sizes, or pass allow_large=True to run it").endswith("pass --yes to run it")
+    assert said(estimate, "x.csv: choose the label column with label=...; columns") == (
+        "x.csv: choose the label column with --label ...; columns"
+    )
+    tls = "pass security=distributed.security.Security(tls_ca_file=..., tls_client_cert=...) or set it"
+    assert said(estimate, tls) == "pass --tls-ca-file, --tls-cert and --tls-key or set it"
+    # A value the library reports, and a parameter the command has no option for, stay as they are.
+    memory = "one cell (m_ensemble=1000000, m_stability=50) would need"
+    assert said(estimate, memory) == memory
+    assert said(["export", "s.zarr", "o.nc"], "pass allow_large=True") == "pass allow_large=True"

@@ -21,7 +21,13 @@ from ensstab_dask.estimates.pipeline import (
     useful_draws,
 )
 from ensstab_dask.estimates.trust import Findings, guard_rails, notes
-from ensstab_dask.indices import NogueiraStability, jackknife_std, pairwise_stability_se, stability_of_subsets
+from ensstab_dask.indices import (
+    INDEX_RANGE,
+    NogueiraStability,
+    jackknife_std,
+    pairwise_stability_se,
+    stability_of_subsets,
+)
 from ensstab_dask.models.bootstrap import bootstrap_runs, lagrange_weights, rate_posterior
 from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.real.datasets import load_dataset, make_microarray
@@ -122,7 +128,7 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
         e = es.estimate(data.X, data.y, 20, **dict(SMALL, selector=default_selector(50), model="onda"))
     assert not e.has_curve and e.notes == [] and len(e.warnings) == 1
     first = e.summary().splitlines()[0]
-    assert first.startswith("Answer: none. The selector finds about") and "--model anchored" in first
+    assert first.startswith("Answer: none. The selector finds about") and "model='anchored'" in first
     # The advice was counted, not guessed: asked for the n_target it names, the same seed
     # counts what it promised, above that n_target, and the simulator has a curve.
     k, count = advised(e.warnings[0])
@@ -229,10 +235,10 @@ def test_guard_rails_each_reason():
     # Fewer useful features than n_target: no simulator curve, and the advice to ask for fewer.
     low = _rails(0.1, n_useful_mean=19.4, smaller=(15, 16.2))
     assert not low[0] and "fewer than the n_target = 20" in low[1][0] and "count 16.2" in low[1][0]
-    assert "--n-target 15" in low[1][0] and "--model anchored" in low[1][0]
+    assert "ask for n_target=15" in low[1][0] and "use model='anchored'" in low[1][0]  # the library's words
     # A k is named only when the same runs were counted there.
     unsearched = _rails(0.1, n_useful_mean=19.4)[1][0]
-    assert "ask for a smaller n_target (--n-target)" in unsearched
+    assert "ask for a smaller n_target" in unsearched
     none = _rails(0.1, n_useful_mean=19.4, smaller=False)[1][0]
     assert "no smaller n_target counts more than it keeps on these runs, so use model='anchored'" in none
     # A model that measures real ensembles has a curve there: the count is a note, not a doubt.
@@ -241,7 +247,7 @@ def test_guard_rails_each_reason():
     assert "fewer than" in notes(n_target=20, n_useful_mean=19.4, real_nogueira=_nog(0.1), simulator=False)[0]
     # Exactly n_target: the method says nothing there either (A[f] at or below n_target), and asks for fewer.
     exact = _rails(0.1, n_useful_mean=20.0, smaller=(19, 19.5))
-    assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "--n-target 19" in exact[1][0]
+    assert not exact[0] and "no more than the n_target = 20" in exact[1][0] and "n_target=19" in exact[1][0]
     sat = _rails(0.1, t_draws=(50, 50, 4))
     assert not sat[0] and "t_uniform reached n_runs = 50 in 2 of 3" in sat[1][0]
     some = _rails(0.1, t_draws=(50, 4, 4))
@@ -432,7 +438,7 @@ def test_report_of_an_estimate_without_a_curve(tmp_path):
 
 
 def _assert_in_range(e) -> None:
-    lo_i, hi_i = (-1.0, 1.0) if e.settings["index"] in ("kuncheva", "nogueira") else (0.0, 1.0)
+    lo_i, hi_i = INDEX_RANGE[e.settings["index"]]
     for m, (lo, hi) in e.curve_interval().items():
         assert lo_i <= lo <= hi <= hi_i, (m, lo, hi)
     bounds = {"real_stability": (lo_i, hi_i), "p": (0, 1), "n_useful": (0, e.n_feature),

@@ -220,7 +220,11 @@ def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
     for estimate_words in ("bootstrap", "counted on the real selector", "estimate's own"):
         assert estimate_words not in sweep
     with_obs = write_report(sweep_ds, tmp_path / "calibrated", real_stability=0.2, n_useful=25, n_runs=6)
-    assert "the n_useful you gave (--n-useful)" in unescape(with_obs.read_text())
+    assert "the n_useful you gave (n_useful)" in unescape(with_obs.read_text())  # the parameter's name
+    # ... or the caller's name for it: ensstab report names its options.
+    named = write_report(sweep_ds, tmp_path / "named", real_stability=0.2, n_useful=25, n_runs=6,
+                         parameter_names={"n_useful": "--n-useful", "real_stability": "--real-stability"})  # fmt: skip
+    assert "the n_useful you gave (--n-useful)" in unescape(named.read_text())
     # The estimate keeps its own words, and opens with its answer.
     estimate = write_report(est_ds, tmp_path / "estimate").read_text()
     assert "a bootstrap over them" in estimate

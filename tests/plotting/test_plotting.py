@@ -316,10 +316,42 @@ def test_report_of_a_default_sweep_and_unknown_standard_errors(result, tmp_path)
     index = write_report(ds, tmp_path / "s")
     assert (index.parent / "fixed_point.png").exists()
     # Standard errors that cannot be computed are reported as such, not as a miss.
-    est_ds = result[2].copy()
-    est_ds["naive_stability_se"] = est_ds["naive_stability_se"] * np.nan
+    est, real, _ = result
+    est_ds = est.to_dataset(real.assign(stability_se=real["stability_se"] * np.nan))
     text = write_report(est_ds, tmp_path / "e").read_text()
-    assert "<td>n/a</td>" in text and "<td>no</td>" not in text
+    assert "<td>n/a (SE 0 or unknown)</td>" in text and "outside 2 SE" not in text and "within 2 SE</td>" not in text
+
+
+def _verdicts(index) -> dict[int, str]:
+    """The report's verdict per ensemble size: the last cell of each row of its curve table."""
+    table = index.read_text().split("<h2>Predicted stability by ensemble size</h2>", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr><td>(\d+)</td>.*?<td>([^<]*)</td></tr>", table)
+    return {int(m): said for m, said in rows}
+
+
+def test_the_report_gives_the_verdict_of_compare(result, tmp_path):
+    """One verdict per size, compare()'s: with the combined SE, not the naive check's alone.
+
+    The naive values sit 1.5 combined SE from the prediction, with an SE a quarter of the
+    prediction's: more than 2 of the naive SE away (the old report said "no"), within 2
+    combined SE (compare() says within)."""
+    from ensstab_dask.estimates.comparison import compare
+
+    est, real, _ = result
+    pred, pred_se = est.predicted(), est.curve_se()
+    sizes = [int(m) for m in real["m_ensemble"].values]
+    se = np.array([pred_se[m] / 4 for m in sizes])
+    value = np.array([pred[m] + 1.5 * np.hypot(pred_se[m], s) for m, s in zip(sizes, se)])
+    near = real.assign(stability=("m_ensemble", value), stability_se=("m_ensemble", se))
+    rows = compare(est, near)
+    assert all(rows[m]["within_2se"] and abs(rows[m]["predicted"] - rows[m]["real"]) > 2 * rows[m]["real_se"]
+               for m in sizes)  # fmt: skip
+    said = _verdicts(write_report(est.to_dataset(near), tmp_path / "near"))
+    assert said == {m: "within 2 SE" for m in sizes}
+    # And the other way: 3 combined SE off is outside, whatever the naive SE alone would say.
+    far = near.assign(stability=("m_ensemble", [pred[m] + 3 * np.hypot(pred_se[m], s) for m, s in zip(sizes, se)]))
+    said = _verdicts(write_report(est.to_dataset(far), tmp_path / "far"))
+    assert said == {m: "outside 2 SE" for m in sizes} and not any(r["within_2se"] for r in compare(est, far).values())
 
 
 def test_report_cli_on_a_file_that_is_not_netcdf(tmp_path):

@@ -8,6 +8,7 @@ from oracle import literal_uniform_threshold
 from scipy import stats
 
 import ensstab_dask as es
+from ensstab_dask.checks import P_METHODS
 
 P_MIN = 1e-4
 
@@ -56,7 +57,7 @@ def test_simulated_n_useful_reproducible():
     assert a == es.simulated_n_useful(1000, 20, 60, 0.5, n_runs=30, seed=3)
 
 
-@pytest.mark.parametrize("method", ["bisect", "grid"])
+@pytest.mark.parametrize("method", P_METHODS)
 def test_estimate_p_recovers_the_p_that_made_the_target(method):
     N, K, u, p_true = 2000, 20, 60, 0.6
     # A precise target from an independent, larger simulation.
