@@ -57,8 +57,8 @@ class Stream(enum.IntEnum):
 
 class Stage(enum.IntEnum):
     """Second key of the estimate's streams, ``derive(seed, Stream.ESTIMATE, stage, ...)``:
-    one value per stage. The first seven are the paper's path: ``calibration_layout="paper"``
-    with ``n_boot=0`` reproduces earlier results bit for bit."""
+    one value per stage. A value never changes: every seeded draw of an estimate is
+    addressed by it."""
 
     T_UNIFORM = 0  # t_uniform's uniform runs; (.., T_UNIFORM, 0) also gives the uniform counts shown
     REAL = 1  # the real runs on ``resample``

@@ -119,7 +119,7 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-q",
         "--quiet",
-        "--no-progress",  # an alias: the spelling of earlier versions, and the one people guess
+        "--no-progress",  # an alias people guess
         dest="quiet",
         action="store_true",
         help="no progress bars and no progress notes (dashboard link, resume note): warnings and errors only",
@@ -302,18 +302,19 @@ def _add_estimate_command(sub) -> None:
     """``ensstab estimate``."""
     est = sub.add_parser(
         "estimate",
-        help="predict the stability of ensembles of a real selector (Algorithm 1)",
-        description="Predict the stability of ensembles of a real feature selector from a few real runs (Algorithm "
-        "1 of Onda et al.): the simulator's n_useful and p are fitted to --n-runs + --m-stability real runs, and the "
-        "ensembles are simulated. Every number comes with a bootstrap interval, and the summary starts with a "
-        "verdict on whether to believe it.",
+        help="predict the stability of ensembles of a real selector",
+        description="Predict the stability of ensembles of a real feature selector from a few real runs. By default "
+        "(--model anchored) 10 real ensemble copies of 20 weak selectors measure the stability up to 20 members and "
+        "it is extrapolated beyond; --model onda is the paper's Algorithm 1 (Onda et al.): a simulator's n_useful "
+        "and p fitted to --n-runs + --m-stability real runs, the ensembles simulated. Every number comes with an "
+        "interval, and the summary starts with a verdict on whether to believe it.",
         epilog=_examples(
             "ensstab estimate                          # the embedded default study (no download)",
             "ensstab estimate --data colon.mat --n-target 20 --json colon.json",
             "ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
         ),
     )
-    _add_estimate_options(est, m_stability=50)  # algorithm.estimate's default
+    _add_estimate_options(est, m_stability=50)  # estimate()'s default
     est.add_argument(
         "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
     )

@@ -27,8 +27,7 @@ Which runs calibrate the simulator (``calibration_layout``, docs/method.md secti
 * ``"ensemble"``: p from ``m_stability`` runs in the ensemble's own weak-selector layout
   (``member_resample``, default a bootstrap sample of a random half, as the naive check's
   bagging ensembles), n_useful from ``n_runs`` runs on ``resample``: two pools. The
-  default: the validation harness found it at least as good as the paper's layout on
-  all four reference datasets (README, "Validation");
+  default (docs/validation.md compares the layouts);
 * ``"ensemble-all"``: n_useful and p both from one pool in the weak-selector layout.
 
 The naive check (:mod:`ensstab_dask.real.naive`), leave-one-out accuracy
@@ -193,8 +192,8 @@ def estimate(
         more real runs (10 copies of 10); pairwise indices only. Every model is
         self-checked against real ensembles it did not use (``self_check``): a failed
         check makes the estimate unreliable and widens its interval by the error seen.
-        The README's validation tables compare the four; the default is the one they
-        chose out of sample.
+        docs/validation.md compares the four; docs/models.md says why the default is
+        ``'anchored'``.
     progress : bool
         Progress bars on stderr, one per stage (real runs, simulations), and the Dask
         dashboard link; drawn on a terminal or in a notebook, never into a file or a
@@ -464,6 +463,16 @@ def _clip_intervals(prediction: Prediction, ctx: Context) -> None:
             prediction.intervals[key] = (float(a), float(b))
 
 
+def _no_curve(m_list: list[int]) -> Prediction:
+    """The prediction of an estimate with nothing to say: NaN at every size."""
+    nan = np.full(len(m_list), np.nan)
+    curve = xr.Dataset(
+        {"stability": ("m_ensemble", nan), "stability_std": ("m_ensemble", nan.copy())},
+        coords={"m_ensemble": m_list},
+    )
+    return Prediction(curve=curve)
+
+
 def _assemble(
     ctx: Context,
     shared: _Shared,
@@ -480,12 +489,7 @@ def _assemble(
     n_feature, n_target, m_list = s.n_feature, s.n_target, s.m_list
     runs, u_draws, t_draws = shared.runs, shared.u_draws, shared.found.t_draws
     if prediction is None:
-        nan = np.full(len(m_list), np.nan)
-        curve = xr.Dataset(
-            {"stability": ("m_ensemble", nan), "stability_std": ("m_ensemble", nan.copy())},
-            coords={"m_ensemble": m_list},
-        )
-        prediction = Prediction(curve=curve)
+        prediction = _no_curve(m_list)
     curve = prediction.curve
     curve.attrs = {
         "title": "ensstab_dask predicted stability of ensembles",

@@ -253,7 +253,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_
     parts.append(f"<style>{_STYLE}</style></head><body>")
     if kind == "estimate":
         parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
-        if "answer" in ds.attrs:  # results written before the plain answer have none
+        if "answer" in ds.attrs:  # a result may lack one (no curve, or a file from elsewhere)
             parts.append(f"<pre>{e(str(ds.attrs['answer']))}</pre>")
         how = (
             "fitted a two-parameter simulator (n_useful, p) of it, and predicted by simulation"
