@@ -43,6 +43,7 @@ __all__ = [
     "stability_of_subsets",
     "similarity_matrix",
     "u_statistic_se",
+    "u_statistic_variance",
     "shared_features",
 ]
 
@@ -178,10 +179,11 @@ def pairwise_stability_se(subsets: np.ndarray, n_feature: int, index: str = "jac
     return u_statistic_se(_similarity(z[:, subsets].sum(axis=2), n_feature, index))
 
 
-def u_statistic_se(h: np.ndarray) -> float:
-    """Standard error of the mean over pairs of a symmetric kernel matrix ``h`` (U x U, U >= 4;
-    the diagonal is ignored): the unbiased variance of a U-statistic of degree 2 (see
-    :func:`pairwise_stability_se`). Returns 0 when that estimate comes out at or below 0."""
+def u_statistic_variance(h: np.ndarray) -> float:
+    """The unbiased variance of the mean over pairs of a symmetric kernel matrix ``h``
+    (U x U, U >= 4; the diagonal is ignored), a U-statistic of degree 2 (see
+    :func:`pairwise_stability_se`). Unbiased, so with few units it can come out at or
+    below 0; :func:`u_statistic_se` never reports that."""
     h = np.array(h, dtype=np.float64)
     U = len(h)
     if U < 4:
@@ -196,8 +198,24 @@ def u_statistic_se(h: np.ndarray) -> float:
     quads = total * total - 2.0 * sq - 4.0 * triples  # h(a,b) h(c,d), all four distinct
     mean_quad = quads / (U * (U - 1) * (U - 2) * (U - 3))
     zeta1, zeta2 = mean_tri - mean_quad, mean_sq - mean_quad
-    var = 4.0 * (U - 2) / (U * (U - 1)) * zeta1 + 2.0 / (U * (U - 1)) * zeta2
-    return float(np.sqrt(max(var, 0.0)))
+    return float(4.0 * (U - 2) / (U * (U - 1)) * zeta1 + 2.0 / (U * (U - 1)) * zeta2)
+
+
+def u_statistic_se(h: np.ndarray) -> float:
+    """Standard error of the mean over pairs of a symmetric kernel matrix ``h`` (U x U, U >= 4;
+    the diagonal is ignored): the square root of :func:`u_statistic_variance`. Where that
+    comes out at or below 0 (few units), the jackknife over units (an overestimate, 0
+    only when every unit's pairs average alike) stands in, so a spread that exists is
+    never reported as none."""
+    var = u_statistic_variance(h)
+    if var > 0:
+        return float(np.sqrt(var))
+    h = np.array(h, dtype=np.float64)
+    U = len(h)
+    np.fill_diagonal(h, 0.0)
+    row = h.sum(axis=1)
+    loo = (row.sum() - 2.0 * row) / ((U - 1) * (U - 2))  # the mean over pairs without unit a
+    return float(np.sqrt((U - 1) / U * np.sum((loo - loo.mean()) ** 2)))
 
 
 def stability_se(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -> float:
@@ -207,8 +225,7 @@ def stability_se(subsets: np.ndarray, n_feature: int, index: str = "jaccard") ->
     overestimate, never 0 unless every run is the same) stands in then."""
     U = len(subsets)
     if index != "nogueira" and U >= 4:
-        se = pairwise_stability_se(subsets, n_feature, index)
-        return se if se > 0 else jackknife_std(subsets, n_feature, index)
+        return pairwise_stability_se(subsets, n_feature, index)
     if index == "nogueira" and U >= 3:
         return jackknife_std(subsets, n_feature, index)
     return float("nan")

@@ -185,3 +185,20 @@ def test_fast_path_of_the_simulations_equals_the_public_function():
     subsets = np.sort(np.stack([rng.choice(300, 10, replace=False) for _ in range(30)]), axis=1)
     for index in INDICES:
         assert stability_of_subsets(subsets, 300, index) == es.stability(subsets, 300, index=index)
+
+
+def test_the_u_statistic_se_is_never_0_where_the_pairs_differ():
+    """With few units the unbiased variance can come out negative (this kernel of 4 does);
+    the jackknife over units stands in, so a spread that exists is never an SE of 0."""
+    from ensstab_dask.indices import u_statistic_se
+
+    rng = np.random.default_rng(0)
+    for _ in range(10):  # the tenth symmetric kernel of this stream has a negative estimate
+        a = rng.random((4, 4))
+    h = (a + a.T) / 2
+    off = h.copy()
+    np.fill_diagonal(off, 0.0)
+    loo = (off.sum() - 2 * off.sum(axis=1)) / (3 * 2)  # the mean over pairs without each unit
+    jackknife = math.sqrt(3 / 4 * ((loo - loo.mean()) ** 2).sum())
+    assert u_statistic_se(h) == pytest.approx(jackknife) and jackknife > 0
+    assert u_statistic_se(np.full((5, 5), 0.3)) == pytest.approx(0.0, abs=1e-6)  # every pair alike: no spread

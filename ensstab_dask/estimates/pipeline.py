@@ -182,10 +182,11 @@ def estimate(
     model : {'anchored', 'onda', 'two-level', 'random-effects'}
         What makes the curve (:mod:`ensstab_dask.models`). ``'anchored'``: measured on
         10 real ensemble copies of 20 weak selectors in the naive check's layout (200
-        real runs, whatever ``m_ensemble``), extrapolated in ``1 / sqrt(m)`` beyond 20
-        (docs/anchored_model.md); it needs no other real runs and ``index`` must be a
-        pairwise one. ``'onda'``: the paper's simulator, exactly as published, plus 40
-        real runs (10 copies of 4) for its self-check. ``'two-level'``: each ensemble
+        real runs, whatever ``m_ensemble``), extrapolated beyond 20 by the law
+        ``a - b sqrt(c + 1/m)`` with a model band (docs/anchored_model.md); it needs no
+        other real runs and ``index`` must be a pairwise one. ``'onda'``: the paper's
+        simulator, exactly as published, plus 40 real runs (10 copies of 4) for its
+        self-check. ``'two-level'``: each ensemble
         copy has its own preferred set of ``h`` features (docs/two_level_model.md),
         ``h`` fitted to 20 more real runs (4 copies of 5). ``'random-effects'``: a model
         of the real weak selectors' ranks (docs/random_effects_model.md), fitted to 100

@@ -208,23 +208,28 @@ class SelfCheck:
 
     @property
     def passed(self) -> bool:
-        """No size beyond ``|z| = 2`` (a size whose z cannot be computed does not fail it)."""
+        """Every size within ``|z| <= 2``; a size whose z cannot be computed (a standard
+        error of 0, or none) fails it: a check that cannot see an error is no check."""
         z = self.z
-        return not bool(np.any(np.isfinite(z) & (np.abs(z) > CHECK_Z)))
+        return bool(np.all(np.isfinite(z) & (np.abs(z) <= CHECK_Z)))
 
     @property
     def excess(self) -> float:
-        """The largest error beyond the check's own noise, ``|difference| - 2 SE`` (0 when it passed)."""
-        d = np.abs(self.predicted - self.measured) - CHECK_Z * self.se
+        """The largest error beyond the check's own noise, ``|difference| - 2 SE`` (0 when
+        it passed); where the SE is unknown, the whole difference."""
+        diff = np.abs(self.predicted - self.measured)
+        se = np.where(np.isfinite(self.se), self.se, 0.0)
+        d = diff - CHECK_Z * se
         d = d[np.isfinite(d)]
         return float(max(0.0, d.max())) if d.size else 0.0
 
     def warning(self) -> str:
         """The failed check in words: sizes, both values and the z."""
         parts = [
-            f"m = {m}: predicted {p:.3f}, measured {r:.3f} (z = {z:+.1f})"
+            f"m = {m}: predicted {p:.3f}, measured {r:.3f} "
+            + (f"(z = {z:+.1f})" if np.isfinite(z) else "(no z: the difference's standard error is 0 or unknown)")
             for m, p, r, z in zip(self.sizes, self.predicted, self.measured, self.z)
-            if np.isfinite(z) and abs(z) > CHECK_Z
+            if not (np.isfinite(z) and abs(z) <= CHECK_Z)
         ]
         return (
             f"the model missed real ensembles it was checked against, by more than their noise: the self-check "

@@ -13,14 +13,13 @@ of copies, measured without any model (docs/method.md section 11; docs/anchored_
 * :func:`pair_means`: the stability (mean over pairs of distinct copies) of the copies
   or of bootstrap replicates of them, all at once from those matrices: a bootstrap of
   the copies costs no new aggregation.
-* :func:`extrapolate`: beyond ``B``, the curve is extrapolated in ``1 / sqrt(m)`` from
-  the measured sizes in ``[B/2, B]``. Why that coordinate: the mean rank of ``m`` weak
-  selectors of one copy is the copy's limiting ranking plus noise of scale
-  ``1 / sqrt(m)``, and an ensemble loses agreement through the features whose limiting
-  rank lies within that noise of the cut-off, a layer whose width is proportional to
-  it. So ``S(m) = S(inf) - a / sqrt(m) + O(1 / m)`` when the limiting ranks have a
-  density at the cut-off (graded importances). How it compares with fits in ``1 / m``:
-  docs/anchored_model.md.
+* :func:`curve_covariance`, :func:`fit_root_law`, :func:`root_law_weights`: beyond ``B``,
+  the law ``S(m) = a - b sqrt(c + 1/m)``, ``c >= 0``, that docs/method.md section 14.1
+  derives (like ``1 / m`` when the copies' limits differ, like ``1 / sqrt(m)`` when they
+  do not), fitted by generalised least squares under the copies' covariance of the
+  curve, ``c`` on a grid (:data:`ROOT_C`).
+* :func:`extrapolate`, :func:`extrapolation_weights`: the least-squares line in
+  ``1 / sqrt(m)``, the law at ``c = 0``.
 """
 
 from __future__ import annotations
@@ -35,11 +34,24 @@ from ensstab_dask.seeding import SeedLike, make_rng
 __all__ = [
     "copy_similarities",
     "pair_means",
+    "curve_covariance",
     "extrapolate",
     "extrapolation_weights",
     "fit_sizes",
+    "law_sizes",
+    "root_law_weights",
+    "fit_root_law",
+    "ROOT_C",
     "weighted",
 ]
+
+#: The values of ``c`` the law ``a - b sqrt(c + 1/m)`` is fitted over: 0 (the line in
+#: ``1 / sqrt(m)``) up to 10, which is the line in ``1 / m`` to within the noise at the
+#: sizes measured (docs/method.md section 14.1).
+ROOT_C = np.concatenate([[0.0], np.geomspace(1e-4, 10.0, 60)])
+#: How far the copies' covariance of the measured curve is shrunk towards its diagonal
+#: before it weighs the fit: from 10 copies, the covariance of 20 sizes is singular.
+COV_SHRINK = 0.5
 
 
 def copy_similarities(
@@ -118,7 +130,7 @@ def pair_means(sim: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
 
 def fit_sizes(top: int) -> list[int]:
     """The measured sizes an extrapolation from ``top`` fits: ``[ceil(top / 2), top]``
-    (the upper half, where the ``1 / sqrt(m)`` term dominates), at least two of them."""
+    (the upper half, nearest the sizes extrapolated to), at least two of them."""
     lo = min(max(1, -(-top // 2)), top - 1)
     return list(range(lo, top + 1))
 
@@ -131,6 +143,65 @@ def extrapolation_weights(sizes, targets) -> np.ndarray:
     design = np.column_stack([np.ones_like(x), x])
     at = np.column_stack([np.ones(len(targets)), 1.0 / np.sqrt(np.asarray(targets, dtype=float))])
     return at @ np.linalg.pinv(design)
+
+
+def curve_covariance(sim: np.ndarray) -> np.ndarray:
+    """The covariance of the measured curve over its sizes, (sizes, sizes): the jackknife
+    over copies of the means over pairs (``sim`` from :func:`copy_similarities`)."""
+    G = sim.shape[1]
+    s = np.nan_to_num(sim)
+    row = s.sum(axis=2)  # (sizes, G): each copy's pairs
+    loo = (row.sum(axis=1, keepdims=True) - 2.0 * row) / ((G - 1) * (G - 2))  # without copy g
+    dev = loo - loo.mean(axis=1, keepdims=True)
+    return (G - 1) / G * dev @ dev.T
+
+
+def law_sizes(top: int) -> list[int]:
+    """The measured sizes the law is fitted to from ``top``: ``[ceil(top / 4), top]``. The
+    law holds to first order in the noise level (docs/method.md section 14.1), so the
+    smallest ensembles, whose noise is largest, are left out; at least three sizes."""
+    lo = min(max(1, -(-top // 4)), top - 2)
+    return list(range(max(lo, 1), top + 1))
+
+
+def _law_design(sizes, c: float) -> np.ndarray:
+    m = np.asarray(sizes, dtype=float)
+    return np.column_stack([np.ones_like(m), -np.sqrt(c + 1.0 / m)])
+
+
+def _fit_weight(cov: np.ndarray) -> np.ndarray:
+    """The inverse of the covariance shrunk towards its diagonal (:data:`COV_SHRINK`)."""
+    cov = np.asarray(cov, dtype=float)
+    shrunk = (1.0 - COV_SHRINK) * cov + COV_SHRINK * np.diag(np.diag(cov))
+    scale = max(float(np.trace(shrunk)) / len(cov), 1e-300)
+    return np.linalg.pinv(shrunk + 1e-9 * scale * np.eye(len(cov)))
+
+
+def root_law_weights(sizes, cov: np.ndarray, targets, c: float) -> np.ndarray:
+    """``a - b sqrt(c + 1/m)`` at ``targets``, fitted by generalised least squares to
+    values at ``sizes`` (covariance ``cov``), as weights: (len(targets), len(sizes)).
+    Linear in the measured values at a given ``c``, so its standard error is that of a
+    U-statistic (:func:`weighted`)."""
+    X, w = _law_design(sizes, c), _fit_weight(cov)
+    return _law_design(targets, c) @ np.linalg.solve(X.T @ w @ X, X.T @ w)
+
+
+def fit_root_law(sizes, values: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """The ``c`` of :data:`ROOT_C` whose law fits ``values`` at ``sizes`` best (the smallest
+    generalised residual), for one curve (a float) or each row of ``values`` (an array);
+    0 where fewer than three sizes leave nothing to choose."""
+    values = np.asarray(values, dtype=float)
+    rows = np.atleast_2d(values)
+    if len(sizes) < 3:
+        best = np.zeros(len(rows))
+    else:
+        w = _fit_weight(cov)
+        rss = []
+        for c in ROOT_C:
+            r = rows - rows @ root_law_weights(sizes, cov, sizes, c).T
+            rss.append(np.einsum("ij,jk,ik->i", r, w, r))
+        best = ROOT_C[np.argmin(np.array(rss), axis=0)]
+    return best if values.ndim == 2 else float(best[0])
 
 
 def extrapolate(sizes, values: np.ndarray, targets) -> np.ndarray:

@@ -251,3 +251,16 @@ def test_cli_estimate_with_the_anchored_model(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert ("Self-check passed" in printed) == d["self_check"]["passed"]
     assert ("Self-check FAILED" in printed) == (not d["self_check"]["passed"])
+
+
+@pytest.mark.parametrize("se", [0.0, np.nan])
+def test_a_self_check_that_cannot_see_an_error_does_not_pass(se):
+    """A z that cannot be computed (an SE of 0, or none) fails the check and is said."""
+    check = SelfCheck(sizes=(20,), predicted=np.array([0.013]), measured=np.array([0.027]), se=np.array([se]),
+                      copies=10, members=20, held_out="extrapolated")  # fmt: skip
+    assert not check.passed
+    assert "no z: the difference's standard error is 0 or unknown" in check.warning()
+    assert check.excess == pytest.approx(0.014)  # the whole difference: nothing is known of its noise
+    ok = SelfCheck(sizes=(20,), predicted=np.array([0.013]), measured=np.array([0.027]), se=np.array([0.01]),
+                   copies=10, members=20, held_out="extrapolated")  # fmt: skip
+    assert ok.passed and ok.excess == 0.0

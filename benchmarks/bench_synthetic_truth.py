@@ -1,0 +1,342 @@
+"""The default estimate where the truth is known: a synthetic harness of real-like runs.
+
+    python benchmarks/bench_synthetic_truth.py [--replicates 1000] [--regimes flat,between,steep] \
+        [--seed 0] [--json OUT.json] [--compare]
+
+A fast generator of real-like weak selectors replaces the random forest. Feature ``f``
+has a mean score ``mu_f`` (``n_signal`` graded signal features, the rest 0); ensemble
+copy ``c`` (its own half of the data) shifts it by ``tau * Z[c, f]``, and weak selector
+``j`` of that copy adds ``sigma * W[c, j, f]``; a score below 0 is 0 (a forest's
+importance of a feature it never used), so null features tie often, and the ranks break
+ties at random as real runs do (:func:`ensstab_dask.rank_scores`). The regimes differ by
+how much of the noise is the copy's (``tau``, which no ensemble averages away) and how
+much the weak selector's (``sigma``, which an ensemble of ``m`` divides by ``sqrt(m)``):
+``flat`` (the curve settles early), ``steep`` (it still climbs at m = 200) and
+``between``.
+
+The true curve at each size is a mean over ``--truth-copies`` copies of ``m`` weak
+selectors (every pair of copies; its standard error is printed and is far below the
+estimate's). Each replicate draws 10 fresh copies of 20 weak selectors and runs them
+through the default estimate's own code (``estimate_from_runs`` on those copies, as
+``estimate`` does after its real runs), then records, per size: the point, its SE, the
+95 % interval and the self-check's verdict. Per regime and size it reports the bias (and
+over the mean SE), the SE's calibration (the spread of the points over the mean SE), the
+interval's coverage of the truth, and how often the self-check fails (a false alarm
+where the model's bias is within a quarter of its SE, power where it is not).
+
+``--compare`` also scores other extrapolants on each replicate's copies (lines in
+``1 / m``, ``a - b / (m + c)``, the law on other fit sizes), by their mean error and RMSE
+against the truth beyond B. Results and the commands that made them:
+benchmarks/results/synthetic-truth.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+N_FEATURE, N_TARGET, N_SIGNAL = 500, 20, 60
+SIZES = (1, 5, 10, 20, 50, 100, 200)
+COPY_DESIGN = (10, 20)
+
+
+@dataclass(frozen=True)
+class Regime:
+    """A generator of weak selectors: graded signal means, copy-level and selector-level noise."""
+
+    name: str
+    tau: float  # the copy's own shift of a feature's score (no ensemble averages it away)
+    sigma: float  # the weak selector's noise (an ensemble of m divides it by sqrt(m))
+    top: float = 3.0  # the strongest signal feature's mean; the others fall linearly to 0
+
+    def means(self) -> np.ndarray:
+        mu = np.zeros(N_FEATURE)
+        mu[:N_SIGNAL] = np.linspace(self.top, 0.0, N_SIGNAL, endpoint=False)
+        return mu
+
+    def copies(self, n_copies: int, members: int, rng: np.random.Generator) -> np.ndarray:
+        """Ranks (n_copies, members, n_feature), 1 = best, ties broken at random."""
+        from ensstab_dask import rank_scores
+
+        mu = self.means()
+        shift = self.tau * rng.standard_normal((n_copies, 1, N_FEATURE))
+        noise = self.sigma * rng.standard_normal((n_copies, members, N_FEATURE))
+        scores = np.maximum(mu + shift + noise, 0.0)
+        return rank_scores(scores, seed=rng).astype(np.int32)
+
+
+REGIMES = {
+    "flat": Regime("flat", tau=1.0, sigma=1.0),
+    "between": Regime("between", tau=0.5, sigma=1.5),
+    "steep": Regime("steep", tau=0.2, sigma=2.0),
+}
+
+
+def true_curve(regime: Regime, *, n_copies: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Jaccard stability at each of SIZES over ``n_copies`` copies (every pair), and its SE."""
+    from ensstab_dask.aggregation import aggregate_rankings
+    from ensstab_dask.indices import similarity_matrix, u_statistic_se
+
+    rng = np.random.default_rng([seed, 99])
+    value, se = [], []
+    batch = 50  # copies made at a time, so that 200 members of 400 copies never sit in memory at once
+    tops = {m: [] for m in SIZES}
+    for start in range(0, n_copies, batch):
+        ranks = regime.copies(min(batch, n_copies - start), max(SIZES), rng)
+        for m in SIZES:
+            tops[m].append(aggregate_rankings(ranks[:, :m], N_TARGET, seed=rng))
+    for m in SIZES:
+        top = np.concatenate(tops[m])
+        z = np.zeros((len(top), N_FEATURE))
+        z[np.arange(len(top))[:, None], top] = 1.0
+        sim = similarity_matrix(z, N_FEATURE, "jaccard")
+        off = ~np.eye(len(top), dtype=bool)
+        value.append(sim[off].mean())
+        se.append(u_statistic_se(sim))
+    return np.array(value), np.array(se)
+
+
+def _jackknife_cov(sim: np.ndarray) -> np.ndarray:
+    """Covariance of the measured curve (sizes,) from leave-one-copy-out pair means."""
+    G = sim.shape[1]
+    s = np.nan_to_num(sim)
+    total = s.sum(axis=(1, 2))
+    rows = s.sum(axis=2)  # (sizes, G): each copy's pairs, counted once per side
+    loo = (total[:, None] - 2 * rows) / ((G - 1) * (G - 2))  # (sizes, G)
+    dev = loo - loo.mean(axis=1, keepdims=True)
+    return (G - 1) / G * dev @ dev.T
+
+
+def _hyperbola(sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
+    """a - b / (m + c), c >= 0 on a grid, (a, b) by generalised least squares under the
+    covariance shrunk towards its diagonal; the c of the smallest residual."""
+    x = np.asarray(sizes, dtype=float)
+    d = np.diag(np.diag(cov))
+    w = np.linalg.pinv((1 - shrink) * cov + shrink * d + 1e-12 * np.eye(len(x)))
+    best = None
+    for c in np.concatenate([[0.0], np.geomspace(0.1, 100.0, 60)]):
+        X = np.column_stack([np.ones_like(x), -1.0 / (x + c)])
+        beta = np.linalg.solve(X.T @ w @ X, X.T @ w @ values)
+        r = values - X @ beta
+        rss = float(r @ w @ r)
+        if best is None or rss < best[0]:
+            best = (rss, c, beta)
+    _, c, (a, b) = best
+    return a - b / (np.asarray(targets, dtype=float) + c)
+
+
+def _root(sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
+    """a - b * sqrt(c + 1 / m), c >= 0 on a grid (c = 0 is the line in 1 / sqrt(m); a large
+    c is 1 / m), (a, b) by generalised least squares as in :func:`_hyperbola`."""
+    x = np.asarray(sizes, dtype=float)
+    d = np.diag(np.diag(cov))
+    w = np.linalg.pinv((1 - shrink) * cov + shrink * d + 1e-12 * np.eye(len(x)))
+    best = None
+    for c in np.concatenate([[0.0], np.geomspace(1e-4, 10.0, 60)]):
+        X = np.column_stack([np.ones_like(x), -np.sqrt(c + 1.0 / x)])
+        beta = np.linalg.solve(X.T @ w @ X, X.T @ w @ values)
+        r = values - X @ beta
+        rss = float(r @ w @ r)
+        if best is None or rss < best[0]:
+            best = (rss, c, beta)
+    _, c, (a, b) = best
+    return a - b * np.sqrt(c + 1.0 / np.asarray(targets, dtype=float))
+
+
+def _gls_weights(x, w, targets, c):
+    X = np.column_stack([np.ones_like(x), -np.sqrt(c + 1.0 / x)])
+    T = np.column_stack([np.ones(len(targets)), -np.sqrt(c + 1.0 / np.asarray(targets, dtype=float))])
+    return T @ np.linalg.solve(X.T @ w @ X, X.T @ w)
+
+
+def _root_interval(sim, curve, cov, targets, *, lo, shrink=0.5):
+    """The root law's point at the chosen c, its SE at that c (a U-statistic), and the
+    family's ends (c = 0 and the largest c on the grid) through the same sizes."""
+    from scipy import stats
+
+    from ensstab_dask.models.measured import weighted
+
+    B = len(curve)
+    idx = np.arange(lo - 1, B)
+    x = idx + 1.0
+    cv = cov[np.ix_(idx, idx)]
+    w = np.linalg.pinv((1 - shrink) * cv + shrink * np.diag(np.diag(cv)) + 1e-12 * np.eye(len(x)))
+    grid = np.concatenate([[0.0], np.geomspace(1e-4, 10.0, 60)])
+    best = min(grid, key=lambda c: float((r := curve[idx] - _gls_weights(x, w, x, c) @ curve[idx]) @ w @ r))
+    out = {}
+    t = stats.t.ppf(0.975, sim.shape[1] - 1)
+    for name, c in (("root", best), ("end_sqrt", 0.0), ("end_inv", grid[-1])):
+        W = _gls_weights(x, w, targets, c)
+        full = np.zeros((len(targets), B))
+        full[:, idx] = W
+        vals = full @ curve
+        out[name] = vals.tolist()
+        if name == "root":
+            out["root_se"] = [weighted(sim, row)[1] for row in full]
+    band = np.abs(np.array(out["end_sqrt"]) - np.array(out["end_inv"])) / 2
+    se = np.array(out["root_se"])
+    out["root_half_stat"] = (t * se).tolist()
+    out["root_half_quad"] = np.hypot(t * se, band).tolist()
+    out["root_half_lin"] = (t * se + band).tolist()
+    return out
+
+
+def candidates(copies: np.ndarray, seed: int) -> dict[str, list[float]]:
+    """Extrapolants beyond B on the replicate's own copies, at SIZES > B."""
+    from ensstab_dask.models.measured import copy_similarities, extrapolation_weights, fit_sizes, pair_means
+
+    G, B, _ = copies.shape
+    sizes = list(range(1, B + 1))
+    sim = copy_similarities(copies, N_TARGET, sizes, seed=seed)
+    curve = pair_means(sim)
+    cov = _jackknife_cov(sim)
+    targets = [m for m in SIZES if m > B]
+    upper = fit_sizes(B)
+    out = {"sqrt_line_upper": (curve[np.array(upper) - 1] @ extrapolation_weights(upper, targets).T).tolist()}
+    for lo in (2, B // 2):
+        x = 1.0 / np.arange(lo, B + 1)
+        X = np.column_stack([np.ones_like(x), x])
+        beta = np.linalg.lstsq(X, curve[lo - 1 :], rcond=None)[0]
+        out[f"inv_line_{lo}"] = (beta[0] + beta[1] / np.array(targets, dtype=float)).tolist()
+    for lo in (1, 3):
+        idx = np.arange(lo - 1, B)
+        out[f"hyperbola_{lo}"] = _hyperbola(idx + 1, curve[idx], cov[np.ix_(idx, idx)], targets).tolist()
+        out[f"hyperbola_{lo}_wls"] = _hyperbola(
+            idx + 1, curve[idx], cov[np.ix_(idx, idx)], targets, shrink=1.0
+        ).tolist()
+    out.update(_root_interval(sim, curve, cov, targets, lo=5))
+    for lo in (1, 3, 5):
+        idx = np.arange(lo - 1, B)
+        out[f"root_{lo}"] = _root(idx + 1, curve[idx], cov[np.ix_(idx, idx)], targets).tolist()
+        out[f"root_{lo}_wls"] = _root(idx + 1, curve[idx], cov[np.ix_(idx, idx)], targets, shrink=1.0).tolist()
+    return out
+
+
+def one_estimate(regime: Regime, rep: int, seed: int, n_boot: int, compare: bool = False) -> dict:
+    """One replicate: fresh copies through the default estimate's code."""
+    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.real.runs import runs_from_copies
+    from ensstab_dask.settings import EstimateSettings
+
+    rng = np.random.default_rng([seed, rep])
+    copies = regime.copies(*COPY_DESIGN, rng)
+    settings = EstimateSettings(
+        n_feature=N_FEATURE, n_target=N_TARGET, m_ensemble=SIZES, n_boot=n_boot, seed=rep, model="anchored"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = estimate_from_runs(runs_from_copies(copies, N_TARGET), settings, client="synchronous", copy_ranks=copies)
+    curve = est.curve
+    check = est.self_check
+    return {
+        "point": curve["stability"].values.tolist(),
+        "se": curve["stability_std"].values.tolist(),
+        "lower": curve["stability_lower"].values.tolist() if "stability_lower" in curve else None,
+        "upper": curve["stability_upper"].values.tolist() if "stability_upper" in curve else None,
+        "check_passed": None if check is None else bool(check.passed),
+        "reliable": bool(est.reliable),
+        "candidates": candidates(copies, rep) if compare else {},
+    }
+
+
+def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
+    nan = [float("nan")] * len(SIZES)  # an estimate with no curve (a guard rail blocked it) covers nothing
+    point = np.array([r["point"] for r in reps], dtype=float)
+    se = np.array([r["se"] for r in reps], dtype=float)
+    lower = np.array([r["lower"] or nan for r in reps], dtype=float)
+    upper = np.array([r["upper"] or nan for r in reps], dtype=float)
+    alarms = np.array([r["check_passed"] is False for r in reps])
+    rows = []
+    for i, m in enumerate(SIZES):
+        bias = np.nanmean(point[:, i]) - truth[i]
+        mean_se = np.nanmean(se[:, i])
+        rows.append(
+            dict(
+                m=m,
+                truth=float(truth[i]),
+                bias=float(bias),
+                bias_over_se=float(bias / mean_se) if mean_se > 0 else float("nan"),
+                sd_over_se=float(np.nanstd(point[:, i], ddof=1) / mean_se) if mean_se > 0 else float("nan"),
+                coverage=float(np.mean((lower[:, i] <= truth[i]) & (truth[i] <= upper[:, i]))),
+                zero_se=int((se[:, i] <= 0).sum()),
+            )
+        )
+    beyond = [i for i, m in enumerate(SIZES) if m > COPY_DESIGN[1]]
+    errors: dict = {}
+    for name in reps[0]["candidates"]:
+        values = np.array([r["candidates"][name] for r in reps])
+        err = values - truth[beyond]
+        errors[name] = {"mean": err.mean(axis=0).tolist(), "rmse": np.sqrt((err**2).mean(axis=0)).tolist()}
+    root = np.array([r["candidates"].get("root", []) for r in reps])
+    for kind in ("stat", "quad", "lin") if root.size else ():
+        half = np.array([r["candidates"][f"root_half_{kind}"] for r in reps])
+        covered = np.abs(root - truth[beyond]) <= half
+        errors[f"root coverage ({kind})"] = {
+            "mean": covered.mean(axis=0).tolist(),
+            "rmse": np.median(half, axis=0).tolist(),
+        }
+    no_curve = int(np.isnan(point).all(axis=1).sum())
+    return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors)]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--replicates", type=int, default=1000)
+    ap.add_argument("--regimes", default=",".join(REGIMES))
+    ap.add_argument("--truth-copies", type=int, default=400)
+    ap.add_argument("--n-boot", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2, help="processes for the replicates")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--compare", action="store_true", help="also score other extrapolants on the same copies")
+    args = ap.parse_args(argv)
+    from concurrent.futures import ProcessPoolExecutor
+
+    out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "regimes": {}}
+    for name in args.regimes.split(","):
+        regime = REGIMES[name]
+        t0 = time.perf_counter()
+        truth, truth_se = true_curve(regime, n_copies=args.truth_copies, seed=args.seed)
+        with ProcessPoolExecutor(args.workers) as pool:
+            reps = list(
+                pool.map(
+                    one_estimate,
+                    [regime] * args.replicates,
+                    range(args.replicates),
+                    [args.seed] * args.replicates,
+                    [args.n_boot] * args.replicates,
+                    [args.compare] * args.replicates,
+                    chunksize=10,
+                )
+            )
+        rows = summarise(truth, reps)
+        out["regimes"][name] = {"regime": vars(regime), "truth_se": truth_se.tolist(), "rows": rows}
+        print(f"\n## {name} (tau {regime.tau}, sigma {regime.sigma}); {len(reps)} replicates, "
+              f"{time.perf_counter() - t0:.0f} s; self-check alarms {rows[-1]['alarm_rate']:.1%}; "
+              f"no curve {rows[-1]['no_curve']}")  # fmt: skip
+        print("| m | truth (SE) | bias | bias / SE | sd / SE | 95% coverage | SE = 0 |")
+        print("|---|---|---|---|---|---|---|")
+        for r, tse in zip(rows[:-1], truth_se):
+            print(f"| {r['m']} | {r['truth']:.4f} ({tse:.4f}) | {r['bias']:+.4f} | {r['bias_over_se']:+.2f} | "
+                  f"{r['sd_over_se']:.2f} | {r['coverage']:.1%} | {r['zero_se']} |")  # fmt: skip
+        beyond = [m for m in SIZES if m > COPY_DESIGN[1]]
+        if not args.compare:
+            continue
+        print("\n| extrapolant | " + " | ".join(f"m = {m}: mean error, RMSE" for m in beyond) + " |")
+        print("|---|" + "---|" * len(beyond))
+        for cand, e in rows[-1]["extrapolants"].items():
+            if cand.startswith(("root_se", "root_half")):
+                continue  # parts of the root law's interval, summarised by its coverage rows
+            print(f"| {cand} | " + " | ".join(f"{a:+.4f}, {b:.4f}" for a, b in zip(e["mean"], e["rmse"])) + " |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
