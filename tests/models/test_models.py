@@ -190,7 +190,7 @@ def test_anchored_measures_up_to_b_and_needs_no_other_runs(anchored):
     assert e.real_runs == 10 * 20 and e.settings["calibration_layout"] == "copies" and np.isnan(e.p)
     assert e.curve.attrs["measured_up_to"] == 20 and e.settings["stability_runs"] == 10
     # 10-tree forests: most importances are 0, the curve dips at m = 3 and climbs steeply
-    # after, so the line in 1/sqrt(m) from m = 5..10 falls short at m = 20 by far more
+    # after, so the law fitted to m = 5..10 falls short at m = 20 by far more
     # than its noise: the self-check fails, and says where and by how much.
     chk = e.self_check
     assert chk.sizes == (20,) and chk.copies == 10 and not chk.passed and chk.z[0] < -2
