@@ -236,14 +236,25 @@ class EstimateSettings:
 
     def __post_init__(self) -> None:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
+        given_n_runs = self.n_runs is not None
         for name, value in validate_params(self._parameter_constraints, values, self._derived_defaults).items():
             object.__setattr__(self, name, value)  # frozen: set once, here
-        self._check_together()
+        self._check_together(given_n_runs=given_n_runs)
 
-    def _check_together(self) -> None:
+    def _check_together(self, *, given_n_runs: bool) -> None:
         """The checks that involve several settings, after each one alone."""
         check_n_target(self.n_target, self.n_feature)
         curve_model = self.curve_model
+        design = curve_model.copy_design()
+        if not curve_model.paper_runs and design is not None and self.n_runs > design[0] * design[1]:
+            # t_uniform and A[f] count the runs of the model's own copies: no more can be had.
+            pool = design[0] * design[1]
+            if given_n_runs:
+                raise InvalidParameterError(
+                    f"n_runs must be at most {pool} with model={self.model!r}, whose t_uniform and A[f] count the "
+                    f"{pool} runs of its real ensemble copies; got {self.n_runs}"
+                )
+            object.__setattr__(self, "n_runs", pool)
         if self.calibrate and not curve_model.simulator:
             raise InvalidParameterError(
                 f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs "

@@ -74,3 +74,12 @@ def test_the_stage_keys_keep_their_values():
              "MEASURED"]  # fmt: skip
     assert [(s.name, int(s)) for s in Stage] == [(name, i) for i, name in enumerate(names)]
     assert derive(3, Stream.ESTIMATE, Stage.CHECK, 1).spawn_key == (9, 18, 1)
+
+
+def test_n_runs_beyond_the_copies_runs_is_refused_not_ignored():
+    """The default model counts t_uniform and A[f] on its 200 copy runs: an n_runs above
+    that is refused by name; left to its default, it is the 200 there are."""
+    with pytest.raises(ValueError, match="n_runs must be at most 200 with model='anchored'.*got 1000000"):
+        EstimateSettings(n_feature=500, n_target=10, n_runs=1_000_000)
+    assert EstimateSettings(n_feature=500, n_target=10, m_ensemble=(1, 500)).n_runs == 200
+    assert EstimateSettings(n_feature=500, n_target=10, m_ensemble=(1, 500), model="onda").n_runs == 500

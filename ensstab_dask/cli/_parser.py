@@ -140,7 +140,12 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"
     )
     est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
-    est.add_argument("--n-runs", type=int, default=None, help="runs behind n_useful (default: largest m_ensemble)")
+    est.add_argument(
+        "--n-runs",
+        type=int,
+        default=None,
+        help="runs behind n_useful (default: largest m_ensemble; at most the 200 copy runs with --model anchored)",
+    )
     est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
     est.add_argument(
         "--m-ensemble",
