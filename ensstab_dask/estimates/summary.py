@@ -361,5 +361,5 @@ def _check_text(check: SelfCheck) -> str:
     verdict = "passed" if check.passed else "FAILED"
     return (
         f"Self-check {verdict} ({check.held_out}; measured on {check.copies} real ensemble copies of "
-        f"{check.members}; |z| <= 2 passes): {sizes}"
+        f"{check.members}; |z| <= {check.limit:g} passes): {sizes}"
     )

@@ -190,7 +190,9 @@ class SelfCheck:
     """The model against real ensembles it did not use, at ``sizes`` (see the module docstring).
 
     ``held_out`` says in words what was held out; ``copies`` x ``members``: the real
-    ensemble copies the measured side comes from.
+    ensemble copies the measured side comes from. ``limit``: the largest ``|z|`` that
+    passes (:data:`CHECK_Z`, or a Student's t quantile where the SE is estimated from a
+    few copies).
     """
 
     sizes: tuple[int, ...]
@@ -200,6 +202,7 @@ class SelfCheck:
     copies: int
     members: int
     held_out: str
+    limit: float = CHECK_Z
 
     @property
     def z(self) -> np.ndarray:
@@ -208,18 +211,18 @@ class SelfCheck:
 
     @property
     def passed(self) -> bool:
-        """Every size within ``|z| <= 2``; a size whose z cannot be computed (a standard
+        """Every size within ``|z| <= limit``; a size whose z cannot be computed (a standard
         error of 0, or none) fails it: a check that cannot see an error is no check."""
         z = self.z
-        return bool(np.all(np.isfinite(z) & (np.abs(z) <= CHECK_Z)))
+        return bool(np.all(np.isfinite(z) & (np.abs(z) <= self.limit)))
 
     @property
     def excess(self) -> float:
-        """The largest error beyond the check's own noise, ``|difference| - 2 SE`` (0 when
+        """The largest error beyond the check's own noise, ``|difference| - limit SE`` (0 when
         it passed); where the SE is unknown, the whole difference."""
         diff = np.abs(self.predicted - self.measured)
         se = np.where(np.isfinite(self.se), self.se, 0.0)
-        d = diff - CHECK_Z * se
+        d = diff - self.limit * se
         d = d[np.isfinite(d)]
         return float(max(0.0, d.max())) if d.size else 0.0
 
@@ -229,7 +232,7 @@ class SelfCheck:
             f"m = {m}: predicted {p:.3f}, measured {r:.3f} "
             + (f"(z = {z:+.1f})" if np.isfinite(z) else "(no z: the difference's standard error is 0 or unknown)")
             for m, p, r, z in zip(self.sizes, self.predicted, self.measured, self.z)
-            if not (np.isfinite(z) and abs(z) <= CHECK_Z)
+            if not (np.isfinite(z) and abs(z) <= self.limit)
         ]
         return (
             f"the model missed real ensembles it was checked against, by more than their noise: the self-check "
@@ -241,6 +244,7 @@ class SelfCheck:
     def to_dict(self) -> dict:
         return {
             "passed": self.passed,
+            "limit": self.limit,
             "sizes": list(self.sizes),
             "predicted": [json_number(v) for v in self.predicted],
             "measured": [json_number(v) for v in self.measured],

@@ -23,7 +23,9 @@ a two-SD range.
 
 Self-check: the prediction's law (its ``c``), with ``(a, b)`` fitted to the sizes in
 ``[B/4, B/2]`` alone, predicts ``m = B``, which is measured; the difference is one more
-linear combination, with its own exact standard error. The error it shows beyond its noise is carried to the
+linear combination, with its own exact standard error, estimated from ``G`` copies: a
+``|z|`` above Student's t quantile on ``G - 1`` degrees of freedom fails it. The error it
+shows beyond its noise is carried to the
 extrapolated sizes in proportion to how far each lies beyond ``B`` (in ``1 / sqrt(m)``)
 against the check's own distance, and added to their intervals.
 
@@ -186,6 +188,8 @@ class Anchored(CurveModel):
             copies=ctx.copies().shape[0],
             members=B,
             held_out=f"extrapolated from ensembles of {fit[0]} to {fit[-1]} to m = {B}",
+            # The difference's SE is estimated from G copies: Student's t, not the normal 2.
+            limit=round(float(stats.t.ppf(0.975, ctx.copies().shape[0] - 1)), 2),
         )
 
     def widen(self, prediction: Prediction, check: SelfCheck) -> None:
