@@ -112,40 +112,35 @@ def _jackknife_cov(sim: np.ndarray) -> np.ndarray:
     return (G - 1) / G * dev @ dev.T
 
 
-def _hyperbola(sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
-    """a - b / (m + c), c >= 0 on a grid, (a, b) by generalised least squares under the
-    covariance shrunk towards its diagonal; the c of the smallest residual."""
+def _grid_fit(shape, grid, sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
+    """a - b * shape(m, c), c on ``grid``, (a, b) by generalised least squares under the
+    covariance shrunk towards its diagonal; evaluated at ``targets`` with the c of the
+    smallest residual."""
     x = np.asarray(sizes, dtype=float)
-    d = np.diag(np.diag(cov))
-    w = np.linalg.pinv((1 - shrink) * cov + shrink * d + 1e-12 * np.eye(len(x)))
+    w = np.linalg.pinv((1 - shrink) * cov + shrink * np.diag(np.diag(cov)) + 1e-12 * np.eye(len(x)))
     best = None
-    for c in np.concatenate([[0.0], np.geomspace(0.1, 100.0, 60)]):
-        X = np.column_stack([np.ones_like(x), -1.0 / (x + c)])
+    for c in grid:
+        X = np.column_stack([np.ones_like(x), -shape(x, c)])
         beta = np.linalg.solve(X.T @ w @ X, X.T @ w @ values)
         r = values - X @ beta
         rss = float(r @ w @ r)
         if best is None or rss < best[0]:
             best = (rss, c, beta)
     _, c, (a, b) = best
-    return a - b / (np.asarray(targets, dtype=float) + c)
+    return a - b * shape(np.asarray(targets, dtype=float), c)
+
+
+def _hyperbola(sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
+    """a - b / (m + c), c >= 0 on a grid."""
+    grid = np.concatenate([[0.0], np.geomspace(0.1, 100.0, 60)])
+    return _grid_fit(lambda m, c: 1.0 / (m + c), grid, sizes, values, cov, targets, shrink=shrink)
 
 
 def _root(sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
     """a - b * sqrt(c + 1 / m), c >= 0 on a grid (c = 0 is the line in 1 / sqrt(m); a large
-    c is 1 / m), (a, b) by generalised least squares as in :func:`_hyperbola`."""
-    x = np.asarray(sizes, dtype=float)
-    d = np.diag(np.diag(cov))
-    w = np.linalg.pinv((1 - shrink) * cov + shrink * d + 1e-12 * np.eye(len(x)))
-    best = None
-    for c in np.concatenate([[0.0], np.geomspace(1e-4, 10.0, 60)]):
-        X = np.column_stack([np.ones_like(x), -np.sqrt(c + 1.0 / x)])
-        beta = np.linalg.solve(X.T @ w @ X, X.T @ w @ values)
-        r = values - X @ beta
-        rss = float(r @ w @ r)
-        if best is None or rss < best[0]:
-            best = (rss, c, beta)
-    _, c, (a, b) = best
-    return a - b * np.sqrt(c + 1.0 / np.asarray(targets, dtype=float))
+    c is 1 / m)."""
+    grid = np.concatenate([[0.0], np.geomspace(1e-4, 10.0, 60)])
+    return _grid_fit(lambda m, c: np.sqrt(c + 1.0 / m), grid, sizes, values, cov, targets, shrink=shrink)
 
 
 def _gls_weights(x, w, targets, c):
