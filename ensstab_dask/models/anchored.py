@@ -85,7 +85,7 @@ class Anchored(CurveModel):
         through :func:`~ensstab_dask.models.measured.law_sizes`)."""
         fit = np.array(law_sizes(B))
         beyond = [m for m in targets if m > B]
-        rows = root_law_weights(fit, cov[np.ix_(fit - 1, fit - 1)], beyond, c) if beyond else None
+        rows = root_law_weights(fit, cov[np.ix_(fit - 1, fit - 1)], beyond, c) if beyond else np.empty((0, len(fit)))
         W = np.zeros((len(targets), B))
         for i, m in enumerate(targets):
             if m <= B:

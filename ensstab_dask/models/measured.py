@@ -186,7 +186,7 @@ def root_law_weights(sizes, cov: np.ndarray, targets, c: float) -> np.ndarray:
     return _law_design(targets, c) @ np.linalg.solve(X.T @ w @ X, X.T @ w)
 
 
-def fit_root_law(sizes, values: np.ndarray, cov: np.ndarray) -> np.ndarray:
+def fit_root_law(sizes, values: np.ndarray, cov: np.ndarray) -> np.ndarray | float:
     """The ``c`` of :data:`ROOT_C` whose law fits ``values`` at ``sizes`` best (the smallest
     generalised residual), for one curve (a float) or each row of ``values`` (an array);
     0 where fewer than three sizes leave nothing to choose."""
