@@ -25,9 +25,9 @@ Self-check: the prediction's law (its ``c``), with ``(a, b)`` fitted to the size
 ``[B/4, B/2]`` alone, predicts ``m = B``, which is measured; the difference is one more
 linear combination, with its own exact standard error, estimated from ``G`` copies: a
 ``|z|`` above Student's t quantile on ``G - 1`` degrees of freedom fails it. The error it
-shows beyond its noise is carried to the
-extrapolated sizes in proportion to how far each lies beyond ``B`` (in ``1 / sqrt(m)``)
-against the check's own distance, and added to their intervals.
+shows beyond its noise is carried to the extrapolated sizes in proportion to how far each
+lies beyond ``B`` (in ``1 / sqrt(m)``) against the check's own distance, and added to
+their intervals.
 
 It needs no single-selector runs of its own: t_uniform, A[f] and the real stability
 that guard against pure noise come from the copies' runs (the first weak selector of
