@@ -101,17 +101,6 @@ def true_curve(regime: Regime, *, n_copies: int, seed: int) -> tuple[np.ndarray,
     return np.array(value), np.array(se)
 
 
-def _jackknife_cov(sim: np.ndarray) -> np.ndarray:
-    """Covariance of the measured curve (sizes,) from leave-one-copy-out pair means."""
-    G = sim.shape[1]
-    s = np.nan_to_num(sim)
-    total = s.sum(axis=(1, 2))
-    rows = s.sum(axis=2)  # (sizes, G): each copy's pairs, counted once per side
-    loo = (total[:, None] - 2 * rows) / ((G - 1) * (G - 2))  # (sizes, G)
-    dev = loo - loo.mean(axis=1, keepdims=True)
-    return (G - 1) / G * dev @ dev.T
-
-
 def _grid_fit(shape, grid, sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
     """a - b * shape(m, c), c on ``grid``, (a, b) by generalised least squares under the
     covariance shrunk towards its diagonal; evaluated at ``targets`` with the c of the
@@ -143,53 +132,21 @@ def _root(sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
     return _grid_fit(lambda m, c: np.sqrt(c + 1.0 / m), grid, sizes, values, cov, targets, shrink=shrink)
 
 
-def _gls_weights(x, w, targets, c):
-    X = np.column_stack([np.ones_like(x), -np.sqrt(c + 1.0 / x)])
-    T = np.column_stack([np.ones(len(targets)), -np.sqrt(c + 1.0 / np.asarray(targets, dtype=float))])
-    return T @ np.linalg.solve(X.T @ w @ X, X.T @ w)
-
-
-def _root_interval(sim, curve, cov, targets, *, lo, shrink=0.5):
-    """The root law's point at the chosen c, its SE at that c (a U-statistic), and the
-    family's ends (c = 0 and the largest c on the grid) through the same sizes."""
-    from scipy import stats
-
-    from ensstab_dask.models.measured import weighted
-
-    B = len(curve)
-    idx = np.arange(lo - 1, B)
-    x = idx + 1.0
-    cv = cov[np.ix_(idx, idx)]
-    w = np.linalg.pinv((1 - shrink) * cv + shrink * np.diag(np.diag(cv)) + 1e-12 * np.eye(len(x)))
-    grid = np.concatenate([[0.0], np.geomspace(1e-4, 10.0, 60)])
-    best = min(grid, key=lambda c: float((r := curve[idx] - _gls_weights(x, w, x, c) @ curve[idx]) @ w @ r))
-    out = {}
-    t = stats.t.ppf(0.975, sim.shape[1] - 1)
-    for name, c in (("root", best), ("end_sqrt", 0.0), ("end_inv", grid[-1])):
-        W = _gls_weights(x, w, targets, c)
-        full = np.zeros((len(targets), B))
-        full[:, idx] = W
-        vals = full @ curve
-        out[name] = vals.tolist()
-        if name == "root":
-            out["root_se"] = [weighted(sim, row)[1] for row in full]
-    band = np.abs(np.array(out["end_sqrt"]) - np.array(out["end_inv"])) / 2
-    se = np.array(out["root_se"])
-    out["root_half_stat"] = (t * se).tolist()
-    out["root_half_quad"] = np.hypot(t * se, band).tolist()
-    out["root_half_lin"] = (t * se + band).tolist()
-    return out
-
-
 def candidates(copies: np.ndarray, seed: int) -> dict[str, list[float]]:
     """Extrapolants beyond B on the replicate's own copies, at SIZES > B."""
-    from ensstab_dask.models.measured import copy_similarities, extrapolation_weights, fit_sizes, pair_means
+    from ensstab_dask.models.measured import (
+        copy_similarities,
+        curve_covariance,
+        extrapolation_weights,
+        fit_sizes,
+        pair_means,
+    )
 
     G, B, _ = copies.shape
     sizes = list(range(1, B + 1))
     sim = copy_similarities(copies, N_TARGET, sizes, seed=seed)
     curve = pair_means(sim)
-    cov = _jackknife_cov(sim)
+    cov = curve_covariance(sim)
     targets = [m for m in SIZES if m > B]
     upper = fit_sizes(B)
     out = {"sqrt_line_upper": (curve[np.array(upper) - 1] @ extrapolation_weights(upper, targets).T).tolist()}
@@ -204,7 +161,6 @@ def candidates(copies: np.ndarray, seed: int) -> dict[str, list[float]]:
         out[f"hyperbola_{lo}_wls"] = _hyperbola(
             idx + 1, curve[idx], cov[np.ix_(idx, idx)], targets, shrink=1.0
         ).tolist()
-    out.update(_root_interval(sim, curve, cov, targets, lo=5))
     for lo in (1, 3, 5):
         idx = np.arange(lo - 1, B)
         out[f"root_{lo}"] = _root(idx + 1, curve[idx], cov[np.ix_(idx, idx)], targets).tolist()
@@ -267,14 +223,6 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
         values = np.array([r["candidates"][name] for r in reps])
         err = values - truth[beyond]
         errors[name] = {"mean": err.mean(axis=0).tolist(), "rmse": np.sqrt((err**2).mean(axis=0)).tolist()}
-    root = np.array([r["candidates"].get("root", []) for r in reps])
-    for kind in ("stat", "quad", "lin") if root.size else ():
-        half = np.array([r["candidates"][f"root_half_{kind}"] for r in reps])
-        covered = np.abs(root - truth[beyond]) <= half
-        errors[f"root coverage ({kind})"] = {
-            "mean": covered.mean(axis=0).tolist(),
-            "rmse": np.median(half, axis=0).tolist(),
-        }
     no_curve = int(np.isnan(point).all(axis=1).sum())
     return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors)]
 
@@ -325,8 +273,6 @@ def main(argv=None) -> None:
         print("\n| extrapolant | " + " | ".join(f"m = {m}: mean error, RMSE" for m in beyond) + " |")
         print("|---|" + "---|" * len(beyond))
         for cand, e in rows[-1]["extrapolants"].items():
-            if cand.startswith(("root_se", "root_half")):
-                continue  # parts of the root law's interval, summarised by its coverage rows
             print(f"| {cand} | " + " | ".join(f"{a:+.4f}, {b:.4f}" for a, b in zip(e["mean"], e["rmse"])) + " |")
     if args.json:
         with open(args.json, "w") as fh:

@@ -44,6 +44,7 @@ __all__ = [
     "similarity_matrix",
     "u_statistic_se",
     "u_statistic_variance",
+    "pair_means_without_each",
     "shared_features",
 ]
 
@@ -210,12 +211,19 @@ def u_statistic_se(h: np.ndarray) -> float:
     var = u_statistic_variance(h)
     if var > 0:
         return float(np.sqrt(var))
-    h = np.array(h, dtype=np.float64)
-    U = len(h)
-    np.fill_diagonal(h, 0.0)
-    row = h.sum(axis=1)
-    loo = (row.sum() - 2.0 * row) / ((U - 1) * (U - 2))  # the mean over pairs without unit a
+    loo = pair_means_without_each(h)
+    U = len(loo)
     return float(np.sqrt((U - 1) / U * np.sum((loo - loo.mean()) ** 2)))
+
+
+def pair_means_without_each(h: np.ndarray) -> np.ndarray:
+    """The mean over pairs of a symmetric kernel ``h`` (..., U, U; the diagonal ignored)
+    with each unit left out in turn: (..., U), the jackknife's replicates."""
+    h = np.nan_to_num(np.array(h, dtype=np.float64))
+    U = h.shape[-1]
+    h[..., np.arange(U), np.arange(U)] = 0.0
+    row = h.sum(axis=-1)
+    return (row.sum(axis=-1, keepdims=True) - 2.0 * row) / ((U - 1) * (U - 2))
 
 
 def stability_se(subsets: np.ndarray, n_feature: int, index: str = "jaccard") -> float:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import check_choice
-from ensstab_dask.indices import PAIRWISE_INDICES, similarity_matrix, u_statistic_se
+from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each, similarity_matrix, u_statistic_se
 from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = [
@@ -149,9 +149,7 @@ def curve_covariance(sim: np.ndarray) -> np.ndarray:
     """The covariance of the measured curve over its sizes, (sizes, sizes): the jackknife
     over copies of the means over pairs (``sim`` from :func:`copy_similarities`)."""
     G = sim.shape[1]
-    s = np.nan_to_num(sim)
-    row = s.sum(axis=2)  # (sizes, G): each copy's pairs
-    loo = (row.sum(axis=1, keepdims=True) - 2.0 * row) / ((G - 1) * (G - 2))  # without copy g
+    loo = pair_means_without_each(sim)  # (sizes, G): without copy g
     dev = loo - loo.mean(axis=1, keepdims=True)
     return (G - 1) / G * dev @ dev.T
 

@@ -264,3 +264,24 @@ def test_a_self_check_that_cannot_see_an_error_does_not_pass(se):
     ok = SelfCheck(sizes=(20,), predicted=np.array([0.013]), measured=np.array([0.027]), se=np.array([0.01]),
                    copies=10, members=20, held_out="extrapolated")  # fmt: skip
     assert ok.passed and ok.excess == 0.0
+
+
+def test_the_law_is_exact_on_its_own_curves_and_its_covariance_is_the_jackknife():
+    """a - b sqrt(c + 1/m) through m = 5..20 gives back the curve at m = 50..200 for c at
+    both ends of the grid and between; the curve's covariance is the copies' jackknife."""
+    from ensstab_dask.models.measured import ROOT_C, curve_covariance, fit_root_law, law_sizes, root_law_weights
+
+    sizes = law_sizes(20)
+    assert sizes == list(range(5, 21)) and law_sizes(10) == list(range(3, 11))
+    cov = np.diag(np.linspace(1e-4, 2e-4, len(sizes)))
+    for c in (ROOT_C[0], ROOT_C[30], ROOT_C[-1]):
+        curve = 0.6 - 0.3 * np.sqrt(c + 1.0 / np.array(sizes))
+        assert fit_root_law(sizes, curve, cov) == c
+        want = 0.6 - 0.3 * np.sqrt(c + 1.0 / np.array([50, 100, 200]))
+        np.testing.assert_allclose(root_law_weights(sizes, cov, [50, 100, 200], c) @ curve, want, rtol=1e-9)
+    rng = np.random.default_rng(3)
+    sim = rng.random((3, 8, 8))
+    sim = (sim + sim.transpose(0, 2, 1)) / 2
+    loo = np.array([[pair_means(np.delete(np.delete(s[None], g, 1), g, 2))[0] for g in range(8)] for s in sim])
+    dev = loo - loo.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(curve_covariance(sim), 7 / 8 * dev @ dev.T, rtol=1e-12)
