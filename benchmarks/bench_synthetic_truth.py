@@ -168,20 +168,37 @@ def candidates(copies: np.ndarray, seed: int) -> dict[str, list[float]]:
     return out
 
 
-def one_estimate(regime: Regime, rep: int, seed: int, n_boot: int, compare: bool = False) -> dict:
-    """One replicate: fresh copies through the default estimate's code."""
+def one_estimate(
+    regime: Regime, rep: int, seed: int, n_boot: int, compare: bool = False, precision: tuple | None = None
+) -> dict:
+    """One replicate: fresh copies through the default estimate's code; with ``precision``
+    = (half-width, cap), through its rounds (the library's own ``spend_in_rounds``) on
+    copies drawn once for the largest design the cap allows and taken as prefixes, as
+    the real runs are."""
     from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.rounds import spend_in_rounds
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings
 
     rng = np.random.default_rng([seed, rep])
-    copies = regime.copies(*COPY_DESIGN, rng)
+    G, B = COPY_DESIGN
+    big = regime.copies(precision[1] // B, max(SIZES), rng) if precision else regime.copies(G, B, rng)
     settings = EstimateSettings(
         n_feature=N_FEATURE, n_target=N_TARGET, m_ensemble=SIZES, n_boot=n_boot, seed=rep, model="anchored"
     )
+
+    def on(design):
+        copies = np.ascontiguousarray(big[: design[0], : design[1]])
+        return estimate_from_runs(runs_from_copies(copies, N_TARGET), settings, client="synchronous", copy_ranks=copies)
+
+    spent = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = estimate_from_runs(runs_from_copies(copies, N_TARGET), settings, client="synchronous", copy_ranks=copies)
+        est = on(COPY_DESIGN)
+        if precision:
+            est, spent = spend_in_rounds(est, COPY_DESIGN, lambda old, new: on(new), precision=precision[0],
+                                         max_real_runs=precision[1])  # fmt: skip
+    copies = big[:G, :B]
     curve = est.curve
     check = est.self_check
     return {
@@ -192,6 +209,7 @@ def one_estimate(regime: Regime, rep: int, seed: int, n_boot: int, compare: bool
         "check_passed": None if check is None else bool(check.passed),
         "reliable": bool(est.reliable),
         "candidates": candidates(copies, rep) if compare else {},
+        "spending": None if spent is None else spent.to_dict(),
     }
 
 
@@ -224,7 +242,17 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
         err = values - truth[beyond]
         errors[name] = {"mean": err.mean(axis=0).tolist(), "rmse": np.sqrt((err**2).mean(axis=0)).tolist()}
     no_curve = int(np.isnan(point).all(axis=1).sum())
-    return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors)]
+    spent = [r["spending"] for r in reps if r.get("spending")]
+    spending = None
+    if spent:
+        runs = np.array([s["rounds"][-1]["real_runs"] for s in spent])
+        widths = np.array([s["rounds"][-1]["half_width"] for s in spent], dtype=float)
+        spending = dict(reached=float(np.mean([s["reached"] for s in spent])), runs_median=float(np.median(runs)),
+                        runs_max=int(runs.max()), half_width_median=float(np.nanmedian(widths)),
+                        half_width_p95=float(np.nanpercentile(widths, 95)),
+                        designs=sorted({"{copies}x{members}".format(**s["rounds"][-1]) for s in spent}))  # fmt: skip
+    return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors,
+                        spending=spending)]  # fmt: skip
 
 
 def main(argv=None) -> None:
@@ -237,14 +265,28 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, default=2, help="processes for the replicates")
     ap.add_argument("--json", default=None)
     ap.add_argument("--compare", action="store_true", help="also score other extrapolants on the same copies")
+    ap.add_argument("--precision", type=float, default=None, help="spend runs in rounds to this half-width at m = 200")
+    ap.add_argument("--max-real-runs", type=int, default=1000, help="the rounds' cap, with --precision")
+    ap.add_argument("--truth-from", default=None, help="a JSON this script wrote for the same seed: its true curves")
     args = ap.parse_args(argv)
+    known = None
+    if args.truth_from:
+        with open(args.truth_from) as fh:
+            known = json.load(fh)
+        if known["seed"] != args.seed:
+            ap.error(f"--truth-from {args.truth_from} holds seed {known['seed']}'s truth, not --seed {args.seed}'s")
+    precision = None if args.precision is None else (args.precision, args.max_real_runs)
     from concurrent.futures import ProcessPoolExecutor
 
     out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "regimes": {}}
     for name in args.regimes.split(","):
         regime = REGIMES[name]
         t0 = time.perf_counter()
-        truth, truth_se = true_curve(regime, n_copies=args.truth_copies, seed=args.seed)
+        if known:
+            rows = known["regimes"][name]["rows"][:-1]
+            truth, truth_se = np.array([r["truth"] for r in rows]), np.array(known["regimes"][name]["truth_se"])
+        else:
+            truth, truth_se = true_curve(regime, n_copies=args.truth_copies, seed=args.seed)
         with ProcessPoolExecutor(args.workers) as pool:
             reps = list(
                 pool.map(
@@ -254,6 +296,7 @@ def main(argv=None) -> None:
                     [args.seed] * args.replicates,
                     [args.n_boot] * args.replicates,
                     [args.compare] * args.replicates,
+                    [precision] * args.replicates,
                     chunksize=10,
                 )
             )
@@ -267,6 +310,12 @@ def main(argv=None) -> None:
         for r, tse in zip(rows[:-1], truth_se):
             print(f"| {r['m']} | {r['truth']:.4f} ({tse:.4f}) | {r['bias']:+.4f} | {r['bias_over_se']:+.2f} | "
                   f"{r['sd_over_se']:.2f} | {r['coverage']:.1%} | {r['zero_se']} |")  # fmt: skip
+        if precision:
+            spent = rows[-1]["spending"]
+            print(f"\nprecision {args.precision} at m = {max(SIZES)} (cap {args.max_real_runs} real runs): reached in "
+                  f"{spent['reached']:.1%} of replicates; real runs median {spent['runs_median']:.0f}, "
+                  f"max {spent['runs_max']}; half-width median {spent['half_width_median']:.4f}, "
+                  f"95th percentile {spent['half_width_p95']:.4f}")  # fmt: skip
         beyond = [m for m in SIZES if m > COPY_DESIGN[1]]
         if not args.compare:
             continue

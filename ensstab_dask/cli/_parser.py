@@ -148,6 +148,21 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     )
     est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
     est.add_argument(
+        "--precision",
+        type=float,
+        default=None,
+        metavar="HALF_WIDTH",
+        help="the interval's half-width wanted at the largest --m-ensemble (in the index's units, e.g. 0.03): "
+        "real runs are spent in rounds, more copies or more members per copy, until it is reached or "
+        "--max-real-runs stops it; the answer says what was spent and why (default model only)",
+    )
+    est.add_argument(
+        "--max-real-runs",
+        type=int,
+        default=None,
+        help="the cap on real runs for --precision (default: 1000)",
+    )
+    est.add_argument(
         "--m-ensemble",
         default="1,5,10,20,30,50",
         help="ensemble sizes to predict: a list, or an inclusive range start:stop:step",

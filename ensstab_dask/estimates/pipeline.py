@@ -47,6 +47,7 @@ from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT,
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
 from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.estimates.rounds import grow_copies, spend_in_rounds
 from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.indices import NogueiraStability, clip_to_index, index_range, nogueira_stability, stability_of_subsets
@@ -134,6 +135,8 @@ def estimate(
     model: str = DEFAULT_MODEL,
     progress: bool = True,
     allow_large: bool = False,
+    precision: float | None = None,
+    max_real_runs: int | None = None,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
@@ -203,6 +206,16 @@ def estimate(
         Run even above 10,000 real runs or 10^8 simulated selectors; without it such an
         estimate is refused before any work, saying what it would cost
         (:mod:`ensstab_dask.sweeps.cost`).
+    precision : float, optional
+        The half-width of the interval wanted at the largest ``m_ensemble``: the estimate
+        spends real runs in rounds (more copies, or more members per copy, whichever
+        part of the interval is larger) until its interval is that narrow or
+        ``max_real_runs`` stops it, and records what it spent and why
+        (:attr:`Estimate.spending`; :mod:`ensstab_dask.estimates.rounds`). Needs a model
+        that measures real ensemble copies (the default).
+    max_real_runs : int, optional
+        The cap on real runs for ``precision`` (default 1,000), at least the first
+        round's.
 
     Returns
     -------
@@ -253,6 +266,8 @@ def estimate(
         seed=seed,
         selector=selector,
         model=model,
+        precision=precision,
+        max_real_runs=max_real_runs,
     )
     _check_cost(X, y, settings, allow_large=allow_large)
     scorer = make_scorer(selector)
@@ -272,8 +287,46 @@ def estimate(
             progress=progress,
             clock=clock,
         )
+        if settings.precision is not None:
+            est = _in_rounds(est, (X, y, scorer), settings, copies=(copy_ranks, check_ranks), client=target,
+                             progress=progress, clock=clock)  # fmt: skip
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
+    return est
+
+
+def _in_rounds(first: Estimate, data: tuple, settings: EstimateSettings, *, copies: tuple, client, progress: bool,
+               clock: StageClock) -> Estimate:  # fmt: skip
+    """The estimate again on more real copies until ``settings.precision`` is reached or
+    ``settings.max_real_runs`` stops it (:func:`~ensstab_dask.estimates.rounds.spend_in_rounds`);
+    each round runs only the copies and members it adds, and every stage's seconds add up
+    over the rounds. ``data`` is ``(X, y, scorer)``; ``copies`` the first round's
+    ``(copy_ranks, check_ranks)``."""
+    X, y, scorer = data
+    ranks, check_ranks = copies
+    design = settings.curve_model.copy_design()
+    assert design is not None and ranks is not None  # the settings refused precision otherwise
+    seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
+
+    def grow(old: tuple[int, int], new: tuple[int, int]) -> Estimate:
+        nonlocal ranks
+        (G, B), (G2, B2) = old, new
+        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B) + [Copies(G2 - G, B2, seed, first_copy=G)] * (
+            G2 > G
+        )
+        spent = dict(clock)
+        with clock.stage("real_runs"):
+            made = real_run_plan(X, y, plan, selector=scorer, client=client, progress=progress)
+        ranks = grow_copies(ranks, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
+        est = estimate_from_runs(runs_from_copies(ranks, settings.n_target), settings, client=client,
+                                 copy_ranks=ranks, check_ranks=check_ranks, progress=progress, clock=clock)  # fmt: skip
+        for stage, seconds in spent.items():
+            clock[stage] += seconds
+        return est
+
+    est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
+                                 max_real_runs=settings.max_real_runs)  # fmt: skip
+    est.spending = spent
     return est
 
 
@@ -295,6 +348,8 @@ def _check_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:
         n_runs=s.n_runs,
         repeats=s.repeats,
     )
+    if s.max_real_runs is not None:  # what precision's rounds may spend
+        real = max(real, s.max_real_runs)
     check_cost("the estimate", n_feature=s.n_feature, real_runs=real, simulated=simulated, allow_large=allow_large,
                time_one_run=lambda: real_run(X, y, s.n_target, selector=s.selector, resample=s.resample))  # fmt: skip
 

@@ -10,6 +10,7 @@ import xarray as xr
 
 from ensstab_dask._version import __version__
 from ensstab_dask.estimates.comparison import compare, comparison_dataset
+from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import NogueiraStability
@@ -117,6 +118,7 @@ class Estimate:
     curve_source: str = ""  # what made the curve, in words
     interval_of: str = "real runs"  # what the curve's bootstrap resamples
     simulator: bool = True  # the curve is the paper's simulator's (its cautions apply)
+    spending: Spending | None = None  # the rounds of real runs a precision asked for
 
     @property
     def threshold_saturated(self) -> int:
@@ -207,6 +209,7 @@ class Estimate:
             "simulated_runs": self.simulated_runs,
             "seconds": self.seconds,
             "settings": self.settings,
+            "spending": None if self.spending is None else self.spending.to_dict(),
             "version": __version__,
         }
 
@@ -276,7 +279,8 @@ class Estimate:
                 naive_layout=real.attrs["layout"],
                 naive_m_stability=int(real.attrs["m_stability"]),
             )
-        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "notes", "self_check")
+        skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "notes", "self_check",
+                "spending")  # fmt: skip
         flat = {k: v for k, v in self.to_dict().items() if k not in skip}
         for k, v in flat.items():
             if isinstance(v, dict):
@@ -299,6 +303,9 @@ class Estimate:
         ds.attrs["warnings"] = "\n".join(self.warnings)
         ds.attrs["notes"] = "\n".join(self.notes)
         ds.attrs["has_curve"] = int(self.has_curve)
+        if self.spending is not None:
+            ds.attrs["spending"] = self.spending.sentence()
+            ds.attrs["spending_reached"] = int(self.spending.reached)
         for k, v in self.settings.items():
             ds.attrs[k] = "none" if v is None else v
         for k, v in self.seconds.items():

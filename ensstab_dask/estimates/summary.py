@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.trust import headline
 from ensstab_dask.indices import NogueiraStability, shared_features
 from ensstab_dask.models import SelfCheck
@@ -62,6 +63,7 @@ class EstimateFields(Protocol):
     curve_source: str
     interval_of: str
     simulator: bool
+    spending: Spending | None
 
     def curve_interval(self) -> dict[int, tuple[float, float]]: ...
 
@@ -145,6 +147,8 @@ def plain_answer(self: EstimateFields) -> list[str]:
     if len(m) > 1:
         lines.append("  " + _plateau(m, shared, k))
     lines.append("  " + _believe(self))
+    if self.spending is not None:
+        lines.append("  " + self.spending.sentence())
     return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
 
 
