@@ -311,9 +311,8 @@ def _in_rounds(first: Estimate, data: tuple, settings: EstimateSettings, *, copi
     def grow(old: tuple[int, int], new: tuple[int, int]) -> Estimate:
         nonlocal ranks
         (G, B), (G2, B2) = old, new
-        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B) + [Copies(G2 - G, B2, seed, first_copy=G)] * (
-            G2 > G
-        )
+        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
+        plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
         spent = dict(clock)
         with clock.stage("real_runs"):
             made = real_run_plan(X, y, plan, selector=scorer, client=client, progress=progress)
