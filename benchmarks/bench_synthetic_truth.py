@@ -230,6 +230,8 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
                 truth=float(truth[i]),
                 bias=float(bias),
                 bias_over_se=float(bias / mean_se) if mean_se > 0 else float("nan"),
+                mean_se=float(mean_se),
+                sd=float(np.nanstd(point[:, i], ddof=1)),
                 sd_over_se=float(np.nanstd(point[:, i], ddof=1) / mean_se) if mean_se > 0 else float("nan"),
                 coverage=float(np.mean((lower[:, i] <= truth[i]) & (truth[i] <= upper[:, i]))),
                 zero_se=int((se[:, i] <= 0).sum()),
@@ -242,17 +244,34 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
         err = values - truth[beyond]
         errors[name] = {"mean": err.mean(axis=0).tolist(), "rmse": np.sqrt((err**2).mean(axis=0)).tolist()}
     no_curve = int(np.isnan(point).all(axis=1).sum())
+    # The alarm's power where the estimate is wrong: among replicates whose error at the
+    # largest size exceeds 2 (3) of their own SE, the share that the self-check flagged.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        off = np.abs(point[:, -1] - truth[-1]) / se[:, -1]
+    power = {f"error_over_{k}_se": dict(replicates=int((off > k).sum()),
+                                        alarmed=float(alarms[off > k].mean()) if (off > k).any() else None)
+             for k in (2, 3)}  # fmt: skip
     spent = [r["spending"] for r in reps if r.get("spending")]
     spending = None
     if spent:
         runs = np.array([s["rounds"][-1]["real_runs"] for s in spent])
         widths = np.array([s["rounds"][-1]["half_width"] for s in spent], dtype=float)
         spending = dict(reached=float(np.mean([s["reached"] for s in spent])), runs_median=float(np.median(runs)),
+                        runs_mean=float(runs.mean()),
                         runs_max=int(runs.max()), half_width_median=float(np.nanmedian(widths)),
                         half_width_p95=float(np.nanpercentile(widths, 95)),
                         designs=sorted({"{copies}x{members}".format(**s["rounds"][-1]) for s in spent}))  # fmt: skip
     return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors,
-                        spending=spending)]  # fmt: skip
+                        spending=spending, power=power)]  # fmt: skip
+
+
+def speed_up(rows: list[dict], truth_se: np.ndarray, truth_copies: int, runs: float) -> list[float]:
+    """Equal-precision speed-up over the naive check at each size: (naive runs x naive
+    variance) / (estimate runs x the estimate's variance over the replicates). The naive
+    check is 20 copies of m weak selectors (20 m real runs), its SE the truth's U-statistic
+    SE scaled from ``truth_copies`` copies to 20 (as 1 / sqrt(copies))."""
+    naive_var = (np.asarray(truth_se) * np.sqrt(truth_copies / 20)) ** 2
+    return [float(20 * r["m"] * v / (runs * r["sd"] ** 2)) for r, v in zip(rows, naive_var)]
 
 
 def main(argv=None) -> None:
@@ -278,7 +297,8 @@ def main(argv=None) -> None:
     precision = None if args.precision is None else (args.precision, args.max_real_runs)
     from concurrent.futures import ProcessPoolExecutor
 
-    out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "regimes": {}}
+    out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "truth_copies": args.truth_copies,
+           "precision": precision, "regimes": {}}  # fmt: skip
     for name in args.regimes.split(","):
         regime = REGIMES[name]
         t0 = time.perf_counter()
@@ -301,6 +321,9 @@ def main(argv=None) -> None:
                 )
             )
         rows = summarise(truth, reps)
+        spent = rows[-1]["spending"]
+        runs = spent["runs_mean"] if spent else COPY_DESIGN[0] * COPY_DESIGN[1]
+        rows[-1]["speed_up"] = speed_up(rows[:-1], truth_se, args.truth_copies, runs)
         out["regimes"][name] = {"regime": vars(regime), "truth_se": truth_se.tolist(), "rows": rows}
         print(f"\n## {name} (tau {regime.tau}, sigma {regime.sigma}); {len(reps)} replicates, "
               f"{time.perf_counter() - t0:.0f} s; self-check alarms {rows[-1]['alarm_rate']:.1%}; "
@@ -310,6 +333,11 @@ def main(argv=None) -> None:
         for r, tse in zip(rows[:-1], truth_se):
             print(f"| {r['m']} | {r['truth']:.4f} ({tse:.4f}) | {r['bias']:+.4f} | {r['bias_over_se']:+.2f} | "
                   f"{r['sd_over_se']:.2f} | {r['coverage']:.1%} | {r['zero_se']} |")  # fmt: skip
+        print("equal-precision speed-up over the naive check: "
+              + ", ".join(f"m = {m}: {x:.1f}x" for m, x in zip(SIZES, rows[-1]["speed_up"])))  # fmt: skip
+        for k, p in rows[-1]["power"].items():
+            share = "-" if p["alarmed"] is None else f"{p['alarmed']:.0%}"
+            print(f"alarm where |error| at m = {max(SIZES)} > {k.split('_')[2]} SE: {share} of {p['replicates']}")
         if precision:
             spent = rows[-1]["spending"]
             print(f"\nprecision {args.precision} at m = {max(SIZES)} (cap {args.max_real_runs} real runs): reached in "
