@@ -47,7 +47,7 @@ from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT,
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
 from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.rounds import grow_copies, spend_in_rounds
+from ensstab_dask.estimates.rounds import spend_real_runs
 from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.indices import NogueiraStability, clip_to_index, index_range, nogueira_stability, stability_of_subsets
@@ -288,44 +288,10 @@ def estimate(
             clock=clock,
         )
         if settings.precision is not None:
-            est = _in_rounds(est, (X, y, scorer), settings, copies=(copy_ranks, check_ranks), client=target,
-                             progress=progress, clock=clock)  # fmt: skip
+            est = spend_real_runs(est, (X, y, scorer), settings, copies=(copy_ranks, check_ranks), client=target,
+                                  progress=progress, clock=clock, again=estimate_from_runs)  # fmt: skip
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
-    return est
-
-
-def _in_rounds(first: Estimate, data: tuple, settings: EstimateSettings, *, copies: tuple, client, progress: bool,
-               clock: StageClock) -> Estimate:  # fmt: skip
-    """The estimate again on more real copies until ``settings.precision`` is reached or
-    ``settings.max_real_runs`` stops it (:func:`~ensstab_dask.estimates.rounds.spend_in_rounds`);
-    each round runs only the copies and members it adds, and every stage's seconds add up
-    over the rounds. ``data`` is ``(X, y, scorer)``; ``copies`` the first round's
-    ``(copy_ranks, check_ranks)``."""
-    X, y, scorer = data
-    ranks, check_ranks = copies
-    design = settings.curve_model.copy_design()
-    assert design is not None and ranks is not None  # the settings refused precision otherwise
-    seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
-
-    def grow(old: tuple[int, int], new: tuple[int, int]) -> Estimate:
-        nonlocal ranks
-        (G, B), (G2, B2) = old, new
-        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
-        plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
-        spent = dict(clock)
-        with clock.stage("real_runs"):
-            made = real_run_plan(X, y, plan, selector=scorer, client=client, progress=progress)
-        ranks = grow_copies(ranks, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
-        est = estimate_from_runs(runs_from_copies(ranks, settings.n_target), settings, client=client,
-                                 copy_ranks=ranks, check_ranks=check_ranks, progress=progress, clock=clock)  # fmt: skip
-        for stage, seconds in spent.items():
-            clock[stage] += seconds
-        return est
-
-    est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
-                                 max_real_runs=settings.max_real_runs)  # fmt: skip
-    est.spending = spent
     return est
 
 
