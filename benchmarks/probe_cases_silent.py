@@ -22,7 +22,6 @@ import subprocess
 import sys
 
 import numpy as np
-
 from probe_cases_common import Case
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -359,23 +358,33 @@ CASES: list[Case] = [
     Case(3, "estimate --json LINK-TO-/dev/null --overwrite", case_3_device_link),
     Case(4, "simulate --json over an existing file without --overwrite", case_4_simulate_existing),
     Case(4, "estimate --json X --output X --overwrite", case_4_same_output),
-    Case(5, "report on a store with its n_runs chunk deleted",
-         _report_damaged(lambda s: chunk(s, "n_runs").unlink())),  # fmt: skip
+    Case(
+        5, "report on a store with its n_runs chunk deleted", _report_damaged(lambda s: chunk(s, "n_runs").unlink())
+    ),  # fmt: skip
     Case(5, "report on a store with an edited seed attribute", _report_damaged(_edit_seed)),
     Case(5, "report on a store with flipped bits in a stability_std chunk", _report_damaged(_flip_bits)),
     Case(5, "report on a store with a truncated stability_std chunk", _report_damaged(_truncate)),
-    Case(5, "report on a store with a deleted stability_std chunk",
-         _report_damaged(lambda s: chunk(s, "stability_std").unlink())),  # fmt: skip
+    Case(
+        5,
+        "report on a store with a deleted stability_std chunk",
+        _report_damaged(lambda s: chunk(s, "stability_std").unlink()),
+    ),  # fmt: skip
     Case(6, "stability chunks c/0/0/0 and c/1/0/0 swapped: verify, export, resume", _moved_chunks(_swap)),
-    Case(6, "chunks copied from a seed-1 store of the same grid: verify, export, resume",
-         _moved_chunks(_copy_from_seed_1)),  # fmt: skip
+    Case(
+        6,
+        "chunks copied from a seed-1 store of the same grid: verify, export, resume",
+        _moved_chunks(_copy_from_seed_1),
+    ),  # fmt: skip
     Case(7, "estimate --data ''", case_7_empty_data),
     Case(8, "simulate --seed 9223372036854775808", _big_seed(2**63)),
     Case(8, "simulate --seed 10**30", _big_seed(10**30)),
     Case(9, "estimate --n-runs 1000000 with the default model", case_9_n_runs),
     Case(9, "report SWEEP --real-stability nan", _report_observation("--real-stability", "nan")),
-    Case(9, "report SWEEP --real-stability nan --n-useful 30", _report_observation("--real-stability", "nan",
-                                                                                  "--n-useful", "30")),  # fmt: skip
+    Case(
+        9,
+        "report SWEEP --real-stability nan --n-useful 30",
+        _report_observation("--real-stability", "nan", "--n-useful", "30"),
+    ),  # fmt: skip
     Case(9, "report SWEEP --real-stability 0.3 without --n-useful", _report_observation("--real-stability", "0.3")),
     Case(10, "validate --cache-dir inside $ENSSTAB_DATA_DIR", case_10_cache_dir),
     Case(10, "sweep --store ''", case_10_empty_store),
