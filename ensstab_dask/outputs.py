@@ -149,7 +149,7 @@ def refuse_to_replace(
             f"{name} {str(out)!r} is {kind}, not a regular file: an output never replaces one; choose another path"
         )
     for folder in (target, *target.parents):
-        if folder.is_dir() and any((folder / name).exists() for name in ("zarr.json", ".zgroup", ".zarray")):
+        if folder.is_dir() and any((folder / marker).exists() for marker in ("zarr.json", ".zgroup", ".zarray")):
             where = "is" if folder == target else "lies inside"
             raise InvalidParameterError(
                 f"{name} {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
