@@ -29,6 +29,7 @@ from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.plotting.report import write_report
+from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
@@ -152,7 +153,7 @@ def _cmd_verify(args) -> int:
 def _cmd_estimate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
-    data, source = _load(args)
+    data, source, data_line = _load(args)
     options = _estimate_options(args)
     if args.validate and options["resample"] != "half":
         print(
@@ -160,7 +161,7 @@ def _cmd_estimate(args) -> int:
             "(each copy a random half, its members bootstrap samples of it)",
             file=sys.stderr,
         )
-    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    print(data_line)
     val = None
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
@@ -175,6 +176,7 @@ def _cmd_estimate(args) -> int:
     print(est.summary())
     payload = est.to_dict()
     payload["data"] = source
+    payload["classes"] = class_counts(data.y)
     if data.informative is not None and est.selection_counts is not None:
         counts = est.selection_counts
         t = est.t_uniform
@@ -207,9 +209,9 @@ def _cmd_validate(args) -> int:
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
-    data, source = _load(args)
+    data, source, data_line = _load(args)
     options = _estimate_options(args)
-    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    print(data_line)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it
         res = validate(
@@ -226,7 +228,7 @@ def _cmd_validate(args) -> int:
     print(res.summary())
     ds = res.to_dataset()
     ds.attrs["data"] = source
-    _write(args, res.to_dict(), ds)
+    _write(args, {**res.to_dict(), "classes": class_counts(data.y)}, ds)
     return 0
 
 

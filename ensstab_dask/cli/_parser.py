@@ -139,6 +139,14 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"
     )
+    est.add_argument(
+        "--classes",
+        metavar="A,B",
+        default=None,
+        help="keep only the samples of these classes (at least two, by their labels as the data line prints them), "
+        "in any format; default: every class, and more than two are used together (features ranked by how they "
+        "separate every class)",
+    )
     est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
     est.add_argument(
         "--n-runs",
