@@ -20,8 +20,18 @@ from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarr
 
 pd = pytest.importorskip("pandas")
 
-CELL_TYPES = ["CD14+ Monocyte", "CD19+ B", "CD34+", "CD4+/CD25 T Reg", "CD4+/CD45RA+/CD25- Naive T",
-              "CD4+/CD45RO+ Memory", "CD56+ NK", "CD8+ Cytotoxic T", "CD8+/CD45RA+ Naive Cytotoxic", "Dendritic"]  # fmt: skip
+CELL_TYPES = [
+    "CD14+ Monocyte",
+    "CD19+ B",
+    "CD34+",
+    "CD4+/CD25 T Reg",
+    "CD4+/CD45RA+/CD25- Naive T",
+    "CD4+/CD45RO+ Memory",
+    "CD56+ NK",
+    "CD8+ Cytotoxic T",
+    "CD8+/CD45RA+ Naive Cytotoxic",
+    "Dendritic",
+]
 #: Samples per type, all different, so that a count printed against the wrong type shows.
 SIZES = [12, 5, 6, 7, 8, 9, 10, 11, 4, 13]
 N_GENES = 40
