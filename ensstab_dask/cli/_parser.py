@@ -28,6 +28,8 @@ from ensstab_dask.cli._commands import (
 )
 from ensstab_dask.cli._common import SELECTORS, UsageError
 from ensstab_dask.indices import INDICES
+from ensstab_dask.models import USED_WHEN, models_using
+from ensstab_dask.models.anchored import COPY_DESIGN
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -152,9 +154,21 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "--n-runs",
         type=int,
         default=None,
-        help="runs behind n_useful (default: largest m_ensemble; at most the 200 copy runs with --model anchored)",
+        help="runs behind n_useful (default: largest m_ensemble; at most the "
+        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} copy runs with --model anchored)",
     )
-    est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
+    est.add_argument(
+        "--m-stability",
+        type=int,
+        default=m_stability,
+        help="ensemble copies behind each stability: with the paper's runs (--model "
+        + ", ".join(models_using("calibration_layout"))
+        + "), the real runs behind the single selector's stability, and with --model "
+        + ", ".join(models_using("p_method"))
+        + " the simulated copies behind each simulated one; for every model, the naive check's copies (--validate) "
+        f"and the direct measurement the cost picture prices (--model anchored measures its own {COPY_DESIGN[0]} "
+        "real ensemble copies)",
+    )
     est.add_argument(
         "--m-ensemble",
         default="1,5,10,20,30,50",
@@ -173,16 +187,17 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--resample",
         default="half",
-        help="resample of the runs behind n_useful (and p with --calibration-layout paper): half, bootstrap, "
-        "bagging (a bootstrap sample of a random half), or a fraction like 0.7",
+        help="resample of the paper's runs behind n_useful (and the single selector's stability with "
+        "--calibration-layout paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a fraction "
+        "like 0.7",
     )
     est.add_argument(
         "--calibration-layout",
         default=DEFAULT_CALIBRATION_LAYOUT,
         choices=CALIBRATION_LAYOUTS,
-        help="which runs calibrate the simulator: paper (every run on --resample, the paper's method), ensemble "
-        "(p on runs in the ensemble's weak-selector layout, n_useful on --resample runs), ensemble-all (both in the "
-        "weak-selector layout)",
+        help="the layout of the paper's single-selector runs: paper (every run on --resample, the paper's method), "
+        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
+        "n_useful on --resample runs), ensemble-all (both in the weak-selector layout)",
     )
     est.add_argument(
         "--model",
@@ -204,12 +219,23 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "--n-boot",
         type=int,
         default=200,
-        help="bootstrap replicates of the real runs behind every interval; 0 turns the bootstrap off",
+        help="bootstrap replicates behind every interval (of the real runs, or of the real ensemble copies of "
+        "--model anchored); 0 turns the bootstrap off",
     )
     est.add_argument("--confidence", type=float, default=0.95, help="level of the percentile intervals")
     _add_shared_options(est)
     est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
     est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+    _name_the_models(est)
+
+
+def _name_the_models(p: argparse.ArgumentParser) -> None:
+    """End the help of each option only some models use with those models
+    (:data:`~ensstab_dask.models.USED_WHEN`): what the default model ignores says so."""
+    for action in p._actions:  # argparse has no public list of a parser's options
+        setting = action.dest.removeprefix("no_")
+        if setting in USED_WHEN:
+            action.help = f"{action.help} (--model {', '.join(models_using(setting))} only)"
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -240,8 +266,9 @@ def _examples(*lines: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ensstab",
-        description="Estimate the stability of ensemble feature selectors (the fast estimation method of Onda et "
-        "al.), on Dask. Each command has its own --help.",
+        description="Estimate the stability of ensemble feature selectors from a few real runs, on Dask: the fast "
+        "estimation method of Onda et al. (--model onda) and, by default, a model that measures a few small real "
+        "ensembles and extrapolates (--model anchored). Each command has its own --help.",
     )
     parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -348,7 +375,7 @@ def _add_validate_command(sub) -> None:
         epilog=_examples(
             "ensstab validate                          # the embedded default; the naive check takes minutes",
             "ensstab validate --data colon.mat --n-target 20 --json colon-validation.json",
-            "ensstab validate --calibrate --output validation.nc && ensstab report validation.nc -o report/",
+            "ensstab validate --model onda --calibrate --output validation.nc && ensstab report validation.nc -o r/",
         ),
     )
     _add_estimate_options(val, m_stability=20)  # validation.validate's default
