@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -115,7 +116,28 @@ def _cmd_sweep(args) -> int:
     )
     if not args.store and not args.output:
         print(ds["stability"].to_dataframe().drop(columns="n_runs", errors="ignore").to_string())
+    for step in _next_steps(args.store, args.output):
+        print(step)
     return 0
+
+
+def _next_steps(store: str | None, output: str | None) -> list[str]:
+    """What to do with a finished sweep, as commands to copy: check its store, export it, draw it."""
+
+    def stem(path: str) -> str:
+        return os.path.splitext(os.path.basename(os.path.normpath(path)))[0] or "sweep"
+
+    steps = []
+    if store:
+        steps.append(f"  ensstab verify {shlex.quote(store)}   (checks every cell against the store's record)")
+        if not output:
+            netcdf = shlex.quote(stem(store) + ".nc")
+            steps.append(f"  ensstab export {shlex.quote(store)} {netcdf}   (one netCDF file)")
+    drawn = output or store
+    if drawn:
+        report = shlex.quote(stem(drawn) + "-report/")
+        steps.append(f"  ensstab report {shlex.quote(drawn)} -o {report}   (pictures and an index.html)")
+    return ["next:", *steps] if steps else []
 
 
 def _cmd_export(args) -> int:

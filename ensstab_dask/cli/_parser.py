@@ -128,10 +128,8 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
-    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
-    the default of the library function behind the command."""
-    _add_yes(est)
+def _add_data_options(est: argparse.ArgumentParser) -> None:
+    """The data an estimate reads: the file, its label column, the classes kept."""
     est.add_argument(
         "--data",
         metavar="PATH",
@@ -149,6 +147,45 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "in any format; default: every class, and more than two are used together (features ranked by how they "
         "separate every class)",
     )
+
+
+def _add_paper_run_options(est: argparse.ArgumentParser) -> None:
+    """How the paper's single-selector runs are made and p fitted (the models that make them)."""
+    est.add_argument(
+        "--p-method",
+        default="bisect",
+        choices=P_METHODS,
+        help="how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
+        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
+    )
+    est.add_argument(
+        "--resample",
+        default="half",
+        help="resample of the paper's runs behind n_useful (and the single selector's stability with "
+        "--calibration-layout paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a fraction "
+        "like 0.7",
+    )
+    est.add_argument(
+        "--calibration-layout",
+        default=DEFAULT_CALIBRATION_LAYOUT,
+        choices=CALIBRATION_LAYOUTS,
+        help="the layout of the paper's single-selector runs: paper (every run on --resample, the paper's method), "
+        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
+        "n_useful on --resample runs), ensemble-all (both in the weak-selector layout)",
+    )
+    est.add_argument(
+        "--member-resample",
+        default="bagging",
+        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap "
+        "sample of a random half, as in the naive check), or any --resample value",
+    )
+
+
+def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
+    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
+    the default of the library function behind the command."""
+    _add_yes(est)
+    _add_data_options(est)
     est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
     est.add_argument(
         "--n-runs",
@@ -177,28 +214,7 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity")
     est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (rf: random forest)")
     est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
-    est.add_argument(
-        "--p-method",
-        default="bisect",
-        choices=P_METHODS,
-        help="how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
-        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
-    )
-    est.add_argument(
-        "--resample",
-        default="half",
-        help="resample of the paper's runs behind n_useful (and the single selector's stability with "
-        "--calibration-layout paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a fraction "
-        "like 0.7",
-    )
-    est.add_argument(
-        "--calibration-layout",
-        default=DEFAULT_CALIBRATION_LAYOUT,
-        choices=CALIBRATION_LAYOUTS,
-        help="the layout of the paper's single-selector runs: paper (every run on --resample, the paper's method), "
-        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
-        "n_useful on --resample runs), ensemble-all (both in the weak-selector layout)",
-    )
+    _add_paper_run_options(est)
     est.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -208,12 +224,6 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "real runs for its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own "
         "set of h features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of "
         "the real ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
-    )
-    est.add_argument(
-        "--member-resample",
-        default="bagging",
-        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap "
-        "sample of a random half, as in the naive check), or any --resample value",
     )
     est.add_argument(
         "--n-boot",
@@ -314,8 +324,10 @@ def _add_sweep_command(sub) -> None:
         "the simulated ensemble stability and n_useful_v = A[f_(u,p)], each cell from --repeats independent draws. "
         "With --store, every finished block is kept in a zarr store, and the same command run again resumes it.",
         epilog=_examples(
-            "ensstab sweep --n-useful 20:810:10 --p 0.01:1.0:0.01 --m-ensemble 1,5,10,30 --store sweep.zarr",
-            "ensstab export sweep.zarr sweep.nc       # once the sweep is done",
+            "ensstab sweep --n-useful 20:100:20 --p 0.1:1.0:0.1 --m-ensemble 1,5 --store sweep.zarr   # 100 cells",
+            "ensstab verify sweep.zarr && ensstab export sweep.zarr sweep.nc   # once the sweep is done",
+            "ensstab sweep --n-useful 20:810:10 --p 0.01:1.0:0.01 --m-ensemble 1,5,10,30 --store full.zarr   "
+            "# full size: 32,000 cells",
             "ensstab sweep --n-useful 20,40 --p 0.5,0.7 --scheduler tcp://10.0.0.5:8786 --output small.nc",
         ),
     )

@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate": "Prostate_GE.mat"}
+#: Where the reference files come from (scikit-feature's datasets page).
+REFERENCE_SOURCE = "https://jundongl.github.io/scikit-feature/datasets.html"
 DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
 
 
@@ -376,14 +378,17 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
 
 
 def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -> Data:
-    """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``."""
+    """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``: the files of
+    :data:`REFERENCE_FILES`, as scikit-feature's datasets page (:data:`REFERENCE_SOURCE`)
+    serves them (docs/method.md, section 10, has their checksums)."""
     key = str(name).lower()
     if key not in REFERENCE_FILES:
         raise InvalidParameterError(f"name must be one of {sorted(REFERENCE_FILES)}; got {name!r}")
     folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
     if not folder:
         raise InvalidParameterError(
-            f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]}"
+            f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]} "
+            f"(scikit-feature's datasets page: {REFERENCE_SOURCE})"
         )
     return load_dataset(Path(folder) / REFERENCE_FILES[key])
 
