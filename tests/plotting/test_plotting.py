@@ -232,13 +232,19 @@ def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_
         want = fn(est, real=real) if fn is plotting.plot_stability_curve else fn(ds)
         assert_same_picture(drawn(fn(with_naive)), drawn(want), f"{fn.__name__}, with the naive check")
         plt.close("all")
-    # The pictures draw the estimate's own numbers (a round-trip of nothing would pass the above).
+    # The pictures draw the estimate's own numbers (a round-trip of nothing would pass the above),
+    # in shared features (the answer's units).
+    from ensstab_dask.indices import shared_features
+
+    def shared(values):
+        return shared_features(np.asarray(values), "jaccard", est.n_feature, est.n_target)
+
     ax = plotting.plot_stability_curve(with_naive)
     curve = [ln for ln in ax.get_lines() if "(simulator u=" in ln.get_label()][0]
     np.testing.assert_array_equal(curve.get_xdata(), list(M))
-    np.testing.assert_array_equal(curve.get_ydata(), est.curve["stability"].values)
+    np.testing.assert_array_equal(curve.get_ydata(), shared(est.curve["stability"].values))
     naive = [c for c in ax.containers if c.get_label().startswith("naive")][0]
-    np.testing.assert_array_equal(naive.lines[0].get_ydata(), real["stability"].values)
+    np.testing.assert_array_equal(naive.lines[0].get_ydata(), shared(real["stability"].values))
 
 
 def test_sweep_curves(sweep_ds):
