@@ -46,6 +46,7 @@ __all__ = [
     "u_statistic_variance",
     "pair_means_without_each",
     "shared_features",
+    "index_of_shared",
 ]
 
 #: Each stability index by name, with the values it can take: an interval of it is clipped
@@ -93,23 +94,50 @@ def _similarity(inter: np.ndarray, n_feature: int, index: str) -> np.ndarray:
     raise InvalidParameterError(f"no pairwise form for index {index!r}")
 
 
-def shared_features(value, index: str, n_feature: int, n_target: int):
+def shared_features(value, index: str, n_feature: int, n_target: int, *, clip: bool = True):
     """How many of their ``n_target`` features two selections share when their similarity
     is ``value``: :func:`_similarity` solved for the intersection, for equal sizes.
 
     Nogueira's index equals the mean pairwise Kuncheva index when every subset has
     ``n_target`` features (Nogueira et al. 2018), so both invert the same way. Each
     mapping is increasing: an interval of the index maps to an interval of the count.
+    ``clip=False`` keeps the formula's value beyond ``[0, n_target]`` (a picture's axis
+    scale, which must be defined on the whole axis).
     """
     v, k, n = np.asarray(value, dtype=np.float64), float(n_target), float(n_feature)
+    if index == "jaccard":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = 2.0 * k * v / (1.0 + v)
+    elif index == "dice":
+        out = k * v
+    else:
+        check_choice(index, "index", INDICES)  # kuncheva or nogueira
+        out = (v * k * (n - k) + k * k) / n
     # An interval clipped to the index's range can reach below what two selections of k
     # features can score (Kuncheva's floor is -k/(n-k)): no fewer than 0 shared, no more than k.
+    return np.clip(out, 0.0, k) if clip else out
+
+
+def index_of_shared(shared, index: str, n_feature: int, n_target: int):
+    """The similarity of two selections of ``n_target`` features that share ``shared`` of
+    them: :func:`shared_features` the other way (a picture's second axis, say).
+
+    Examples
+    --------
+    >>> from ensstab_dask.indices import index_of_shared, shared_features
+    >>> float(index_of_shared(10, "jaccard", 2000, 20))  # 10 of 20 shared: 10 / 30
+    0.3333333333333333
+    >>> float(shared_features(index_of_shared(7.0, "kuncheva", 2000, 20), "kuncheva", 2000, 20))
+    7.0
+    """
+    s, k, n = np.asarray(shared, dtype=np.float64), float(n_target), float(n_feature)
     if index == "jaccard":
-        return np.clip(2.0 * k * v / (1.0 + v), 0.0, k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return s / (2.0 * k - s)
     if index == "dice":
-        return np.clip(k * v, 0.0, k)
-    check_choice(index, "index", INDICES)  # kuncheva or nogueira from here on
-    return np.clip((v * k * (n - k) + k * k) / n, 0.0, k)
+        return s / k
+    check_choice(index, "index", INDICES)  # kuncheva or nogueira (see shared_features)
+    return (s * n - k * k) / (k * (n - k))
 
 
 def _nogueira_parts(z: np.ndarray) -> tuple[float, float, np.ndarray]:

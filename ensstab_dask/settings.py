@@ -36,7 +36,7 @@ from ensstab_dask.checks import (
 )
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
-from ensstab_dask.models import CurveModel, get_model
+from ensstab_dask.models import CurveModel, get_model, models_using
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.selectors import check_resample, describe_selector
 from ensstab_dask.seeding import SeedLike
@@ -325,10 +325,11 @@ class EstimateSettings:
 
     def to_dict(self) -> dict[str, Any]:
         """The settings an :class:`~ensstab_dask.estimates.result.Estimate` records (its
-        ``settings``: the JSON's and the Dataset's attributes). The problem and the sizes
-        are the Estimate's own fields; a model without the paper's runs records
-        ``calibration_layout="copies"``."""
-        return dict(
+        ``settings``: the JSON's and the Dataset's attributes): those the model used. The
+        problem and the sizes are the Estimate's own fields; a setting only some models
+        use (:data:`~ensstab_dask.models.USED_WHEN`: p's fit, the paper's runs' layout and
+        resamples) is recorded for those models alone."""
+        recorded = dict(
             m_stability=self.m_stability,
             n_runs=self.n_runs,
             repeats=self.repeats,
@@ -336,7 +337,7 @@ class EstimateSettings:
             aggregate=self.aggregate,
             index=self.index,
             resample=str(self.resample),
-            calibration_layout=self.calibration_layout if self.curve_model.paper_runs else "copies",
+            calibration_layout=self.calibration_layout,
             member_resample=str(self.member_resample),
             n_boot=self.n_boot,
             confidence=self.confidence,
@@ -346,3 +347,4 @@ class EstimateSettings:
             precision=self.precision,
             max_real_runs=self.max_real_runs,
         )
+        return {key: value for key, value in recorded.items() if self.model in models_using(key)}

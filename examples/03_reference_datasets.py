@@ -50,12 +50,10 @@ CACHE_DIR = None
 import tempfile
 
 import matplotlib.pyplot as plt
-from distributed import Client
 from sklearn.ensemble import RandomForestClassifier
 
 import ensstab_dask as es
 from ensstab_dask import plotting
-from ensstab_dask.cluster import local_cluster
 from ensstab_dask.real.datasets import make_microarray, reference_dataset
 
 N_TARGET = {"colon": 20, "lymphoma": 40, "prostate": 60}  # the paper's settings
@@ -79,13 +77,15 @@ if not datasets:
 # written out here) draws a bar for each stage: the estimate's real runs and
 # simulations, then the naive check's real runs. In Jupyter the bars are widgets when
 # `ipywidgets` is installed, text bars otherwise. The Dask dashboard (its address is
-# printed) shows the same work live.
+# printed) shows the same work live. `es.connect("processes")` starts one local cluster
+# for every dataset (one worker process per core) with dask's timeouts raised for a
+# machine busy with other work (`es.cluster.BUSY_MACHINE`), and closes it at the end.
 
 # %%
 selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
 cache = CACHE_DIR or tempfile.mkdtemp()
 results = {}
-with local_cluster() as cluster, Client(cluster) as client:  # one worker process per core, for every dataset
+with es.connect("processes") as client:
     for i, (name, data) in enumerate(datasets.items(), 1):
         print(f"[{i}/{len(datasets)}] {name}: {data.X.shape[0]} samples x {data.X.shape[1]} features", flush=True)
         # The paper's model (model="onda"), to show its calibration and fixed point; the

@@ -37,10 +37,12 @@ N_RUNS = 30 if SMALL else None  # None: the largest m_ensemble, the estimate's d
 REPEATS = 4 if SMALL else 20
 
 # %%
-from distributed import Client, LocalCluster
+import dask
+from distributed import Client
 
 import ensstab_dask as es
 from ensstab_dask import make_microarray
+from ensstab_dask.cluster import busy_machine_config, local_cluster
 
 address = os.environ.get("ENSSTAB_SCHEDULER")
 if address:
@@ -48,7 +50,8 @@ if address:
     cluster = None
 else:
     print("ENSSTAB_SCHEDULER not set: starting a local cluster")
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0")
+    dask.config.set(busy_machine_config())  # for this kernel: timeouts that allow for a busy machine
+    cluster = local_cluster(n_workers=2, host="127.0.0.1")
     client = Client(cluster)
 print(client)
 print("dashboard:", client.dashboard_link)

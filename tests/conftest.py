@@ -43,3 +43,16 @@ def two_process_client():
         Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture
+def busy_machine():
+    """CPU hogs, two per core, beside the test when the run asks for them (``ENSSTAB_TEST_HOGS=1``;
+    tests/busy.py): the signal tests must hold on a busy machine too."""
+    from busy import cpu_hogs, wanted
+
+    if not wanted():
+        yield None
+        return
+    with cpu_hogs() as hogs:
+        yield hogs

@@ -260,3 +260,26 @@ def test_the_quickstart_runs_the_clis_defaults_at_full_size(monkeypatch):
     # The n_target and the seed are written in the estimate's cell, as the CLI's.
     code = "".join(source for _, source in _code_cells(nb))
     assert f"    {cli.n_target},\n" in code and f"seed={cli.seed}," in code
+
+
+@pytest.mark.slow
+def test_the_shell_command_of_examples_readme_writes_a_notebook_with_its_outputs(tmp_path):
+    """`jupyter execute NOTEBOOK`, as examples/README.md said, showed nothing: the outputs
+    went nowhere. The command it gives now, run as written (small sizes), writes them."""
+    pytest.importorskip("ipykernel", reason="jupyter execute needs a kernel (ipykernel, in the test extra)")
+    import os
+    import re
+    import shutil
+    import subprocess
+
+    (command,) = re.findall(r"```bash\n(.*?)\n```", (EXAMPLES / "README.md").read_text(), flags=re.S)
+    (tmp_path / "examples").mkdir()
+    shutil.copy(EXAMPLES / "01_quickstart.ipynb", tmp_path / "examples")
+    env = dict(os.environ, ENSSTAB_EXAMPLE_SMALL="1", MPLBACKEND="Agg",
+               PYTHONPATH=os.pathsep.join([str(EXAMPLES.parent), os.environ.get("PYTHONPATH", "")]))  # fmt: skip
+    res = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    nb = nbformat.read(tmp_path / "runs" / "01_quickstart.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert any(o.get("text", "").startswith("Answer: two runs of the ensemble") for o in outputs)
+    assert any(o.get("text", "").startswith("report: ") for o in outputs)  # to the last cell

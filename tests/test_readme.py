@@ -152,7 +152,7 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     d = json.loads(out.read_text())
     # The default model: 10 real ensemble copies of 20 weak selectors, and nothing else.
     claimed = _number(RUNS_CLAIM.search(README.read_text())[1])  # the README's figure, counted here
-    assert d["real_runs"] == claimed and d["model"] == "anchored" and d["settings"]["calibration_layout"] == "copies"
+    assert d["real_runs"] == claimed and d["model"] == "anchored" and "calibration_layout" not in d["settings"]
     assert d["self_check"]["passed"] is True and d["self_check"]["sizes"] == [20]
     assert set(d["curve"]) == set(d["curve_interval"]) == {"1", "5", "10", "20", "30", "50"}
     assert d["reliable"] is True and d["warnings"] == []

@@ -36,8 +36,11 @@ def test_to_dict_is_what_an_estimate_records():
                                  "calibration_layout", "member_resample", "n_boot", "confidence", "seed",
                                  "selector", "model", "precision", "max_real_runs"]  # fmt: skip
     assert s.to_dict()["resample"] == "0.5" and s.to_dict()["calibration_layout"] == "ensemble"
-    # A model without the paper's single-selector runs has no layout of them.
-    assert EstimateSettings(**PROBLEM, model="anchored").to_dict()["calibration_layout"] == "copies"
+    # A model without the paper's single-selector runs, nor a simulator, records neither their layout and
+    # resamples nor p's fit: it used none of them.
+    assert list(EstimateSettings(**PROBLEM, model="anchored").to_dict()) == [
+        "m_stability", "n_runs", "repeats", "aggregate", "index", "n_boot", "confidence", "seed", "selector", "model"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -31,6 +32,7 @@ from ensstab_dask.estimates.validation import validate
 from ensstab_dask.exceptions import InvalidParameterError, UnreliableEstimateWarning
 from ensstab_dask.outputs import refuse_to_replace
 from ensstab_dask.plotting.report import write_report
+from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
@@ -118,7 +120,28 @@ def _cmd_sweep(args) -> int:
     )
     if not args.store and not args.output:
         print(ds["stability"].to_dataframe().drop(columns="n_runs", errors="ignore").to_string())
+    for step in _next_steps(args.store, args.output):
+        print(step)
     return 0
+
+
+def _next_steps(store: str | None, output: str | None) -> list[str]:
+    """What to do with a finished sweep, as commands to copy: check its store, export it, draw it."""
+
+    def stem(path: str) -> str:
+        return os.path.splitext(os.path.basename(os.path.normpath(path)))[0] or "sweep"
+
+    steps = []
+    if store:
+        steps.append(f"  ensstab verify {shlex.quote(store)}   (checks every cell against the store's record)")
+        if not output:
+            netcdf = shlex.quote(stem(store) + ".nc")
+            steps.append(f"  ensstab export {shlex.quote(store)} {netcdf}   (one netCDF file)")
+    drawn = output or store
+    if drawn:
+        report = shlex.quote(stem(drawn) + "-report/")
+        steps.append(f"  ensstab report {shlex.quote(drawn)} -o {report}   (pictures and an index.html)")
+    return ["next:", *steps] if steps else []
 
 
 def _cmd_export(args) -> int:
@@ -162,7 +185,7 @@ def _cmd_verify(args) -> int:
 def _cmd_estimate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
-    data, source = _load(args)
+    data, source, data_line = _load(args)
     options = _estimate_options(args)
     if args.validate and options["resample"] != "half":
         print(
@@ -170,7 +193,7 @@ def _cmd_estimate(args) -> int:
             "(each copy a random half, its members bootstrap samples of it)",
             file=sys.stderr,
         )
-    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    print(data_line)
     val = None
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
@@ -185,6 +208,7 @@ def _cmd_estimate(args) -> int:
     print(est.summary())
     payload = est.to_dict()
     payload["data"] = source
+    payload["classes"] = class_counts(data.y)
     if data.informative is not None and est.selection_counts is not None:
         counts = est.selection_counts
         t = est.t_uniform
@@ -221,9 +245,9 @@ def _cmd_validate(args) -> int:
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
-    data, source = _load(args)
+    data, source, data_line = _load(args)
     options = _estimate_options(args)
-    print(f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}")
+    print(data_line)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it
         res = validate(
@@ -240,7 +264,7 @@ def _cmd_validate(args) -> int:
     print(res.summary())
     ds = res.to_dataset()
     ds.attrs["data"] = source
-    _write(args, res.to_dict(), ds)
+    _write(args, {**res.to_dict(), "classes": class_counts(data.y)}, ds)
     return 0
 
 

@@ -4,11 +4,14 @@ words turned into the command line's (:func:`cli_words`), where work runs (--sch
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import re
-from collections.abc import Callable
+import sys
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +20,7 @@ import xarray as xr
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
 from ensstab_dask.outputs import refuse_to_replace, write_json
-from ensstab_dask.real.datasets import load_dataset, make_microarray
+from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.selectors import check_resample, default_selector
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore, write_netcdf
 
@@ -219,13 +222,69 @@ def _check_outputs(args) -> None:
             raise UsageError(f"{option} {path}: directory {folder} does not exist")
 
 
+def _library_of(filename: str) -> str:
+    """The package a warning came from, by the file that raised it (``anndata``, ``pandas``)."""
+    parts = Path(filename).parts
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts and parts.index(folder) + 1 < len(parts):
+            return Path(parts[parts.index(folder) + 1]).stem
+    return Path(filename).stem
+
+
+@contextlib.contextmanager
+def _foreign_warnings_brief(path: str, *, quiet: bool) -> Iterator[None]:
+    """Warnings that other libraries raise while the data are read, in one line each (the
+    first line of each different one) on stderr; with --quiet, one line for all of them.
+
+    Python would print each as two lines or more (the warning, then the source line that
+    raised it), and anndata reading an older file raises several: under --quiet, that was
+    a block of text for something the user can do nothing about in this run.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    seen: dict[tuple, str] = {}
+    for w in caught:
+        first = str(w.message).strip().splitlines()[0] if str(w.message).strip() else ""
+        key = (w.category, first)
+        seen.setdefault(key, f"{_library_of(w.filename)}: {w.category.__name__}: {first}")
+    if not seen:
+        return
+    if quiet:
+        print(
+            f"ensstab: note: {len(seen)} warning(s) from other libraries while reading {path}; "
+            "run without --quiet to see them",
+            file=sys.stderr,
+        )
+        return
+    for text in seen.values():
+        print(f"ensstab: warning: while reading {path}: {text}", file=sys.stderr)
+
+
 def _load(args):
-    """The data of --data (or the embedded default) and a description of where they came from."""
+    """The data of --data (or the embedded default), with only the classes of --classes, and
+    the data line: where they came from, their size, their classes and counts."""
     if args.data:
         label = int(args.label) if args.label is not None and args.label.lstrip("-").isdigit() else args.label
-        return load_dataset(args.data, label=label), args.data
-    data = make_microarray(seed=0)
-    return data, "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
+        with _foreign_warnings_brief(args.data, quiet=args.quiet):
+            data = load_dataset(args.data, label=label)
+        source = args.data
+    else:
+        data = make_microarray(seed=0)
+        source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
+    every = class_counts(data.y)
+    if args.classes is not None:
+        data = select_classes(data, args.classes)
+    counts = class_counts(data.y)
+    listed = ", ".join(f"{label} ({n})" for label, n in counts.items())
+    line = f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}; {len(counts)} classes: {listed}"
+    if len(counts) < len(every):
+        line += f" (chosen by --classes of {len(every)})"
+    elif len(counts) > 2:
+        line += (
+            f"; all {len(counts)} used, features ranked by how they separate every class (two of them: --classes A,B)"
+        )
+    return data, source, line
 
 
 def _estimate_options(args) -> dict:

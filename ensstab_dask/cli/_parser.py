@@ -28,6 +28,8 @@ from ensstab_dask.cli._commands import (
 )
 from ensstab_dask.cli._common import SELECTORS, UsageError
 from ensstab_dask.indices import INDICES
+from ensstab_dask.models import USED_WHEN, models_using
+from ensstab_dask.models.anchored import COPY_DESIGN
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -153,10 +155,8 @@ def _add_precision_options(est: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
-    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
-    the default of the library function behind the command."""
-    _add_yes(est)
+def _add_data_options(est: argparse.ArgumentParser) -> None:
+    """The data an estimate reads: the file, its label column, the classes kept."""
     est.add_argument(
         "--data",
         metavar="PATH",
@@ -167,23 +167,18 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"
     )
-    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
     est.add_argument(
-        "--n-runs",
-        type=int,
+        "--classes",
+        metavar="A,B",
         default=None,
-        help="runs behind n_useful (default: largest m_ensemble; at most the 200 copy runs with --model anchored)",
+        help="keep only the samples of these classes (at least two, by their labels as the data line prints them), "
+        "in any format; default: every class, and more than two are used together (features ranked by how they "
+        "separate every class)",
     )
-    est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
-    _add_precision_options(est)
-    est.add_argument(
-        "--m-ensemble",
-        default="1,5,10,20,30,50",
-        help="ensemble sizes to predict: a list, or an inclusive range start:stop:step",
-    )
-    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity")
-    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (rf: random forest)")
-    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
+
+
+def _add_paper_run_options(est: argparse.ArgumentParser) -> None:
+    """How the paper's single-selector runs are made and p fitted (the models that make them)."""
     est.add_argument(
         "--p-method",
         default="bisect",
@@ -194,17 +189,61 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--resample",
         default="half",
-        help="resample of the runs behind n_useful (and p with --calibration-layout paper): half, bootstrap, "
-        "bagging (a bootstrap sample of a random half), or a fraction like 0.7",
+        help="resample of the paper's runs behind n_useful (and the single selector's stability with "
+        "--calibration-layout paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a fraction "
+        "like 0.7",
     )
     est.add_argument(
         "--calibration-layout",
         default=DEFAULT_CALIBRATION_LAYOUT,
         choices=CALIBRATION_LAYOUTS,
-        help="which runs calibrate the simulator: paper (every run on --resample, the paper's method), ensemble "
-        "(p on runs in the ensemble's weak-selector layout, n_useful on --resample runs), ensemble-all (both in the "
-        "weak-selector layout)",
+        help="the layout of the paper's single-selector runs: paper (every run on --resample, the paper's method), "
+        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
+        "n_useful on --resample runs), ensemble-all (both in the weak-selector layout)",
     )
+    est.add_argument(
+        "--member-resample",
+        default="bagging",
+        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap "
+        "sample of a random half, as in the naive check), or any --resample value",
+    )
+
+
+def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
+    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
+    the default of the library function behind the command."""
+    _add_yes(est)
+    _add_data_options(est)
+    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
+    est.add_argument(
+        "--n-runs",
+        type=int,
+        default=None,
+        help="runs behind n_useful (default: largest m_ensemble; at most the "
+        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} copy runs with --model anchored)",
+    )
+    est.add_argument(
+        "--m-stability",
+        type=int,
+        default=m_stability,
+        help="ensemble copies behind each stability: with the paper's runs (--model "
+        + ", ".join(models_using("calibration_layout"))
+        + "), the real runs behind the single selector's stability, and with --model "
+        + ", ".join(models_using("p_method"))
+        + " the simulated copies behind each simulated one; for every model, the naive check's copies (--validate) "
+        f"and the direct measurement the cost picture prices (--model anchored measures its own {COPY_DESIGN[0]} "
+        "real ensemble copies)",
+    )
+    _add_precision_options(est)
+    est.add_argument(
+        "--m-ensemble",
+        default="1,5,10,20,30,50",
+        help="ensemble sizes to predict: a list, or an inclusive range start:stop:step",
+    )
+    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity")
+    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (rf: random forest)")
+    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
+    _add_paper_run_options(est)
     est.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -216,21 +255,26 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         "the real ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
     )
     est.add_argument(
-        "--member-resample",
-        default="bagging",
-        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap "
-        "sample of a random half, as in the naive check), or any --resample value",
-    )
-    est.add_argument(
         "--n-boot",
         type=int,
         default=200,
-        help="bootstrap replicates of the real runs behind every interval; 0 turns the bootstrap off",
+        help="bootstrap replicates behind every interval (of the real runs, or of the real ensemble copies of "
+        "--model anchored); 0 turns the bootstrap off",
     )
     est.add_argument("--confidence", type=float, default=0.95, help="level of the percentile intervals")
     _add_shared_options(est)
     est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
     est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+    _name_the_models(est)
+
+
+def _name_the_models(p: argparse.ArgumentParser) -> None:
+    """End the help of each option only some models use with those models
+    (:data:`~ensstab_dask.models.USED_WHEN`): what the default model ignores says so."""
+    for action in p._actions:  # argparse has no public list of a parser's options
+        setting = action.dest.removeprefix("no_")
+        if setting in USED_WHEN:
+            action.help = f"{action.help} (--model {', '.join(models_using(setting))} only)"
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -261,8 +305,9 @@ def _examples(*lines: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ensstab",
-        description="Estimate the stability of ensemble feature selectors (the fast estimation method of Onda et "
-        "al.), on Dask. Each command has its own --help.",
+        description="Estimate the stability of ensemble feature selectors from a few real runs, on Dask: the fast "
+        "estimation method of Onda et al. (--model onda) and, by default, a model that measures a few small real "
+        "ensembles and extrapolates (--model anchored). Each command has its own --help.",
     )
     parser.add_argument("--version", action="version", version=f"ensstab_dask {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -309,8 +354,10 @@ def _add_sweep_command(sub) -> None:
         "the simulated ensemble stability and n_useful_v = A[f_(u,p)], each cell from --repeats independent draws. "
         "With --store, every finished block is kept in a zarr store, and the same command run again resumes it.",
         epilog=_examples(
-            "ensstab sweep --n-useful 20:810:10 --p 0.01:1.0:0.01 --m-ensemble 1,5,10,30 --store sweep.zarr",
-            "ensstab export sweep.zarr sweep.nc       # once the sweep is done",
+            "ensstab sweep --n-useful 20:100:20 --p 0.1:1.0:0.1 --m-ensemble 1,5 --store sweep.zarr   # 100 cells",
+            "ensstab verify sweep.zarr && ensstab export sweep.zarr sweep.nc   # once the sweep is done",
+            "ensstab sweep --n-useful 20:810:10 --p 0.01:1.0:0.01 --m-ensemble 1,5,10,30 --store full.zarr   "
+            "# full size: 32,000 cells",
             "ensstab sweep --n-useful 20,40 --p 0.5,0.7 --scheduler tcp://10.0.0.5:8786 --output small.nc",
         ),
     )
@@ -372,7 +419,7 @@ def _add_validate_command(sub) -> None:
         epilog=_examples(
             "ensstab validate                          # the embedded default; the naive check takes minutes",
             "ensstab validate --data colon.mat --n-target 20 --json colon-validation.json",
-            "ensstab validate --calibrate --output validation.nc && ensstab report validation.nc -o report/",
+            "ensstab validate --model onda --calibrate --output validation.nc && ensstab report validation.nc -o r/",
         ),
     )
     _add_estimate_options(val, m_stability=20)  # validation.validate's default

@@ -3,11 +3,21 @@ cluster by address (:mod:`~ensstab_dask.cluster.clients`); tasks with the data s
 (:mod:`~ensstab_dask.cluster.tasks`); progress bars and stage clocks
 (:mod:`~ensstab_dask.cluster.progress`)."""
 
-from ensstab_dask.cluster.clients import ClientLike, check_address, connect, current_client, local_cluster
+from ensstab_dask.cluster.clients import (
+    BUSY_MACHINE,
+    ClientLike,
+    busy_machine_config,
+    check_address,
+    connect,
+    current_client,
+    local_cluster,
+)
 from ensstab_dask.cluster.tasks import Display, map_shared, run_tasks
 
 __all__ = [
+    "BUSY_MACHINE",
     "ClientLike",
+    "busy_machine_config",
     "Display",
     "check_address",
     "connect",

@@ -27,6 +27,10 @@ dask's own configuration, as for ``distributed.Client(address)``:
 yourself, with whatever it needs, and pass it. No other function takes them: one way to
 say where work runs.
 
+Local clusters made here (``"processes"``, ``"threads"``, :func:`local_cluster`) allow
+for a busy machine: dask's timeouts are raised to at least :data:`BUSY_MACHINE` while
+they start and, under :func:`connect`, while they run (:func:`busy_machine_config`).
+
 The three names mean what they mean for ``dask.compute(scheduler=...)``, and dask's
 aliases are accepted: where the work runs and how many tasks run at once, ignoring any
 current client. Only the machinery differs: ``"processes"`` and ``"threads"`` start a
@@ -43,8 +47,6 @@ import contextlib
 import logging
 import os
 import signal
-import threading
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
 
@@ -63,6 +65,8 @@ __all__ = [
     "current_client",
     "check_address",
     "local_cluster",
+    "BUSY_MACHINE",
+    "busy_machine_config",
     "ClientLike",
     "LOCAL_KINDS",
 ]
@@ -84,6 +88,51 @@ _ACCEPTED = (
     f"{', '.join(repr(name) for name in _KINDS if name not in LOCAL_KINDS)}), a scheduler address like "
     "'tcp://host:8786' or a distributed.Client"
 )
+
+
+#: The least of dask's timeouts that the local clusters made here run with. On a machine
+#: busy with other work (a load of 2 to 6 times its cores), a process can wait seconds for
+#: a core and a GIL-holding task starves its event loop: with dask's defaults (30 s) a
+#: worker's heartbeat or the client's connection was then declared dead (a notebook lost
+#: its client: "Scheduler->Client already closed"). On one machine a dead process is seen
+#: at once anyway (its sockets close), so waiting longer costs nothing:
+#:
+#: * ``distributed.comm.timeouts.connect``: a connection being opened (a worker
+#:   registering, a heartbeat's connection, the client connecting);
+#: * ``distributed.comm.timeouts.tcp``: an open connection that does not answer (the
+#:   kernel's keepalive and TCP_USER_TIMEOUT that distributed sets from it);
+#: * ``distributed.scheduler.worker-ttl``: a worker whose heartbeats stop.
+BUSY_MACHINE = {
+    "distributed.comm.timeouts.connect": "120s",
+    "distributed.comm.timeouts.tcp": "600s",
+    "distributed.scheduler.worker-ttl": "900s",
+}
+
+
+def busy_machine_config() -> dict[str, str]:
+    """:data:`BUSY_MACHINE`, each timeout kept at the dask config's value where that is longer:
+    for ``dask.config.set`` around a local cluster and its client (a notebook's too).
+
+    Examples
+    --------
+    >>> import dask
+    >>> from ensstab_dask.cluster import busy_machine_config
+    >>> with dask.config.set(busy_machine_config()):
+    ...     print(dask.config.get("distributed.comm.timeouts.tcp"))
+    600s
+    """
+    import dask
+    import distributed  # noqa: F401 - its defaults enter dask's config on import
+    from dask.utils import parse_timedelta
+
+    config = {}
+    for key, least in BUSY_MACHINE.items():
+        current = dask.config.get(key, None)
+        if current is None:  # no limit at all (a worker-ttl of None): longer than any
+            continue
+        seconds = parse_timedelta(current, default="seconds")
+        config[key] = least if seconds < parse_timedelta(least) else f"{seconds:g}s"
+    return config
 
 
 def current_client() -> Client | None:
@@ -174,57 +223,48 @@ def _ctrl_c_held_back() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # runs a pending Ctrl-C's handler
 
 
-@contextlib.contextmanager
-def _workers_quiet_on_ctrl_c(c: Client) -> Iterator[None]:
-    """On Ctrl-C, silence the logging of the local cluster's worker processes before it closes.
+def _kill_workers(cluster) -> None:
+    """Kill the worker processes of a local ``cluster`` at once, before it closes.
 
-    The work is abandoned, but workers caught mid-task close late, and meanwhile log
-    errors with tracebacks (a heartbeat to a scheduler already gone, data a departed
-    peer held) under whatever the caller prints about the interruption. Nothing they
-    would say is news then. Bounded: a worker too busy to answer within two seconds
-    is left to the cluster's own shutdown.
+    A worker closed by its nanny while the scheduler closes too can log errors with
+    tracebacks (a heartbeat cut short by the closing connection pool, data a departed
+    peer held; under load in most shutdowns), and a worker still running a task answers
+    late, so anything it prints would land after whatever the caller prints last. By
+    then the workers hold nothing anyone needs: the results are gathered, or the work is
+    abandoned (an error, Ctrl-C). A killed process says nothing. The nanny is told first
+    not to restart it, and distributed removes the killed workers' scratch folders when
+    it next starts one. Workers in this process (``"threads"``) have no process to kill.
     """
-    try:
-        yield
-    except KeyboardInterrupt:
+    from distributed import Nanny
 
-        def silence_workers() -> None:
-            # Past the two seconds the cluster closes under this call, which then fails:
-            # left unhandled, the thread would print that traceback under the one line.
-            with contextlib.suppress(Exception):
-                c.run(logging.disable, logging.CRITICAL, on_error="ignore")
-
-        silence = threading.Thread(target=silence_workers, daemon=True)
-        silence.start()
-        silence.join(2.0)
-        raise
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        if not isinstance(nanny, Nanny):
+            continue
+        nanny.close_gracefully(reason="shutdown")  # no restart when its process dies
+        pid = nanny.pid
+        if pid is not None:
+            # Best effort: a process that has just exited is gone already.
+            with contextlib.suppress(OSError):
+                os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))  # Windows has no SIGKILL
 
 
 @contextlib.contextmanager
-def _workers_stopped_first(cluster) -> Iterator[None]:
-    """On the way out (not on Ctrl-C, which stops everything at once), stop the workers
-    while their scheduler still answers: closed together, a worker's heartbeat can hit
-    the closing scheduler and log a 30-line "Failed to communicate with scheduler during
-    heartbeat" traceback (about 1 shutdown in 70 under load)."""
-    interrupted = False
+def _workers_killed_on_exit(cluster) -> Iterator[None]:
+    """On the way out, whatever the way (done, an error, Ctrl-C or SIGTERM), kill the
+    local cluster's worker processes before the client and the cluster close: see
+    :func:`_kill_workers`."""
     try:
         yield
-    except KeyboardInterrupt:
-        interrupted = True
-        raise
     finally:
-        if not interrupted:
-            _scale_to_zero(cluster)
+        _kill_workers(cluster)
 
 
-def _scale_to_zero(cluster, timeout: float = 10.0) -> None:
-    try:
-        cluster.scale(0)
-        deadline = time.monotonic() + timeout
-        while cluster.workers and time.monotonic() < deadline:
-            time.sleep(0.02)
-    except Exception:  # noqa: BLE001 - best effort: the cluster's own close follows regardless
-        pass
+def _usable_cores() -> int:
+    """The cores this process may run on (a container's, ``taskset``'s or a batch job's
+    share), not every core of the machine: one worker per core is one per usable core."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwargs):
@@ -239,6 +279,11 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
     temporaries then page-fault on every block (docs/performance.md, "Sweeps"). They ignore
     Ctrl-C: this process stops them (see :func:`_ctrl_c_held_back`); a Ctrl-C while the
     cluster starts is raised once it has started, and the cluster is then closed.
+
+    The cluster starts with dask's timeouts at least :data:`BUSY_MACHINE`, and its
+    scheduler and workers keep them. A :class:`distributed.Client` made afterwards reads
+    dask's config as it is then: make it inside ``dask.config.set(busy_machine_config())``
+    too (as :func:`connect` does), or it keeps dask's defaults.
     """
     import dask
     from distributed import LocalCluster
@@ -248,7 +293,7 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
         raise InvalidParameterError(
             f"kind must be 'processes' or 'threads' (or 'multiprocessing', 'threading'); got {kind!r}"
         )
-    cores = n_workers or os.cpu_count() or 1
+    cores = n_workers or _usable_cores()
     options = dict(dashboard_address=":0", silence_logs=logging.ERROR)
     options.update(kwargs)
     if resolved == "threads":
@@ -259,14 +304,16 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
     # children inherit it), so an earlier default cluster leaves the variable behind.
     inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     cluster = None
+    config = {**busy_machine_config(), "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
     try:
         with (
-            dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}),
+            dask.config.set(config),
             _ctrl_c_held_back(),
         ):
             cluster = LocalCluster(**options)
     except BaseException:
         if cluster is not None:  # started, then the Ctrl-C held back during start-up was raised
+            _kill_workers(cluster)
             cluster.close()
         raise
     finally:
@@ -388,11 +435,13 @@ def connect(
         return
     if kind is not None:
         # Not the default client: work elsewhere in this process keeps using the user's.
-        with local_cluster(kind, n_workers) as cluster, _workers_stopped_first(cluster):
+        import dask
+
+        with dask.config.set(busy_machine_config()), local_cluster(kind, n_workers) as cluster:
             with (
                 Client(cluster, set_as_default=False) as c,
                 _reporting_loss(c, "of the local cluster") as c,
-                _workers_quiet_on_ctrl_c(c),
+                _workers_killed_on_exit(cluster),
             ):
                 yield c
         return

@@ -18,7 +18,7 @@ import xarray as xr
 from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.trust import headline
 from ensstab_dask.indices import NogueiraStability, shared_features
-from ensstab_dask.models import SelfCheck
+from ensstab_dask.models import SelfCheck, get_model
 from ensstab_dask.simulator.estimators import PEstimate
 
 __all__ = ["estimate_summary", "plain_answer", "interval_text", "EstimateFields"]
@@ -144,12 +144,29 @@ def plain_answer(self: EstimateFields) -> list[str]:
             lo, hi = shared_features(np.array(intervals[size]), index, self.n_feature, k)
             text += f"; {self.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
         lines.append(text)
+    lines.append("  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0]))
     if len(m) > 1:
         lines.append("  " + _plateau(m, shared, k))
     lines.append("  " + _believe(self))
     if self.spending is not None:
         lines.append("  " + self.spending.sentence())
     return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+
+
+#: Each index as a function of ``k``, the features two selections of ``n_target`` (of
+#: ``n_feature``) share: what :func:`~ensstab_dask.indices.shared_features` inverts.
+_INDEX_OF_K = {
+    "jaccard": "a Jaccard index of k / ({two_k} - k)",
+    "dice": "a Dice index of k / {k}",
+    "kuncheva": "a Kuncheva index of (k x {n} - {k_squared}) / ({k} x {n_minus_k})",
+    "nogueira": "a Nogueira index of (k x {n} - {k_squared}) / ({k} x {n_minus_k}) (Kuncheva's, for equal sizes)",
+}
+
+
+def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> str:
+    """The answer's shared features related to the index the method's quantities are in."""
+    formula = _INDEX_OF_K[index].format(two_k=2 * k, k=k, n=n, k_squared=k * k, n_minus_k=n - k)
+    return f"In the index of the numbers below: k of {k} shared is {formula}; {shared:.1f} of {k} is {value:.3f}."
 
 
 def _plateau(m: list[int], shared: np.ndarray, k: int) -> str:
@@ -217,7 +234,7 @@ def _measured(self: EstimateFields) -> list[str]:
             "the real ensemble copies' weak selectors (those of one copy share its half)",
             "the first weak selector of each real ensemble copy",
         ),
-    }.get(str(s.get("calibration_layout")), (halves, halves))
+    }.get(str(s.get("calibration_layout", "copies")), (halves, halves))  # recorded when the paper's runs were made
     n_draws = len(self.t_uniform_draws) if self.t_uniform_draws is not None else s.get("repeats", 0)
     lines += ["", "  Measured on the real runs:"]
     spread = ""
@@ -252,6 +269,13 @@ def _measured(self: EstimateFields) -> list[str]:
             interval_text(self, "real_stability", ".4f"),
         )
     )
+    m_list = [int(v) for v in self.curve["m_ensemble"].values]
+    if self.has_curve and 1 in m_list:
+        one = float(self.curve["stability"].values[m_list.index(1)])
+        lines.append(
+            f"      (the curve's m_ensemble = 1 below, {one:.4f}, is one weak selector's stability too: "
+            f"{get_model(s.get('model', 'onda')).single_selector})"
+        )
     lines.append(
         _line(
             "the same runs by Nogueira's index",

@@ -20,9 +20,40 @@ from ensstab_dask.models.anchored import Anchored
 from ensstab_dask.models.onda import Onda, TwoLevel
 from ensstab_dask.models.random_effects import RandomEffectsModel
 
-__all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z", "REGISTRY", "get_model", "clip_to_index"]
+__all__ = [
+    "CurveModel",
+    "Context",
+    "Prediction",
+    "SelfCheck",
+    "CHECK_Z",
+    "REGISTRY",
+    "get_model",
+    "clip_to_index",
+    "USED_WHEN",
+    "models_using",
+]
 
 REGISTRY: dict[str, CurveModel] = {m.name: m for m in (Onda(), TwoLevel(), RandomEffectsModel(), Anchored())}
+
+#: The estimate's settings that only some models use, each with the :class:`CurveModel`
+#: flag that says which: ``simulator`` (the paper's simulator is fitted: p, the fixed point,
+#: calibration) or ``paper_runs`` (the paper's single-selector runs are made, in the layout
+#: these settings choose). An estimate records them, and the CLI's help offers them, for
+#: those models alone.
+USED_WHEN = {
+    "p_method": "simulator",
+    "verify": "simulator",
+    "calibrate": "simulator",
+    "calibration_layout": "paper_runs",
+    "resample": "paper_runs",
+    "member_resample": "paper_runs",
+}
+
+
+def models_using(setting: str) -> tuple[str, ...]:
+    """The models that use the estimate's ``setting``: every model but for :data:`USED_WHEN`'s."""
+    flag = USED_WHEN.get(setting)
+    return tuple(name for name, model in REGISTRY.items() if flag is None or getattr(model, flag))
 
 
 def get_model(name: str) -> CurveModel:

@@ -269,7 +269,9 @@ class CurveModel:
       and ``m_stability`` in the weak selectors' layout, by ``calibration_layout``);
     * ``indices``: the stability indices it can predict;
     * ``source`` and ``interval_of``: what makes the curve, and what its bootstrap
-      resamples, in the summary's words.
+      resamples, in the summary's words;
+    * ``single_selector``: what the curve's ``m_ensemble = 1`` is, in the summary's words
+      beside the real runs' own stability of one selector.
     """
 
     name: ClassVar[str]
@@ -277,6 +279,7 @@ class CurveModel:
     paper_runs: ClassVar[bool] = True
     indices: ClassVar[tuple[str, ...]] = INDICES
     interval_of: ClassVar[str] = "real runs"
+    single_selector: ClassVar[str] = "the model's value of the same quantity"
 
     def copy_design(self) -> tuple[int, int] | None:
         """(copies, weak selectors per copy) of real ensemble copies the model fits, or None."""

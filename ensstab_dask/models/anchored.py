@@ -65,6 +65,10 @@ class Anchored(CurveModel):
     paper_runs = False
     indices = PAIRWISE_INDICES
     interval_of = "real ensemble copies"
+    single_selector = (
+        "the same quantity measured on every pair of weak selectors from different real ensemble copies (all "
+        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} runs), so more precise"
+    )
 
     def copy_design(self) -> tuple[int, int] | None:
         return COPY_DESIGN

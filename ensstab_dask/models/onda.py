@@ -67,6 +67,7 @@ class Onda(CurveModel):
     """The paper's simulated weak selector at the fitted (n_useful, p)."""
 
     name = "onda"
+    single_selector = "the fitted simulator's, whose p is chosen to match the real runs' figure"
     simulator = True
 
     def check_design(self) -> tuple[int, int] | None:

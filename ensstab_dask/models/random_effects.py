@@ -27,6 +27,7 @@ class RandomEffectsModel(CurveModel):
     name = "random-effects"
     indices = PAIRWISE_INDICES
     interval_of = "real ensemble copies"
+    single_selector = "the random-effects model's, fitted to the real ensemble copies' ranks"
 
     def copy_design(self) -> tuple[int, int] | None:
         return (10, 10)

@@ -54,12 +54,13 @@ EXPLAIN = {
     ),
     "stability_curve": (
         "Stability against ensemble size",
-        "The predicted stability of an ensemble of m weak selectors, for each m. The band is its interval: how "
-        "far the prediction moves with the real runs it was fitted on (a bootstrap over them) and with the "
-        "simulation. It includes the model's own error only as far as the self-check measured it (the band is "
-        "widened when the check failed). When the naive real check was run, its values "
-        "are drawn with error bars of ±2 standard errors; where they miss the band, the model does not describe "
-        "the selector at that m.",
+        "The predicted stability of an ensemble of m weak selectors, for each m, in the answer's units: how many "
+        "of their top {n_target} features two runs of the ensemble share (left axis); the {index} index of the "
+        "same is on the right axis. The band is its interval: how far the prediction moves with the {interval_of} "
+        "it was fitted on (a bootstrap over them){and_simulation}. It includes the model's own error only as far "
+        "as the self-check measured it (the band is widened when the check failed). When the naive real check "
+        "was run, its values are drawn with error bars of ±2 standard errors; where they miss the band, the model "
+        "does not describe the selector at that m.",
     ),
     "selection_counts": (
         "Selection counts",
@@ -205,8 +206,11 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
             f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
             f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
         ),
-        ("p", _fmt(a["p"])),
     ]
+    p = plotting._attr(ds, "p")
+    if p is not None and np.isfinite(float(p)):  # the simulator's fit: a model that simulates nothing has no p
+        rows.append(("p", _fmt(p)))
+    rows.insert(3, ("model behind the curve", f"{a.get('model', '?')}: {a.get('curve_source', '')}".rstrip(": ")))
     level = f"{float(a.get('confidence', 0.95)):.0%}"
     for key, label in (
         ("n_useful_interval", "n_useful"),
@@ -277,6 +281,21 @@ def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
     return rows + [(k, _fmt(ds.attrs[k])) for k in keys if k in ds.attrs]
 
 
+def _caption_words(ds: xr.Dataset, kind: str, parameter_names: Mapping[str, str]) -> dict[str, str]:
+    """What the captions' placeholders say for this result: the parameters as the caller
+    names them, and for an estimate what its model ran (a simulation or none)."""
+    words = {p: parameter_names.get(p, p) for p in ("real_stability", "n_useful")}
+    if kind == "estimate":
+        simulator = bool(int(ds.attrs.get("simulator", 1)))  # a file older than the attribute: a simulator
+        words.update(
+            n_target=str(ds.attrs.get("n_target", "n_target")),
+            index=str(ds.attrs.get("index", "jaccard")).capitalize(),
+            interval_of=str(ds.attrs.get("interval_of", "real runs")),
+            and_simulation=" and with the simulation" if simulator else "",
+        )
+    return words
+
+
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 table { border-collapse: collapse; margin: 1rem 0; }
@@ -318,7 +337,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_
             parts.append("<h2>No prediction</h2><p>The method has nothing to say here; see the warnings above.</p>")
     for name, png in images:
         title, text = (EXPLAIN_SWEEP if kind == "sweep" else EXPLAIN)[name]
-        text = text.format_map({p: parameter_names.get(p, p) for p in ("real_stability", "n_useful")})
+        text = text.format_map(_caption_words(ds, kind, parameter_names))
         data = base64.b64encode(png).decode("ascii")
         parts.append(
             f"<figure><h2>{e(title)}</h2><img alt='{e(title)}' src='data:image/png;base64,{data}'>"

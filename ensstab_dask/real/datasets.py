@@ -11,6 +11,15 @@
   like a microarray study, generated from a seed, with known informative features.
 
 Every loader ends in :func:`check_data`, which refuses what the method cannot use.
+:func:`select_classes` keeps the samples of chosen classes (``classes=`` of
+:func:`load_dataset`, the CLI's ``--classes``), and :func:`class_counts` says which
+classes there are and how many samples each has.
+
+More than two classes are used as they are: the paper's datasets are mostly two-class,
+but one of them (Lymphoma, 9 classes) is not, and the selectors rank features by how
+they separate all the classes at once (a random forest's impurity decrease over every
+class; for a linear model, its coefficients' L1 norm over the classes). Choose two
+classes to ask the two-class question.
 """
 
 from __future__ import annotations
@@ -37,10 +46,14 @@ __all__ = [
     "check_n_target",
     "make_microarray",
     "reference_dataset",
+    "select_classes",
+    "class_counts",
     "REFERENCE_FILES",
 ]
 
 REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate": "Prostate_GE.mat"}
+#: Where the reference files come from (scikit-feature's datasets page).
+REFERENCE_SOURCE = "https://jundongl.github.io/scikit-feature/datasets.html"
 DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
 
 
@@ -245,7 +258,69 @@ def _load_h5ad(path: Path, label) -> Data:
     return Data(_dense_float64(path, adata.X), y, np.asarray(adata.var_names, dtype=str))
 
 
-def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
+def _label_text(label) -> str:
+    """A class label as the data line prints it and ``classes=`` names it: ``1`` for the
+    1.0 of a .mat file's numeric column, strings as they are."""
+    if isinstance(label, (float, np.floating)) and float(label).is_integer():
+        return str(int(label))
+    if isinstance(label, (bytes, np.bytes_)):
+        return label.decode(errors="replace")
+    return str(label)
+
+
+def class_counts(y) -> dict[str, int]:
+    """Each class of ``y`` (as :func:`select_classes` names it) with its number of samples,
+    in the order of ``np.unique``.
+
+    Examples
+    --------
+    >>> from ensstab_dask.real.datasets import class_counts
+    >>> class_counts([2.0, 1.0, 2.0])
+    {'1': 1, '2': 2}
+    """
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    return {_label_text(label): int(n) for label, n in zip(labels, counts)}
+
+
+def _listed(counts: dict[str, int]) -> str:
+    return ", ".join(f"{label!r} ({n})" for label, n in counts.items())
+
+
+def select_classes(data: Data, classes) -> Data:
+    """``data`` with only the samples whose label is one of ``classes``.
+
+    Parameters
+    ----------
+    data : Data
+        As :func:`load_dataset` or :func:`make_microarray` return it.
+    classes : sequence or str
+        At least two of ``y``'s classes, by their labels as :func:`class_counts` prints
+        them (``1`` for a .mat file's 1.0), or one string of them separated by commas
+        (``"CD14+ Monocyte,Dendritic"``).
+
+    Examples
+    --------
+    >>> from ensstab_dask.real.datasets import class_counts, make_microarray, select_classes
+    >>> class_counts(select_classes(make_microarray(seed=0), "0,1").y)
+    {'0': 40, '1': 22}
+    """
+    counts = class_counts(data.y)
+    chosen = [c.strip() for c in classes.split(",")] if isinstance(classes, str) else [_label_text(c) for c in classes]
+    if len(set(chosen)) < 2 or len(set(chosen)) != len(chosen):
+        raise InvalidParameterError(
+            f"classes must name at least 2 different classes; got {chosen}; the classes are {_listed(counts)}"
+        )
+    unknown = [c for c in chosen if c not in counts]
+    if unknown:
+        raise InvalidParameterError(
+            f"classes: {', '.join(map(repr, unknown))} not among the classes of the data: {_listed(counts)}"
+        )
+    keep = np.isin(np.array([_label_text(label) for label in data.y]), chosen)
+    X, y = check_data(data.X[keep], data.y[keep])
+    return data._replace(X=X, y=y)
+
+
+def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
     """Read a dataset from ``.mat`` (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
 
     Parameters
@@ -259,6 +334,10 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
         CSV and ``.h5ad`` only: the label column (for ``.h5ad``, a column of ``obs``), by
         name or position (default: the one column named label, y, class or target).
         Categorical and string labels are taken as they are.
+    classes : sequence or str, optional
+        Keep only the samples of these classes (at least two; :func:`select_classes`),
+        whatever the format; default: every class (more than two are used as they are:
+        see the module docstring).
 
     Returns
     -------
@@ -294,18 +373,22 @@ def load_dataset(path: str | os.PathLike, *, label=None) -> Data:
             f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz, .csv or .h5ad"
         )
     X, y = check_data(data.X, data.y)
-    return Data(X, y, data.feature_names)
+    data = Data(X, y, data.feature_names)
+    return data if classes is None else select_classes(data, classes)
 
 
 def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -> Data:
-    """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``."""
+    """Colon, Lymphoma or Prostate from ``data_dir`` or ``$ENSSTAB_DATA_DIR``: the files of
+    :data:`REFERENCE_FILES`, as scikit-feature's datasets page (:data:`REFERENCE_SOURCE`)
+    serves them (docs/method.md, section 10, has their checksums)."""
     key = str(name).lower()
     if key not in REFERENCE_FILES:
         raise InvalidParameterError(f"name must be one of {sorted(REFERENCE_FILES)}; got {name!r}")
     folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
     if not folder:
         raise InvalidParameterError(
-            f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]}"
+            f"set {DATA_DIR_ENV} (or pass data_dir) to the folder holding {REFERENCE_FILES[key]} "
+            f"(scikit-feature's datasets page: {REFERENCE_SOURCE})"
         )
     return load_dataset(Path(folder) / REFERENCE_FILES[key])
 

@@ -327,3 +327,24 @@ def test_the_library_words_become_the_commands_options():
     memory = "one cell (m_ensemble=1000000, m_stability=50) would need"
     assert said(estimate, memory) == memory
     assert said(["export", "s.zarr", "o.nc"], "pass allow_large=True") == "pass allow_large=True"
+
+
+def test_a_finished_sweep_names_its_next_steps_and_they_run_as_printed(tmp_path, capsys, monkeypatch):
+    """A finished sweep said "sweep done" and nothing of what to do with its store."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    args = ["sweep", "--n-feature", "200", "--n-target", "10", "--n-useful", "20,30", "--p", "0.5", "--m-stability",
+            "5", "--repeats", "2", "--scheduler", "synchronous", "--quiet"]  # fmt: skip
+    assert main([*args, "--store", "first try.zarr"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    steps = out[out.index("next:") + 1 :]
+    commands = [shlex.split(s.split("   (")[0]) for s in steps]  # each as printed, before its explanation
+    assert [c[:2] for c in commands] == [["ensstab", "verify"], ["ensstab", "export"], ["ensstab", "report"]]
+    for command in commands:
+        assert main(command[1:]) == 0, (command, capsys.readouterr().err)
+    assert (tmp_path / "first try.nc").is_file() and (tmp_path / "first try-report" / "index.html").is_file()
+    # Into a netCDF file only: the report of that file is the one step.
+    assert main([*args, "--output", "s.nc"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[out.index("next:") + 1 :] == ["  ensstab report s.nc -o s-report/   (pictures and an index.html)"]

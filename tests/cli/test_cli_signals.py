@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from busy import as_a_foreground_job
 
 from ensstab_dask.cli import _resumable, build_parser
 
@@ -40,7 +41,7 @@ class Cli:
     def __init__(self, *args: str):
         self.proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=ROOT,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)  # fmt: skip
+                                     start_new_session=True, preexec_fn=as_a_foreground_job)  # fmt: skip
         self.lines: list[str] = []
         self._reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)
         self._reader.start()
@@ -88,7 +89,7 @@ class Cli:
 
 
 @pytest.fixture
-def cli():
+def cli(busy_machine):
     started: list[Cli] = []
 
     def start(*args: str) -> Cli:

@@ -68,21 +68,37 @@ def test_dataset_holds_what_the_pictures_need(result):
 
 
 def test_stability_curve_draws_prediction_band_and_naive(result):
+    """In the answer's units: features two runs share (of n_target), the index on the right."""
+    from ensstab_dask.indices import index_of_shared, shared_features
+
     _, real, ds = result
+    n, k = ds.attrs["n_feature"], ds.attrs["n_target"]
+
+    def shared(values):
+        return shared_features(np.asarray(values), "jaccard", n, k)
+
     fig, ax = plt.subplots()
     assert plotting.plot_stability_curve(ds, ax=ax) is ax
     _labelled(ax)
+    assert ax.get_ylabel() == f"features two runs share (of their top {k})"
     lines = [ln for ln in ax.get_lines() if "(simulator u=" in ln.get_label()]
-    np.testing.assert_allclose(lines[0].get_ydata(), ds["stability"].values)
-    # The band is the bootstrap interval, exactly.
+    np.testing.assert_allclose(lines[0].get_ydata(), shared(ds["stability"].values))
+    # The band is the bootstrap interval, exactly, in shared features.
     (band,) = [c for c in ax.collections if "interval" in c.get_label()]
     ys = band.get_paths()[0].vertices[:, 1]
-    assert set(np.round(ys, 12)) == set(np.round(np.r_[ds["stability_lower"], ds["stability_upper"]], 12))
+    expected = shared(np.r_[ds["stability_lower"], ds["stability_upper"]])
+    assert set(np.round(ys, 12)) == set(np.round(expected, 12))
     naive = [c for c in ax.containers if c.get_label().startswith("naive")][0]
-    np.testing.assert_allclose(naive.lines[0].get_ydata(), real["stability"].values)
-    # Error bars are +-2 jackknife SE.
+    np.testing.assert_allclose(naive.lines[0].get_ydata(), shared(real["stability"].values))
+    # Error bars are +-2 jackknife SE of the index, mapped to shared features.
     segs = naive.lines[2][0].get_segments()
-    np.testing.assert_allclose([s[1, 1] - s[0, 1] for s in segs], 4 * real["stability_se"].values)
+    st, se = real["stability"].values, real["stability_se"].values
+    np.testing.assert_allclose([s[0, 1] for s in segs], shared(st - 2 * se))
+    np.testing.assert_allclose([s[1, 1] for s in segs], shared(st + 2 * se))
+    # The right-hand axis reads the same heights as the index.
+    (right,) = [a for a in fig.axes if a is not ax and a.get_ylabel()] or [ax.child_axes[0]]
+    assert right.get_ylabel() == "stability (jaccard index)"
+    np.testing.assert_allclose(index_of_shared(shared(st), "jaccard", n, k), st)
 
 
 def test_selection_counts_bars_are_the_histograms(result):
@@ -216,13 +232,19 @@ def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_
         want = fn(est, real=real) if fn is plotting.plot_stability_curve else fn(ds)
         assert_same_picture(drawn(fn(with_naive)), drawn(want), f"{fn.__name__}, with the naive check")
         plt.close("all")
-    # The pictures draw the estimate's own numbers (a round-trip of nothing would pass the above).
+    # The pictures draw the estimate's own numbers (a round-trip of nothing would pass the above),
+    # in shared features (the answer's units).
+    from ensstab_dask.indices import shared_features
+
+    def shared(values):
+        return shared_features(np.asarray(values), "jaccard", est.n_feature, est.n_target)
+
     ax = plotting.plot_stability_curve(with_naive)
     curve = [ln for ln in ax.get_lines() if "(simulator u=" in ln.get_label()][0]
     np.testing.assert_array_equal(curve.get_xdata(), list(M))
-    np.testing.assert_array_equal(curve.get_ydata(), est.curve["stability"].values)
+    np.testing.assert_array_equal(curve.get_ydata(), shared(est.curve["stability"].values))
     naive = [c for c in ax.containers if c.get_label().startswith("naive")][0]
-    np.testing.assert_array_equal(naive.lines[0].get_ydata(), real["stability"].values)
+    np.testing.assert_array_equal(naive.lines[0].get_ydata(), shared(real["stability"].values))
 
 
 def test_sweep_curves(sweep_ds):
