@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
+from ensstab_dask.estimates.features import write_feature_table
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
 from ensstab_dask.outputs import refuse_to_replace, write_json
 from ensstab_dask.real.datasets import load_dataset, make_microarray
@@ -199,7 +200,8 @@ def _resample(text: str, name: str):
 
 def _check_outputs(args) -> None:
     """Before any work: an output that exists, or must never be written there."""
-    for option, path in (("--json", args.json), ("--output", args.output)):
+    outputs = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
+    for option, path in outputs:
         if not path:
             continue
         try:
@@ -250,7 +252,21 @@ def _estimate_options(args) -> dict:
     )
 
 
-def _write(args, payload: dict, ds) -> None:
+def _n_targets(args, *, several: bool):
+    """--n-target as the library takes it: an int, or (``several``) a list of them."""
+    values = parse_values(args.n_target, int, name="--n-target")
+    if len(values) > 1 and not several:
+        what = "--validate compares" if getattr(args, "validate", False) else "validate compares"
+        raise UsageError(f"--n-target: {what} one n_target with the naive check; got {len(values)} values")
+    return values[0] if len(values) == 1 else values
+
+
+def _write(args, payload: dict, ds, features=None) -> None:
+    """The outputs asked for; the feature table first (written whatever the verdict)."""
+    if getattr(args, "features", None):
+        if features is None:
+            raise UsageError(f"--features: --model {args.model} ran no real ensemble copies to count features on")
+        write_feature_table(features, args.features, overwrite=args.overwrite)
     if args.json:
         write_json(payload, args.json)
     if args.output:

@@ -139,7 +139,12 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"
     )
-    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
+    est.add_argument(
+        "--n-target",
+        default="20",
+        help="features each selector keeps; estimate also takes a list or an inclusive range (10,20,40 or "
+        "10:50:10): the stability over n_target from the same real runs, the first the estimate's own",
+    )
     est.add_argument(
         "--n-runs",
         type=int,
@@ -204,10 +209,17 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
 
 
-def _add_output_options(p: argparse.ArgumentParser) -> None:
+def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False) -> None:
     p.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     p.add_argument("--output", metavar="OUT.nc", help="write the curve and results to netCDF")
-    p.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
+    if features:
+        p.add_argument(
+            "--features",
+            metavar="OUT.csv",
+            help="write each feature's selection frequency over the real ensemble copies (name, frequency_m<size> "
+            "per measured size with its interval, mean rank), most often kept first; written whatever the verdict",
+        )
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -316,6 +328,7 @@ def _add_estimate_command(sub) -> None:
         epilog=_examples(
             "ensstab estimate                          # the embedded default study (no download)",
             "ensstab estimate --data colon.mat --n-target 20 --json colon.json",
+            "ensstab estimate --data cells.h5ad --label condition --n-target 10,20,40 --features features.csv",
             "ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
         ),
     )
@@ -325,7 +338,7 @@ def _add_estimate_command(sub) -> None:
     )
     _add_cluster_options(est)
     _add_quiet(est)
-    _add_output_options(est)
+    _add_output_options(est, features=True)
     est.set_defaults(func=_cmd_estimate)
 
 

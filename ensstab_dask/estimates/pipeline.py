@@ -37,7 +37,9 @@ live in their own modules.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings as _warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +48,9 @@ import xarray as xr
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
+from ensstab_dask.estimates.features import check_feature_memory, copy_features, feature_names_of
 from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.estimates.surface import check_surface, n_target_list, surface_dataset
 from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.indices import NogueiraStability, clip_to_index, index_range, nogueira_stability, stability_of_subsets
@@ -112,7 +116,7 @@ def real_stability_of(subsets: np.ndarray, n_feature: int, index: str) -> tuple[
 def estimate(
     X,
     y,
-    n_target: int,
+    n_target: int | Sequence[int],
     *,
     selector=None,
     m_ensemble=(1, 5, 10, 20, 30, 50),
@@ -134,14 +138,18 @@ def estimate(
     model: str = DEFAULT_MODEL,
     progress: bool = True,
     allow_large: bool = False,
+    feature_names=None,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
     Parameters
     ----------
     X, y : the data (n_samples, n_feature) and labels
-    n_target : int
-        Features each selector keeps.
+    n_target : int or sequence of int
+        Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the
+        first one's, and ``Estimate.surface`` holds the curve at each, from the same real
+        runs; each row is bit for bit the estimate at that n_target alone with the same
+        seed. Only a model that measures its curve on its copies (``'anchored'``) can.
     selector : None, scikit-learn estimator or callable
         See :mod:`ensstab_dask.real.selectors`; None is the default random forest.
     m_ensemble : sequence of int
@@ -203,6 +211,10 @@ def estimate(
         Run even above 10,000 real runs or 10^8 simulated selectors; without it such an
         estimate is refused before any work, saying what it would cost
         (:mod:`ensstab_dask.sweeps.cost`).
+    feature_names : sequence of str, optional
+        One name per feature, for ``Estimate.features`` (each feature's selection
+        frequency over the model's real ensemble copies, :mod:`ensstab_dask.estimates.features`);
+        default: the columns of a pandas ``X``, else ``x0, x1, ...``.
 
     Returns
     -------
@@ -232,10 +244,13 @@ def estimate(
     >>> est.reliable == (not est.warnings)
     True
     """
-    X, y = check_data(X, y, n_target=n_target)
+    names = feature_names if feature_names is not None else getattr(X, "columns", None)
+    X, y = check_data(X, y)
+    n_targets = n_target_list(n_target, n_feature=X.shape[1])
+    names = feature_names_of(names, X.shape[1])
     settings = EstimateSettings(
         n_feature=X.shape[1],
-        n_target=n_target,
+        n_target=n_targets[0],
         m_ensemble=m_ensemble,
         m_stability=m_stability,
         n_runs=n_runs,  # type: ignore[arg-type]  # None: max(m_ensemble), resolved by the settings
@@ -255,6 +270,8 @@ def estimate(
         model=model,
     )
     _check_cost(X, y, settings, allow_large=allow_large)
+    check_surface(settings.curve_model, n_targets)
+    check_feature_memory(settings)
     scorer = make_scorer(selector)
 
     with connect(client) as c:
@@ -272,9 +289,27 @@ def estimate(
             progress=progress,
             clock=clock,
         )
+        with clock.stage("features"):
+            est.features = copy_features(settings, copy_ranks if copy_ranks is not None else check_ranks, names)
+        _add_surface(est, settings, n_targets[1:], client=target, copies=(copy_ranks, check_ranks), clock=clock)
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
+
+
+def _add_surface(est: Estimate, settings: EstimateSettings, others: list[int], *, client, copies,
+                 clock: StageClock) -> None:  # fmt: skip
+    """The estimate at each other n_target on the same copies (``copies``: the model's and its
+    self-check's ranks), as ``est.surface``: no real run, and each row what the estimate
+    at that n_target alone gives (the same runs, settings and streams)."""
+    if not others:
+        return
+    copy_ranks, check_ranks = copies
+    with clock.stage("surface"):
+        at = {k: estimate_from_runs(runs_from_copies(copy_ranks, k), dataclasses.replace(settings, n_target=k),
+                                    client=client, copy_ranks=copy_ranks, check_ranks=check_ranks)
+              for k in others}  # fmt: skip
+        est.surface = surface_dataset({est.n_target: est, **at}, own=est.n_target)
 
 
 def _check_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:

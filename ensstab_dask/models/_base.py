@@ -269,12 +269,16 @@ class CurveModel:
       and ``m_stability`` in the weak selectors' layout, by ``calibration_layout``);
     * ``indices``: the stability indices it can predict;
     * ``source`` and ``interval_of``: what makes the curve, and what its bootstrap
-      resamples, in the summary's words.
+      resamples, in the summary's words;
+    * ``surface``: the curve at another n_target costs no real run and no simulation
+      (it is measured on the same real ensemble copies), so the estimate can give the
+      stability over several n_target (:mod:`ensstab_dask.estimates.surface`).
     """
 
     name: ClassVar[str]
     simulator: ClassVar[bool] = False
     paper_runs: ClassVar[bool] = True
+    surface: ClassVar[bool] = False
     indices: ClassVar[tuple[str, ...]] = INDICES
     interval_of: ClassVar[str] = "real runs"
 
