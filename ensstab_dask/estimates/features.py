@@ -58,7 +58,7 @@ __all__ = [
 #: The frequency the plain answer calls "kept on nearly every rerun".
 FREQUENT = 0.9
 #: What :func:`false_stable_bound` is, in words.
-BOUND_NAME = "Meinshausen and Buhlmann's bound, with the binomial error of the copies"
+BOUND_NAME = "Meinshausen and Buhlmann's bound with the copies' binomial error"
 
 
 def measured_sizes(m_list: Sequence[int], members: int) -> list[int]:
@@ -291,6 +291,8 @@ def stable_features(features: xr.Dataset) -> dict:
 def write_feature_table(features: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False):
     """Write :func:`feature_table` as CSV, whole or not at all
     (:func:`~ensstab_dask.outputs.atomic_output`). Returns the path."""
+    # Its header begins with FEATURE_TABLE_HEADER: what lets overwrite=True replace it later
+    # (any other CSV file is taken for data, and never replaced).
     table = feature_table(features)
     with atomic_output(out, overwrite=overwrite) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")

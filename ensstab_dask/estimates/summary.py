@@ -177,7 +177,7 @@ def _kept(self: EstimateFields) -> list[str]:
         f" and {len(st['names']) - _NAMES} more (the feature table lists them all)" if len(st["names"]) > _NAMES else ""
     )
     bound = st["expected_false_at_most"]
-    chance = "" if bound is None else f"; at most {bound:.1f} of them expected to carry no signal ({st['bound']})"
+    chance = "" if bound is None else f"; at most {bound:.1f} of them are expected to be noise, by {st['bound']}"
     count = f"{len(st['names'])} feature" + ("" if len(st["names"]) == 1 else "s")
     return [f"  {what}: {names} ({count}{chance})."]
 

@@ -59,9 +59,9 @@ def check_surface(model, n_targets: list[int]) -> None:
     """Refuse several n_target for a model that cannot give them from the same runs cheaply."""
     if len(n_targets) > 1 and not model.surface:
         raise InvalidParameterError(
-            f"n_target={n_targets}: the stability over n_target needs a model that measures its curve on its real "
-            f"ensemble copies (model='anchored'); model={model.name!r} would fit its simulator or its model again "
-            "at every n_target: ask for one n_target"
+            f"n_target: several values (the stability over n_target, {n_targets}) need a model that measures its "
+            f"curve on its real ensemble copies; model={model.name!r} would fit its simulator or its model again at "
+            "every n_target: ask for one n_target, or use model='anchored'"
         )
 
 
