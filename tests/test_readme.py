@@ -185,6 +185,7 @@ SHRUNK = {
     "ensstab validate --output validation.nc": ["--m-stability", "4", "--n-estimators", "10", "--n-boot", "20"],
     COLON: ["--n-estimators", "10", "--n-boot", "20"],
     "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
+    "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": ["--repeats", "1"],
 }
 
 #: Commands not run here, because another test or .ci/run runs them.
@@ -417,6 +418,14 @@ def test_performance_figures_are_the_benchmarks_files():
     measured = json.loads(MAIN_COMMAND.read_text())
     seconds = ", ".join(map(str, measured["seconds"][:-1])) + f" and {measured['seconds'][-1]} s"
     assert f"{seconds}, median {measured['median_seconds']} s, {measured['real_runs']} real runs" in page.read_text()
+    features = json.loads((ROOT / "benchmarks" / "results" / "features-20000.json").read_text())
+    text = " ".join(page.read_text().split())
+    m = features["median_seconds"]
+    assert features["n_feature"] == 20000 and features["real_runs"] == 200 and features["within_5_s"]
+    assert f"the frequencies {m['frequencies']} s, the table, JSON and answer {m['table_json_answer']} s" in text
+    assert f"the CSV {m['csv']} s, **{m['total']} s in all** (median of {features['repeats']} repeats" in text
+    assert f"Peak memory {features['peak_mb']} MB, beside the copies' own {features['copies_mb']} MB" in text
+    assert f"took {features['surface_one_more_n_target_seconds']} s there" in text
 
 
 def _snippets():
