@@ -256,7 +256,7 @@ def test_report_is_self_contained_and_never_clobbers(result, tmp_path):
     index = write_report(ds, out)
     pngs = sorted(out.glob("*.png"))
     assert [p.stem for p in pngs] == sorted(
-        ["calibration", "fixed_point", "stability_curve", "selection_counts", "cost"]
+        ["calibration", "fixed_point", "stability_curve", "feature_frequency", "selection_counts", "cost"]
     )
     embedded = _images(index)
     assert sorted(embedded) == sorted(p.read_bytes() for p in pngs)  # every picture inside the page
