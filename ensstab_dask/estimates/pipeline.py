@@ -288,9 +288,8 @@ def estimate(
             check_ranks=check_ranks,
             progress=progress,
             clock=clock,
+            feature_names=names,
         )
-        with clock.stage("features"):
-            est.features = copy_features(settings, copy_ranks if copy_ranks is not None else check_ranks, names)
         _add_surface(est, settings, n_targets[1:], client=target, copies=(copy_ranks, check_ranks), clock=clock)
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
@@ -387,9 +386,11 @@ def estimate_from_runs(
     check_ranks: np.ndarray | None = None,
     progress: bool = False,
     clock: StageClock | None = None,
+    feature_names=None,
 ) -> Estimate:
     """Every stage after the real runs, on given runs: the single-selector statistics, the
-    paper's simulator fit (for a simulator model), the model's curve and its self-check.
+    paper's simulator fit (for a simulator model), the model's curve and its self-check,
+    and the features' selection frequencies on the copies (named ``feature_names``).
 
     ``copy_ranks``: the model's real ensemble copies, (copies, weak selectors per copy,
     n_feature); ``check_ranks``: copies made for the self-check alone (see
@@ -453,7 +454,10 @@ def estimate_from_runs(
         saturated=int((found.t_draws >= ctx.n_runs).sum()),
         smaller=found.smaller,
     )
-    return _assemble(ctx, shared, prediction, check, fit, settings=settings, issues=blocking + cautions, notes=said)
+    est = _assemble(ctx, shared, prediction, check, fit, settings=settings, issues=blocking + cautions, notes=said)
+    with clock.stage("features"):  # whatever the verdict
+        est.features = copy_features(s, copy_ranks if copy_ranks is not None else check_ranks, feature_names)
+    return est
 
 
 def _shared_stages(ctx: Context, runs: RealRuns) -> _Shared:
