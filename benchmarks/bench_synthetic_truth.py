@@ -168,20 +168,37 @@ def candidates(copies: np.ndarray, seed: int) -> dict[str, list[float]]:
     return out
 
 
-def one_estimate(regime: Regime, rep: int, seed: int, n_boot: int, compare: bool = False) -> dict:
-    """One replicate: fresh copies through the default estimate's code."""
+def one_estimate(
+    regime: Regime, rep: int, seed: int, n_boot: int, compare: bool = False, precision: tuple | None = None
+) -> dict:
+    """One replicate: fresh copies through the default estimate's code; with ``precision``
+    = (half-width, cap), through its rounds (the library's own ``spend_in_rounds``) on
+    copies drawn once for the largest design the cap allows and taken as prefixes, as
+    the real runs are."""
     from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.rounds import spend_in_rounds
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings
 
     rng = np.random.default_rng([seed, rep])
-    copies = regime.copies(*COPY_DESIGN, rng)
+    G, B = COPY_DESIGN
+    big = regime.copies(precision[1] // B, max(SIZES), rng) if precision else regime.copies(G, B, rng)
     settings = EstimateSettings(
         n_feature=N_FEATURE, n_target=N_TARGET, m_ensemble=SIZES, n_boot=n_boot, seed=rep, model="anchored"
     )
+
+    def on(design):
+        copies = np.ascontiguousarray(big[: design[0], : design[1]])
+        return estimate_from_runs(runs_from_copies(copies, N_TARGET), settings, client="synchronous", copy_ranks=copies)
+
+    spent = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = estimate_from_runs(runs_from_copies(copies, N_TARGET), settings, client="synchronous", copy_ranks=copies)
+        est = on(COPY_DESIGN)
+        if precision:
+            est, spent = spend_in_rounds(est, COPY_DESIGN, lambda old, new: on(new), precision=precision[0],
+                                         max_real_runs=precision[1])  # fmt: skip
+    copies = big[:G, :B]
     curve = est.curve
     check = est.self_check
     return {
@@ -192,6 +209,7 @@ def one_estimate(regime: Regime, rep: int, seed: int, n_boot: int, compare: bool
         "check_passed": None if check is None else bool(check.passed),
         "reliable": bool(est.reliable),
         "candidates": candidates(copies, rep) if compare else {},
+        "spending": None if spent is None else spent.to_dict(),
     }
 
 
@@ -212,6 +230,8 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
                 truth=float(truth[i]),
                 bias=float(bias),
                 bias_over_se=float(bias / mean_se) if mean_se > 0 else float("nan"),
+                mean_se=float(mean_se),
+                sd=float(np.nanstd(point[:, i], ddof=1)),
                 sd_over_se=float(np.nanstd(point[:, i], ddof=1) / mean_se) if mean_se > 0 else float("nan"),
                 coverage=float(np.mean((lower[:, i] <= truth[i]) & (truth[i] <= upper[:, i]))),
                 zero_se=int((se[:, i] <= 0).sum()),
@@ -224,7 +244,34 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
         err = values - truth[beyond]
         errors[name] = {"mean": err.mean(axis=0).tolist(), "rmse": np.sqrt((err**2).mean(axis=0)).tolist()}
     no_curve = int(np.isnan(point).all(axis=1).sum())
-    return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors)]
+    # The alarm's power where the estimate is wrong: among replicates whose error at the
+    # largest size exceeds 2 (3) of their own SE, the share that the self-check flagged.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        off = np.abs(point[:, -1] - truth[-1]) / se[:, -1]
+    power = {f"error_over_{k}_se": dict(replicates=int((off > k).sum()),
+                                        alarmed=float(alarms[off > k].mean()) if (off > k).any() else None)
+             for k in (2, 3)}  # fmt: skip
+    spent = [r["spending"] for r in reps if r.get("spending")]
+    spending = None
+    if spent:
+        runs = np.array([s["rounds"][-1]["real_runs"] for s in spent])
+        widths = np.array([s["rounds"][-1]["half_width"] for s in spent], dtype=float)
+        spending = dict(reached=float(np.mean([s["reached"] for s in spent])), runs_median=float(np.median(runs)),
+                        runs_mean=float(runs.mean()),
+                        runs_max=int(runs.max()), half_width_median=float(np.nanmedian(widths)),
+                        half_width_p95=float(np.nanpercentile(widths, 95)),
+                        designs=sorted({"{copies}x{members}".format(**s["rounds"][-1]) for s in spent}))  # fmt: skip
+    return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors,
+                        spending=spending, power=power)]  # fmt: skip
+
+
+def speed_up(rows: list[dict], truth_se: np.ndarray, truth_copies: int, runs: float) -> list[float]:
+    """Equal-precision speed-up over the naive check at each size: (naive runs x naive
+    variance) / (estimate runs x the estimate's variance over the replicates). The naive
+    check is 20 copies of m weak selectors (20 m real runs), its SE the truth's U-statistic
+    SE scaled from ``truth_copies`` copies to 20 (as 1 / sqrt(copies))."""
+    naive_var = (np.asarray(truth_se) * np.sqrt(truth_copies / 20)) ** 2
+    return [float(20 * r["m"] * v / (runs * r["sd"] ** 2)) for r, v in zip(rows, naive_var)]
 
 
 def main(argv=None) -> None:
@@ -237,14 +284,29 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, default=2, help="processes for the replicates")
     ap.add_argument("--json", default=None)
     ap.add_argument("--compare", action="store_true", help="also score other extrapolants on the same copies")
+    ap.add_argument("--precision", type=float, default=None, help="spend runs in rounds to this half-width at m = 200")
+    ap.add_argument("--max-real-runs", type=int, default=1000, help="the rounds' cap, with --precision")
+    ap.add_argument("--truth-from", default=None, help="a JSON this script wrote for the same seed: its true curves")
     args = ap.parse_args(argv)
+    known = None
+    if args.truth_from:
+        with open(args.truth_from) as fh:
+            known = json.load(fh)
+        if known["seed"] != args.seed:
+            ap.error(f"--truth-from {args.truth_from} holds seed {known['seed']}'s truth, not --seed {args.seed}'s")
+    precision = None if args.precision is None else (args.precision, args.max_real_runs)
     from concurrent.futures import ProcessPoolExecutor
 
-    out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "regimes": {}}
+    out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "truth_copies": args.truth_copies,
+           "precision": precision, "regimes": {}}  # fmt: skip
     for name in args.regimes.split(","):
         regime = REGIMES[name]
         t0 = time.perf_counter()
-        truth, truth_se = true_curve(regime, n_copies=args.truth_copies, seed=args.seed)
+        if known:
+            rows = known["regimes"][name]["rows"][:-1]
+            truth, truth_se = np.array([r["truth"] for r in rows]), np.array(known["regimes"][name]["truth_se"])
+        else:
+            truth, truth_se = true_curve(regime, n_copies=args.truth_copies, seed=args.seed)
         with ProcessPoolExecutor(args.workers) as pool:
             reps = list(
                 pool.map(
@@ -254,10 +316,14 @@ def main(argv=None) -> None:
                     [args.seed] * args.replicates,
                     [args.n_boot] * args.replicates,
                     [args.compare] * args.replicates,
+                    [precision] * args.replicates,
                     chunksize=10,
                 )
             )
         rows = summarise(truth, reps)
+        spent = rows[-1]["spending"]
+        runs = spent["runs_mean"] if spent else COPY_DESIGN[0] * COPY_DESIGN[1]
+        rows[-1]["speed_up"] = speed_up(rows[:-1], truth_se, args.truth_copies, runs)
         out["regimes"][name] = {"regime": vars(regime), "truth_se": truth_se.tolist(), "rows": rows}
         print(f"\n## {name} (tau {regime.tau}, sigma {regime.sigma}); {len(reps)} replicates, "
               f"{time.perf_counter() - t0:.0f} s; self-check alarms {rows[-1]['alarm_rate']:.1%}; "
@@ -267,6 +333,17 @@ def main(argv=None) -> None:
         for r, tse in zip(rows[:-1], truth_se):
             print(f"| {r['m']} | {r['truth']:.4f} ({tse:.4f}) | {r['bias']:+.4f} | {r['bias_over_se']:+.2f} | "
                   f"{r['sd_over_se']:.2f} | {r['coverage']:.1%} | {r['zero_se']} |")  # fmt: skip
+        print("equal-precision speed-up over the naive check: "
+              + ", ".join(f"m = {m}: {x:.1f}x" for m, x in zip(SIZES, rows[-1]["speed_up"])))  # fmt: skip
+        for k, p in rows[-1]["power"].items():
+            share = "-" if p["alarmed"] is None else f"{p['alarmed']:.0%}"
+            print(f"alarm where |error| at m = {max(SIZES)} > {k.split('_')[2]} SE: {share} of {p['replicates']}")
+        if precision:
+            spent = rows[-1]["spending"]
+            print(f"\nprecision {args.precision} at m = {max(SIZES)} (cap {args.max_real_runs} real runs): reached in "
+                  f"{spent['reached']:.1%} of replicates; real runs median {spent['runs_median']:.0f}, "
+                  f"max {spent['runs_max']}; half-width median {spent['half_width_median']:.4f}, "
+                  f"95th percentile {spent['half_width_p95']:.4f}")  # fmt: skip
         beyond = [m for m in SIZES if m > COPY_DESIGN[1]]
         if not args.compare:
             continue

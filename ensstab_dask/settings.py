@@ -55,7 +55,12 @@ __all__ = [
     "Resample",
     "BootCount",
     "Unchecked",
+    "OrNone",
+    "DEFAULT_MAX_REAL_RUNS",
 ]
+
+#: The cap on real runs when a ``precision`` is asked for without ``max_real_runs``.
+DEFAULT_MAX_REAL_RUNS = 1000
 
 
 class Constraint(Protocol):
@@ -143,6 +148,16 @@ class BootCount:
         return value
 
 
+@dataclass(frozen=True)
+class OrNone:
+    """None, or what ``constraint`` allows."""
+
+    constraint: Constraint
+
+    def __call__(self, value, name: str):
+        return None if value is None else self.constraint(value, name)
+
+
 class Unchecked:
     """Kept as given: checked where it is used."""
 
@@ -206,6 +221,8 @@ class EstimateSettings:
     seed: SeedLike = 0
     selector: Any = None
     model: str = DEFAULT_MODEL
+    precision: float | None = None
+    max_real_runs: int | None = None
 
     #: What each field may be, checked in this order (scikit-learn's ``_parameter_constraints``).
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
@@ -228,6 +245,8 @@ class EstimateSettings:
         "seed": Seed(),
         "selector": Unchecked(),
         "model": Options(MODELS),
+        "precision": OrNone(Real(minimum=0.0, maximum=1.0, open_minimum=True)),
+        "max_real_runs": OrNone(Int(minimum=1)),
     }
     #: Defaults that depend on other settings, for a value given as None.
     _derived_defaults: ClassVar[dict[str, Callable[[dict], Any]]] = {
@@ -255,6 +274,7 @@ class EstimateSettings:
                     f"{pool} runs of its real ensemble copies; got {self.n_runs}"
                 )
             object.__setattr__(self, "n_runs", pool)
+        self._check_precision(design)
         if self.calibrate and not curve_model.simulator:
             raise InvalidParameterError(
                 f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs "
@@ -268,6 +288,30 @@ class EstimateSettings:
         # Before any real run: the prediction's largest cell, and the p fit's many copies.
         check_cell_memory(self.n_feature, self.n_target, max(self.m_list), self.m_stability, self.n_runs)
         check_cell_memory(self.n_feature, self.n_target, 1, self.m_stability * self.repeats, self.n_runs)
+
+    def _check_precision(self, design: tuple[int, int] | None) -> None:
+        """``precision`` needs a model that measures copies (it grows them in rounds);
+        ``max_real_runs`` is its cap, at least the first round's runs."""
+        if self.precision is None:
+            if self.max_real_runs is not None:
+                raise InvalidParameterError(
+                    f"max_real_runs caps the rounds of real runs that a precision asks for, and none was asked for "
+                    f"(got {self.max_real_runs}): pass precision=HALF_WIDTH too"
+                )
+            return
+        if design is None:
+            raise InvalidParameterError(
+                f"precision: model={self.model!r} does not measure real ensemble copies, so it cannot spend runs "
+                f"in rounds; use model={DEFAULT_MODEL!r}"
+            )
+        first = design[0] * design[1]
+        if self.max_real_runs is None:
+            object.__setattr__(self, "max_real_runs", max(DEFAULT_MAX_REAL_RUNS, first))
+        elif self.max_real_runs < first:
+            raise InvalidParameterError(
+                f"max_real_runs must be at least {first}, the first round's real runs with model={self.model!r} "
+                f"({design[0]} copies of {design[1]}); got {self.max_real_runs}"
+            )
 
     @property
     def m_list(self) -> list[int]:
@@ -299,4 +343,6 @@ class EstimateSettings:
             seed=self.seed,
             selector=describe_selector(self.selector),
             model=self.model,
+            precision=self.precision,
+            max_real_runs=self.max_real_runs,
         )

@@ -82,12 +82,15 @@ def cli_words(message: str, options: dict[str, str], *, subject: bool = True) ->
 
 
 def in_cli_words(est, options: dict[str, str]):
-    """The estimate with its warnings and notes in the command line's words (:func:`cli_words`),
+    """The estimate with its warnings, notes and spending in the command line's words (:func:`cli_words`),
     for what a command prints and writes."""
     return dataclasses.replace(
         est,
         warnings=[cli_words(w, options, subject=False) for w in est.warnings],
         notes=[cli_words(n, options, subject=False) for n in est.notes],
+        spending=None
+        if est.spending is None
+        else dataclasses.replace(est.spending, words=lambda text: cli_words(text, options, subject=False)),
     )
 
 
@@ -249,6 +252,8 @@ def _estimate_options(args) -> dict:
         seed=args.seed,
         model=args.model,
         allow_large=args.yes,
+        precision=args.precision,
+        max_real_runs=args.max_real_runs,
     )
 
 

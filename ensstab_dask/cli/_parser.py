@@ -126,10 +126,8 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
-    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
-    the default of the library function behind the command."""
-    _add_yes(est)
+def _add_data_options(est: argparse.ArgumentParser) -> None:
+    """The data, its labels, and the features each selector keeps."""
     est.add_argument(
         "--data",
         metavar="PATH",
@@ -145,6 +143,13 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         help="features each selector keeps; estimate also takes a list or an inclusive range (10,20,40 or "
         "10:50:10): the stability over n_target from the same real runs, the first the estimate's own",
     )
+
+
+def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
+    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
+    the default of the library function behind the command."""
+    _add_yes(est)
+    _add_data_options(est)
     est.add_argument(
         "--n-runs",
         type=int,
@@ -152,6 +157,21 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
         help="runs behind n_useful (default: largest m_ensemble; at most the 200 copy runs with --model anchored)",
     )
     est.add_argument("--m-stability", type=int, default=m_stability, help="ensemble copies behind each stability")
+    est.add_argument(
+        "--precision",
+        type=float,
+        default=None,
+        metavar="HALF_WIDTH",
+        help="the interval's half-width wanted at the largest --m-ensemble (in the index's units, e.g. 0.03): "
+        "real runs are spent in rounds, more copies or more members per copy, until it is reached or "
+        "--max-real-runs stops it; the answer says what was spent and why (default model only)",
+    )
+    est.add_argument(
+        "--max-real-runs",
+        type=int,
+        default=None,
+        help="the cap on real runs for --precision (default: 1000)",
+    )
     est.add_argument(
         "--m-ensemble",
         default="1,5,10,20,30,50",

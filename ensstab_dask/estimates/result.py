@@ -11,6 +11,7 @@ import xarray as xr
 from ensstab_dask._version import __version__
 from ensstab_dask.estimates.comparison import compare, comparison_dataset
 from ensstab_dask.estimates.features import feature_rows, feature_table, stable_features
+from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
 from ensstab_dask.estimates.surface import surface_json
 from ensstab_dask.exceptions import InvalidParameterError
@@ -129,6 +130,7 @@ class Estimate:
     simulator: bool = True  # the curve is the paper's simulator's (its cautions apply)
     features: xr.Dataset | None = field(repr=False, default=None)  # selection frequencies on the copies
     surface: xr.Dataset | None = field(repr=False, default=None)  # the curve at several n_target
+    spending: Spending | None = None  # the rounds of real runs a precision asked for
 
     @property
     def threshold_saturated(self) -> int:
@@ -227,6 +229,7 @@ class Estimate:
             "simulated_runs": self.simulated_runs,
             "seconds": self.seconds,
             "settings": self.settings,
+            "spending": None if self.spending is None else self.spending.to_dict(),
             "version": __version__,
             **self._features_dict(),
         }
@@ -308,7 +311,7 @@ class Estimate:
             )
         ds = _with_features(ds, self.features, self.surface)
         skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "notes", "self_check",
-                "features", "stable_features", "surface", "surface_interval")  # fmt: skip
+                "spending", "features", "stable_features", "surface", "surface_interval")  # fmt: skip
         flat = {k: v for k, v in self.to_dict().items() if k not in skip}
         for k, v in flat.items():
             if isinstance(v, dict):
@@ -331,6 +334,9 @@ class Estimate:
         ds.attrs["warnings"] = "\n".join(self.warnings)
         ds.attrs["notes"] = "\n".join(self.notes)
         ds.attrs["has_curve"] = int(self.has_curve)
+        if self.spending is not None:
+            ds.attrs["spending"] = self.spending.sentence()
+            ds.attrs["spending_reached"] = int(self.spending.reached)
         for k, v in self.settings.items():
             ds.attrs[k] = "none" if v is None else v
         for k, v in self.seconds.items():

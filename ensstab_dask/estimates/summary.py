@@ -17,6 +17,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.estimates.features import stable_features
+from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.surface import best_n_target
 from ensstab_dask.estimates.trust import headline
 from ensstab_dask.indices import NogueiraStability, shared_features
@@ -67,6 +68,7 @@ class EstimateFields(Protocol):
     simulator: bool
     features: xr.Dataset | None
     surface: xr.Dataset | None
+    spending: Spending | None
 
     def curve_interval(self) -> dict[int, tuple[float, float]]: ...
 
@@ -151,6 +153,8 @@ def plain_answer(self: EstimateFields) -> list[str]:
         lines.append("  " + _plateau(m, shared, k))
     lines += _which_k(self)
     lines.append("  " + _believe(self))
+    if self.spending is not None:
+        lines.append("  " + self.spending.sentence())
     return lines + _kept(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
 
 

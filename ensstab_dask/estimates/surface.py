@@ -7,6 +7,8 @@ The row at each n_target is the estimate at that n_target, run with the same see
 same copies: bit for bit what :func:`~ensstab_dask.estimate` gives when asked for that
 n_target alone. A model whose curve comes from a simulator fitted at one n_target would
 fit it again at each: it has no cheap surface, and a list is refused before any work.
+With a ``precision``, the rounds are chosen at the first n_target, and the rows at the
+others are the estimates on the copies those rounds reached.
 """
 
 from __future__ import annotations

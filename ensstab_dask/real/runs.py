@@ -76,12 +76,18 @@ class Copies:
     """``copies`` real ensemble copies of ``members`` weak selectors each, in ``layout``
     (see :func:`member_ranks`): copy ``c``'s half of the data from
     ``derive(seed, Stream.REAL_ENSEMBLE, c)``, its member ``j`` from ``(.., c, j + 1)``, so
-    that a copy and its first members do not depend on how many are asked for."""
+    that a copy and its first members do not depend on how many are asked for.
+
+    ``first_copy`` and ``first_member`` make a block of a larger design: copies
+    ``first_copy ..`` and their members ``first_member ..``, the same runs as in the
+    larger design (how an estimate adds copies or members in rounds)."""
 
     copies: int
     members: int
     seed: SeedLike = 0
     layout: str = "bagging"
+    first_copy: int = 0
+    first_member: int = 0
 
 
 def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
@@ -91,8 +97,9 @@ def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
         seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(item.n_runs)]
         return [("pool", item.resample, seeds[i : i + batch_size]) for i in range(0, item.n_runs, batch_size)]
     tasks = []
-    for copy in range(item.copies):
-        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(item.members)]
+    for copy in range(item.first_copy, item.first_copy + item.copies):
+        first = item.first_member
+        members = [derive(ss, Stream.REAL_ENSEMBLE, copy, j + 1) for j in range(first, first + item.members)]
         copy_ss = derive(ss, Stream.REAL_ENSEMBLE, copy)
         tasks += [
             ("copy", item.layout, copy_ss, members[i : i + batch_size]) for i in range(0, item.members, batch_size)
