@@ -109,3 +109,33 @@ def test_cli_n_target_lists_refused_in_one_line(args, said, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and said in err[0], err
     assert "model='anchored'" not in err[0]  # the command line's words
+
+
+@pytest.mark.slow
+def test_with_a_precision_the_other_rows_are_estimates_on_the_copies_the_rounds_reached():
+    """The rounds are chosen at the first n_target; the features and the other rows are
+    counted on the copies they reached, the features under the data's names."""
+    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.real.runs import Copies, real_run_plan, runs_from_copies
+    from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
+    from ensstab_dask.settings import EstimateSettings
+
+    data = es.make_microarray(n_feature=150, n_informative=10, effect=2.0, seed=2)
+    kw = dict(selector=default_selector(10), m_ensemble=(1, 5, 20, 40), n_boot=50, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = es.estimate(data.X, data.y, [5, 8], precision=0.001, max_real_runs=400, client="synchronous",
+                          progress=False, feature_names=data.feature_names, **kw)  # fmt: skip
+    last = est.spending.rounds[-1]
+    assert len(est.spending.rounds) >= 2 and est.real_runs == last.copies * last.members
+    assert (est.features.attrs["copies"], est.features.attrs["members"]) == (last.copies, last.members)
+    assert est.features["name"].values.tolist() == data.feature_names.tolist()
+    seed = derive(as_seed_sequence(5), Stream.ESTIMATE, Stage.COPIES)
+    (ranks,) = real_run_plan(data.X, data.y, [Copies(last.copies, last.members, seed)], selector=kw["selector"],
+                             client="synchronous", progress=False)  # fmt: skip
+    settings = EstimateSettings(n_feature=150, n_target=8, precision=0.001, max_real_runs=400, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = estimate_from_runs(runs_from_copies(ranks, 8), settings, client="synchronous", copy_ranks=ranks)
+    assert np.array_equal(est.surface["stability"].sel(n_target=8).values, alone.curve["stability"].values)
+    assert np.array_equal(est.surface["stability"].sel(n_target=5).values, est.curve["stability"].values)
