@@ -18,7 +18,7 @@ def test_every_field_has_one_constraint_checked_in_the_estimates_order():
     # The order of the checks (the first bad value is the one named) is the estimate's.
     assert names[2:] == ["m_ensemble", "m_stability", "n_runs", "repeats", "p_method", "verify", "calibrate",
                          "calibration_layout", "member_resample", "n_boot", "confidence", "aggregate", "index",
-                         "resample", "seed", "selector", "model"]  # fmt: skip
+                         "resample", "seed", "selector", "model", "precision", "max_real_runs"]  # fmt: skip
 
 
 def test_values_are_normalised_once_and_frozen():
@@ -34,7 +34,7 @@ def test_to_dict_is_what_an_estimate_records():
     s = EstimateSettings(**PROBLEM, resample=0.5, model="onda")
     assert list(s.to_dict()) == ["m_stability", "n_runs", "repeats", "p_method", "aggregate", "index", "resample",
                                  "calibration_layout", "member_resample", "n_boot", "confidence", "seed",
-                                 "selector", "model"]  # fmt: skip
+                                 "selector", "model", "precision", "max_real_runs"]  # fmt: skip
     assert s.to_dict()["resample"] == "0.5" and s.to_dict()["calibration_layout"] == "ensemble"
     # A model without the paper's single-selector runs has no layout of them.
     assert EstimateSettings(**PROBLEM, model="anchored").to_dict()["calibration_layout"] == "copies"

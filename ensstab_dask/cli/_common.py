@@ -5,6 +5,7 @@ words turned into the command line's (:func:`cli_words`), where work runs (--sch
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import os
 import re
@@ -20,7 +21,7 @@ from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
 from ensstab_dask.outputs import refuse_to_replace, write_json
 from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.selectors import check_resample, default_selector
-from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, write_netcdf
+from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore, write_netcdf
 
 
 class UsageError(EnsstabError):
@@ -202,15 +203,19 @@ def _resample(text: str, name: str):
 
 
 def _check_outputs(args) -> None:
-    """Before any work: an output that exists, or must never be written there."""
-    outputs = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
-    for option, path in outputs:
-        if not path:
-            continue
+    """Before any work: an output that exists, or must never be written there (a store, the
+    data, a device, a FIFO or a socket), and one file named by two outputs."""
+    named = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
+    given = [(option, path) for option, path in named if path is not None]
+    for (first, path), (second, other) in itertools.combinations(given, 2):
+        if os.path.realpath(path) == os.path.realpath(other):
+            raise UsageError(f"{first} and {second} name one file, {path}: the second would replace the first; "
+                             "give each its own")  # fmt: skip
+    for option, path in given:
         try:
-            refuse_to_replace(path, overwrite=args.overwrite)
+            refuse_to_replace(path, overwrite=args.overwrite, name=option)
         except InvalidParameterError as exc:
-            raise UsageError(f"{option}: {exc}") from None
+            raise UsageError(str(exc)) from None
         if os.path.exists(path) and not args.overwrite:
             raise UsageError(f"{option} {path} exists; pass --overwrite to replace it")
         folder = os.path.dirname(os.path.abspath(path))
@@ -273,7 +278,7 @@ def _write(args, payload: dict, ds, features=None) -> None:
             raise UsageError(f"--features: --model {args.model} ran no real ensemble copies to count features on")
         write_feature_table(features, args.features, overwrite=args.overwrite)
     if args.json:
-        write_json(payload, args.json)
+        write_json(payload, args.json, overwrite=args.overwrite)
     if args.output:
         write_netcdf(ds, args.output, overwrite=args.overwrite)
 
@@ -290,8 +295,9 @@ _REPORT_READS = (
 
 
 def _report_input(text: str):
-    """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store read
-    as the sweep it holds (cells not computed yet are NaN, as in ``export --allow-incomplete``)."""
+    """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store checked
+    as ``export`` checks it and read as the sweep it holds (cells not computed yet are NaN,
+    as in ``export --allow-incomplete``)."""
     path = Path(text)
     if path.is_dir():
         store = SweepStore(path)
@@ -301,7 +307,7 @@ def _report_input(text: str):
             raise
         except ValueError:
             raise UsageError(f"{path} is a directory but not a sweep store; {_REPORT_READS}") from None
-        return store.load()
+        return store.checked().drop_vars(COMPLETED)
     if not path.exists():
         raise UsageError(f"{path}: no such file; {_REPORT_READS}")
     try:

@@ -18,11 +18,7 @@ tested alone and re-run on resampled inputs (:mod:`ensstab_dask.models.bootstrap
 7. :func:`predict_curve`: the simulated curve for each ``m_ensemble``;
 
 then a bootstrap over the real runs gives every quantity an interval, and
-:func:`guard_rails` says when the method has nothing to say. Stages 2 to 7 and what
-follows them, on given runs, are :mod:`~ensstab_dask.estimates.stages`'
-(:func:`estimate_from_runs`); this module makes the real runs, the rounds of a
-``precision`` (:mod:`~ensstab_dask.estimates.rounds`) and the curve at several
-``n_target`` (:mod:`~ensstab_dask.estimates.surface`).
+:func:`guard_rails` says when the method has nothing to say.
 
 Which runs calibrate the simulator (``calibration_layout``, docs/method.md section 8):
 
@@ -41,27 +37,32 @@ live in their own modules.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import warnings as _warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
+import xarray as xr
 
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
-from ensstab_dask.cluster.progress import StageClock, note_dashboard
-from ensstab_dask.estimates.features import check_feature_memory, feature_names_of
+from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
+from ensstab_dask.estimates.features import check_feature_memory, copy_features, feature_names_of
 from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.rounds import grow_copies, spend_in_rounds
-from ensstab_dask.estimates.stages import estimate_from_runs, real_stability_of, round_n_useful
-from ensstab_dask.estimates.surface import check_surface, n_target_list, surface_dataset
+from ensstab_dask.estimates.rounds import spend_real_runs
+from ensstab_dask.estimates.surface import add_surface, check_surface, n_target_list
+from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
 from ensstab_dask.exceptions import UnreliableEstimateWarning
-from ensstab_dask.models.fitting import fixed_point_power
+from ensstab_dask.indices import NogueiraStability, clip_to_index, index_range, nogueira_stability, stability_of_subsets
+from ensstab_dask.models import Context, Prediction, SelfCheck
+from ensstab_dask.models.fitting import SimulatorFit, fit_simulator, fixed_point_power
 from ensstab_dask.models.onda import predict_curve
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.runs import (
     Copies,
     Pool,
+    RealRuns,
     assemble_runs,
     pool_sizes,
     real_run_plan,
@@ -69,9 +70,15 @@ from ensstab_dask.real.runs import (
     runs_from_copies,
 )
 from ensstab_dask.real.selectors import make_scorer, real_run
-from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive
+from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
 from ensstab_dask.settings import EstimateSettings
-from ensstab_dask.simulator.estimators import threshold_draws, useful_draws
+from ensstab_dask.simulator.estimators import (
+    selection_counts,
+    smaller_n_target,
+    threshold_draws,
+    uniform_subsets,
+    useful_draws,
+)
 from ensstab_dask.sweeps.cost import check_cost, estimate_cost
 
 __all__ = [
@@ -86,8 +93,25 @@ __all__ = [
     "fixed_point_power",
     "predict_curve",
     "runs_from_copies",
-    "estimate_from_runs",
 ]
+
+
+# -- stages --------------------------------------------------------------------------
+
+
+def round_n_useful(draws, n_target: int, n_feature: int) -> int:
+    """The n_useful the simulator runs at: the mean of the draws, rounded, within [n_target, n_feature].
+
+    The simulator is defined only there. A clamped value is not what the real runs
+    measured: pass ``n_useful=(mean of the draws, this value)`` to :func:`caution_reasons`,
+    which says so.
+    """
+    return int(min(max(round(float(np.mean(draws))), n_target), n_feature))
+
+
+def real_stability_of(subsets: np.ndarray, n_feature: int, index: str) -> tuple[float, NogueiraStability]:
+    """Stage 4: the stability of the single real selector, and Nogueira's 95 % interval."""
+    return float(stability_of_subsets(subsets, n_feature, index)), nogueira_stability(subsets, n_feature)
 
 
 def estimate(
@@ -125,10 +149,9 @@ def estimate(
     ----------
     X, y : the data (n_samples, n_feature) and labels
     n_target : int or sequence of int
-        Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the
-        first one's, and ``Estimate.surface`` holds the curve at each, from the same real
-        runs; each row is bit for bit the estimate at that n_target alone with the same
-        seed. Only a model that measures its curve on its copies (``'anchored'``) can.
+        Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the first's,
+        and ``Estimate.surface`` the curve at each from the same real runs, each row bit for bit
+        that n_target's estimate (:mod:`~ensstab_dask.estimates.surface`; ``'anchored'`` only).
     selector : None, scikit-learn estimator or callable
         See :mod:`ensstab_dask.real.selectors`; None is the default random forest.
     m_ensemble : sequence of int
@@ -201,8 +224,7 @@ def estimate(
         The cap on real runs for ``precision`` (default 1,000), at least the first
         round's.
     feature_names : sequence of str, optional
-        One name per feature, for ``Estimate.features`` (each feature's selection
-        frequency over the model's real ensemble copies, :mod:`ensstab_dask.estimates.features`);
+        One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.features`);
         default: the columns of a pandas ``X``, else ``x0, x1, ...``.
 
     Returns
@@ -271,65 +293,17 @@ def estimate(
         clock = StageClock()
         with clock.stage("real_runs"):
             runs, copy_ranks, check_ranks = _real_runs(X, y, settings, scorer=scorer, client=target, progress=progress)
-        est = estimate_from_runs(runs, settings, client=target, copy_ranks=copy_ranks, check_ranks=check_ranks,
-                                 progress=progress, clock=clock, feature_names=names)  # fmt: skip
+        again = functools.partial(estimate_from_runs, feature_names=names)
+        est = again(runs, settings, client=target, copy_ranks=copy_ranks, check_ranks=check_ranks, progress=progress,
+                    clock=clock)  # fmt: skip
         if settings.precision is not None:
-            est, copy_ranks = _in_rounds(est, (X, y, scorer, names), settings, copies=(copy_ranks, check_ranks),
-                                         client=target, progress=progress, clock=clock)  # fmt: skip
-        _add_surface(est, settings, n_targets[1:], client=target, copies=(copy_ranks, check_ranks), clock=clock)
+            est, copy_ranks = spend_real_runs(est, (X, y, scorer), settings, copies=(copy_ranks, check_ranks),
+                                              client=target, progress=progress, clock=clock, again=again)  # fmt: skip
+        add_surface(est, settings, n_targets[1:], copies=(copy_ranks, check_ranks), client=target, clock=clock,
+                    again=estimate_from_runs)  # fmt: skip
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
-
-
-def _add_surface(est: Estimate, settings: EstimateSettings, others: list[int], *, client, copies,
-                 clock: StageClock) -> None:  # fmt: skip
-    """The estimate at each other n_target on the same copies (``copies``: the model's and its
-    self-check's ranks), as ``est.surface``: no real run, and each row what the estimate
-    at that n_target alone gives (the same runs, settings and streams)."""
-    if not others:
-        return
-    copy_ranks, check_ranks = copies
-    with clock.stage("surface"):
-        at = {k: estimate_from_runs(runs_from_copies(copy_ranks, k), dataclasses.replace(settings, n_target=k),
-                                    client=client, copy_ranks=copy_ranks, check_ranks=check_ranks)
-              for k in others}  # fmt: skip
-        est.surface = surface_dataset({est.n_target: est, **at}, own=est.n_target)
-
-
-def _in_rounds(first: Estimate, data: tuple, settings: EstimateSettings, *, copies: tuple, client, progress: bool,
-               clock: StageClock) -> tuple[Estimate, np.ndarray]:  # fmt: skip
-    """The estimate again on more real copies until ``settings.precision`` is reached or
-    ``settings.max_real_runs`` stops it (:func:`~ensstab_dask.estimates.rounds.spend_in_rounds`);
-    each round runs only the copies and members it adds, and every stage's seconds add up
-    over the rounds. ``data`` is ``(X, y, scorer, feature_names)``; ``copies`` the first
-    round's ``(copy_ranks, check_ranks)``. Returns the estimate and the copies it ended on."""
-    X, y, scorer, names = data
-    ranks, check_ranks = copies
-    design = settings.curve_model.copy_design()
-    assert design is not None and ranks is not None  # the settings refused precision otherwise
-    seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
-
-    def grow(old: tuple[int, int], new: tuple[int, int]) -> Estimate:
-        nonlocal ranks
-        (G, B), (G2, B2) = old, new
-        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
-        plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
-        spent = dict(clock)
-        with clock.stage("real_runs"):
-            made = real_run_plan(X, y, plan, selector=scorer, client=client, progress=progress)
-        ranks = grow_copies(ranks, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
-        est = estimate_from_runs(runs_from_copies(ranks, settings.n_target), settings, client=client,
-                                 copy_ranks=ranks, check_ranks=check_ranks, progress=progress, clock=clock,
-                                 feature_names=names)  # fmt: skip
-        for stage, seconds in spent.items():
-            clock[stage] += seconds
-        return est
-
-    est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
-                                 max_real_runs=settings.max_real_runs)  # fmt: skip
-    est.spending = spent
-    return est, ranks
 
 
 def _check_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:
@@ -388,3 +362,233 @@ def _real_runs(X, y, settings: EstimateSettings, *, scorer, client, progress: bo
         assert copy_ranks is not None  # a model without the paper's runs fits copies
         runs = runs_from_copies(copy_ranks, s.n_target)
     return runs, copy_ranks, check_ranks
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What the stages every model shares found: the runs, A[f]'s draws, and what the guard
+    rails read (t_uniform's draws and the real runs' Nogueira stability among it)."""
+
+    runs: RealRuns
+    u_draws: np.ndarray
+    found: Findings
+
+
+def estimate_from_runs(
+    runs: RealRuns,
+    settings: EstimateSettings,
+    *,
+    client,
+    copy_ranks: np.ndarray | None = None,
+    check_ranks: np.ndarray | None = None,
+    progress: bool = False,
+    clock: StageClock | None = None,
+    feature_names=None,
+) -> Estimate:
+    """Every stage after the real runs, on given runs: the single-selector statistics, the
+    paper's simulator fit (for a simulator model), the model's curve and its self-check,
+    and the features' selection frequencies on the copies (named ``feature_names``).
+
+    ``copy_ranks``: the model's real ensemble copies, (copies, weak selectors per copy,
+    n_feature); ``check_ranks``: copies made for the self-check alone (see
+    :mod:`ensstab_dask.models`). :func:`estimate` is the real runs plus this; the
+    validation benchmark calls it on shared pools to compare layouts without refitting
+    the selector. ``progress``: a bar over the simulation stages. ``clock``: where the
+    stages' seconds go (:attr:`Estimate.seconds`), after those of earlier stages.
+    """
+    s, curve_model = settings, settings.curve_model
+    clock = StageClock() if clock is None else clock
+    # A[f] counts n_runs runs against n_runs uniform ones; a pool of copies' runs may hold fewer.
+    ctx = Context(
+        settings=s,
+        client=client,
+        n_runs=min(s.n_runs, len(runs.useful)),
+        m_stability=len(runs.stability),
+        useful_pool=runs.useful,
+        stability_runs=runs.stability,
+        copy_ranks=copy_ranks,
+        check_ranks=check_ranks,
+        clock=clock,
+    )
+    shared = _shared_stages(ctx, runs)
+    found = shared.found
+    # Before p is fitted: is there anything to say?
+    predictable = guard_rails(found, simulator=curve_model.simulator)[0]
+    # One bar over the simulation stages about to run, in their order below (none when no
+    # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
+    stages = (
+        (["p"] + ["fixed point"] * int(s.verify) + ["calibration"] * int(s.calibrate)) * curve_model.simulator
+        + curve_model.stages(s.n_boot)
+        + ["self-check"]
+    )
+    sims = StageBar(stages if predictable else [], "simulations", enabled=progress)
+    fit = SimulatorFit()
+    prediction = check = None
+    if predictable:
+        if curve_model.simulator:
+            fit = fit_simulator(ctx, n_useful_mean=float(shared.u_draws.mean()), bar=sims)
+        prediction = curve_model.predict(ctx, sims)
+        with clock.stage("self_check"):
+            check = curve_model.self_check(ctx, prediction)
+            if check is not None:  # what it predicted as the curve reports it: within the index's range
+                check = replace(check, predicted=clip_to_index(check.predicted, s.index))
+            if check is not None and not check.passed:
+                curve_model.widen(prediction, check)
+        sims.done()
+        _clip_to_ranges(prediction, ctx)
+    sims.close()
+    _, blocking, cautions = guard_rails(
+        found,
+        fit,
+        verified=s.verify or not predictable,
+        n_useful=ctx.n_useful,
+        simulator=curve_model.simulator,
+        self_check=check,
+    )
+    said = notes(
+        n_target=s.n_target,
+        n_useful_mean=found.n_useful_mean,
+        real_nogueira=found.real_nogueira,
+        simulator=curve_model.simulator,
+        saturated=int((found.t_draws >= ctx.n_runs).sum()),
+        smaller=found.smaller,
+    )
+    est = _assemble(ctx, shared, prediction, check, fit, settings=settings, issues=blocking + cautions, notes=said)
+    with clock.stage("features"):  # whatever the verdict
+        est.features = copy_features(s, copy_ranks if copy_ranks is not None else check_ranks, feature_names)
+    return est
+
+
+def _shared_stages(ctx: Context, runs: RealRuns) -> _Shared:
+    """Stages 2 to 4: t_uniform, A[f] (sets ``ctx.n_useful``) and the real stability (sets
+    ``ctx.real_stability``), and the smaller n_target these runs support."""
+    s = ctx.settings
+    n_feature, n_target, n_runs = s.n_feature, s.n_target, ctx.n_runs
+    with ctx.clock.stage("n_useful_and_stability"):
+        t_draws = threshold_draws(n_feature, n_target, n_runs, repeats=s.repeats, seed=ctx.stream(Stage.T_UNIFORM))
+        u_draws = useful_draws(runs.useful, n_feature, t_draws, n_runs=n_runs, rng=make_rng(ctx.stream(Stage.POOL)))
+        ctx.n_useful = ctx.u_pred = round_n_useful(u_draws, n_target, n_feature)
+        ctx.real_stability, real_nog = real_stability_of(runs.stability, n_feature, s.index)
+    u_mean = float(u_draws.mean())
+    smaller = _smaller_n_target(ctx, runs, u_mean, real_nog, t_draws)
+    return _Shared(runs, u_draws, Findings(n_target, n_runs, u_mean, t_draws, real_nog, smaller))
+
+
+def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_nog: NogueiraStability,
+                      t_draws: np.ndarray) -> Smaller:  # fmt: skip
+    """The n_target these runs support, looked for only where the guard rails will advise one:
+    a selector distinguishable from chance that counts no more useful features than it keeps,
+    with no threshold draw at n_runs (there the rails say "too few runs" instead)."""
+    s = ctx.settings
+    saturated = bool((t_draws >= ctx.n_runs).any())
+    if n_useful_mean > s.n_target or real_nog.lower <= 0.0 or saturated or runs.useful_ranks is None:
+        return None
+    found = smaller_n_target(runs.useful_ranks, s.n_feature, s.n_target, n_runs=ctx.n_runs, repeats=s.repeats,
+                             t_seed=ctx.stream(Stage.T_UNIFORM), pool_seed=ctx.stream(Stage.POOL))  # fmt: skip
+    return False if found is None else found
+
+
+def _clip_to_ranges(prediction: Prediction, ctx: Context) -> None:
+    """An extrapolation or a bootstrap can step outside what a quantity can take; a
+    reported value never does: the curve's points and interval ends are clipped to the
+    index's range (whatever the model), the parameters' intervals to theirs."""
+    curve, s = prediction.curve, ctx.settings
+    for end in ("stability", "stability_lower", "stability_upper"):
+        if end in curve:
+            curve[end].values = clip_to_index(curve[end].values, s.index)
+    ranges = {"real_stability": index_range(s.index), "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),
+              "n_useful": (0.0, s.n_feature), "h": (s.n_target, s.n_feature)}  # fmt: skip
+    for key, (lo, hi) in ranges.items():
+        if key in prediction.intervals:
+            a, b = np.clip(prediction.intervals[key], lo, hi)
+            prediction.intervals[key] = (float(a), float(b))
+
+
+def _no_curve(m_list: list[int]) -> Prediction:
+    """The prediction of an estimate with nothing to say: NaN at every size."""
+    nan = np.full(len(m_list), np.nan)
+    curve = xr.Dataset(
+        {"stability": ("m_ensemble", nan), "stability_std": ("m_ensemble", nan.copy())},
+        coords={"m_ensemble": m_list},
+    )
+    return Prediction(curve=curve)
+
+
+def _assemble(
+    ctx: Context,
+    shared: _Shared,
+    prediction: Prediction | None,
+    check: SelfCheck | None,
+    fit: SimulatorFit,
+    *,
+    settings: EstimateSettings,
+    issues: list[str],
+    notes: list[str],
+) -> Estimate:
+    """The :class:`Estimate` from what the stages found (no ``prediction``: no curve)."""
+    s, curve_model, predictable = settings, settings.curve_model, prediction is not None
+    n_feature, n_target, m_list = s.n_feature, s.n_target, s.m_list
+    runs, u_draws, t_draws = shared.runs, shared.u_draws, shared.found.t_draws
+    if prediction is None:
+        prediction = _no_curve(m_list)
+    curve = prediction.curve
+    curve.attrs = {
+        "title": "ensstab_dask predicted stability of ensembles",
+        "kind": "estimate",  # what plotting and the report dispatch on (see plotting.result_kind)
+        "simulator_n_useful": ctx.u_pred,  # calibrated when calibrate=True found a consistent cell
+        "simulator_p": ctx.p_pred,
+        "simulator_model": curve_model.name,
+        **{k: v for k, v in prediction.attrs.items() if k not in ("simulator_n_useful", "simulator_p")},
+    }
+    copies = [r for r in (ctx.copy_ranks, ctx.check_ranks) if r is not None]
+    n_real = (runs.count if curve_model.paper_runs else 0) + sum(r.shape[0] * r.shape[1] for r in copies)
+    simulated = fit.simulated + prediction.simulated
+    holds: bool | None = None
+    has_power: bool | None = None
+    if fit.fixed_point is not None:
+        holds, has_power = fit.fixed_point.holds, fit.power is not None and not fit.power.holds
+    return Estimate(
+        n_feature=n_feature,
+        n_target=n_target,
+        settings=dict(s.to_dict(), n_runs=ctx.n_runs, stability_runs=len(runs.stability)),
+        t_uniform=float(t_draws.mean()),
+        t_uniform_std=float(t_draws.std(ddof=1)),
+        n_useful=ctx.n_useful,
+        n_useful_mean=float(u_draws.mean()),
+        n_useful_std=float(u_draws.std(ddof=1)),
+        n_useful_draws=u_draws,
+        real_stability=float(ctx.real_stability),
+        real_nogueira=shared.found.real_nogueira,
+        p=ctx.p_hat,
+        p_fit=fit.p_fit,
+        n_useful_v=None if fit.fixed_point is None else fit.fixed_point.mean,
+        n_useful_v_std=None if fit.fixed_point is None else fit.fixed_point.std,
+        fixed_point_holds=holds,
+        calibrated=fit.calibrated,
+        curve=curve,
+        real_runs=n_real,
+        simulated_runs=int(simulated),
+        seconds=ctx.clock,
+        selection_counts=selection_counts(runs.useful[: ctx.n_runs], n_feature),
+        t_uniform_draws=t_draws,
+        # The first draw behind t_uniform, kept for the picture of counts; its max is t_draws[0].
+        uniform_counts=selection_counts(
+            uniform_subsets(n_feature, n_target, ctx.n_runs, seed=ctx.stream(Stage.T_UNIFORM, 0)), n_feature
+        ),
+        calibration=fit.calibration,
+        reliable=not issues,
+        warnings=issues,
+        notes=notes,
+        has_curve=predictable,
+        fixed_point_power=has_power,
+        confidence=s.confidence,
+        intervals=prediction.intervals,
+        bootstrap=prediction.bootstrap,
+        model=curve_model.name,
+        h=prediction.h,
+        within_copy_stability=prediction.within_copy_stability,
+        self_check=check,
+        curve_source=curve_model.source(prediction) if predictable else "",
+        interval_of=curve_model.interval_of,
+        simulator=curve_model.simulator,
+    )

@@ -26,7 +26,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-__all__ = ["Round", "Spending", "half_width", "next_design", "spend_in_rounds", "grow_copies"]
+from ensstab_dask.cluster.progress import StageClock
+from ensstab_dask.real.runs import Copies, real_run_plan, runs_from_copies
+from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
+from ensstab_dask.settings import EstimateSettings
+
+__all__ = ["Round", "Spending", "half_width", "next_design", "spend_in_rounds", "grow_copies", "spend_real_runs"]
 
 #: Copies are added in steps of this many, and at most this factor per round.
 _COPY_STEP, _GROWTH = 5, 4
@@ -189,3 +194,39 @@ def grow_copies(old: np.ndarray, extra_members: np.ndarray | None, extra_copies:
     (G, B2 - B, F) and the new copies (G2 - G, B2, F)."""
     ranks = old if extra_members is None else np.concatenate([old, extra_members], axis=1)
     return ranks if extra_copies is None else np.concatenate([ranks, extra_copies], axis=0)
+
+
+def spend_real_runs(first: Any, data: tuple, settings: EstimateSettings, *, copies: tuple, client, progress: bool,
+                    clock: StageClock, again: Callable[..., Any]) -> tuple[Any, np.ndarray]:  # fmt: skip
+    """The estimate again on more real copies until ``settings.precision`` is reached or
+    ``settings.max_real_runs`` stops it (:func:`~ensstab_dask.estimates.rounds.spend_in_rounds`);
+    each round runs only the copies and members it adds, and every stage's seconds add up
+    over the rounds. ``data`` is ``(X, y, scorer)``; ``copies`` the first round's
+    ``(copy_ranks, check_ranks)``; ``again`` estimates on the grown copies
+    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module).
+    Returns the last estimate and the copies it was made on."""
+    X, y, scorer = data
+    ranks, check_ranks = copies
+    design = settings.curve_model.copy_design()
+    assert design is not None and ranks is not None  # the settings refused precision otherwise
+    seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
+
+    def grow(old: tuple[int, int], new: tuple[int, int]) -> Any:
+        nonlocal ranks
+        (G, B), (G2, B2) = old, new
+        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
+        plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
+        spent = dict(clock)
+        with clock.stage("real_runs"):
+            made = real_run_plan(X, y, plan, selector=scorer, client=client, progress=progress)
+        ranks = grow_copies(ranks, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
+        est = again(runs_from_copies(ranks, settings.n_target), settings, client=client,
+                    copy_ranks=ranks, check_ranks=check_ranks, progress=progress, clock=clock)  # fmt: skip
+        for stage, seconds in spent.items():
+            clock[stage] += seconds
+        return est
+
+    est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
+                                 max_real_runs=settings.max_real_runs)  # fmt: skip
+    est.spending = spent
+    return est, ranks

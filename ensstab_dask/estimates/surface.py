@@ -13,19 +13,23 @@ others are the estimates on the copies those rounds reached.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import shared_features
 from ensstab_dask.outputs import json_number
 from ensstab_dask.real.datasets import check_n_target
+from ensstab_dask.real.runs import runs_from_copies
+from ensstab_dask.settings import EstimateSettings
 
-__all__ = ["n_target_list", "check_surface", "surface_dataset", "surface_json", "best_n_target"]
+__all__ = ["n_target_list", "check_surface", "add_surface", "surface_dataset", "surface_json", "best_n_target"]
 
 
 class Curved(Protocol):
@@ -65,6 +69,22 @@ def check_surface(model, n_targets: list[int]) -> None:
             f"curve on its real ensemble copies; model={model.name!r} would fit its simulator or its model again at "
             "every n_target: ask for one n_target, or use model='anchored'"
         )
+
+
+def add_surface(est, settings: EstimateSettings, others: list[int], *, copies: tuple, client, clock: StageClock,
+                again: Callable[..., Curved]) -> None:  # fmt: skip
+    """The estimate at each of ``others`` n_target on the same copies (``copies``: the model's
+    and its self-check's ranks), with ``est``'s own, as ``est.surface``: no real run, and
+    each row what the estimate at that n_target alone gives (the same runs, settings and
+    streams). ``again`` estimates on given runs
+    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module)."""
+    if not others:
+        return
+    copy_ranks, check_ranks = copies
+    with clock.stage("surface"):
+        at = {k: again(runs_from_copies(copy_ranks, k), dataclasses.replace(settings, n_target=k), client=client,
+                       copy_ranks=copy_ranks, check_ranks=check_ranks) for k in others}  # fmt: skip
+        est.surface = surface_dataset({est.n_target: est, **at}, own=est.n_target)
 
 
 def surface_dataset(estimates: Mapping[int, Curved], *, own: int) -> xr.Dataset:

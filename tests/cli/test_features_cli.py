@@ -106,3 +106,11 @@ def test_a_table_written_before_is_replaced_with_overwrite(tmp_path, capsys):
     args = ["estimate", "--data", str(data), *SMALL, "--features", str(table)]
     assert main(args) == 0 and main(args + ["--seed", "1", "--overwrite"]) == 0
     assert table.read_text().startswith("name,feature,frequency_m1,")
+
+
+def test_the_table_and_another_output_never_name_one_file(tmp_path, capsys):
+    same = tmp_path / "out.csv"
+    assert main(["estimate", *SMALL, "--features", str(same), "--json", str(same)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--json and --features name one file, {same}" in err[0]
+    assert not same.exists()

@@ -184,7 +184,7 @@ def _noise_cli_args(tmp_path) -> list[str]:
 def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     """NumPy's warnings inside an estimate reach the user; the guard rails, which the
     summary prints, are not repeated on stderr."""
-    from ensstab_dask.estimates import stages as algorithm  # the stages after the real runs
+    from ensstab_dask.estimates import pipeline as algorithm
 
     stability_of = algorithm.real_stability_of
 
@@ -201,7 +201,7 @@ def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
-    from ensstab_dask.estimates import stages as algorithm  # the stages after the real runs
+    from ensstab_dask.estimates import pipeline as algorithm
 
     def broken(*args, **kwargs):
         raise ValueError("an internal function broke")

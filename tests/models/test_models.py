@@ -13,7 +13,6 @@ import ensstab_dask as es
 from ensstab_dask.checks import MODELS
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.estimates import pipeline as algorithm
-from ensstab_dask.estimates import stages
 from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models import REGISTRY, Prediction, SelfCheck, get_model
 from ensstab_dask.models.measured import (
@@ -40,7 +39,7 @@ def test_every_model_is_registered_and_the_pipeline_never_names_one():
     with pytest.raises(ValueError, match="model must be one of"):
         get_model("three-level")
     # The pipeline's code (docstrings aside) holds no model's name: a new model is a new module.
-    for fn in (algorithm.estimate, stages.estimate_from_runs, algorithm._real_runs, stages._assemble):
+    for fn in (algorithm.estimate, algorithm.estimate_from_runs, algorithm._real_runs, algorithm._assemble):
         tree = ast.parse(inspect.getsource(fn).lstrip())
         body = tree.body[0].body
         if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -156,6 +155,23 @@ def test_weighted_gives_the_u_statistic_of_a_plain_stability():
     ids = np.array([[0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]])
     off = ids[0][:, None] != ids[0][None, :]
     assert pair_means(sim, ids)[0, 0] == pytest.approx(sim[0][np.ix_(ids[0], ids[0])][off].mean())
+
+
+def test_the_measured_se_is_never_0_where_the_copies_differ():
+    """The self-check's difference and the measured curve's SE come from ``weighted``: on 4
+    copies whose unbiased variance is negative, it is the jackknife's, never 0."""
+    from ensstab_dask.indices import u_statistic_variance
+
+    rng = np.random.default_rng(0)
+    for _ in range(10):  # the tenth symmetric kernel of this stream has a negative estimate
+        a = rng.random((4, 4))
+    sim = ((a + a.T) / 2)[None].copy()
+    np.fill_diagonal(sim[0], np.nan)
+    assert u_statistic_variance(np.nan_to_num(sim[0])) < 0
+    value, se = weighted(sim, np.ones(1))
+    loo = np.array([pair_means(np.delete(np.delete(sim, g, 1), g, 2))[0] for g in range(4)])
+    assert se == pytest.approx(np.sqrt(3 / 4 * ((loo - loo.mean()) ** 2).sum())) and se > 0
+    assert value == pytest.approx(pair_means(sim)[0])
 
 
 @pytest.mark.slow
