@@ -3,7 +3,8 @@
 :func:`atomic_output` is the one implementation of write-to-temporary-then-rename
 (files and directories: a report, a store's first template); :func:`refuse_to_replace`
 is the one check of where an output may go: never onto or into a zarr store, a data
-file, the reference data folder, or a directory that is not a report. A killed writer's
+file (a feature table this package wrote is not one), the reference data folder, or a
+directory that is not a report. A killed writer's
 temporary files are removed by the next write of the same target
 (:func:`clean_leftovers`).
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
 __all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
-           "temp_prefix", "DATA_SUFFIXES"]  # fmt: skip
+           "temp_prefix", "DATA_SUFFIXES", "FEATURE_TABLE_HEADER"]  # fmt: skip
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -129,6 +130,18 @@ def _special(path: Path) -> str:
 
 #: What :func:`ensstab_dask.real.datasets.load_dataset` reads: an output never replaces one.
 DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
+#: How a feature table (``ensstab_dask.estimates.features``) begins: a CSV file that does is
+#: an output of this package, not a data file, and ``overwrite=True`` may replace it.
+FEATURE_TABLE_HEADER = "name,feature,frequency_m"
+
+
+def _feature_table(path: Path) -> bool:
+    """Whether ``path`` is a feature table this package wrote (its first line says so)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline(len(FEATURE_TABLE_HEADER)) == FEATURE_TABLE_HEADER
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def refuse_to_replace(
@@ -158,7 +171,7 @@ def refuse_to_replace(
     data_dir = os.environ.get("ENSSTAB_DATA_DIR")
     if data_dir and (target == Path(data_dir).resolve() or Path(data_dir).resolve() in target.parents):
         raise InvalidParameterError(f"{name} {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
-    if target.is_file() and target.suffix.lower() in DATA_SUFFIXES:
+    if target.is_file() and target.suffix.lower() in DATA_SUFFIXES and not _feature_table(target):
         raise InvalidParameterError(f"{name} {str(out)!r} is a data file ({target.suffix}); choose another path")
     # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
     names = [p.name for p in target.iterdir()] if target.is_dir() else []

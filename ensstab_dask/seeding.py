@@ -80,6 +80,7 @@ class Stage(enum.IntEnum):
     CHECK_COPIES = 17  # the real ensemble copies made for the self-check
     CHECK = 18  # the self-check
     MEASURED = 19  # the anchored model's measured curve and its bootstrap
+    FEATURES = 20  # the features' selection frequencies on the copies
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

@@ -138,9 +138,9 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     import subprocess
     import sys
 
-    out = tmp_path / "e.json"
-    res = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "estimate", "--json", str(out)],
-                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    out, table = tmp_path / "e.json", tmp_path / "features.csv"
+    res = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "estimate", "--features", str(table), "--json",
+                          str(out)], capture_output=True, text=True, timeout=900)  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     # The answer in plain words first (after the line naming the data), then the verdict before the numbers.
     assert res.stdout.splitlines()[1].startswith("Answer: two runs of the ensemble")
@@ -158,6 +158,18 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     assert d["reliable"] is True and d["warnings"] == []
     assert all(lo <= d["curve"][m] <= hi for m, (lo, hi) in d["curve_interval"].items())
     assert d["useful_that_are_informative"] >= 35  # the forest finds the planted features
+    # Which features: at least 5 kept on 90 % of the copies at m = 20, every one a planted one (as the README says).
+    import pandas as pd
+
+    from ensstab_dask.real.datasets import make_microarray
+
+    planted = {f"g{i:05d}" for i in make_microarray(seed=0).informative}
+    frame = pd.read_csv(table)
+    frequent = frame[frame["frequency_m20"] >= 0.9]["name"].tolist()
+    assert len(frequent) >= 5 and all(n in planted for n in frequent), frequent
+    assert d["stable_features"]["names"] == frequent
+    assert [r["name"] for r in d["features"]] == frame["name"][:100].tolist()
+    assert len(frame) == 2000 and frame["name"].str.fullmatch(r"g\d{5}").all()  # the data's own names
 
 
 # -- every command of the README and of docs/ -------------------------------------------
@@ -173,11 +185,13 @@ SHRUNK = {
     "ensstab validate --output validation.nc": ["--m-stability", "4", "--n-estimators", "10", "--n-boot", "20"],
     COLON: ["--n-estimators", "10", "--n-boot", "20"],
     "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
+    "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": ["--repeats", "1"],
 }
 
 #: Commands not run here, because another test or .ci/run runs them.
 ELSEWHERE = {
     "ensstab estimate": "test_main_command_with_the_cli_defaults runs it as written",
+    "ensstab estimate --features features.csv": "test_main_command_with_the_cli_defaults runs it, and reads the table",
     "python -m pip install .": ".ci/run installs the package before the suite",
     "python -m pip install '.[test]'": ".ci/run runs it verbatim",
     "python -m pytest": "it is this suite; .ci/run runs it verbatim",
@@ -404,6 +418,14 @@ def test_performance_figures_are_the_benchmarks_files():
     measured = json.loads(MAIN_COMMAND.read_text())
     seconds = ", ".join(map(str, measured["seconds"][:-1])) + f" and {measured['seconds'][-1]} s"
     assert f"{seconds}, median {measured['median_seconds']} s, {measured['real_runs']} real runs" in page.read_text()
+    features = json.loads((ROOT / "benchmarks" / "results" / "features-20000.json").read_text())
+    text = " ".join(page.read_text().split())
+    m = features["median_seconds"]
+    assert features["n_feature"] == 20000 and features["real_runs"] == 200 and features["within_5_s"]
+    assert f"the frequencies {m['frequencies']} s, the table, JSON and answer {m['table_json_answer']} s" in text
+    assert f"the CSV {m['csv']} s, **{m['total']} s in all** (median of {features['repeats']} repeats" in text
+    assert f"Peak memory {features['peak_mb']} MB, beside the copies' own {features['copies_mb']} MB" in text
+    assert f"took {features['surface_one_more_n_target_seconds']} s there" in text
 
 
 def _snippets():

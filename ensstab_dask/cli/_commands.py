@@ -22,6 +22,7 @@ from ensstab_dask.cli._common import (
     _default_cache_dir,
     _estimate_options,
     _load,
+    _n_targets,
     _report_input,
     _write,
     in_cli_words,
@@ -185,6 +186,7 @@ def _cmd_verify(args) -> int:
 def _cmd_estimate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
+    n_target = _n_targets(args, several=not args.validate)
     data, source, data_line = _load(args)
     options = _estimate_options(args)
     if args.validate and options["resample"] != "half":
@@ -195,15 +197,17 @@ def _cmd_estimate(args) -> int:
         )
     print(data_line)
     val = None
+    names = dict(feature_names=data.feature_names)
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
         if args.validate:  # the harness, uncached: it checks the naive check's cost before the estimate's work
-            val = validate(data.X, data.y, args.n_target, data=source, progress=not args.quiet, **cluster, **options)
+            val = validate(data.X, data.y, n_target, data=source, progress=not args.quiet, **cluster, **options,
+                           **names)  # fmt: skip
             val = dataclasses.replace(val, estimate=in_cli_words(val.estimate, args.cli_options))
             est = val.estimate
         else:
-            est = estimate(data.X, data.y, args.n_target, progress=not args.quiet, **cluster, **options)
+            est = estimate(data.X, data.y, n_target, progress=not args.quiet, **cluster, **options, **names)
             est = in_cli_words(est, args.cli_options)
     print(est.summary())
     payload = est.to_dict()
@@ -230,7 +234,7 @@ def _cmd_estimate(args) -> int:
         print(val.comparison())
     ds = est.to_dataset() if val is None else val.to_dataset()
     ds.attrs["data"] = source
-    _write(args, payload, ds)
+    _write(args, payload, ds, est.features)
     return 0
 
 
@@ -245,6 +249,7 @@ def _cmd_validate(args) -> int:
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
+    n_target = _n_targets(args, several=False)
     data, source, data_line = _load(args)
     options = _estimate_options(args)
     print(data_line)
@@ -253,9 +258,10 @@ def _cmd_validate(args) -> int:
         res = validate(
             data.X,
             data.y,
-            args.n_target,
+            n_target,
             cache_dir=cache_dir,
             data=source,
+            feature_names=data.feature_names,
             progress=not args.quiet,
             **cluster,
             **options,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import logging
 import os
 import re
@@ -18,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
+from ensstab_dask.estimates.features import write_feature_table
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
 from ensstab_dask.outputs import refuse_to_replace, write_json
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
@@ -206,10 +208,12 @@ def _resample(text: str, name: str):
 def _check_outputs(args) -> None:
     """Before any work: an output that exists, or must never be written there (a store, the
     data, a device, a FIFO or a socket), and one file named by two outputs."""
-    given = [(option, path) for option, path in (("--json", args.json), ("--output", args.output)) if path is not None]
-    if len(given) == 2 and os.path.realpath(args.json) == os.path.realpath(args.output):
-        raise UsageError(f"--json and --output name one file, {args.json}: the second would replace the first; "
-                         "give each its own")  # fmt: skip
+    named = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
+    given = [(option, path) for option, path in named if path is not None]
+    for (first, path), (second, other) in itertools.combinations(given, 2):
+        if os.path.realpath(path) == os.path.realpath(other):
+            raise UsageError(f"{first} and {second} name one file, {path}: the second would replace the first; "
+                             "give each its own")  # fmt: skip
     for option, path in given:
         try:
             refuse_to_replace(path, overwrite=args.overwrite, name=option)
@@ -317,7 +321,21 @@ def _estimate_options(args) -> dict:
     )
 
 
-def _write(args, payload: dict, ds) -> None:
+def _n_targets(args, *, several: bool):
+    """--n-target as the library takes it: an int, or (``several``) a list of them."""
+    values = parse_values(args.n_target, int, name="--n-target")
+    if len(values) > 1 and not several:
+        what = "--validate compares" if getattr(args, "validate", False) else "validate compares"
+        raise UsageError(f"--n-target: {what} one n_target with the naive check; got {len(values)} values")
+    return values[0] if len(values) == 1 else values
+
+
+def _write(args, payload: dict, ds, features=None) -> None:
+    """The outputs asked for; the feature table first (written whatever the verdict)."""
+    if getattr(args, "features", None):
+        if features is None:
+            raise UsageError(f"--features: --model {args.model} ran no real ensemble copies to count features on")
+        write_feature_table(features, args.features, overwrite=args.overwrite)
     if args.json:
         write_json(payload, args.json, overwrite=args.overwrite)
     if args.output:

@@ -156,7 +156,8 @@ def _add_precision_options(est: argparse.ArgumentParser) -> None:
 
 
 def _add_data_options(est: argparse.ArgumentParser) -> None:
-    """The data an estimate reads: the file, its label column, the classes kept."""
+    """The data an estimate reads (the file, its label column, the classes kept) and the
+    features each selector keeps."""
     est.add_argument(
         "--data",
         metavar="PATH",
@@ -174,6 +175,12 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
         help="keep only the samples of these classes (at least two, by their labels as the data line prints them), "
         "in any format; default: every class, and more than two are used together (features ranked by how they "
         "separate every class)",
+    )
+    est.add_argument(
+        "--n-target",
+        default="20",
+        help="features each selector keeps; estimate also takes a list or an inclusive range (10,20,40 or "
+        "10:50:10): the stability over n_target from the same real runs, the first the estimate's own",
     )
 
 
@@ -214,7 +221,6 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     the default of the library function behind the command."""
     _add_yes(est)
     _add_data_options(est)
-    est.add_argument("--n-target", type=int, default=20, help="features each selector keeps")
     est.add_argument(
         "--n-runs",
         type=int,
@@ -277,10 +283,18 @@ def _name_the_models(p: argparse.ArgumentParser) -> None:
             action.help = f"{action.help} (--model {', '.join(models_using(setting))} only)"
 
 
-def _add_output_options(p: argparse.ArgumentParser) -> None:
+def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False) -> None:
     p.add_argument("--json", metavar="OUT.json", type=_path, help="write the results as JSON")
     p.add_argument("--output", metavar="OUT.nc", type=_path, help="write the curve and results to netCDF")
-    p.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
+    if features:
+        p.add_argument(
+            "--features",
+            metavar="OUT.csv",
+            type=_path,
+            help="write each feature's selection frequency over the real ensemble copies (name, frequency_m<size> "
+            "per measured size with its interval, mean rank), most often kept first; written whatever the verdict",
+        )
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -395,6 +409,7 @@ def _add_estimate_command(sub) -> None:
         epilog=_examples(
             "ensstab estimate                          # the embedded default study (no download)",
             "ensstab estimate --data colon.mat --n-target 20 --json colon.json",
+            "ensstab estimate --data cells.h5ad --label condition --n-target 10,20,40 --features features.csv",
             "ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
         ),
     )
@@ -404,7 +419,7 @@ def _add_estimate_command(sub) -> None:
     )
     _add_cluster_options(est)
     _add_quiet(est)
-    _add_output_options(est)
+    _add_output_options(est, features=True)
     est.set_defaults(func=_cmd_estimate)
 
 

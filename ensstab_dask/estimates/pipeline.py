@@ -37,7 +37,9 @@ live in their own modules.
 
 from __future__ import annotations
 
+import functools
 import warnings as _warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -46,8 +48,10 @@ import xarray as xr
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
+from ensstab_dask.estimates.features import check_feature_memory, copy_features, feature_names_of
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.estimates.rounds import spend_real_runs
+from ensstab_dask.estimates.surface import add_surface, check_surface, n_target_list
 from ensstab_dask.estimates.trust import Findings, Smaller, guard_rails, notes
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.indices import NogueiraStability, clip_to_index, index_range, nogueira_stability, stability_of_subsets
@@ -113,7 +117,7 @@ def real_stability_of(subsets: np.ndarray, n_feature: int, index: str) -> tuple[
 def estimate(
     X,
     y,
-    n_target: int,
+    n_target: int | Sequence[int],
     *,
     selector=None,
     m_ensemble=(1, 5, 10, 20, 30, 50),
@@ -137,14 +141,17 @@ def estimate(
     allow_large: bool = False,
     precision: float | None = None,
     max_real_runs: int | None = None,
+    feature_names=None,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
     Parameters
     ----------
     X, y : the data (n_samples, n_feature) and labels
-    n_target : int
-        Features each selector keeps.
+    n_target : int or sequence of int
+        Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the first's,
+        and ``Estimate.surface`` the curve at each from the same real runs, each row bit for bit
+        that n_target's estimate (:mod:`~ensstab_dask.estimates.surface`; ``'anchored'`` only).
     selector : None, scikit-learn estimator or callable
         See :mod:`ensstab_dask.real.selectors`; None is the default random forest.
     m_ensemble : sequence of int
@@ -216,6 +223,9 @@ def estimate(
     max_real_runs : int, optional
         The cap on real runs for ``precision`` (default 1,000), at least the first
         round's.
+    feature_names : sequence of str, optional
+        One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.features`);
+        default: the columns of a pandas ``X``, else ``x0, x1, ...``.
 
     Returns
     -------
@@ -245,10 +255,13 @@ def estimate(
     >>> est.reliable == (not est.warnings)
     True
     """
-    X, y = check_data(X, y, n_target=n_target)
+    names = feature_names if feature_names is not None else getattr(X, "columns", None)
+    X, y = check_data(X, y)
+    n_targets = n_target_list(n_target, n_feature=X.shape[1])
+    names = feature_names_of(names, X.shape[1])
     settings = EstimateSettings(
         n_feature=X.shape[1],
-        n_target=n_target,
+        n_target=n_targets[0],
         m_ensemble=m_ensemble,
         m_stability=m_stability,
         n_runs=n_runs,  # type: ignore[arg-type]  # None: max(m_ensemble), resolved by the settings
@@ -270,6 +283,8 @@ def estimate(
         max_real_runs=max_real_runs,
     )
     _check_cost(X, y, settings, allow_large=allow_large)
+    check_surface(settings.curve_model, n_targets)
+    check_feature_memory(settings)
     scorer = make_scorer(selector)
 
     with connect(client) as c:
@@ -278,18 +293,14 @@ def estimate(
         clock = StageClock()
         with clock.stage("real_runs"):
             runs, copy_ranks, check_ranks = _real_runs(X, y, settings, scorer=scorer, client=target, progress=progress)
-        est = estimate_from_runs(
-            runs,
-            settings,
-            client=target,
-            copy_ranks=copy_ranks,
-            check_ranks=check_ranks,
-            progress=progress,
-            clock=clock,
-        )
+        again = functools.partial(estimate_from_runs, feature_names=names)
+        est = again(runs, settings, client=target, copy_ranks=copy_ranks, check_ranks=check_ranks, progress=progress,
+                    clock=clock)  # fmt: skip
         if settings.precision is not None:
-            est = spend_real_runs(est, (X, y, scorer), settings, copies=(copy_ranks, check_ranks), client=target,
-                                  progress=progress, clock=clock, again=estimate_from_runs)  # fmt: skip
+            est, copy_ranks = spend_real_runs(est, (X, y, scorer), settings, copies=(copy_ranks, check_ranks),
+                                              client=target, progress=progress, clock=clock, again=again)  # fmt: skip
+        add_surface(est, settings, n_targets[1:], copies=(copy_ranks, check_ranks), client=target, clock=clock,
+                    again=estimate_from_runs)  # fmt: skip
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
@@ -372,9 +383,11 @@ def estimate_from_runs(
     check_ranks: np.ndarray | None = None,
     progress: bool = False,
     clock: StageClock | None = None,
+    feature_names=None,
 ) -> Estimate:
     """Every stage after the real runs, on given runs: the single-selector statistics, the
-    paper's simulator fit (for a simulator model), the model's curve and its self-check.
+    paper's simulator fit (for a simulator model), the model's curve and its self-check,
+    and the features' selection frequencies on the copies (named ``feature_names``).
 
     ``copy_ranks``: the model's real ensemble copies, (copies, weak selectors per copy,
     n_feature); ``check_ranks``: copies made for the self-check alone (see
@@ -440,7 +453,10 @@ def estimate_from_runs(
         saturated=int((found.t_draws >= ctx.n_runs).sum()),
         smaller=found.smaller,
     )
-    return _assemble(ctx, shared, prediction, check, fit, settings=settings, issues=blocking + cautions, notes=said)
+    est = _assemble(ctx, shared, prediction, check, fit, settings=settings, issues=blocking + cautions, notes=said)
+    with clock.stage("features"):  # whatever the verdict
+        est.features = copy_features(s, copy_ranks if copy_ranks is not None else check_ranks, feature_names)
+    return est
 
 
 def _shared_stages(ctx: Context, runs: RealRuns) -> _Shared:

@@ -10,8 +10,10 @@ import xarray as xr
 
 from ensstab_dask._version import __version__
 from ensstab_dask.estimates.comparison import compare, comparison_dataset
+from ensstab_dask.estimates.features import feature_rows, feature_table, stable_features
 from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
+from ensstab_dask.estimates.surface import surface_json
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
@@ -53,6 +55,14 @@ class Estimate:
         ensembles).
     has_curve : bool
         False when the method has nothing to say.
+    features : xarray.Dataset or None
+        Each feature's selection frequency over the model's real ensemble copies, per
+        measured ensemble size, with its interval and mean rank, named
+        (:mod:`~ensstab_dask.estimates.features`); ``feature_table()`` as a table. Made
+        whatever the verdict; None for a model without copies.
+    surface : xarray.Dataset or None
+        With several ``n_target``: the curve at each, over (``n_target``, ``m_ensemble``)
+        (:mod:`~ensstab_dask.estimates.surface`).
     confidence : float
         Level of ``intervals`` and ``curve_interval()``.
     seconds : dict
@@ -118,6 +128,8 @@ class Estimate:
     curve_source: str = ""  # what made the curve, in words
     interval_of: str = "real runs"  # what the curve's bootstrap resamples
     simulator: bool = True  # the curve is the paper's simulator's (its cautions apply)
+    features: xr.Dataset | None = field(repr=False, default=None)  # selection frequencies on the copies
+    surface: xr.Dataset | None = field(repr=False, default=None)  # the curve at several n_target
     spending: Spending | None = None  # the rounds of real runs a precision asked for
 
     @property
@@ -150,6 +162,14 @@ class Estimate:
         else:
             sd = c["stability_std"].values
         return {int(m): float(v) for m, v in zip(c["m_ensemble"].values, sd)}
+
+    def feature_table(self):
+        """The features as a pandas table, most often kept first: ``name``, ``feature`` (its
+        column), ``frequency_m<size>`` per measured size, ``mean_rank`` and the intervals
+        (:func:`~ensstab_dask.estimates.features.feature_table`)."""
+        if self.features is None:
+            raise InvalidParameterError(f"model={self.model!r} ran no real ensemble copies: there is no feature table")
+        return feature_table(self.features)
 
     def to_dict(self) -> dict:
         """The JSON-able summary (the keys of ``ensstab estimate --json``); NaN becomes null."""
@@ -211,7 +231,17 @@ class Estimate:
             "settings": self.settings,
             "spending": None if self.spending is None else self.spending.to_dict(),
             "version": __version__,
+            **self._features_dict(),
         }
+
+    def _features_dict(self) -> dict:
+        """The JSON's features (the first 100 rows of the table, the stable ones) and surface."""
+        out: dict = {"features": None, "stable_features": None, "surface": None, "surface_interval": None}
+        if self.features is not None:
+            out.update(features=feature_rows(self.features), stable_features=stable_features(self.features))
+        if self.surface is not None:
+            out["surface"], out["surface_interval"] = surface_json(self.surface)
+        return out
 
     def to_dataset(self, real: xr.Dataset | None = None) -> xr.Dataset:
         """Everything the estimate found, as one Dataset (what the report and plots read).
@@ -279,8 +309,9 @@ class Estimate:
                 naive_layout=real.attrs["layout"],
                 naive_m_stability=int(real.attrs["m_stability"]),
             )
+        ds = _with_features(ds, self.features, self.surface)
         skip = ("curve", "curve_std", "curve_interval", "settings", "seconds", "warnings", "notes", "self_check",
-                "spending")  # fmt: skip
+                "spending", "features", "stable_features", "surface", "surface_interval")  # fmt: skip
         flat = {k: v for k, v in self.to_dict().items() if k not in skip}
         for k, v in flat.items():
             if isinstance(v, dict):
@@ -341,3 +372,18 @@ class Estimate:
         brackets, one number per line (with its interval, saying what interval it is);
         see :mod:`ensstab_dask.estimates.summary`."""
         return estimate_summary(self)
+
+
+def _with_features(ds: xr.Dataset, features: xr.Dataset | None, surface: xr.Dataset | None) -> xr.Dataset:
+    """The feature frequencies (``feature_*`` over ``feature`` and ``m_measured``: their
+    sizes are not the curve's) and the surface (``surface_*`` over ``n_target`` and
+    ``m_ensemble``) beside the curve, as the report reads them."""
+    if features is not None:
+        f = features.rename({"m_ensemble": "m_measured", "name": "feature_name"})
+        f = f.rename({k: f"feature_{k}" for k in f.data_vars})
+        f.attrs = {}
+        ds = ds.merge(f)
+        ds.attrs.update({f"features_{k}": v for k, v in features.attrs.items()})
+    if surface is not None:
+        ds = ds.merge(surface.rename({k: f"surface_{k}" for k in surface.data_vars}).drop_attrs(deep=False))
+    return ds

@@ -197,13 +197,14 @@ def grow_copies(old: np.ndarray, extra_members: np.ndarray | None, extra_copies:
 
 
 def spend_real_runs(first: Any, data: tuple, settings: EstimateSettings, *, copies: tuple, client, progress: bool,
-                    clock: StageClock, again: Callable[..., Any]) -> Any:  # fmt: skip
+                    clock: StageClock, again: Callable[..., Any]) -> tuple[Any, np.ndarray]:  # fmt: skip
     """The estimate again on more real copies until ``settings.precision`` is reached or
     ``settings.max_real_runs`` stops it (:func:`~ensstab_dask.estimates.rounds.spend_in_rounds`);
     each round runs only the copies and members it adds, and every stage's seconds add up
     over the rounds. ``data`` is ``(X, y, scorer)``; ``copies`` the first round's
     ``(copy_ranks, check_ranks)``; ``again`` estimates on the grown copies
-    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module)."""
+    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module).
+    Returns the last estimate and the copies it was made on."""
     X, y, scorer = data
     ranks, check_ranks = copies
     design = settings.curve_model.copy_design()
@@ -228,4 +229,4 @@ def spend_real_runs(first: Any, data: tuple, settings: EstimateSettings, *, copi
     est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
                                  max_real_runs=settings.max_real_runs)  # fmt: skip
     est.spending = spent
-    return est
+    return est, ranks

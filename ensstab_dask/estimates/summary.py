@@ -10,12 +10,15 @@ interval named for what it is an interval of.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.estimates.features import stable_features
 from ensstab_dask.estimates.rounds import Spending
+from ensstab_dask.estimates.surface import best_n_target
 from ensstab_dask.estimates.trust import headline
 from ensstab_dask.indices import NogueiraStability, shared_features
 from ensstab_dask.models import SelfCheck, get_model
@@ -63,6 +66,8 @@ class EstimateFields(Protocol):
     curve_source: str
     interval_of: str
     simulator: bool
+    features: xr.Dataset | None
+    surface: xr.Dataset | None
     spending: Spending | None
 
     def curve_interval(self) -> dict[int, tuple[float, float]]: ...
@@ -127,7 +132,7 @@ def plain_answer(self: EstimateFields) -> list[str]:
     k = self.n_target
     if not self.has_curve:
         lines = ["Answer: none. " + _sentence(headline(self.warnings[0]) + _more(self.warnings))]
-        return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+        return lines + _kept(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
     index = self.settings["index"]
     m = [int(v) for v in self.curve["m_ensemble"].values]
     shared = shared_features(self.curve["stability"].values, index, self.n_feature, k)
@@ -147,10 +152,58 @@ def plain_answer(self: EstimateFields) -> list[str]:
     lines.append("  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0]))
     if len(m) > 1:
         lines.append("  " + _plateau(m, shared, k))
+    lines += _which_k(self)
     lines.append("  " + _believe(self))
     if self.spending is not None:
         lines.append("  " + self.spending.sentence())
-    return lines + [f"  Note: {_sentence(n)}" for n in self.notes]
+    return lines + _kept(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
+
+
+#: The most names the plain answer lists; the feature table has them all.
+_NAMES = 20
+
+
+def _kept(self: EstimateFields) -> list[str]:
+    """The features an ensemble of the largest measured size keeps on nearly every rerun,
+    and how many of them chance alone would put there (none without copies)."""
+    if self.features is None:
+        return []
+    st = stable_features(self.features)
+    G, m = st["copies"], st["m_ensemble"]
+    least = math.ceil(st["threshold"] * G - 1e-9)
+    what = (
+        f"Kept on at least {st['threshold']:.0%} of reruns ({least} or more of {G} real ensembles of {m}, each on its "
+        "own half)"
+    )
+    if not st["names"]:
+        times = round(st["most_frequent_frequency"] * G)
+        return [f"  {what}: none; the most often kept, {st['most_frequent']}, by {times} of {G}."]
+    names = ", ".join(st["names"][:_NAMES]) + (
+        f" and {len(st['names']) - _NAMES} more (the feature table lists them all)" if len(st["names"]) > _NAMES else ""
+    )
+    bound = st["expected_false_at_most"]
+    chance = "" if bound is None else f"; at most {bound:.1f} of them are expected to be noise, by {st['bound']}"
+    count = f"{len(st['names'])} feature" + ("" if len(st["names"]) == 1 else "s")
+    return [f"  {what}: {names} ({count}{chance})."]
+
+
+def _which_k(self: EstimateFields) -> list[str]:
+    """With several n_target: which keeps the most stable top features at the largest size."""
+    if self.surface is None:
+        return []
+    best = best_n_target(self.surface)
+    if best is None:
+        return ["  Which n_target: none of those asked has a curve."]
+    index = self.settings["index"]
+    parts = [
+        f"top {k}: {v:.3f} ({r:.1f} of {k})" if np.isfinite(v) else f"top {k}: no curve"
+        for k, v, r in zip(best["n_target"], best["stability"], best["shared"])
+    ]
+    doubt = "" if best["best_reliable"] else f" (the estimate at n_target = {best['best']} is not reliable)"
+    return [
+        f"  Which n_target: at {best['m_ensemble']} members the top {best['best']} is the most stable{doubt}; "
+        f"{index} and features shared, " + ", ".join(parts) + "."
+    ]
 
 
 #: Each index as a function of ``k``, the features two selections of ``n_target`` (of

@@ -272,11 +272,15 @@ class CurveModel:
       resamples, in the summary's words;
     * ``single_selector``: what the curve's ``m_ensemble = 1`` is, in the summary's words
       beside the real runs' own stability of one selector.
+    * ``surface``: the curve at another n_target costs no real run and no simulation
+      (it is measured on the same real ensemble copies), so the estimate can give the
+      stability over several n_target (:mod:`ensstab_dask.estimates.surface`).
     """
 
     name: ClassVar[str]
     simulator: ClassVar[bool] = False
     paper_runs: ClassVar[bool] = True
+    surface: ClassVar[bool] = False
     indices: ClassVar[tuple[str, ...]] = INDICES
     interval_of: ClassVar[str] = "real runs"
     single_selector: ClassVar[str] = "the model's value of the same quantity"

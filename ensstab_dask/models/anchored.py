@@ -63,6 +63,7 @@ COPY_DESIGN = (10, 20)
 class Anchored(CurveModel):
     name = "anchored"
     paper_runs = False
+    surface = True  # every n_target from the same copies
     indices = PAIRWISE_INDICES
     interval_of = "real ensemble copies"
     single_selector = (

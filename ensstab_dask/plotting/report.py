@@ -27,6 +27,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting import figures as plotting
+from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_surface
 from ensstab_dask.simulator.calibration import n_useful_v_slice
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
@@ -61,6 +62,23 @@ EXPLAIN = {
         "as the self-check measured it (the band is widened when the check failed). When the naive real check "
         "was run, its values are drawn with error bars of ±2 standard errors; where they miss the band, the model "
         "does not describe the selector at that m.",
+    ),
+    "stability_surface": (
+        "Stability over n_target",
+        "The predicted stability against the ensemble size, one line per n_target (the top k features kept), "
+        "each from the same real runs: a real run ranks every feature, so every k costs no more runs. The bands "
+        "are the intervals at each k; a dashed line is an n_target whose own estimate is not reliable. Stability "
+        "indices are not equally demanding at every k (two random top-40 lists share more than two random "
+        "top-10 lists), so read the plain answer's shared features too.",
+    ),
+    "feature_frequency": (
+        "Which features",
+        "How often a real ensemble keeps each feature in its top n_target: each cell is the fraction of the real "
+        "ensemble copies (reruns of the whole study, each on its own random half of the samples) whose ensemble "
+        "of that size keeps the feature; the features shown are those most often kept at the largest size. A "
+        "feature kept on nearly every rerun is one the ensemble reports reliably; the plain answer names those "
+        "at 90 % or more, with the bound on how many of them chance alone would put there. The table "
+        "(ensstab estimate's feature table, or Estimate.feature_table()) has every feature, with intervals.",
     ),
     "selection_counts": (
         "Selection counts",
@@ -123,7 +141,9 @@ def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[
             names.append("fixed_point")
         # No curve when the method had nothing to say: nothing to draw, nor to time per m.
         curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
-        return names + curve + ["selection_counts"] + (["cost"] if curve else [])
+        surface = ["stability_surface"] if "surface_stability" in ds else []
+        features = ["feature_frequency"] if "feature_frequency" in ds else []  # whatever the verdict
+        return names + curve + surface + features + ["selection_counts"] + (["cost"] if curve else [])
     if plotting._is_sweep(ds):
         has_single = 1 in ds["m_ensemble"].values
         names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
@@ -185,6 +205,10 @@ def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) ->
         plotting.plot_cost(ds, ax=ax)
     elif name == "surface":
         plotting.plot_surface(ds, ax=ax)
+    elif name == "stability_surface":
+        plot_stability_surface(ds, ax=ax)
+    elif name == "feature_frequency":
+        plot_feature_frequencies(ds, ax=ax)
 
 
 def _fmt(v) -> str:

@@ -165,9 +165,10 @@ def test_every_command_says_what_it_does_and_shows_its_defaults(capsys):
             assert "examples: ensstab " + command in text
         assert "(default: None)" not in text
     raw = _help("estimate", capsys)
-    assert raw.rstrip().splitlines()[-3:] == [
+    assert raw.rstrip().splitlines()[-4:] == [
         "  ensstab estimate                          # the embedded default study (no download)",
         "  ensstab estimate --data colon.mat --n-target 20 --json colon.json",
+        "  ensstab estimate --data cells.h5ad --label condition --n-target 10,20,40 --features features.csv",
         "  ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
     ]  # the examples one per line, not wrapped into a paragraph
     text = " ".join(raw.split())

@@ -1,0 +1,299 @@
+"""Which features: how often a real ensemble keeps each one, from the copies a model already ran.
+
+A model's real ensemble copies (``G`` copies of ``B`` weak selectors, each copy on its
+own random half of the samples, its weak selectors bootstrap samples of that half) are
+``G`` independent reruns of an ensemble study. At each measured size ``m`` (1, the
+sizes of ``m_ensemble`` up to ``B``, and ``B``), each copy's ensemble of ``m`` of its
+weak selectors keeps ``n_target`` features
+(:func:`~ensstab_dask.models.measured.copy_ensembles`, one draw of members per copy); a
+feature's *selection frequency* is the fraction of the ``G`` copies whose ensemble keeps
+it. Given the data, the copies are independent draws of one random procedure, so a
+feature's count is binomial: its interval is Clopper and Pearson's. The *mean rank* is
+the consensus over every real run of the copies. No real run is added.
+
+:func:`false_stable_bound` is the bound on the expected number of features of no signal
+that reach a frequency threshold (docs/method.md section 17): Meinshausen and
+Buhlmann's, which applies to independent random halves (complementary pairs, which Shah
+and Samworth's bound needs, are not how the copies are drawn), plus the chance that ``G``
+copies put a feature of lower selection probability above the threshold.
+
+Time and memory are O(features x sizes) besides the copies themselves; a problem whose
+feature table would not fit is refused before any real run
+(:func:`check_feature_memory`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.models.measured import copy_ensembles
+from ensstab_dask.outputs import atomic_output, json_number
+from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
+from ensstab_dask.settings import EstimateSettings
+
+# pandas is imported where a table is made: it is slow to import.
+
+__all__ = [
+    "FREQUENT",
+    "BOUND_NAME",
+    "measured_sizes",
+    "feature_names_of",
+    "check_feature_memory",
+    "copy_features",
+    "false_stable_bound",
+    "selection_frequencies",
+    "feature_table",
+    "feature_rows",
+    "stable_features",
+    "write_feature_table",
+]
+
+#: The frequency the plain answer calls "kept on nearly every rerun".
+FREQUENT = 0.9
+#: What :func:`false_stable_bound` is, in words.
+BOUND_NAME = "Meinshausen and Buhlmann's bound with the copies' binomial error"
+
+
+def measured_sizes(m_list: Sequence[int], members: int) -> list[int]:
+    """The ensemble sizes the copies measure: 1 (the single weak selector), the sizes of
+    ``m_list`` up to ``members``, and ``members`` (the largest ensemble a copy holds)."""
+    return sorted({1, int(members), *(int(m) for m in m_list if m <= members)})
+
+
+def feature_names_of(names, n_feature: int) -> np.ndarray:
+    """The features' names as strings: ``names`` (one per feature: a file's header, its
+    ``var_names`` or ``feature_names``), or scikit-learn's ``x0, x1, ...`` without."""
+    if names is None:
+        return np.array([f"x{i}" for i in range(n_feature)])
+    out = np.asarray(names).astype(str)
+    if out.ndim != 1 or len(out) != n_feature:
+        raise InvalidParameterError(
+            f"feature_names must hold one name per feature of X ({n_feature}); got shape {np.shape(names)}"
+        )
+    return out
+
+
+def feature_bytes(n_feature: int, copies: int, members: int, n_sizes: int) -> int:
+    """Memory of the feature table's stage: the copies' ranks, one size's chosen members
+    and their sums, and the table's columns (counts, frequencies, intervals, names)."""
+    return 8 * n_feature * (2 * copies * members + 4 * copies + 8 * n_sizes + 8)
+
+
+def check_feature_memory(settings: EstimateSettings) -> None:
+    """Refuse, before any real run, a feature table that would need more than half this
+    machine's memory (a model's copies, or else its self-check's)."""
+    import psutil
+
+    model = settings.curve_model
+    design = model.copy_design() or model.check_design()
+    if design is None:
+        return
+    n_sizes = len(measured_sizes(settings.m_list, design[1]))
+    need, total = feature_bytes(settings.n_feature, *design, n_sizes), psutil.virtual_memory().total
+    if need > total // 2:
+        raise InvalidParameterError(
+            f"the feature table (n_feature={settings.n_feature}, {design[0]} copies of {design[1]}, {n_sizes} sizes) "
+            f"would need about {need / 2**30:.1f} GiB of memory, more than half of this machine's "
+            f"{total / 2**30:.1f} GiB: keep fewer features in the data"
+        )
+
+
+def copy_features(settings: EstimateSettings, ranks: np.ndarray | None, names) -> xr.Dataset | None:
+    """:func:`selection_frequencies` of an estimate: on its model's copies (``ranks``, None
+    when it has none), at :func:`measured_sizes`, from the estimate's stream ``Stage.FEATURES``."""
+    if ranks is None:
+        return None
+    seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.FEATURES)
+    return selection_frequencies(ranks, settings.n_target, measured_sizes(settings.m_list, ranks.shape[1]),
+                                 aggregate=settings.aggregate, seed=seed, confidence=settings.confidence,
+                                 names=names)  # fmt: skip
+
+
+def false_stable_bound(n_target: int, n_feature: int, copies: int, threshold: float = FREQUENT) -> float:
+    """The expected number of features of no signal whose frequency over ``copies`` copies
+    reaches ``threshold``, at most (docs/method.md section 17); NaN for a threshold of 1/2
+    or less, where no bound of this kind holds.
+
+    For any ``t`` in (1/2, ``threshold``]: the features whose selection probability over
+    random halves is at least ``t`` number at most ``q^2 / ((2t - 1) p)`` in expectation
+    (Meinshausen and Buhlmann 2010, Theorem 1; ``q = n_target``, ``p = n_feature``;
+    assuming the selection of the features of no signal is exchangeable and the selector
+    no worse than random guessing), and those below ``t`` reach the threshold by the
+    binomial chance of ``copies`` copies, at most ``q * max_{pi <= t} P(Bin(G, pi) >= r) / pi``
+    in all (their probabilities sum to at most ``q``). The bound is the smallest sum over ``t``.
+    """
+    if threshold <= 0.5:
+        return float("nan")
+    q, p, G = float(n_target), float(n_feature), int(copies)
+    r = math.ceil(threshold * G - 1e-9)
+    t = np.linspace(0.5, threshold, 201)[1:]
+    pi = t[:, None] * np.linspace(1.0, 4000.0, 4000)[None, :] / 4000.0  # (0, t] for each t
+    chance = (stats.binom.sf(r - 1, G, pi) / pi).max(axis=1)
+    return float((q * q / ((2.0 * t - 1.0) * p) + q * chance).min())
+
+
+def _clopper_pearson(copies: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper and Pearson's interval of a binomial proportion, for every count 0..copies."""
+    c, a = np.arange(copies + 1), (1.0 - confidence) / 2.0
+    with np.errstate(invalid="ignore"):
+        lower = np.where(c > 0, stats.beta.ppf(a, c, copies - c + 1), 0.0)
+        upper = np.where(c < copies, stats.beta.ppf(1.0 - a, c + 1, copies - c), 1.0)
+    return lower, upper
+
+
+def selection_frequencies(
+    ranks: np.ndarray,
+    n_target: int,
+    sizes: Sequence[int],
+    *,
+    aggregate: str = "mean_rank",
+    seed: SeedLike = 0,
+    confidence: float = 0.95,
+    names=None,
+) -> xr.Dataset:
+    """Each feature's selection frequency at each size, with its interval, and its mean rank.
+
+    Parameters
+    ----------
+    ranks : int array, shape (G, B, n_feature)
+        The real ensemble copies' ranks (any G and B).
+    n_target : int
+        Features an ensemble keeps.
+    sizes : sequence of int
+        Ensemble sizes, each in ``[1, B]`` (:func:`measured_sizes`).
+    aggregate : str
+        The ensemble algorithm.
+    seed : int, SeedSequence or Generator
+        For the choice of each copy's members at each size and the aggregation's tie-breaks.
+    confidence : float
+        Level of the Clopper-Pearson intervals.
+    names : sequence of str, optional
+        The features' names (:func:`feature_names_of`).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``frequency``, ``frequency_lower``, ``frequency_upper`` and ``count`` over
+        (``feature``, ``m_ensemble``), ``mean_rank`` over ``feature``, the names as the
+        ``name`` coordinate; the copies, the threshold :data:`FREQUENT` and
+        :func:`false_stable_bound` at it in ``attrs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ranks = np.array([[[1, 2, 3, 4], [2, 1, 3, 4]], [[1, 3, 2, 4], [1, 4, 2, 3]]])  # 2 copies of 2
+    >>> ds = selection_frequencies(ranks, 2, [1, 2], names=["a", "b", "c", "d"])
+    >>> ds["frequency"].sel(m_ensemble=2).values.tolist(), ds["name"].values.tolist()
+    ([1.0, 0.5, 0.5, 0.0], ['a', 'b', 'c', 'd'])
+    """
+    ranks = np.asarray(ranks)
+    G, B, n_feature = ranks.shape
+    sizes = [int(m) for m in sizes]
+    if not sizes or min(sizes) < 1 or max(sizes) > B:
+        raise InvalidParameterError(f"sizes must lie in [1, {B}], the weak selectors of a copy; got {sizes}")
+    rng = make_rng(seed)
+    counts = np.empty((n_feature, len(sizes)), dtype=np.int64)
+    for j, m in enumerate(sizes):
+        top = copy_ensembles(ranks, n_target, m, rng, aggregate=aggregate)
+        counts[:, j] = np.bincount(top.ravel(), minlength=n_feature)
+    lower, upper = _clopper_pearson(G, confidence)
+    mean_rank = ranks.reshape(G * B, n_feature).mean(axis=0)
+    level = f"{confidence:.0%}"
+    dims = ("feature", "m_ensemble")
+    ds = xr.Dataset(
+        {
+            "frequency": (dims, counts / G, {"long_name": "selection frequency", "units": "1",
+                                            "description": f"fraction of {G} real ensemble copies that keep it"}),
+            "frequency_lower": (dims, lower[counts], {"long_name": f"{level} lower", "units": "1"}),
+            "frequency_upper": (dims, upper[counts], {"long_name": f"{level} upper", "units": "1"}),
+            "count": (dims, counts, {"long_name": "copies keeping it", "units": "copies"}),
+            "mean_rank": ("feature", mean_rank, {"long_name": "mean rank", "units": "rank",
+                                                 "description": f"over the {G * B} real runs of the copies"}),
+        },
+        coords={"feature": np.arange(n_feature), "m_ensemble": sizes,
+                "name": ("feature", feature_names_of(names, n_feature))},
+    )  # fmt: skip
+    ds["m_ensemble"].attrs = {"long_name": "ensemble size", "units": "weak selectors"}
+    ds.attrs = {
+        "n_target": int(n_target),
+        "copies": int(G),
+        "members": int(B),
+        "confidence": float(confidence),
+        "interval": "Clopper-Pearson over the copies",
+        "threshold": FREQUENT,
+        "false_stable_bound": false_stable_bound(n_target, n_feature, G, FREQUENT),
+        "bound": BOUND_NAME,
+    }
+    return ds
+
+
+def _order(features: xr.Dataset) -> np.ndarray:
+    """The features by frequency at the largest size (most often kept first), then by mean rank."""
+    top = features["frequency"].values[:, -1]
+    return np.lexsort((features["feature"].values, features["mean_rank"].values, -top))
+
+
+def feature_table(features: xr.Dataset):
+    """The frequencies as a pandas table, one row per feature, sorted by the frequency at the
+    largest size: ``name``, ``feature`` (its column in X), ``frequency_m<size>`` per size,
+    ``mean_rank``, then ``frequency_m<size>_lower`` and ``_upper``."""
+    import pandas as pd
+
+    order = _order(features)
+    sizes = [int(m) for m in features["m_ensemble"].values]
+    columns: dict[str, np.ndarray] = {"name": features["name"].values[order], "feature": order}
+    for key, suffix in (("frequency", ""), ("mean_rank", None), ("frequency_lower", "_lower"),
+                        ("frequency_upper", "_upper")):  # fmt: skip
+        values = features[key].values[order]
+        if suffix is None:
+            columns[key] = values
+            continue
+        for j, m in enumerate(sizes):
+            columns[f"frequency_m{m}{suffix}"] = values[:, j]
+    return pd.DataFrame(columns)
+
+
+def feature_rows(features: xr.Dataset, top: int = 100) -> list[dict]:
+    """The first ``top`` rows of :func:`feature_table`, as JSON holds them."""
+    table = feature_table(features).head(top)
+    return [
+        {k: (str(v) if k == "name" else int(v) if k == "feature" else json_number(v)) for k, v in row.items()}
+        for row in table.to_dict(orient="records")
+    ]
+
+
+def stable_features(features: xr.Dataset) -> dict:
+    """The features an ensemble of the largest size keeps on at least :data:`FREQUENT` of the
+    copies, most often kept first, with the bound on how many of them are expected by chance."""
+    order = _order(features)
+    freq = features["frequency"].values[order, -1]
+    kept = freq >= features.attrs["threshold"] - 1e-12
+    return {
+        "threshold": float(features.attrs["threshold"]),
+        "m_ensemble": int(features["m_ensemble"].values[-1]),
+        "copies": int(features.attrs["copies"]),
+        "names": [str(n) for n in features["name"].values[order][kept]],
+        "frequency": [float(f) for f in freq[kept]],
+        "expected_false_at_most": json_number(features.attrs["false_stable_bound"]),
+        "bound": str(features.attrs["bound"]),
+        "most_frequent": str(features["name"].values[order[0]]),
+        "most_frequent_frequency": float(freq[0]),
+    }
+
+
+def write_feature_table(features: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False):
+    """Write :func:`feature_table` as CSV, whole or not at all
+    (:func:`~ensstab_dask.outputs.atomic_output`). Returns the path."""
+    # Its header begins with FEATURE_TABLE_HEADER: what lets overwrite=True replace it later
+    # (any other CSV file is taken for data, and never replaced).
+    table = feature_table(features)
+    with atomic_output(out, overwrite=overwrite) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6g")
+    return out

@@ -1,0 +1,156 @@
+"""The stability over n_target: the curve at every n_target asked, from the same real runs.
+
+A real run ranks every feature, whatever n_target: a model that measures its curve on
+real ensemble copies (:attr:`~ensstab_dask.models.CurveModel.surface`) gives the curve at
+any n_target from the same copies, at the cost of its own arithmetic and no real run.
+The row at each n_target is the estimate at that n_target, run with the same seed on the
+same copies: bit for bit what :func:`~ensstab_dask.estimate` gives when asked for that
+n_target alone. A model whose curve comes from a simulator fitted at one n_target would
+fit it again at each: it has no cheap surface, and a list is refused before any work.
+With a ``precision``, the rounds are chosen at the first n_target, and the rows at the
+others are the estimates on the copies those rounds reached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.cluster.progress import StageClock
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import shared_features
+from ensstab_dask.outputs import json_number
+from ensstab_dask.real.datasets import check_n_target
+from ensstab_dask.real.runs import runs_from_copies
+from ensstab_dask.settings import EstimateSettings
+
+__all__ = ["n_target_list", "check_surface", "add_surface", "surface_dataset", "surface_json", "best_n_target"]
+
+
+class Curved(Protocol):
+    """What the surface reads of an estimate (:class:`~ensstab_dask.estimates.result.Estimate`,
+    which imports this module's caller, so it is named by what it has)."""
+
+    n_feature: int
+    settings: dict
+    curve: xr.Dataset
+    reliable: bool
+    has_curve: bool
+
+
+def n_target_list(value, *, n_feature: int) -> list[int]:
+    """``n_target`` as a list: one int, or several (the stability over n_target), the
+    estimate's own first; each in ``[1, n_feature)``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return [check_n_target(value, n_feature)]
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InvalidParameterError(
+            f"n_target must be an int, or a list of ints for the stability over n_target; got {value!r}"
+        )
+    values = [check_n_target(v, n_feature) for v in value]
+    if not values:
+        raise InvalidParameterError("n_target must hold at least one value; got an empty list")
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise InvalidParameterError(f"n_target must not repeat a value; got {values} ({repeated} more than once)")
+    return values
+
+
+def check_surface(model, n_targets: list[int]) -> None:
+    """Refuse several n_target for a model that cannot give them from the same runs cheaply."""
+    if len(n_targets) > 1 and not model.surface:
+        raise InvalidParameterError(
+            f"n_target: several values (the stability over n_target, {n_targets}) need a model that measures its "
+            f"curve on its real ensemble copies; model={model.name!r} would fit its simulator or its model again at "
+            "every n_target: ask for one n_target, or use model='anchored'"
+        )
+
+
+def add_surface(est, settings: EstimateSettings, others: list[int], *, copies: tuple, client, clock: StageClock,
+                again: Callable[..., Curved]) -> None:  # fmt: skip
+    """The estimate at each of ``others`` n_target on the same copies (``copies``: the model's
+    and its self-check's ranks), with ``est``'s own, as ``est.surface``: no real run, and
+    each row what the estimate at that n_target alone gives (the same runs, settings and
+    streams). ``again`` estimates on given runs
+    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module)."""
+    if not others:
+        return
+    copy_ranks, check_ranks = copies
+    with clock.stage("surface"):
+        at = {k: again(runs_from_copies(copy_ranks, k), dataclasses.replace(settings, n_target=k), client=client,
+                       copy_ranks=copy_ranks, check_ranks=check_ranks) for k in others}  # fmt: skip
+        est.surface = surface_dataset({est.n_target: est, **at}, own=est.n_target)
+
+
+def surface_dataset(estimates: Mapping[int, Curved], *, own: int) -> xr.Dataset:
+    """The curves of estimates at several n_target (by n_target; each an
+    :class:`~ensstab_dask.estimates.result.Estimate` on the same copies) as one Dataset
+    over (``n_target``, ``m_ensemble``): ``stability`` with ``stability_lower`` and
+    ``stability_upper`` (NaN without a bootstrap), and per n_target ``reliable`` and
+    ``has_curve``. ``own``: the estimate's own n_target."""
+    ks = sorted(estimates)
+    first = estimates[ks[0]]
+    m_list = [int(m) for m in first.curve["m_ensemble"].values]
+    nan = np.full(len(m_list), np.nan)
+
+    def rows(name: str) -> np.ndarray:
+        return np.array([estimates[k].curve[name].values if name in estimates[k].curve else nan for k in ks])
+
+    index = first.settings["index"]
+    one = {"long_name": f"stability ({index})"}
+    dims = ("n_target", "m_ensemble")
+    ds = xr.Dataset(
+        {
+            "stability": (dims, rows("stability"), dict(one, description="the estimate at each n_target")),
+            "stability_lower": (dims, rows("stability_lower"), dict(one, long_name="lower")),
+            "stability_upper": (dims, rows("stability_upper"), dict(one, long_name="upper")),
+            "reliable": ("n_target", np.array([int(estimates[k].reliable) for k in ks], dtype=np.int8)),
+            "has_curve": ("n_target", np.array([int(estimates[k].has_curve) for k in ks], dtype=np.int8)),
+        },
+        coords={"n_target": ks, "m_ensemble": m_list},
+    )
+    ds["n_target"].attrs = {"long_name": "features kept (n_target)", "units": "features"}
+    ds.attrs = {"own_n_target": int(own), "index": index, "n_feature": int(first.n_feature)}
+    return ds
+
+
+def surface_json(surface: xr.Dataset) -> tuple[dict, dict]:
+    """``{k: {m: value}}`` and ``{k: {m: [lo, hi]}}`` (null where there is none)."""
+    values, intervals = {}, {}
+    for k in surface["n_target"].values:
+        row = surface.sel(n_target=k)
+        values[str(int(k))] = {str(int(m)): json_number(v) for m, v in zip(row["m_ensemble"].values,
+                                                                            row["stability"].values)}  # fmt: skip
+        intervals[str(int(k))] = {
+            str(int(m)): None if not (np.isfinite(lo) and np.isfinite(hi)) else [float(lo), float(hi)]
+            for m, lo, hi in zip(row["m_ensemble"].values, row["stability_lower"].values, row["stability_upper"].values)
+        }
+    return values, intervals
+
+
+def best_n_target(surface: xr.Dataset) -> dict | None:
+    """At the largest size asked: each n_target's stability and the share of its top features
+    two reruns have in common; the n_target with the highest stability (None when no
+    n_target has a curve)."""
+    m = int(surface["m_ensemble"].values[-1])
+    ks = [int(k) for k in surface["n_target"].values]
+    values = surface["stability"].values[:, -1]
+    if not np.isfinite(values).any():
+        return None
+    n_feature, index = int(surface.attrs["n_feature"]), str(surface.attrs["index"])
+    shared = [float(shared_features(np.array([v]), index, n_feature, k)[0]) if np.isfinite(v) else float("nan")
+              for v, k in zip(values, ks)]  # fmt: skip
+    best = int(np.nanargmax(values))
+    return {
+        "m_ensemble": m,
+        "n_target": ks,
+        "stability": [float(v) for v in values],
+        "shared": shared,
+        "best": ks[best],
+        "best_reliable": bool(surface["reliable"].values[best]),
+    }

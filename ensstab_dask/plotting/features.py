@@ -1,0 +1,106 @@
+"""Pictures of which features real ensembles keep, and of the stability over n_target.
+
+* :func:`plot_feature_frequencies`: the top features' selection frequency at each
+  measured ensemble size, names on the axis (``Estimate.features``);
+* :func:`plot_stability_surface`: the predicted stability against the ensemble size, one
+  line per n_target, each with its interval (``Estimate.surface``).
+
+Each takes an :class:`~ensstab_dask.estimates.result.Estimate`, its ``features`` or
+``surface`` Dataset, or ``Estimate.to_dataset()`` (also read back from netCDF), and an
+optional matplotlib ``Axes``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.plotting.figures import _axes
+
+# matplotlib is imported where a picture is drawn: it is slow to import.
+
+__all__ = ["plot_feature_frequencies", "plot_stability_surface", "features_of", "surface_of"]
+
+
+def features_of(obj) -> xr.Dataset:
+    """The feature frequencies of an Estimate, of its ``features`` Dataset or of its
+    ``to_dataset()`` (where they are ``feature_*`` over ``m_measured``)."""
+    if isinstance(obj, xr.Dataset) and "frequency" in obj:
+        return obj
+    if isinstance(obj, xr.Dataset) and "feature_frequency" in obj:
+        names = [k for k in obj.data_vars if str(k).startswith("feature_")]
+        ds = obj[names].rename({k: str(k).removeprefix("feature_") for k in names})
+        ds = ds.rename({"m_measured": "m_ensemble", "feature_name": "name"})
+        ds.attrs = {k.removeprefix("features_"): v for k, v in obj.attrs.items() if k.startswith("features_")}
+        return ds
+    features = getattr(obj, "features", None)
+    if isinstance(features, xr.Dataset):
+        return features
+    raise InvalidParameterError(
+        "expected an Estimate with feature frequencies, its features Dataset or its to_dataset(); "
+        f"got {type(obj).__name__} without them"
+    )
+
+
+def surface_of(obj) -> xr.Dataset:
+    """The stability over n_target of an Estimate asked for several, of its ``surface``
+    Dataset or of its ``to_dataset()`` (where it is ``surface_*``)."""
+    if isinstance(obj, xr.Dataset) and "surface_stability" in obj:
+        names = [k for k in obj.data_vars if str(k).startswith("surface_")]
+        return obj[names].rename({k: str(k).removeprefix("surface_") for k in names})
+    if isinstance(obj, xr.Dataset) and "n_target" in obj.dims and "reliable" in obj:
+        return obj
+    surface = getattr(obj, "surface", None)
+    if isinstance(surface, xr.Dataset):
+        return surface
+    raise InvalidParameterError(
+        "expected an Estimate asked for several n_target, its surface Dataset or its to_dataset(); "
+        f"got {type(obj).__name__} without one"
+    )
+
+
+def plot_feature_frequencies(obj, *, top: int = 20, ax=None):
+    """The ``top`` features most often kept at the largest measured size: how often an
+    ensemble of each measured size keeps each of them (a heat map, names on the axis,
+    the frequency written in each cell)."""
+    ds = features_of(obj)
+    ax = _axes(ax)
+    freq = ds["frequency"].values
+    order = np.lexsort((ds["feature"].values, ds["mean_rank"].values, -freq[:, -1]))[:top]
+    sizes = [int(m) for m in ds["m_ensemble"].values]
+    shown = freq[order]
+    image = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+    for (i, j), value in np.ndenumerate(shown):
+        ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
+                color="black" if value > 0.6 else "white")  # fmt: skip
+    ax.set_xticks(range(len(sizes)), [str(m) for m in sizes])
+    ax.set_yticks(range(len(order)), [str(n) for n in ds["name"].values[order]], fontsize=8)
+    ax.set_xlabel("ensemble size m (weak selectors)")
+    ax.set_ylabel(f"feature (the {len(order)} most often kept at m = {sizes[-1]})")
+    copies = ds.attrs.get("copies", "")
+    ax.set_title(f"How often real ensembles keep each feature in their top {ds.attrs.get('n_target', '')} "
+                 f"(of {copies} real copies)", fontsize=10)  # fmt: skip
+    ax.figure.colorbar(image, ax=ax, label="selection frequency")
+    return ax
+
+
+def plot_stability_surface(obj, *, ax=None):
+    """The stability against the ensemble size, one line per n_target (dashed where that
+    n_target's estimate is not reliable), each with its interval as a band."""
+    ds = surface_of(obj)
+    ax = _axes(ax)
+    m = ds["m_ensemble"].values
+    for k in ds["n_target"].values:
+        row = ds.sel(n_target=k)
+        style = "-" if int(row["reliable"]) else "--"
+        label = f"top {int(k)}" + ("" if int(row["reliable"]) else " (not reliable)")
+        (line,) = ax.plot(m, row["stability"].values, style, marker="o", label=label)
+        lo, hi = row["stability_lower"].values, row["stability_upper"].values
+        if np.isfinite(lo).any():
+            ax.fill_between(m, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
+    ax.set_xlabel("ensemble size m (weak selectors)")
+    ax.set_ylabel(ds["stability"].attrs.get("long_name", "stability"))
+    ax.set_title("Stability over n_target: the same real runs, each top k", fontsize=10)
+    ax.legend(title="n_target", fontsize=8)
+    return ax
