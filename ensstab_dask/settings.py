@@ -299,7 +299,7 @@ class EstimateSettings:
                     f"(got {self.max_real_runs}): pass precision=HALF_WIDTH too"
                 )
             return
-        if design is None:
+        if design is None:  # the model does not measure copies (CurveModel.measures_copies)
             raise InvalidParameterError(
                 f"precision: model={self.model!r} does not measure real ensemble copies, so it cannot spend runs "
                 f"in rounds; use model={DEFAULT_MODEL!r}"

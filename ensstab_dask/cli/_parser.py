@@ -145,7 +145,7 @@ def _add_precision_options(est: argparse.ArgumentParser) -> None:
         metavar="HALF_WIDTH",
         help="the interval's half-width wanted at the largest --m-ensemble (in the index's units, e.g. 0.03): "
         "real runs are spent in rounds, more copies or more members per copy, until it is reached or "
-        "--max-real-runs stops it; the answer says what was spent and why (default model only)",
+        "--max-real-runs stops it; the answer says what was spent and why",
     )
     est.add_argument(
         "--max-real-runs",

@@ -37,8 +37,9 @@ REGISTRY: dict[str, CurveModel] = {m.name: m for m in (Onda(), TwoLevel(), Rando
 
 #: The estimate's settings that only some models use, each with the :class:`CurveModel`
 #: flag that says which: ``simulator`` (the paper's simulator is fitted: p, the fixed point,
-#: calibration) or ``paper_runs`` (the paper's single-selector runs are made, in the layout
-#: these settings choose). An estimate records them, and the CLI's help offers them, for
+#: calibration), ``paper_runs`` (the paper's single-selector runs are made, in the layout
+#: these settings choose) or ``measures_copies`` (the curve is measured on real ensemble
+#: copies, which a precision grows in rounds). An estimate records them, and the CLI's help offers them, for
 #: those models alone.
 USED_WHEN = {
     "p_method": "simulator",
@@ -47,6 +48,8 @@ USED_WHEN = {
     "calibration_layout": "paper_runs",
     "resample": "paper_runs",
     "member_resample": "paper_runs",
+    "precision": "measures_copies",
+    "max_real_runs": "measures_copies",
 }
 
 

@@ -289,6 +289,12 @@ class CurveModel:
         """(copies, weak selectors per copy) of real ensemble copies the model fits, or None."""
         return None
 
+    @property
+    def measures_copies(self) -> bool:
+        """Whether the curve is measured on the model's real ensemble copies, which a
+        ``precision`` can grow in rounds (:mod:`ensstab_dask.estimates.rounds`)."""
+        return self.copy_design() is not None
+
     def check_design(self) -> tuple[int, int] | None:
         """Copies made for the self-check alone; None when the model checks itself on its own."""
         return None
