@@ -226,6 +226,7 @@ def spend_real_runs(first: Any, data: tuple, settings: EstimateSettings, *, copi
             clock[stage] += seconds
         return est
 
+    assert settings.precision is not None and settings.max_real_runs is not None  # the settings set the cap
     est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
                                  max_real_runs=settings.max_real_runs)  # fmt: skip
     est.spending = spent

@@ -343,7 +343,7 @@ class SweepStore:
         done = state[COMPLETED].values.astype(bool)
         if DIGEST not in state:
             return np.zeros_like(done)
-        dims = state[COMPLETED].dims
+        dims = tuple(str(d) for d in state[COMPLETED].dims)
         want = cell_digests(state, dims, [0] * len(dims), self.digest_key())
         return done & (want != state[DIGEST].values) & ~self.damaged(state)  # a cell with no data is damaged
 
