@@ -29,9 +29,7 @@ def features_of(obj) -> xr.Dataset:
     if isinstance(obj, xr.Dataset) and "frequency" in obj:
         return obj
     if isinstance(obj, xr.Dataset) and "feature_frequency" in obj:
-        names = [k for k in obj.data_vars if str(k).startswith("feature_")]
-        ds = obj[names].rename({k: str(k).removeprefix("feature_") for k in names})
-        ds = ds.rename({"m_measured": "m_ensemble", "feature_name": "name"})
+        ds = _unprefixed(obj, "feature_").rename({"m_measured": "m_ensemble", "feature_name": "name"})
         ds.attrs = {k.removeprefix("features_"): v for k, v in obj.attrs.items() if k.startswith("features_")}
         return ds
     features = getattr(obj, "features", None)
@@ -43,12 +41,18 @@ def features_of(obj) -> xr.Dataset:
     )
 
 
+def _unprefixed(ds: xr.Dataset, prefix: str) -> xr.Dataset:
+    """The variables an Estimate's ``to_dataset()`` stored under ``prefix``, named as in
+    the Dataset they came from."""
+    names = [k for k in ds.data_vars if str(k).startswith(prefix)]
+    return ds[names].rename({k: str(k).removeprefix(prefix) for k in names})
+
+
 def surface_of(obj) -> xr.Dataset:
     """The stability over n_target of an Estimate asked for several, of its ``surface``
     Dataset or of its ``to_dataset()`` (where it is ``surface_*``)."""
     if isinstance(obj, xr.Dataset) and "surface_stability" in obj:
-        names = [k for k in obj.data_vars if str(k).startswith("surface_")]
-        return obj[names].rename({k: str(k).removeprefix("surface_") for k in names})
+        return _unprefixed(obj, "surface_")
     if isinstance(obj, xr.Dataset) and "n_target" in obj.dims and "reliable" in obj:
         return obj
     surface = getattr(obj, "surface", None)
