@@ -24,7 +24,7 @@ from pathlib import Path
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
 __all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
-           "temp_prefix", "DATA_SUFFIXES"]  # fmt: skip
+           "temp_prefix", "DATA_SUFFIXES", "check_writable"]  # fmt: skip
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -76,6 +76,20 @@ def umask_mode(*, directory: bool = False) -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return (0o777 if directory else 0o666) & ~mask
+
+
+def check_writable(out: str | os.PathLike, *, inside: bool = False) -> None:
+    """Refuse, before any work, an output this process may not write: one whose folder (or,
+    for a path to be made with its folders, the nearest existing one) it has no permission
+    to write in (a read-only folder or file system). ``inside``: ``out`` is a folder to
+    write files into (made if missing). Raises :class:`OutputNotWritten` naming both."""
+    out = Path(out)
+    folder = out if inside else (out.parent if str(out.parent) else Path("."))
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        what = f"in {str(out)!r}" if inside else repr(str(out))
+        raise OutputNotWritten(f"cannot write {what}: no permission to write in the folder {str(folder)!r}")
 
 
 def _remove(path: Path) -> None:
@@ -175,6 +189,7 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
+    check_writable(out)
     clean_leftovers(out)
     if directory:
         tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent))

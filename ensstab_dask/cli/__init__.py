@@ -13,6 +13,7 @@ stderr, one line each, as plain lines; ``--quiet`` keeps only warnings.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sys
@@ -95,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except EnsstabError as exc:  # the user's to fix: bad input, unreachable scheduler, damaged store
         error(str(exc))
+        return 2
+    except OSError as exc:  # the machine's, not a bug: a path not ours to write, a full disk
+        if not isinstance(exc, PermissionError) and exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        error(f"{exc.strerror}: {exc.filename!r}" if exc.filename else str(exc))
         return 2
     except MemoryError:
         error("out of memory; lower --m-ensemble, --m-stability, --n-runs or the grid")

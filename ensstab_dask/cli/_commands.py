@@ -27,7 +27,8 @@ from ensstab_dask.cli._common import (
 )
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
-from ensstab_dask.exceptions import UnreliableEstimateWarning
+from ensstab_dask.exceptions import OutputNotWritten, UnreliableEstimateWarning
+from ensstab_dask.outputs import check_writable
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
@@ -84,6 +85,10 @@ def _cmd_sweep(args) -> int:
         folder = os.path.dirname(os.path.abspath(args.store))
         if not os.path.isdir(folder):
             raise UsageError(f"--store {args.store}: directory {folder} does not exist")
+        try:
+            check_writable(args.store)  # its lock file is made beside it
+        except OutputNotWritten as exc:
+            raise UsageError(f"--store: {exc}") from None
     ds = sweep(
         args.n_feature,
         args.n_target,
@@ -206,6 +211,10 @@ def _cmd_validate(args) -> int:
     cache_dir = _default_cache_dir() if args.cache_dir is None else args.cache_dir
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
+    try:
+        check_writable(cache_dir, inside=True)
+    except OutputNotWritten as exc:
+        raise UsageError(f"--cache-dir: {exc}") from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
     data, source = _load(args)
     options = _estimate_options(args)
