@@ -149,6 +149,8 @@ def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False, overwr
     # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
     names = [p.name for p in target.iterdir()] if target.is_dir() else []
     report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
+    if not directory and target.is_dir():  # a file renamed onto a directory fails, after the work
+        raise InvalidParameterError(f"output {str(out)!r} is a directory; give a file name")
     if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
         raise InvalidParameterError(
             f"output {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "

@@ -32,6 +32,7 @@ from ensstab_dask.outputs import check_writable
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
+from ensstab_dask.sweeps.grid import check_cell_memory
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
 from ensstab_dask.sweeps.sweep import sweep
 
@@ -41,6 +42,8 @@ def _cmd_simulate(args) -> int:
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
     check_cost("simulate", n_feature=args.n_feature, simulated=sum(args.m_stability * m for m in m_values),
                allow_large=args.yes)  # fmt: skip
+    # As sweep and estimate do: the largest ensemble's rankings must fit, before any is drawn.
+    check_cell_memory(args.n_feature, args.n_target, max(m_values), args.m_stability, None)
     start = time.perf_counter()
     curve = {
         m: simulated_stability(
@@ -82,6 +85,11 @@ def _cmd_sweep(args) -> int:
         _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
     if args.store:
         # Checked here, before a cluster is started for the store's template.
+        if os.path.islink(args.store) and not os.path.exists(args.store):
+            raise UsageError(
+                f"--store {args.store} is a symbolic link to {os.readlink(args.store)}, which does not exist; give "
+                "the store's own path, or remove the link"
+            )
         folder = os.path.dirname(os.path.abspath(args.store))
         if not os.path.isdir(folder):
             raise UsageError(f"--store {args.store}: directory {folder} does not exist")

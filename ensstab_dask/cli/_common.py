@@ -290,6 +290,8 @@ def _report_input(text: str):
         return store.load()
     if not path.exists():
         raise UsageError(f"{path}: no such file; {_REPORT_READS}")
+    if not path.is_file():  # opened, a FIFO would wait for a writer forever
+        raise UsageError(f"{path} is not a regular file (a FIFO, a device or a socket); {_REPORT_READS}")
     try:
         with xr.open_dataset(path) as opened:
             return opened.load()
