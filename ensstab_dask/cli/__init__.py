@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         close_interrupted_clusters()
         return exc.status if isinstance(exc, Terminated) else 130
     finally:
-        stop.done()
+        if argv is not None:  # called in a notebook or a test, not as the command (which then exits)
+            stop.done()
 
 
 if __name__ == "__main__":

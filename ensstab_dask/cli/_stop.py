@@ -51,8 +51,10 @@ class Stop:
     ``line(terminated)`` makes the line a stop ends with (it may read the command's
     arguments, known only once they are parsed). After SIGTERM or SIGHUP the deadline
     stands until the process has exited: the process was asked to end. After Ctrl-C it
-    is lifted when the command returns (:meth:`done`): ``main`` called in a notebook or a
-    test must not end the interpreter it returned to.
+    stands too when the process is the command (its exit, interrupted mid-import, can
+    hang on a thread a module left behind), and is lifted when ``main``, called in a
+    notebook or a test, returns (:meth:`done`): it must not end the interpreter it
+    returned to.
     """
 
     def __init__(self, line):
@@ -100,9 +102,11 @@ class Stop:
                 time.sleep(GRACE_S)  # past the command's return too: the process was asked to end
             elif self._returned.wait(GRACE_S):
                 return
-            self.say(self._line(terminated))
-            _before_hard_exit()
-            os._exit(status)
+            try:
+                self.say(self._line(terminated))
+                _before_hard_exit()
+            finally:
+                os._exit(status)
 
         threading.Thread(target=end, name="ensstab-deadline", daemon=True).start()
 
