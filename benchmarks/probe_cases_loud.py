@@ -69,9 +69,9 @@ def _refused(*args: str, needle: str = "", before_work: bool = False, timeout: f
     return run
 
 
-def _stopped(args: list[str], signum: int, *, wait_for: str | float, status: int, setup=None):
+def _stopped(args: list[str], signum: int, *, wait_for: str | float | threading.Event, status: int, setup=None):
     """Send ``signum`` once stderr shows ``wait_for`` (a float: that many seconds after the
-    start), to the process group for SIGINT (as a terminal does), to the process
+    start; an event: once it is set), to the process group for SIGINT (as a terminal does), to the process
     otherwise: right when the process ends within STOPPED_WITHIN s with ``status`` and
     its last line ``ensstab: ...``. ``setup(tmp)`` returns environment variables to set."""
 
@@ -82,7 +82,10 @@ def _stopped(args: list[str], signum: int, *, wait_for: str | float, status: int
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
         reader.start()
-        if isinstance(wait_for, str):
+        if isinstance(wait_for, threading.Event):
+            wait_for.wait(300)
+            time.sleep(1.0)
+        elif isinstance(wait_for, str):
             deadline = time.monotonic() + 300
             while not any(wait_for in line for line in lines) and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -131,9 +134,10 @@ def _scheduler_case(make, *, timeout: str = "3"):
 
 
 def _sigterm_while_connecting(tmp: Path) -> str:
-    with listener() as address:
-        run = _stopped([*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "60"],
-                       signal.SIGTERM, wait_for=8.0, status=143)  # fmt: skip
+    connected = threading.Event()
+    with listener(accepted=connected) as address:
+        run = _stopped([*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "120"],
+                       signal.SIGTERM, wait_for=connected, status=143)  # fmt: skip
         return run(tmp)
 
 

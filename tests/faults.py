@@ -163,9 +163,10 @@ def half_done_store(folder: Path, rows: int = 8, undone: tuple[int, ...] = (4, 5
 
 
 @contextlib.contextmanager
-def listener(answer: bytes | None = None) -> Iterator[str]:
+def listener(answer: bytes | None = None, accepted: threading.Event | None = None) -> Iterator[str]:
     """A TCP listener on 127.0.0.1 that accepts connections and then says nothing
-    (``answer`` None) or sends ``answer`` (another service's greeting). Yields its address."""
+    (``answer`` None) or sends ``answer`` (another service's greeting); ``accepted`` is set
+    once it has accepted one. Yields its address."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(16)
@@ -180,6 +181,8 @@ def listener(answer: bytes | None = None) -> Iterator[str]:
             except OSError:
                 continue
             held.append(conn)
+            if accepted is not None:
+                accepted.set()
             if answer is not None:
                 with contextlib.suppress(OSError):
                     conn.sendall(answer)

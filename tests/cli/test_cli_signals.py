@@ -197,10 +197,10 @@ def test_sighup_is_handled_as_sigterm(cli):
 def test_sigterm_while_waiting_for_a_silent_scheduler_ends_the_process_within_seconds(cli):
     """It printed "ensstab: terminated" and stayed: the half-made Client's close waited on
     the silent listener for twice the timeout, and its finaliser again."""
-    with listener() as address:
+    connected = threading.Event()
+    with listener(accepted=connected) as address:
         c = cli("sweep", "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "120", "--quiet")
-        # Importing takes about 2 s of CPU: past 3 s, it waits on the listener.
-        c.wait_until(lambda: psutil.Process(c.proc.pid).cpu_times().user > 3, "connecting")
+        c.wait_until(connected.is_set, "a connection to the listener")
         time.sleep(1)
         code, err, took = _stop_takes(c, "process", signal.SIGTERM)
     assert_clean_interrupt(code, err, "ensstab: terminated", c, status=143)
