@@ -189,8 +189,9 @@ def test_sighup_is_handled_as_sigterm(cli):
     c = cli("estimate")
     c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
     time.sleep(2)
-    code, err = c.interrupt("process", signal.SIGHUP)
+    code, err, took = _stop_takes(c, "process", signal.SIGHUP)
     assert_clean_interrupt(code, err, "ensstab: terminated", c, status=129)
+    assert took < STOPPED_WITHIN, took
 
 
 @pytest.mark.slow
