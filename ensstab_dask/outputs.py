@@ -17,6 +17,7 @@ import math
 import os
 import shutil
 import socket
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,6 +103,8 @@ def _remove(path: Path) -> None:
 def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: bool) -> None:
     """Rename ``tmp`` to ``out`` with the umask's mode (not mkstemp's 0600 or mkdtemp's 0700)."""
     os.chmod(tmp, umask_mode(directory=directory))
+    if kind := _special(out.resolve()):  # one that appeared while tmp was written
+        raise InvalidParameterError(f"output {str(out)!r} is {kind}, not a regular file: an output never replaces one")
     if not os.path.lexists(out):
         os.rename(tmp, out)
         return
@@ -124,36 +127,61 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         shutil.rmtree(aside, ignore_errors=True)
 
 
+def _special(path: Path) -> str:
+    """What ``path`` is when it is a special file (``"a FIFO"``, ...); ``""`` for a regular
+    file, a directory or nothing there."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return kind
+    return ""
+
+
 #: What :func:`ensstab_dask.real.datasets.load_dataset` reads: an output never replaces one.
 DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
 
 
-def refuse_to_replace(out: str | os.PathLike, *, directory: bool = False, overwrite: bool = True) -> None:
+def refuse_to_replace(
+    out: str | os.PathLike, *, directory: bool = False, overwrite: bool = True, name: str = "output"
+) -> None:
     """Refuse an output that would replace or land inside what it must not: a zarr store,
-    a data file, the reference data folder (``$ENSSTAB_DATA_DIR``), or a non-empty
-    directory that is not a report. Paths are compared resolved (links followed)."""
+    a data file, the reference data folder (``$ENSSTAB_DATA_DIR``), a special file (a
+    device, a FIFO or a socket: an output goes only to a regular file, a directory or a
+    new path), or a non-empty directory that is not a report. Paths are compared resolved
+    (links followed). ``name``: the parameter the messages name."""
+    if not os.fspath(out).strip():  # Path("") would be the working folder
+        raise InvalidParameterError(f"{name} is an empty path; give a file name")
     out = Path(out)
     target = out.resolve()
+    kind = _special(target)
+    if kind:
+        raise InvalidParameterError(
+            f"{name} {str(out)!r} is {kind}, not a regular file: an output never replaces one; choose another path"
+        )
     for folder in (target, *target.parents):
-        if folder.is_dir() and any((folder / name).exists() for name in ("zarr.json", ".zgroup", ".zarray")):
+        if folder.is_dir() and any((folder / marker).exists() for marker in ("zarr.json", ".zgroup", ".zarray")):
             where = "is" if folder == target else "lies inside"
             raise InvalidParameterError(
-                f"output {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
+                f"{name} {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
                 "store; choose another path"
             )
     data_dir = os.environ.get("ENSSTAB_DATA_DIR")
     if data_dir and (target == Path(data_dir).resolve() or Path(data_dir).resolve() in target.parents):
-        raise InvalidParameterError(f"output {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
+        raise InvalidParameterError(f"{name} {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
     if target.is_file() and target.suffix.lower() in DATA_SUFFIXES:
-        raise InvalidParameterError(f"output {str(out)!r} is a data file ({target.suffix}); choose another path")
+        raise InvalidParameterError(f"{name} {str(out)!r} is a data file ({target.suffix}); choose another path")
     # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
     names = [p.name for p in target.iterdir()] if target.is_dir() else []
     report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
     if not directory and target.is_dir():  # a file renamed onto a directory fails, after the work
-        raise InvalidParameterError(f"output {str(out)!r} is a directory; give a file name")
+        raise InvalidParameterError(f"{name} {str(out)!r} is a directory; give a file name")
     if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
         raise InvalidParameterError(
-            f"output {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "
+            f"{name} {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "
             "(an index.html and its pictures)"
         )
 

@@ -316,3 +316,72 @@ def test_a_failed_report_write_keeps_the_old_report_and_leaves_no_temporary_file
     assert proc.returncode == 2 and len(err) == 1 and err[0].startswith("ensstab: error:"), (proc.returncode, err)
     assert {p.name: p.read_bytes() for p in rep.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep", "s.nc"]  # hidden temporary names included
+
+
+def _special_files(tmp_path):
+    """A FIFO, a socket and a link to /dev/null (and, for root, a character device of its
+    own): each an existing path that is not a regular file. A write that replaced the
+    link would replace the link, never /dev/null itself."""
+    import socket
+
+    os.mkfifo(tmp_path / "fifo")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    (tmp_path / "null").symlink_to("/dev/null")
+    paths = {"fifo": "a FIFO", "sock": "a socket", "null": "a character device"}
+    if os.geteuid() == 0:
+        os.mknod(tmp_path / "dev", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        paths["dev"] = "a character device"
+    return sock, {tmp_path / name: kind for name, kind in paths.items()}
+
+
+def _kinds(paths):
+    return {p: (os.path.islink(p), stat.S_IFMT(os.stat(p).st_mode)) for p in paths}
+
+
+def test_outputs_never_replace_a_device_a_fifo_or_a_socket(tmp_path):
+    """Not with overwrite=True, nor through a link: refused by name before anything is
+    written, and each special file is left as it was."""
+    sock, paths = _special_files(tmp_path)
+    try:
+        before = _kinds(paths)
+        ds = xr.Dataset({"a": ("x", [1.0])})
+        for path, kind in paths.items():
+            with pytest.raises(ValueError, match=f"output '{path}' is {kind}, not a regular file"):
+                write_json({"a": 1}, path, overwrite=True)
+            with pytest.raises(ValueError, match=f"is {kind}"):
+                write_netcdf(ds, path, overwrite=True)
+        assert _kinds(paths) == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)  # no temporary left
+    finally:
+        sock.close()
+
+
+def test_commands_refuse_a_special_file_as_output_before_the_work(tmp_path, capsys):
+    sock, paths = _special_files(tmp_path)
+    store = tmp_path / "s.zarr"
+    es.sweep(300, 10, store=store, **SMALL_SWEEP)
+    fifo, null = str(tmp_path / "fifo"), str(tmp_path / "null")
+    commands = [
+        ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1", "--json", fifo],
+        ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1", "--json", null,
+         "--overwrite"],
+        ["estimate", "--json", fifo, "--overwrite"],
+        ["estimate", "--output", null, "--overwrite"],
+        ["validate", "--json", fifo, "--overwrite"],
+        ["sweep", "--n-feature", "300", "--n-useful", "20", "--p", "0.5", "--output", str(tmp_path / "sock"),
+         "--overwrite", "--scheduler", "synchronous"],
+        ["export", str(store), fifo, "--overwrite"],
+        ["report", str(store), "-o", fifo, "--overwrite"],
+    ]  # fmt: skip
+    try:
+        before = _kinds(paths)
+        for args in commands:
+            assert cli_main(args) == 2, args
+            out, err = capsys.readouterr()
+            lines = err.strip().splitlines()
+            assert len(lines) == 1 and "not a regular file" in lines[0], (args, err)
+            assert out == "", (args, out)  # nothing done: not the data loaded, not a curve simulated
+        assert _kinds(paths) == before
+    finally:
+        sock.close()

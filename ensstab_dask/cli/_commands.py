@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ensstab_dask._version import __version__
+from ensstab_dask.checks import check_seed
 from ensstab_dask.cli._common import (
     UsageError,
     _check_model,
@@ -27,18 +28,20 @@ from ensstab_dask.cli._common import (
 )
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
-from ensstab_dask.exceptions import OutputNotWritten, UnreliableEstimateWarning
-from ensstab_dask.outputs import check_writable
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
+from ensstab_dask.outputs import check_writable, refuse_to_replace
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.grid import check_cell_memory
-from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
+from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
 from ensstab_dask.sweeps.sweep import sweep
 
 
 def _cmd_simulate(args) -> int:
     _check_model(args)
+    check_seed(args.seed)  # recorded in --json: refused, as the other commands refuse it, if it cannot be
+    _check_outputs(argparse.Namespace(json=args.json, output=None, overwrite=args.overwrite))
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
     check_cost("simulate", n_feature=args.n_feature, simulated=sum(args.m_stability * m for m in m_values),
                allow_large=args.yes)  # fmt: skip
@@ -75,7 +78,7 @@ def _cmd_simulate(args) -> int:
         keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed", "model", "h")
         payload = {k: getattr(args, k) for k in keys}
         payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
-        write_json(payload, args.json)
+        write_json(payload, args.json, overwrite=args.overwrite)
     return 0
 
 
@@ -143,7 +146,8 @@ def _cmd_verify(args) -> int:
     try:
         store.settings()
         problems = store.provenance_problems()
-        damaged = int(store.damaged().sum())
+        state = store.load(completion=True)
+        damaged, misplaced = int(store.damaged(state).sum()), int(store.misplaced(state).sum())
     except StoreDamaged as exc:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 1
@@ -157,7 +161,12 @@ def _cmd_verify(args) -> int:
         print(f"{args.store}: edited or damaged since it was made: {p}")
     if damaged:
         print(f"{args.store}: {damaged} cells are marked done but hold no data; rerun the sweep to recompute them")
-    verdict = "damaged" if problems or damaged or unreadable else "ok"
+    if misplaced:
+        print(f"{args.store}: {MISPLACED.format(n=misplaced)}; rerun the sweep to recompute them")
+    elif not store.has_digests():
+        print(f"{args.store}: note: written before cell digests, so a chunk moved within it or copied from another "
+              "store cannot be detected")  # fmt: skip
+    verdict = "damaged" if problems or damaged or misplaced or unreadable else "ok"
     print(f"{args.store}: {verdict}; {int(done.sum())} of {done.size} cells done")
     return 1 if verdict == "damaged" else 0
 
@@ -219,6 +228,10 @@ def _cmd_validate(args) -> int:
     cache_dir = _default_cache_dir() if args.cache_dir is None else args.cache_dir
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
+    try:  # before it is made: never in the reference data folder, nor in a store
+        refuse_to_replace(cache_dir, directory=True, overwrite=False, name="--cache-dir")
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from None
     try:
         check_writable(cache_dir, inside=True)
     except OutputNotWritten as exc:
@@ -248,6 +261,8 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    if (args.real_stability is None) != (args.n_useful is None):  # the library's own check, in these words
+        raise UsageError("--real-stability and --n-useful go together: the calibration picture draws the observed pair")
     index = write_report(
         _report_input(args.result),
         args.output,

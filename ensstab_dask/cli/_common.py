@@ -21,7 +21,7 @@ from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json
 from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.selectors import check_resample, default_selector
 from ensstab_dask.settings import BootCount
-from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, write_netcdf
+from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore, write_netcdf
 
 
 class UsageError(EnsstabError):
@@ -201,14 +201,17 @@ def _resample(text: str, name: str):
 
 
 def _check_outputs(args) -> None:
-    """Before any work: an output that exists, or must never be written there."""
-    for option, path in (("--json", args.json), ("--output", args.output)):
-        if not path:
-            continue
+    """Before any work: an output that exists, or must never be written there (a store, the
+    data, a device, a FIFO or a socket), and one file named by two outputs."""
+    given = [(option, path) for option, path in (("--json", args.json), ("--output", args.output)) if path is not None]
+    if len(given) == 2 and os.path.realpath(args.json) == os.path.realpath(args.output):
+        raise UsageError(f"--json and --output name one file, {args.json}: the second would replace the first; "
+                         "give each its own")  # fmt: skip
+    for option, path in given:
         try:
-            refuse_to_replace(path, overwrite=args.overwrite)
+            refuse_to_replace(path, overwrite=args.overwrite, name=option)
         except InvalidParameterError as exc:
-            raise UsageError(f"{option}: {exc}") from None
+            raise UsageError(str(exc)) from None
         if os.path.exists(path) and not args.overwrite:
             raise UsageError(f"{option} {path} exists; pass --overwrite to replace it")
         folder = os.path.dirname(os.path.abspath(path))
@@ -259,7 +262,7 @@ def _estimate_options(args) -> dict:
 
 def _write(args, payload: dict, ds) -> None:
     if args.json:
-        write_json(payload, args.json)
+        write_json(payload, args.json, overwrite=args.overwrite)
     if args.output:
         write_netcdf(ds, args.output, overwrite=args.overwrite)
 
@@ -276,8 +279,9 @@ _REPORT_READS = (
 
 
 def _report_input(text: str):
-    """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store read
-    as the sweep it holds (cells not computed yet are NaN, as in ``export --allow-incomplete``)."""
+    """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store checked
+    as ``export`` checks it and read as the sweep it holds (cells not computed yet are NaN,
+    as in ``export --allow-incomplete``)."""
     path = Path(text)
     if path.is_dir():
         store = SweepStore(path)
@@ -287,7 +291,7 @@ def _report_input(text: str):
             raise
         except ValueError:
             raise UsageError(f"{path} is a directory but not a sweep store; {_REPORT_READS}") from None
-        return store.load()
+        return store.checked().drop_vars(COMPLETED)
     if not path.exists():
         raise UsageError(f"{path}: no such file; {_REPORT_READS}")
     if not path.is_file():  # opened, a FIFO would wait for a writer forever

@@ -57,6 +57,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _path(text: str) -> str:
+    """A path option's value, never empty: ``--data "$FILE"`` with ``FILE`` unset must not
+    read as the option left out (the embedded data, no output written)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path (an unset shell variable?); give a file or folder name")
+    return text
+
+
 def _add_shared_options(p: argparse.ArgumentParser) -> None:
     """The options every command that simulates ensembles has."""
     p.add_argument(
@@ -100,10 +108,10 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
         "section is used (a dask config file in ~/.config/dask or $DASK_CONFIG)",
     )
     tls.add_argument(
-        "--tls-ca-file", metavar="PEM", help="the CA certificate(s) that signed the cluster's certificates"
+        "--tls-ca-file", metavar="PEM", type=_path, help="the CA certificate(s) that signed the cluster's certificates"
     )
-    tls.add_argument("--tls-cert", metavar="PEM", help="this client's certificate (may also hold the key)")
-    tls.add_argument("--tls-key", metavar="PEM", help="this client's private key")
+    tls.add_argument("--tls-cert", metavar="PEM", type=_path, help="this client's certificate (may also hold the key)")
+    tls.add_argument("--tls-key", metavar="PEM", type=_path, help="this client's private key")
 
 
 def _add_yes(p: argparse.ArgumentParser) -> None:
@@ -133,6 +141,7 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
     est.add_argument(
         "--data",
         metavar="PATH",
+        type=_path,
         help=".mat (scikit-feature), .npz, .csv or .h5ad (AnnData; needs the anndata package); default: the "
         "embedded default",
     )
@@ -205,8 +214,8 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> 
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
-    p.add_argument("--output", metavar="OUT.nc", help="write the curve and results to netCDF")
+    p.add_argument("--json", metavar="OUT.json", type=_path, help="write the results as JSON")
+    p.add_argument("--output", metavar="OUT.nc", type=_path, help="write the curve and results to netCDF")
     p.add_argument("--overwrite", action="store_true", help="replace existing --json/--output files")
 
 
@@ -265,7 +274,8 @@ def _add_simulate_command(sub) -> None:
     sim.add_argument(
         "--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes: a list, or an inclusive range start:stop:step"
     )
-    sim.add_argument("--json", metavar="OUT.json", help="also write the curve as JSON")
+    sim.add_argument("--json", metavar="OUT.json", type=_path, help="also write the curve as JSON")
+    sim.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
     _add_model_options(sim)
     sim.set_defaults(func=_cmd_simulate)
 
@@ -293,8 +303,10 @@ def _add_sweep_command(sub) -> None:
     sw.add_argument("--m-ensemble", default="1", help="grid of ensemble sizes, like 1,5,10,30")
     sw.add_argument("--n-runs", type=int, default=None, help="runs behind each n_useful_v (default: m_ensemble)")
     sw.add_argument("--repeats", type=int, default=10, help="independent draws per cell")
-    sw.add_argument("--store", metavar="PATH.zarr", help="zarr store: written as blocks finish, resumed on rerun")
-    sw.add_argument("--output", metavar="OUT.nc", help="also write the finished sweep to netCDF")
+    sw.add_argument(
+        "--store", metavar="PATH.zarr", type=_path, help="zarr store: written as blocks finish, resumed on rerun"
+    )
+    sw.add_argument("--output", metavar="OUT.nc", type=_path, help="also write the finished sweep to netCDF")
     sw.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     _add_cluster_options(sw)
     _add_quiet(sw)
@@ -347,6 +359,7 @@ def _add_validate_command(sub) -> None:
     val.add_argument(
         "--cache-dir",
         metavar="DIR",
+        type=_path,
         default=None,
         help="where naive curves are cached (default $XDG_CACHE_HOME/ensstab_dask/naive, "
         "else ~/.cache/ensstab_dask/naive)",
@@ -369,9 +382,12 @@ def _add_report_command(sub) -> None:
     rep.add_argument(
         "result",
         metavar="RESULT",
+        type=_path,
         help="a netCDF file (estimate, validate or sweep --output, or export) or a sweep store (PATH.zarr)",
     )
-    rep.add_argument("-o", "--output", metavar="DIR", required=True, help="directory to write (PNG files, index.html)")
+    rep.add_argument(
+        "-o", "--output", metavar="DIR", type=_path, required=True, help="directory to write (PNG files, index.html)"
+    )
     rep.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty DIR")
     rep.add_argument("--real-stability", type=float, help="sweeps: the observed single-selector stability")
     rep.add_argument("--n-useful", type=float, help="sweeps: the observed n_useful")
@@ -387,7 +403,9 @@ def _add_verify_command(sub) -> None:
         description="Check a sweep store: its attributes and coordinates against the settings record written with "
         "it, and data behind every cell marked done. Exit status 0 when sound, 1 when damaged.",
     )
-    ver.add_argument("store", metavar="STORE", help="the sweep's zarr store (the PATH.zarr of sweep --store)")
+    ver.add_argument(
+        "store", metavar="STORE", type=_path, help="the sweep's zarr store (the PATH.zarr of sweep --store)"
+    )
     ver.set_defaults(func=_cmd_verify)
 
 
@@ -399,8 +417,10 @@ def _add_export_command(sub) -> None:
         description="Write a finished sweep store to one netCDF file, after checking it as verify does. The file "
         "is written under a temporary name and renamed into place.",
     )
-    ex.add_argument("store", metavar="STORE", help="the sweep's zarr store (the PATH.zarr of sweep --store)")
-    ex.add_argument("out", metavar="OUT.nc", help="the netCDF file to write (not inside STORE)")
+    ex.add_argument(
+        "store", metavar="STORE", type=_path, help="the sweep's zarr store (the PATH.zarr of sweep --store)"
+    )
+    ex.add_argument("out", metavar="OUT.nc", type=_path, help="the netCDF file to write (not inside STORE)")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT.nc")
     ex.add_argument("--allow-incomplete", action="store_true", help="export even if some cells are not computed yet")
     ex.set_defaults(func=_cmd_export)

@@ -38,7 +38,7 @@ live in their own modules.
 from __future__ import annotations
 
 import warnings as _warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import xarray as xr
@@ -397,10 +397,12 @@ def estimate_from_runs(
         prediction = curve_model.predict(ctx, sims)
         with clock.stage("self_check"):
             check = curve_model.self_check(ctx, prediction)
+            if check is not None:  # what it predicted as the curve reports it: within the index's range
+                check = replace(check, predicted=clip_to_index(check.predicted, s.index))
             if check is not None and not check.passed:
                 curve_model.widen(prediction, check)
         sims.done()
-        _clip_intervals(prediction, ctx)
+        _clip_to_ranges(prediction, ctx)
     sims.close()
     _, blocking, cautions = guard_rails(
         found,
@@ -450,10 +452,12 @@ def _smaller_n_target(ctx: Context, runs: RealRuns, n_useful_mean: float, real_n
     return False if found is None else found
 
 
-def _clip_intervals(prediction: Prediction, ctx: Context) -> None:
-    """A bootstrap can step outside what a quantity can take; an interval never does."""
+def _clip_to_ranges(prediction: Prediction, ctx: Context) -> None:
+    """An extrapolation or a bootstrap can step outside what a quantity can take; a
+    reported value never does: the curve's points and interval ends are clipped to the
+    index's range (whatever the model), the parameters' intervals to theirs."""
     curve, s = prediction.curve, ctx.settings
-    for end in ("stability_lower", "stability_upper"):
+    for end in ("stability", "stability_lower", "stability_upper"):
         if end in curve:
             curve[end].values = clip_to_index(curve[end].values, s.index)
     ranges = {"real_stability": index_range(s.index), "p": (0.0, 1.0), "t_uniform": (0.0, ctx.n_runs),

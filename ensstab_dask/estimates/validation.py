@@ -27,7 +27,7 @@ from ensstab_dask.estimates.comparison import compare, verdict, z_text
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.outputs import json_number
+from ensstab_dask.outputs import json_number, refuse_to_replace
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.selectors import describe_selector
@@ -53,6 +53,14 @@ def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
     settings = dict(settings, n_target=int(n_target), format=_NAIVE_FORMAT)
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     return Path(cache_dir) / f"naive-{h.hexdigest()[:20]}.nc"
+
+
+def _check_cache_dir(cache_dir) -> None:
+    """A cache folder that exists and where a cache file may be written (not the reference
+    data folder, nor inside a store): checked before any work."""
+    refuse_to_replace(cache_dir, directory=True, overwrite=False, name="cache_dir")
+    if not Path(cache_dir).is_dir():
+        raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
 
 
 def _read_cached(path: Path) -> xr.Dataset | None:
@@ -127,8 +135,7 @@ def naive_check(
     # A callable is described by its name only, which does not identify it: not cached.
     cacheable = naive.selector is None or hasattr(naive.selector, "get_params")
     if cache_dir is not None and cacheable:
-        if not Path(cache_dir).is_dir():
-            raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
+        _check_cache_dir(cache_dir)
         path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
         ds = _read_cached(path) if path.exists() else None
         if ds is not None:
@@ -368,6 +375,8 @@ def validate(
         if bad in estimate_options:
             raise InvalidParameterError(f"validate() got {bad!r} twice")
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
+    if cache_dir is not None:
+        _check_cache_dir(cache_dir)
     # Before the estimate's work, not after it: a naive check too large to run.
     check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
                      allow_large=allow_large)  # fmt: skip

@@ -21,10 +21,13 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
+from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.estimates.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting import figures as plotting
+from ensstab_dask.simulator.calibration import n_useful_v_slice
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
@@ -130,6 +133,42 @@ def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[
     raise InvalidParameterError(
         "not an ensstab result: expected an estimate's Dataset (Estimate.to_dataset()) or a sweep's"
     )
+
+
+def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> None:
+    """The observations a sweep's report calibrates against: used, or refused; never dropped.
+
+    Both or neither of ``real_stability`` and ``n_useful`` (the calibration picture draws
+    the two together), finite and in range, for a sweep with ``m_ensemble = 1`` (the
+    single-selector surface they are compared with); ``n_runs``, one of the sweep's. An
+    estimate carries its own observations: none of the three is taken for it.
+    """
+    given = [name for name, v in (("real_stability", real_stability), ("n_useful", n_useful), ("n_runs", n_runs))
+             if v is not None]  # fmt: skip
+    if not given:
+        return
+    if not plotting._is_sweep(ds):
+        raise InvalidParameterError(f"{given[0]} is for a sweep's report; an estimate's report draws its own "
+                                    "observations, so it takes none")  # fmt: skip
+    if (real_stability is None) != (n_useful is None):
+        missing = "n_useful" if n_useful is None else "real_stability"
+        raise InvalidParameterError(f"{missing} is missing: the calibration picture needs real_stability and "
+                                    "n_useful, the observed pair, together")  # fmt: skip
+    if real_stability is not None:
+        if 1 not in ds["m_ensemble"].values:
+            raise InvalidParameterError(
+                f"real_stability is compared with the single-selector surface (m_ensemble = 1), which this sweep "
+                f"lacks: its m_ensemble are {ds['m_ensemble'].values.tolist()}"
+            )
+        low, high = index_range(ds.attrs.get("index"))
+        check_real(real_stability, "real_stability", minimum=low, maximum=high)
+        check_real(n_useful, "n_useful", minimum=0.0)
+    runs = sorted(set(np.asarray(ds["n_runs"].values).tolist()))
+    if real_stability is not None and n_runs is None and len(runs) > 1:
+        n_useful_v_slice(ds, n_runs)  # which of the sweep's n_useful_v to compare n_useful with: it says
+    if n_runs is not None:
+        if check_int(n_runs, "n_runs", minimum=1) not in runs:
+            raise InvalidParameterError(f"n_runs must be one of this sweep's, {runs}; got {n_runs}")
 
 
 def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) -> None:
@@ -313,7 +352,9 @@ def write_report(
     out_dir : path
         Created; an existing one is replaced only with ``overwrite=True``.
     real_stability, n_useful, n_runs : optional
-        For a sweep: the observations to calibrate against (see :func:`plotting.plot_calibration`).
+        For a sweep: the observations to calibrate against (see :func:`plotting.plot_calibration`),
+        ``real_stability`` and ``n_useful`` together; refused for an estimate, and where they
+        cannot be used (:func:`_check_observations`), never dropped.
     parameter_names : mapping, optional
         How the captions name the parameters ``real_stability`` and ``n_useful``
         (default: by those names); ``ensstab report`` passes its options' names.
@@ -345,6 +386,7 @@ def write_report(
         ds = plotting._dataset(result)
     kind = "estimate" if plotting._is_estimate(ds) else "sweep"
     names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
+    _check_observations(ds, real_stability, n_useful, n_runs)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     # overwrite=True: an existing empty out_dir is replaced without it, and a non-empty one

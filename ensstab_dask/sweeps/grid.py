@@ -29,7 +29,7 @@ from ensstab_dask.indices import INDICES
 from ensstab_dask.seeding import SeedLike, Stream, derive
 from ensstab_dask.simulator.estimators import simulated_n_useful
 from ensstab_dask.simulator.kernel import simulated_stability
-from ensstab_dask.sweeps.storage import chunk_codecs
+from ensstab_dask.sweeps.storage import COMPLETED, DIGEST, chunk_codecs
 
 __all__ = [
     "make_plan",
@@ -360,10 +360,15 @@ class SweepPlan:
         # each (a tiny graph, never computed); the zarr chunks come from the encoding.
         lazy = da.full((n_u, n_p, n_m, repeats), np.nan, chunks=-1)
         template = _dataset(self.grid, self.runs, self.settings, lazy, lazy)
-        template["completed"] = (
+        template[COMPLETED] = (
             DIMS,
             da.zeros((n_u, n_p, n_m), dtype=np.int8, chunks=-1),
             {"long_name": "1 once the cell's block has been written (completion record)"},
+        )
+        template[DIGEST] = (
+            DIMS,
+            da.zeros((n_u, n_p, n_m), dtype=np.int64, chunks=-1),
+            {"long_name": "keyed digest of the cell's values and place (storage.cell_digests)"},
         )
         for var in template.data_vars.values():
             var.encoding["chunks"] = (1, n_p, 1, repeats)[: var.ndim]

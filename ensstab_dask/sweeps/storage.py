@@ -9,6 +9,13 @@ Layout of a store ``S.zarr``:
   written. Zarr writes each chunk file atomically (temporary file, then rename), so a
   block that was being written when the run died is not marked and is recomputed.
 
+* ``cell_digest``, a keyed BLAKE2b of each cell's values (every variable, every
+  repeat) and its place in the grid, keyed by the settings record (the seed, the grid):
+  written with the block's data, before its completion flag. A chunk moved within the
+  store, or copied from another sweep's store, no longer matches its cells' digests, and
+  those cells read as damaged (:meth:`SweepStore.misplaced`). Stores written before the
+  digest have none and are read as before.
+
 A store is created under a temporary name and renamed into place (:func:`atomic_output`),
 so a store either does not exist or has its full template and settings. Opening a store
 with different settings refuses, naming them, and changes nothing.
@@ -23,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import itertools
 import json
 import os
@@ -43,22 +51,19 @@ from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, w
 
 # zarr is imported where a store is opened: most callers never touch one.
 
-__all__ = [
-    "SweepStore",
-    "export_netcdf",
-    "write_netcdf",
-    "write_json",
-    "umask_mode",
-    "StoreMismatch",
-    "StoreLocked",
-    "StoreDamaged",
-    "writer_lock",
-    "atomic_output",
-    "refuse_to_replace",
-    "open_store",
-]
+__all__ = ["SweepStore", "export_netcdf", "write_netcdf", "write_json", "umask_mode", "StoreMismatch", "StoreLocked",
+           "StoreDamaged", "writer_lock", "atomic_output", "refuse_to_replace", "open_store",
+           "cell_digests"]  # fmt: skip
 
 COMPLETED = "completed"
+DIGEST = "cell_digest"
+#: How a store's misplaced cells (:meth:`SweepStore.misplaced`) are reported.
+MISPLACED = (
+    "{n} cells marked done hold values that are not theirs (a chunk moved within the store, copied from another "
+    "sweep's store, or changed): each cell's digest binds its values to its place, the seed and the grid"
+)
+#: The store's bookkeeping variables, not part of the sweep it holds.
+BOOKKEEPING = (COMPLETED, DIGEST)
 
 
 #: What reading a damaged store raises: a codec's error on a corrupted chunk (numcodecs:
@@ -203,6 +208,24 @@ def chunk_codecs() -> tuple:
     return (ZstdCodec(), Crc32cCodec())
 
 
+def cell_digests(values: xr.Dataset, dims: tuple[str, ...], start, key: bytes) -> np.ndarray:
+    """A keyed BLAKE2b (8 bytes, as int64) of each cell of ``values`` over ``dims``: its
+    values in every variable (sorted by name; the bookkeeping left out) and its place,
+    ``start`` plus its index within ``values``. ``key``: :meth:`SweepStore.digest_key`."""
+    names = sorted(str(n) for n in values.data_vars if n not in BOOKKEEPING)
+    shape = tuple(values.sizes[d] for d in dims)
+    rows = np.concatenate(
+        [np.asarray(values[n].transpose(*dims, ...).values, dtype=np.float64).reshape(shape + (-1,)) for n in names],
+        axis=-1,
+    )
+    out = np.empty(shape, dtype=np.int64)
+    for idx in np.ndindex(shape):
+        place = np.add(idx, start).astype(np.int64).tobytes()
+        digest = hashlib.blake2b(place + rows[idx].tobytes(), key=key, digest_size=8).digest()
+        out[idx] = int.from_bytes(digest, "little", signed=True)
+    return out
+
+
 class SweepStore:
     """A sweep's zarr store and its completion record.
 
@@ -217,6 +240,7 @@ class SweepStore:
         # The chunk files the last load found unreadable (None before a load): a resume
         # removes them without reading the store a second time.
         self._seen_unreadable: list[Path] | None = None
+        self._key: bytes | None = None
 
     # -- creation and checks -------------------------------------------------
     @classmethod
@@ -312,11 +336,60 @@ class SweepStore:
         bad = np.zeros_like(done)
         single = state.sizes.get("repeat", 2) < 2
         for name, var in state.data_vars.items():
-            if name == COMPLETED or var.ndim < done.ndim or (single and str(name).endswith("_std")):
+            if name in BOOKKEEPING or var.ndim < done.ndim or (single and str(name).endswith("_std")):
                 continue
             values = var.values
             bad |= done & np.isnan(values).any(axis=tuple(range(done.ndim, values.ndim)))
         return bad
+
+    def digest_key(self) -> bytes:
+        """The key of the cells' digests: a hash of the settings record (the seed, the grid,
+        every setting), so that a digest holds only in the sweep it was written for."""
+        if self._key is None:
+            record = json.dumps(self.settings(), sort_keys=True)
+            self._key = hashlib.blake2b(record.encode(), digest_size=32).digest()
+        return self._key
+
+    def misplaced(self, state: xr.Dataset) -> np.ndarray:
+        """Cells marked done whose values do not match their digest: a chunk moved within
+        the store, copied from another sweep's store (another seed or grid), or changed.
+        All False for a store written before the digest. ``state`` as for :meth:`damaged`."""
+        done = state[COMPLETED].values.astype(bool)
+        if DIGEST not in state:
+            return np.zeros_like(done)
+        dims = state[COMPLETED].dims
+        want = cell_digests(state, dims, [0] * len(dims), self.digest_key())
+        return done & (want != state[DIGEST].values) & ~self.damaged(state)  # a cell with no data is damaged
+
+    def checked(self) -> xr.Dataset:
+        """The store read once and checked as ``verify`` checks it, for a reader that trusts
+        what it gets (``export``, ``report``): its metadata against its record, and data
+        that are their cells' behind every cell marked done, else :class:`StoreDamaged`.
+        Cells not marked done are NaN in every variable, even where a running sweep has
+        written their data and not yet its flag. ``completed`` is kept."""
+        self.settings()
+        problems = self.provenance_problems()
+        if problems:
+            raise StoreDamaged(
+                f"store {str(self.path)!r} was edited or damaged since it was made: " + "; ".join(problems)
+            )
+        state = self.load(completion=True)
+        damaged, misplaced = int(self.damaged(state).sum()), int(self.misplaced(state).sum())
+        if damaged:
+            bad = [str(c.relative_to(self.path)) for c in self.unreadable_chunks()]
+            why = f"chunks {', '.join(bad)} fail their checksum or cannot be read" if bad else "a chunk deleted?"
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: {damaged} cells are marked done but hold no data ({why}); "
+                "rerun the sweep to recompute them"
+            )
+        if misplaced:
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: {MISPLACED.format(n=misplaced)}; rerun the sweep to recompute them"
+            )
+        done = state[COMPLETED].astype(bool)
+        for name in [n for n in state.data_vars if n not in BOOKKEEPING]:
+            state[name] = state[name].where(done)
+        return state.drop_vars(DIGEST, errors="ignore")
 
     def check(self, settings: dict, template: xr.Dataset) -> None:
         """Raise :class:`StoreMismatch` naming every setting or grid that differs, and
@@ -352,6 +425,10 @@ class SweepStore:
 
         meta = zarr.open_array(str(self.path / COMPLETED), mode="r").metadata
         return any(type(c).__name__ == "Crc32cCodec" for c in getattr(meta, "codecs", ()))  # none in zarr format 2
+
+    def has_digests(self) -> bool:
+        """Whether the store's cells carry a digest (:func:`cell_digests`; older stores do not)."""
+        return (self.path / DIGEST).is_dir()
 
     def unreadable_chunks(self) -> list[Path]:
         """The chunk files of the cell variables that fail their checksum or cannot be read."""
@@ -398,7 +475,7 @@ class SweepStore:
         import zarr
 
         arr = zarr.open_array(str(self.path / name), mode="r")
-        out = np.full(arr.shape, 0 if name == COMPLETED else np.nan, dtype=dtype)
+        out = np.full(arr.shape, 0 if name in BOOKKEEPING else np.nan, dtype=dtype)
         for key in itertools.product(*(range(-(-n // c)) for n, c in zip(arr.shape, arr.chunks))):
             region = tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))
             try:
@@ -415,6 +492,10 @@ class SweepStore:
         A region write changes chunks only, never metadata, so the consolidated metadata
         is not rewritten (``consolidated=False``): rewriting it per block would cost a
         metadata write each time and gain nothing."""
+        if self.has_digests():
+            dims = tuple(region)
+            start = [region[d].start for d in dims]
+            data = data.assign({DIGEST: (dims, cell_digests(data, dims, start, self.digest_key()))})
         data.to_zarr(self.path, region=region, consolidated=False)
         shape = tuple(s.stop - s.start for s in region.values())
         flags = xr.Dataset({COMPLETED: (tuple(region), np.ones(shape, dtype=np.int8))})
@@ -435,11 +516,14 @@ class SweepStore:
                 f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
                 "delete it and rerun the sweep"
             ) from exc
-        for name in list(ds.variables):
+        # The completion record first: a cell it marks done has all its data written by
+        # then (flags follow data), so a sweep writing meanwhile cannot make a cell read as
+        # done with data missing.
+        for name in sorted(ds.variables, key=lambda n: n != COMPLETED):
             if name not in ds.dims:  # index coordinates are already in memory
                 ds[name] = xr.Variable(ds[name].dims, self._values(ds, str(name)), ds[name].attrs, ds[name].encoding)
         ds.attrs.pop(SETTINGS_ATTR, None)
-        return ds if completion else ds.drop_vars(COMPLETED)
+        return ds if completion else ds.drop_vars(list(BOOKKEEPING), errors="ignore")
 
 
 def export_netcdf(
@@ -493,19 +577,10 @@ def export_netcdf(
         raise InvalidParameterError(
             f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store"
         )
-    src.settings()
-    problems = src.provenance_problems()
-    if problems:
-        raise StoreDamaged(f"store {str(src.path)!r} was edited or damaged since it was made: " + "; ".join(problems))
-    state = src.load(completion=True)  # every chunk read once, for the checks and the export
-    damaged = int(src.damaged(state).sum())
-    if damaged:
-        bad = [str(c.relative_to(src.path)) for c in src.unreadable_chunks()]
-        why = f"chunks {', '.join(bad)} fail their checksum or cannot be read" if bad else "a chunk deleted?"
-        raise StoreDamaged(
-            f"store {str(src.path)!r}: {damaged} cells are marked done but hold no data ({why}); "
-            "rerun the sweep to recompute them, then export"
-        )
+    refuse_to_replace(out, overwrite=overwrite, name="out")  # before the store is read
+    if os.path.lexists(out) and not overwrite:
+        raise InvalidParameterError(f"out {str(out)!r} exists; pass overwrite=True to replace it")
+    state = src.checked()  # every chunk read once, for the checks and the export
     missing = int((state[COMPLETED] == 0).sum())
     ds = state.drop_vars(COMPLETED)
     if missing and not allow_incomplete:

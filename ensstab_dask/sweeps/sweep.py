@@ -45,7 +45,7 @@ from ensstab_dask.checks import (
     check_int,
 )
 from ensstab_dask.cluster import ClientLike, Display, connect, run_tasks
-from ensstab_dask.exceptions import OutputNotWritten
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks and tests import them from here
@@ -61,7 +61,7 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
     make_plan,
     plan_blocks,
 )
-from ensstab_dask.sweeps.storage import COMPLETED, SweepStore, writer_lock
+from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore, writer_lock
 
 __all__ = [
     "sweep",
@@ -162,6 +162,8 @@ def sweep(
     """
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
+    if store is not None and not os.fspath(store).strip():  # Path("") would be the working folder
+        raise InvalidParameterError("store is an empty path; name the store's folder, like sweep.zarr")
     plan = make_plan(
         SweepRequest(
             n_feature,
@@ -270,10 +272,13 @@ def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
     dropped = sw.drop_unreadable()
     if dropped:
         logger.warning("sweep: %d chunks of %s failed their checksum or could not be read: removed", dropped, sw.path)
-    damaged = sw.damaged(state)
+    damaged, misplaced = sw.damaged(state), sw.misplaced(state)
     if damaged.any():
         logger.warning("sweep: %d cells of %s are marked done but hold no data: recomputing them",
                        int(damaged.sum()), sw.path)  # fmt: skip
+    if misplaced.any():
+        logger.warning("sweep: %s: %s: recomputing them", sw.path, MISPLACED.format(n=int(misplaced.sum())))
+    damaged |= misplaced
     done = state[COMPLETED].values.astype(bool) & ~damaged
     todo = []
     for b in blocks:

@@ -403,3 +403,20 @@ def test_caution_reasons_say_when_n_useful_was_clamped(mean, used, said):
     out = caution_reasons(**kw, n_useful=(mean, used))
     assert [w for w in out if "clamped" in w] == ([] if said is None else [w for w in out if said in w])
     assert len(out) == (said is not None) and caution_reasons(**kw) == []
+
+
+@pytest.mark.parametrize("index", ["jaccard", "dice", "kuncheva"])
+def test_every_point_of_the_curve_lies_in_the_index_range(index):
+    """Five features shifted by 6 sd: the anchored law, extrapolated to m = 1000, stepped
+    past 1 (Jaccard 1.23, above its own interval [0.84, 1.0]); a point is clipped to the
+    index's range as its interval is, and so is the self-check's prediction."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 100)), np.repeat([0, 1], 15)
+    X[y == 1, :5] += 6.0
+    est = estimate(X, y, 5, selector=default_selector(20), m_ensemble=(1, 5, 50, 100, 1000), n_boot=50,
+                   index=index, client="synchronous")  # fmt: skip
+    low = -1.0 if index == "kuncheva" else 0.0
+    point, lower, upper = (est.curve[v].values for v in ("stability", "stability_lower", "stability_upper"))
+    assert np.all((low <= lower) & (lower <= point) & (point <= upper) & (upper <= 1.0)), (point, lower, upper)
+    assert point[-1] == 1.0  # the law's point at m = 1000 was above 1: now the index's end
+    assert np.all((low <= est.self_check.predicted) & (est.self_check.predicted <= 1.0))

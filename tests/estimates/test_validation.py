@@ -144,3 +144,21 @@ def test_a_damaged_cache_file_is_recomputed(tmp_path):
     np.testing.assert_array_equal(again["stability"].values, first["stability"].values)
     third = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
     assert third.attrs["cached"] == 1
+
+
+def test_a_cache_dir_in_the_data_folder_is_refused_before_it_is_made(tmp_path, monkeypatch, capsys):
+    """Refused by its own name, before any work and before the folder is made (it was made,
+    and the refusal, after the whole estimate and naive check, named --output)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("ENSSTAB_DATA_DIR", str(data))
+    assert cli_main(["validate", "--cache-dir", str(data / "cache")]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ensstab: error: --cache-dir ") and "$ENSSTAB_DATA_DIR" in lines[0]
+    assert out == "" and not (data / "cache").exists()
+    with pytest.raises(ValueError, match="cache_dir .* lies in the reference data folder"):
+        validate(DATA.X, DATA.y, 10, cache_dir=data, client="synchronous", progress=False, **KW, **EST)
+    with pytest.raises(ValueError, match="cache_dir .* lies in the reference data folder"):
+        naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=data, client="synchronous")
+    assert list(data.iterdir()) == []

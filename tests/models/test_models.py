@@ -157,6 +157,23 @@ def test_weighted_gives_the_u_statistic_of_a_plain_stability():
     assert pair_means(sim, ids)[0, 0] == pytest.approx(sim[0][np.ix_(ids[0], ids[0])][off].mean())
 
 
+def test_the_measured_se_is_never_0_where_the_copies_differ():
+    """The self-check's difference and the measured curve's SE come from ``weighted``: on 4
+    copies whose unbiased variance is negative, it is the jackknife's, never 0."""
+    from ensstab_dask.indices import u_statistic_variance
+
+    rng = np.random.default_rng(0)
+    for _ in range(10):  # the tenth symmetric kernel of this stream has a negative estimate
+        a = rng.random((4, 4))
+    sim = ((a + a.T) / 2)[None].copy()
+    np.fill_diagonal(sim[0], np.nan)
+    assert u_statistic_variance(np.nan_to_num(sim[0])) < 0
+    value, se = weighted(sim, np.ones(1))
+    loo = np.array([pair_means(np.delete(np.delete(sim, g, 1), g, 2))[0] for g in range(4)])
+    assert se == pytest.approx(np.sqrt(3 / 4 * ((loo - loo.mean()) ** 2).sum())) and se > 0
+    assert value == pytest.approx(pair_means(sim)[0])
+
+
 @pytest.mark.slow
 def test_measured_stability_is_unbiased_and_its_se_honest():
     """Copies of a two-level simulated selector (each copy its own preferred set, as each

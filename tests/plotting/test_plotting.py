@@ -378,3 +378,13 @@ def test_every_result_says_what_it_is_and_plotting_dispatches_on_it():
     assert result_kind(sweep.assign_attrs(kind="naive_check")) == "naive_check"
     with pytest.raises((TypeError, ValueError)):
         plotting.plot_calibration(sweep.assign_attrs(kind="naive_check"), 0.1, 25, n_runs=3)
+
+
+def test_an_estimates_report_takes_no_observations_rather_than_dropping_them(result, tmp_path):
+    """An estimate draws its own observations: a sweep's are refused, not silently ignored."""
+    ds = result[2]
+    with pytest.raises(ValueError, match="real_stability is for a sweep's report"):
+        write_report(ds, tmp_path / "e", real_stability=0.3, n_useful=30)
+    with pytest.raises(ValueError, match="n_runs is for a sweep's report"):
+        write_report(ds, tmp_path / "e", n_runs=20)
+    assert not (tmp_path / "e").exists()

@@ -1,6 +1,7 @@
 """A damaged or edited store is never trusted: recomputed, or refused naming the store."""
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -212,3 +213,117 @@ def test_a_store_written_before_checksums_opens_with_a_note(tmp_path, capsys, mo
         again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
     assert any("before chunk checksums" in r.getMessage() for r in caplog.records)
     np.testing.assert_array_equal(again["stability"].values, ref["stability"].values)
+
+
+# report trusts a store no more than export; each cell's values are bound to their place ----
+
+
+def _edit_seed(store: Path) -> None:
+    zarr.open_group(str(store), mode="r+").attrs["seed"] = 4
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:5])
+
+
+@pytest.mark.parametrize(
+    "damage, needle",
+    [
+        (lambda s: chunks(s, "n_runs")[0].unlink(), "n_runs is [0, 0]"),
+        (_edit_seed, "seed is 4 in the store but 3 in its settings record"),
+        (lambda s: flip_a_bit(chunks(s, "stability_std")[0]), "fail their checksum"),
+        (lambda s: _truncate(chunks(s, "stability_std")[0]), "fail their checksum"),
+        (lambda s: chunks(s, "stability_std")[0].unlink(), "marked done but hold no data"),
+    ],
+    ids=["n_runs-deleted", "seed-edited", "bit-flipped", "truncated", "deleted"],
+)
+def test_report_checks_a_store_as_export_does(tmp_path, capsys, damage, needle):
+    store, _ = make(tmp_path)
+    damage(store)
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and str(store) in err[0], err
+    assert not (tmp_path / "r").exists()
+
+
+CELL_VARIABLES = ("stability", "stability_std", "stability_draws", "n_useful_v", "n_useful_v_std", "n_useful_v_draws")
+
+
+def _swap(a: Path, b: Path) -> None:
+    aside = a.with_name("aside")
+    a.rename(aside)
+    b.rename(a)
+    aside.rename(b)
+
+
+def _swap_rows(store: Path, names=("stability",)) -> None:
+    """Chunk c/0/... with c/1/...: rows n_useful = 20 and 40 change places."""
+    for name in names:
+        row0, row1 = (store / name / "c" / "0", store / name / "c" / "1")
+        _swap(row0, row1)
+
+
+def _copy_from_seed_1(store: Path) -> None:
+    other = store.parent / "seed1.zarr"
+    es.sweep(300, 10, client="synchronous", progress=False, store=other, **dict(KW, seed=1))
+    for name in CELL_VARIABLES + ("cell_digest",):
+        shutil.rmtree(store / name / "c")
+        shutil.copytree(other / name / "c", store / name / "c")
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        _swap_rows,
+        # Every variable's row moved, its digest and completion flags with it: the digest holds the place.
+        lambda s: _swap_rows(s, CELL_VARIABLES + ("completed", "cell_digest")),
+        _copy_from_seed_1,
+    ],
+    ids=["stability-rows-swapped", "whole-rows-swapped", "copied-from-seed-1"],
+)
+def test_a_chunk_moved_or_copied_from_another_sweep_is_caught_and_recomputed(tmp_path, capsys, move):
+    store, ref = make(tmp_path)
+    move(store)
+    assert cli_main(["verify", str(store)]) == 1
+    assert "hold values that are not theirs" in capsys.readouterr().out
+    with pytest.raises(StoreDamaged, match="cells marked done hold values that are not theirs"):
+        export_netcdf(store, tmp_path / "x.nc")
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 2
+    assert not (tmp_path / "x.nc").exists() and not (tmp_path / "r").exists()
+    again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)  # a resume recomputes them
+    for v in CELL_VARIABLES:
+        np.testing.assert_array_equal(again[v].values, ref[v].values, err_msg=v)
+    assert cli_main(["verify", str(store)]) == 0
+
+
+def test_a_store_written_before_cell_digests_is_read_verified_and_resumed(tmp_path, capsys):
+    store, ref = make(tmp_path)
+    shutil.rmtree(store / "cell_digest")  # as stores were written before the digest
+    meta = json.loads((store / "zarr.json").read_text())
+    meta["consolidated_metadata"]["metadata"].pop("cell_digest")
+    (store / "zarr.json").write_text(json.dumps(meta))
+    assert cli_main(["verify", str(store)]) == 0
+    assert "note: written before cell digests" in capsys.readouterr().out
+    assert export_netcdf(store, tmp_path / "x.nc").exists()
+    chunks(store, "completed")[0].unlink()  # a row to redo: written without a digest, as before
+    again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    np.testing.assert_array_equal(again["stability_draws"].values, ref["stability_draws"].values)
+    assert not (store / "cell_digest").exists() and cli_main(["verify", str(store)]) == 0
+
+
+def test_an_incomplete_export_shows_only_the_cells_marked_done(tmp_path, capsys):
+    """A sweep writes a block's data, then its flags: an export in between (or of a store
+    whose writer was killed there) must not show those cells as if they were done."""
+    store, ref = make(tmp_path)
+    zarr.open_array(str(store / "completed"), mode="r+")[0] = 0  # row n_useful = 20: data written, not marked
+    with pytest.raises(ValueError, match="incomplete"):
+        export_netcdf(store, tmp_path / "x.nc")
+    import xarray as xr
+
+    with xr.open_dataset(export_netcdf(store, tmp_path / "x.nc", allow_incomplete=True)) as ds:
+        for v in CELL_VARIABLES:
+            assert np.isnan(ds[v].isel(n_useful=0).values).all(), v
+            np.testing.assert_array_equal(ds[v].isel(n_useful=1).values, ref[v].isel(n_useful=1).values)
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 0  # what report draws: the same cells
+    assert cli_main(["verify", str(store)]) == 0
+    assert capsys.readouterr().out.strip().endswith("ok; 4 of 8 cells done")

@@ -1,0 +1,124 @@
+"""Every option the command line is given is used or refused in one line, before the work:
+never dropped, never read as left out, never an output that replaces what it must not."""
+
+import json
+
+import pytest
+
+import ensstab_dask as es
+from ensstab_dask.cli import main as cli_main
+
+SIMULATE = ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1",
+            "--m-stability", "5"]  # fmt: skip
+SMALL_SWEEP = dict(n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=3,
+                   client="synchronous", progress=False)  # fmt: skip
+
+
+def one_line_error(capsys) -> str:
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ensstab: error: "), err
+    return lines[0]
+
+
+def test_simulate_json_replaces_a_file_only_with_overwrite(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    assert cli_main([*SIMULATE, "--json", str(notes)]) == 2
+    assert "--json" in one_line_error(capsys) and notes.read_text() == "my notes\n"
+    assert cli_main([*SIMULATE, "--json", str(notes), "--overwrite"]) == 0
+    assert json.loads(notes.read_text())["curve"].keys() == {"1"}
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_json_and_output_naming_one_file_are_refused_before_the_work(tmp_path, capsys, overwrite):
+    same = tmp_path / "same.out"
+    assert cli_main(["estimate", "--json", str(same), "--output", str(same), *overwrite]) == 2
+    assert "--json and --output name one file" in one_line_error(capsys)
+    assert not same.exists()
+    link = tmp_path / "link.out"
+    link.symlink_to(same)  # one file by two names
+    assert cli_main(["estimate", "--json", str(link), "--output", str(same), *overwrite]) == 2
+    assert "name one file" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["estimate", "--data", ""], "--data"),
+        (["validate", "--data", " "], "--data"),
+        (["estimate", "--json", ""], "--json"),
+        (["validate", "--cache-dir", ""], "--cache-dir"),
+        (["sweep", "--n-useful", "20", "--p", "0.5", "--store", ""], "--store"),
+        (["sweep", "--n-useful", "20", "--p", "0.5", "--output", ""], "--output"),
+        ([*SIMULATE, "--json", ""], "--json"),
+        (["export", "", "x.nc"], "STORE"),
+        (["verify", ""], "STORE"),
+        (["report", "", "-o", "r"], "RESULT"),
+    ],
+)
+def test_an_empty_path_is_refused_not_read_as_the_option_left_out(tmp_path, monkeypatch, capsys, args, option):
+    """``--data "$FILE"`` with FILE unset ran on the embedded data; ``--store ''`` took the
+    working folder and left a lock file beside it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert cli_main(args) == 2
+    line = one_line_error(capsys)
+    assert f"argument {option}: an empty path" in line, line
+    assert list(tmp_path.iterdir()) == [work] and not list(work.iterdir())  # no lock file, no output
+
+
+def test_the_library_refuses_an_empty_store_path(tmp_path, monkeypatch):
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    with pytest.raises(ValueError, match="store is an empty path"):
+        es.sweep(300, 10, store="", **SMALL_SWEEP)
+    assert [p.name for p in tmp_path.iterdir()] == ["work"]
+
+
+@pytest.mark.parametrize("seed", [2**63, 10**30])
+def test_simulate_refuses_a_seed_it_could_not_record(tmp_path, capsys, seed):
+    out = tmp_path / "c.json"
+    assert cli_main([*SIMULATE, "--seed", str(seed), "--json", str(out)]) == 2
+    assert "--seed must be in [0, 9223372036854775807]" in one_line_error(capsys)
+    assert not out.exists()
+    assert cli_main([*SIMULATE, "--seed", str(2**63 - 1), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["seed"] == 2**63 - 1
+
+
+@pytest.fixture(scope="module")
+def sweep_nc(tmp_path_factory):
+    """A small sweep with m_ensemble = 1, and one without it."""
+    folder = tmp_path_factory.mktemp("sweeps")
+    es.sweep(300, 10, **SMALL_SWEEP).to_netcdf(folder / "s.nc")
+    es.sweep(300, 10, **dict(SMALL_SWEEP, m_ensemble=[3])).to_netcdf(folder / "no_single.nc")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "options, needle",
+    [
+        (["--real-stability", "nan"], "--real-stability and --n-useful go together"),
+        (["--real-stability", "0.3"], "--real-stability and --n-useful go together"),
+        (["--n-useful", "30"], "--real-stability and --n-useful go together"),
+        (["--real-stability", "nan", "--n-useful", "30"], "--real-stability must be"),
+        (["--real-stability", "1.5", "--n-useful", "30"], "--real-stability must be in [0.0, 1.0]"),
+        (["--real-stability", "0.3", "--n-useful", "inf"], "--n-useful must be"),
+        (["--n-runs", "7"], "--n-runs must be one of this sweep's, [1, 3]; got 7"),
+    ],
+)
+def test_report_uses_every_observation_or_refuses_it(sweep_nc, tmp_path, capsys, options, needle):
+    assert cli_main(["report", str(sweep_nc / "s.nc"), "-o", str(tmp_path / "r"), *options]) == 2
+    assert needle in one_line_error(capsys)
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_refuses_observations_it_cannot_draw(sweep_nc, tmp_path, capsys):
+    options = ["--real-stability", "0.3", "--n-useful", "30"]
+    assert cli_main(["report", str(sweep_nc / "no_single.nc"), "-o", str(tmp_path / "r"), *options]) == 2
+    assert "single-selector surface (m_ensemble = 1), which this sweep lacks" in one_line_error(capsys)
+    assert cli_main(["report", str(sweep_nc / "s.nc"), "-o", str(tmp_path / "r"), *options]) == 2
+    assert "--n-runs must be given" in one_line_error(capsys)  # which n_useful_v: said before drawing
+    assert cli_main(["report", str(sweep_nc / "s.nc"), "-o", str(tmp_path / "r"), *options, "--n-runs", "3"]) == 0
+    assert (tmp_path / "r" / "calibration.png").exists()  # used: the calibration picture, not the plain surface
