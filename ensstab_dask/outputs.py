@@ -26,7 +26,7 @@ from pathlib import Path
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
 __all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
-           "temp_prefix", "DATA_SUFFIXES", "FEATURE_TABLE_HEADER"]  # fmt: skip
+           "temp_prefix", "DATA_SUFFIXES", "FEATURE_TABLE_HEADER", "check_writable"]  # fmt: skip
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -78,6 +78,20 @@ def umask_mode(*, directory: bool = False) -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return (0o777 if directory else 0o666) & ~mask
+
+
+def check_writable(out: str | os.PathLike, *, inside: bool = False) -> None:
+    """Refuse, before any work, an output this process may not write: one whose folder (or,
+    for a path to be made with its folders, the nearest existing one) it has no permission
+    to write in (a read-only folder or file system). ``inside``: ``out`` is a folder to
+    write files into (made if missing). Raises :class:`OutputNotWritten` naming both."""
+    out = Path(out)
+    folder = out if inside else (out.parent if str(out.parent) else Path("."))
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        what = f"in {str(out)!r}" if inside else repr(str(out))
+        raise OutputNotWritten(f"cannot write {what}: no permission to write in the folder {str(folder)!r}")
 
 
 def _remove(path: Path) -> None:
@@ -176,6 +190,8 @@ def refuse_to_replace(
     # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
     names = [p.name for p in target.iterdir()] if target.is_dir() else []
     report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
+    if not directory and target.is_dir():  # a file renamed onto a directory fails, after the work
+        raise InvalidParameterError(f"{name} {str(out)!r} is a directory; give a file name")
     if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
         raise InvalidParameterError(
             f"{name} {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "
@@ -216,6 +232,7 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
+    check_writable(out)
     clean_leftovers(out)
     if directory:
         tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out), suffix=".tmp", dir=parent))

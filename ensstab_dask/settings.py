@@ -57,6 +57,7 @@ __all__ = [
     "Unchecked",
     "OrNone",
     "DEFAULT_MAX_REAL_RUNS",
+    "MAX_BOOT",
 ]
 
 #: The cap on real runs when a ``precision`` is asked for without ``max_real_runs``.
@@ -136,14 +137,22 @@ class Resample:
         return value
 
 
+#: The most bootstrap replicates: at 10,000 the ends of a 95 % percentile interval are
+#: within about 0.2 percentile points of where infinitely many would put them, and the
+#: replicates' memory grows with their number (the default model holds sizes x n_boot x
+#: 10 x 10 pair similarities: 10^4 replicates are a few hundred MB).
+MAX_BOOT = 10_000
+
+
 class BootCount:
-    """Bootstrap replicates: 0 (no bootstrap) or at least 20 (a percentile interval)."""
+    """Bootstrap replicates: 0 (no bootstrap) or in [20, :data:`MAX_BOOT`] (a percentile interval)."""
 
     def __call__(self, value, name: str) -> int:
         value = check_int(value, name, minimum=0)
-        if 0 < value < 20:
+        if 0 < value < 20 or value > MAX_BOOT:
             raise InvalidParameterError(
-                f"{name} must be 0 (no bootstrap) or at least 20 for a percentile interval; got {value}"
+                f"{name} must be 0 (no bootstrap) or in [20, {MAX_BOOT}] for a percentile interval (more replicates "
+                f"do not sharpen it, and their memory grows with them); got {value}"
             )
         return value
 

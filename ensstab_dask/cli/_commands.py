@@ -30,12 +30,13 @@ from ensstab_dask.cli._common import (
 )
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
-from ensstab_dask.exceptions import InvalidParameterError, UnreliableEstimateWarning
-from ensstab_dask.outputs import refuse_to_replace
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
+from ensstab_dask.outputs import check_writable, refuse_to_replace
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
+from ensstab_dask.sweeps.grid import check_cell_memory
 from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
 from ensstab_dask.sweeps.sweep import sweep
 
@@ -47,6 +48,8 @@ def _cmd_simulate(args) -> int:
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
     check_cost("simulate", n_feature=args.n_feature, simulated=sum(args.m_stability * m for m in m_values),
                allow_large=args.yes)  # fmt: skip
+    # As sweep and estimate do: the largest ensemble's rankings must fit, before any is drawn.
+    check_cell_memory(args.n_feature, args.n_target, max(m_values), args.m_stability, None)
     start = time.perf_counter()
     curve = {
         m: simulated_stability(
@@ -88,9 +91,18 @@ def _cmd_sweep(args) -> int:
         _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
     if args.store:
         # Checked here, before a cluster is started for the store's template.
+        if os.path.islink(args.store) and not os.path.exists(args.store):
+            raise UsageError(
+                f"--store {args.store} is a symbolic link to {os.readlink(args.store)}, which does not exist; give "
+                "the store's own path, or remove the link"
+            )
         folder = os.path.dirname(os.path.abspath(args.store))
         if not os.path.isdir(folder):
             raise UsageError(f"--store {args.store}: directory {folder} does not exist")
+        try:
+            check_writable(args.store)  # its lock file is made beside it
+        except OutputNotWritten as exc:
+            raise UsageError(f"--store: {exc}") from None
     ds = sweep(
         args.n_feature,
         args.n_target,
@@ -248,6 +260,10 @@ def _cmd_validate(args) -> int:
         refuse_to_replace(cache_dir, directory=True, overwrite=False, name="--cache-dir")
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        check_writable(cache_dir, inside=True)
+    except OutputNotWritten as exc:
+        raise UsageError(f"--cache-dir: {exc}") from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
     n_target = _n_targets(args, several=False)
     data, source, data_line = _load(args)

@@ -18,12 +18,14 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.estimates.features import write_feature_table
-from ensstab_dask.exceptions import EnsstabError, InvalidParameterError
-from ensstab_dask.outputs import refuse_to_replace, write_json
+from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
+from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.selectors import check_resample, default_selector
+from ensstab_dask.settings import BootCount
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore, write_netcdf
 
 
@@ -158,6 +160,7 @@ def _dask_config(args) -> dict:
     # would otherwise drop the whole "distributed" section that the import added inside.
     import distributed  # noqa: F401
 
+    check_real(args.timeout, "timeout", minimum=0.0, open_minimum=True)  # -5 or nan would wait forever
     config: dict[str, object] = {"distributed.comm.timeouts.connect": f"{args.timeout}s"}
     given = {k: getattr(args, k) for k in ("tls_ca_file", "tls_cert", "tls_key")}
     if not any(given.values()):
@@ -224,6 +227,10 @@ def _check_outputs(args) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise UsageError(f"{option} {path}: directory {folder} does not exist")
+        try:
+            check_writable(path)
+        except OutputNotWritten as exc:
+            raise UsageError(f"{option}: {exc}") from None
 
 
 def _library_of(filename: str) -> str:
@@ -293,8 +300,8 @@ def _load(args):
 
 def _estimate_options(args) -> dict:
     """The keywords of estimate() that the estimate's options give (shared by estimate and validate)."""
-    if args.n_boot < 0 or 0 < args.n_boot < 20:
-        raise UsageError(f"--n-boot must be 0 (no bootstrap) or at least 20; got {args.n_boot}")
+    BootCount()(args.n_boot, "n_boot")  # here, before the data are read
+    check_int(args.n_estimators, "n_estimators", minimum=1)
     if not 0 < args.confidence < 1:
         raise UsageError(f"--confidence must be in (0, 1), like 0.95; got {args.confidence}")
     return dict(
@@ -369,6 +376,8 @@ def _report_input(text: str):
         return store.checked().drop_vars(COMPLETED)
     if not path.exists():
         raise UsageError(f"{path}: no such file; {_REPORT_READS}")
+    if not path.is_file():  # opened, a FIFO would wait for a writer forever
+        raise UsageError(f"{path} is not a regular file (a FIFO, a device or a socket); {_REPORT_READS}")
     try:
         with xr.open_dataset(path) as opened:
             return opened.load()

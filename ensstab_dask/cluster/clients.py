@@ -16,7 +16,9 @@ values below; this is the one place that documents them.
   this thread, one task after another (debugging, tiny jobs).
 * a :class:`distributed.Client`: used as is and left open.
 * an address such as ``"tcp://10.0.0.5:8786"`` (or ``tls://...``): a client is
-  connected within dask's connect timeout or :class:`SchedulerUnreachable` is raised; a
+  connected within dask's connect timeout or :class:`SchedulerUnreachable` is raised:
+  the connection, distributed's handshake and the scheduler's first answer all within
+  it (a stopped scheduler, or another service on the port, is refused in that time); a
   malformed address raises ValueError at once.
 
 How long to wait for a scheduler and the certificates of a ``tls://`` one come from
@@ -47,9 +49,11 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
 
+from ensstab_dask.checks import check_real
 from ensstab_dask.exceptions import InvalidParameterError, SchedulerLost, SchedulerUnreachable
 
 # distributed is imported inside the functions that use it: it takes half a second to import,
@@ -401,8 +405,8 @@ def connect(
     client : None, str or distributed.Client
         Where to run: see the module docstring for the accepted values.
     timeout : float, optional
-        Seconds to wait for a scheduler given by address; default dask's
-        ``distributed.comm.timeouts.connect``.
+        Seconds to wait for a scheduler given by address to connect and answer (a
+        positive number); default dask's ``distributed.comm.timeouts.connect``.
     n_workers : int, optional
         Workers (``"processes"``) or threads (``"threads"``) of a local cluster made
         here; default one per core.
@@ -454,8 +458,10 @@ def connect(
         from dask.utils import parse_timedelta
 
         timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
+    timeout = check_real(timeout, "timeout", minimum=0.0, open_minimum=True)
     failure: SchedulerUnreachable | None = None
     try:
+        _handshake(address, timeout, security)
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         # tornado's "IOStream is not idle; cannot convert to SSL": the TLS handshake began on
@@ -481,6 +487,63 @@ def connect(
             yield c
     finally:
         c.close()
+
+
+class _NoAnswer(TimeoutError):
+    """A listener at the address that did not answer as a Dask scheduler in time."""
+
+
+def _handshake(address: str, timeout: float, security) -> None:
+    """Connect to ``address``, complete distributed's handshake and have the scheduler
+    answer one request (its identity), all within ``timeout`` seconds.
+
+    ``distributed.Client``'s timeout bounds the TCP connection only: a listener that
+    accepts and then never answers (a stopped scheduler, a silent service) holds it
+    forever, and another service's answer (an HTTP server's) is read as a message of
+    absurd length (a MemoryError). Raises what ``Client`` raises for an unreachable
+    address (OSError, TimeoutError), with words of its own for these cases. It runs in
+    a thread of its own, on an event loop of its own, so that it works from a thread
+    whose loop is running (a notebook) and a Ctrl-C meanwhile is raised at once.
+    """
+    from distributed.comm import connect as comm_connect
+
+    args = security.get_connection_args("client") if security is not None else {}
+    outcome: list = []
+
+    async def ask() -> object:
+        # The connection's own timeout ends first: a port where nothing listens is reported
+        # as distributed reports it, not as a listener that did not answer.
+        comm = await comm_connect(address, timeout=0.9 * timeout, **args)
+        try:
+            await comm.write({"op": "identity", "n_workers": 0, "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    def run() -> None:
+        try:
+            outcome.append(asyncio.run(asyncio.wait_for(ask(), timeout)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append(exc)
+
+    probe = threading.Thread(target=run, name="ensstab-handshake", daemon=True)
+    probe.start()
+    probe.join(timeout + 5.0)  # the loop itself stops at timeout; the margin is for a loaded machine
+    answer = outcome[0] if outcome else asyncio.TimeoutError()
+    if type(answer) in (asyncio.TimeoutError, TimeoutError):  # wait_for's, not a connection's OSError
+        raise _NoAnswer(
+            "it accepted the connection but gave no Dask handshake and no answer: a stopped scheduler, or another "
+            "service on that port?"
+        )
+    if isinstance(answer, (OSError, ValueError)):
+        raise answer  # refused, unreachable, a TLS failure: as the Client reports them
+    if isinstance(answer, BaseException) or not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        what = answer.get("type") if isinstance(answer, dict) else None
+        raise OSError(
+            f"it answered, but as a Dask {what}, not the scheduler"
+            if what
+            else "it answered, but not in Dask's protocol: is the port another service's?"
+        )
 
 
 def _close_unstarted(exc: BaseException) -> None:

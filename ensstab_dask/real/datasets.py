@@ -85,11 +85,24 @@ def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.nda
         check_classification_targets(y)
     except (TypeError, ValueError) as exc:  # X is still the caller's when check_X_y refused it
         raise _data_error(exc, X, y) from exc
+    _check_float32_range(X)
     if len(np.unique(y)) < 2:
         raise InvalidParameterError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
     if n_target is not None:
         check_n_target(n_target, X.shape[1])
     return X, y
+
+
+def _check_float32_range(X: np.ndarray) -> None:
+    """Refuse values beyond float32's range (about 3.4e38): scikit-learn's trees compute in
+    float32 and refuse them only once the first real run has started."""
+    big = np.abs(X) > np.finfo(np.float32).max
+    if big.any():
+        r, c = np.argwhere(big)[0]
+        raise InvalidParameterError(
+            f"X holds values beyond float32's range, +-{float(np.finfo(np.float32).max):.3g}, in which scikit-learn's "
+            f"trees compute ({int(big.sum())} values; first at sample {r}, feature {c}: {X[r, c]:g}); rescale X"
+        )
 
 
 def check_n_target(n_target, n_feature: int) -> int:
@@ -106,9 +119,9 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
 
     msg = str(exc)
     if "Complex data" in msg:  # scikit-learn says ValueError; it is the wrong kind of number
-        return TypeError(f"{'X' if np.iscomplexobj(X) else 'y'} must be real-valued; got complex numbers")
+        return InvalidParameterError(f"{'X' if np.iscomplexobj(X) else 'y'} must be real-valued; got complex numbers")
     if "convert" in msg or isinstance(exc, TypeError):
-        return TypeError(f"X must be a dense numeric (n_samples, n_feature) array: {msg.splitlines()[0]}")
+        return InvalidParameterError(f"X must be a dense numeric (n_samples, n_feature) array: {msg.splitlines()[0]}")
     if "inconsistent numbers of samples" in msg:
         return InvalidParameterError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
     if "2D array" in msg or "dim <= 2" in msg:
@@ -167,8 +180,11 @@ def _load_npz(path: Path) -> Data:
     ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
     if ykey is None:
         raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing; found {sorted(npz.files)}")
-    names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
-    return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
+    try:
+        names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
+        return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
+    except ValueError as exc:  # an array of Python objects: reading it would run code from the file
+        raise InvalidParameterError(f"{path}: X, y and feature_names must be numeric or string arrays ({exc})") from exc
 
 
 def _label_column(path: Path, columns, label, *, listing: str):
@@ -197,6 +213,8 @@ def _load_csv(path: Path, label) -> Data:
         frame = pd.read_csv(path)
     except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
         raise InvalidParameterError(f"{path}: not a readable CSV file ({exc})") from exc
+    if frame.empty and len(frame.columns):
+        raise InvalidParameterError(f"{path}: a header and no rows; a CSV data file has one row per sample")
     label = _label_column(path, frame.columns, label, listing=f"columns start {list(frame.columns[:5])}")
     y = frame[label].to_numpy()
     features = frame.drop(columns=[label])
@@ -357,6 +375,11 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
     path = Path(path)
     if path.is_dir():
         raise InvalidParameterError(f"data file {str(path)!r} is a directory; give a .mat, .npz, .csv or .h5ad file")
+    if path.exists() and not path.is_file():  # read, a FIFO would wait for a writer forever
+        raise InvalidParameterError(
+            f"data file {str(path)!r} is not a regular file (a FIFO, a device or a socket); give a .mat, .npz, .csv "
+            "or .h5ad file"
+        )
     if not path.is_file():
         raise InvalidParameterError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()

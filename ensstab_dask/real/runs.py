@@ -9,6 +9,7 @@ batched or where they execute.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -18,7 +19,14 @@ from ensstab_dask.checks import CALIBRATION_LAYOUTS, check_choice, check_int
 from ensstab_dask.cluster import ClientLike, Display, run_tasks
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
-from ensstab_dask.real.selectors import Scorer, _run_batch, check_resample_classes, make_scorer, member_ranks
+from ensstab_dask.real.selectors import (
+    Scorer,
+    _run_batch,
+    check_resample_classes,
+    convergence_counted,
+    make_scorer,
+    member_ranks,
+)
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive
 from ensstab_dask.simulator.kernel import top_subsets
 
@@ -107,9 +115,30 @@ def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
     return tasks
 
 
-def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) -> np.ndarray:
-    """What each real-run task executes: a batch of a pool's runs, or of a copy's members."""
-    return _run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
+def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) -> tuple[np.ndarray, int, str]:
+    """What each real-run task executes: a batch of a pool's runs, or of a copy's members.
+    Returns their ranks, and how many of them did not converge, with the first warning's
+    first line (:func:`~ensstab_dask.real.selectors.convergence_counted`)."""
+    with convergence_counted() as tally:
+        ranks = _run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
+    return ranks, tally.runs, tally.message
+
+
+def _say_convergence(results: list, n_runs: int) -> None:
+    """One warning for the runs whose fit did not converge, in place of one per run."""
+    runs = sum(r[1] for r in results)
+    if not runs:
+        return
+    from sklearn.exceptions import ConvergenceWarning
+
+    first = next(r[2] for r in results if r[1])
+    warnings.warn(
+        f"the selector did not converge in {runs} of {n_runs} real runs (scikit-learn's ConvergenceWarning: "
+        f"{first}); its scores, and what is estimated from them, may be poor: scale X, or give the selector more "
+        "iterations",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
 
 
 def real_run_plan(
@@ -146,7 +175,8 @@ def real_run_plan(
     display = Display(desc, "run", [len(t[-1]) for t in tasks], enabled=progress)
     results = run_tasks(_run_task, tasks, shared=(scorer, X, y), client=client, display=display)
     assert results is not None  # without on_result, run_tasks returns the results
-    parts = iter(results)
+    _say_convergence(results, sum(len(t[-1]) for t in tasks))
+    parts = (ranks for ranks, _, _ in results)
     out = []
     for item, item_tasks in zip(plan, per_item):
         ranks = np.concatenate([next(parts) for _ in item_tasks])

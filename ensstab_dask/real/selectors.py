@@ -23,10 +23,13 @@ sends many runs to a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import numbers
-from collections.abc import Callable, Sequence
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -44,6 +47,8 @@ __all__ = [
     "resample_indices",
     "check_resample_classes",
     "real_run",
+    "convergence_counted",
+    "ConvergenceTally",
 ]
 
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
@@ -220,10 +225,86 @@ def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Se
     return out
 
 
+class ConvergenceTally:
+    """The runs whose fit raised scikit-learn's ``ConvergenceWarning`` (see
+    :func:`convergence_counted`), and the first such warning's first line."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.message = ""
+        self._this_run = False
+
+    def _note(self, message) -> None:
+        self._this_run = True
+        self.message = self.message or str(message).strip().splitlines()[0].rstrip(":")
+
+    def _run_ended(self) -> None:
+        self.runs += self._this_run
+        self._this_run = False
+
+
+_tallies = threading.local()  # this thread's ConvergenceTally, while one counts
+_hook_lock = threading.Lock()
+_hook_state: dict = {"users": 0}
+
+
+def _counting_showwarning(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` while a tally counts: a ConvergenceWarning in a counting
+    thread is noted, anything else is shown as before."""
+    tally = getattr(_tallies, "tally", None)
+    if tally is not None and issubclass(category, _hook_state["category"]):
+        tally._note(message)
+        return
+    _hook_state["previous"](message, category, filename, lineno, file, line)
+
+
+@contextlib.contextmanager
+def convergence_counted() -> Iterator[ConvergenceTally]:
+    """Count, rather than show, the runs whose fit raises scikit-learn's ConvergenceWarning
+    in this thread while the block runs.
+
+    A selector that does not converge (a logistic regression on badly scaled data) warns
+    at every run, in every worker process: hundreds of lines of the same three. The
+    caller says it once, with the count (:func:`~ensstab_dask.real.runs.real_run_plan`).
+    Safe with tasks in several threads of one process (a worker with many threads):
+    ``warnings.catch_warnings`` is not, so the hook (``showwarning``, and an ``always``
+    filter for the category, so that every run is counted) is installed while any
+    thread counts and removed when the last one is done; other threads' warnings pass
+    through it unchanged.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    tally = ConvergenceTally()
+    entry = ("always", None, ConvergenceWarning, None, 0)
+    with _hook_lock:
+        if _hook_state["users"] == 0:
+            _hook_state.update(category=ConvergenceWarning, previous=warnings.showwarning)
+            warnings.showwarning = _counting_showwarning
+            warnings.filterwarnings("always", category=ConvergenceWarning)
+        _hook_state["users"] += 1
+    _tallies.tally = tally
+    try:
+        yield tally
+    finally:
+        _tallies.tally = None
+        with _hook_lock:
+            _hook_state["users"] -= 1
+            if _hook_state["users"] == 0:
+                if warnings.showwarning is _counting_showwarning:
+                    warnings.showwarning = _hook_state["previous"]
+                with contextlib.suppress(ValueError):
+                    warnings.filters.remove(entry)  # type: ignore[attr-defined]  # a list at run time
+
+
 def _fit_and_rank(
     scorer: Scorer, X: np.ndarray, y: np.ndarray, idx: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
+    try:
+        scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
+    finally:
+        tally = getattr(_tallies, "tally", None)
+        if tally is not None:
+            tally._run_ended()
     if scores.shape != (X.shape[1],):
         raise InvalidParameterError(f"the selector returned scores of shape {scores.shape}; expected ({X.shape[1]},)")
     return rank_scores(scores, seed=rng)

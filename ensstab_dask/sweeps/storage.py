@@ -119,10 +119,11 @@ def writer_lock(store: str | os.PathLike):
         # (and the file truncated at) whatever it points to.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, umask_mode())
     except OSError as exc:
-        if exc.errno != errno.ELOOP:
+        if exc.errno not in (errno.ELOOP, errno.EISDIR):
             raise
+        what = "a symbolic link" if exc.errno == errno.ELOOP else "a directory"
         raise InvalidParameterError(
-            f"store: its lock file {str(path)!r} is a symbolic link, which a sweep never makes; remove it and rerun"
+            f"store: its lock file {str(path)!r} is {what}, which a sweep never makes; remove it and rerun"
         ) from None
     try:
         st = os.fstat(fd)
@@ -246,6 +247,11 @@ class SweepStore:
     def open_or_create(cls, path, template: xr.Dataset, settings: dict) -> SweepStore:
         """Open the store at ``path`` if its settings match, else create it from ``template``."""
         store = cls(path)
+        if store.path.is_symlink() and not store.path.exists():
+            raise InvalidParameterError(
+                f"store: {str(store.path)!r} is a symbolic link to {os.readlink(store.path)!r}, which does not exist; "
+                "give the store's own path, or remove the link"
+            )
         if store.path.exists():
             store.check(settings, template)
             if not _has_consolidated_metadata(store.path):  # a store from before consolidation
@@ -272,12 +278,18 @@ class SweepStore:
         if SETTINGS_ATTR not in ds.attrs or COMPLETED not in ds:
             raise InvalidParameterError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
         try:
-            return json.loads(ds.attrs[SETTINGS_ATTR])
+            record = json.loads(ds.attrs[SETTINGS_ATTR])
         except ValueError as exc:
             raise StoreDamaged(
                 f"store {str(self.path)!r}: its settings record is damaged (not valid JSON: {exc}); "
                 "it cannot be trusted"
             ) from exc
+        if not isinstance(record, dict):  # valid JSON, but not the record a sweep writes
+            raise StoreDamaged(
+                f"store {str(self.path)!r}: its settings record is damaged (a JSON {type(record).__name__}, not the "
+                "object of settings a sweep writes); it cannot be trusted"
+            )
+        return record
 
     def provenance_problems(self) -> list[str]:
         """What the store's attributes and coordinates say that its settings record does not.
@@ -306,6 +318,8 @@ class SweepStore:
         for key, value in implied.items():
             if key in ds.coords and not _agree(have := self._values(ds, key), value):
                 problems.append(f"{key} is {_short(have)} in the store but {_short(value)} by its settings record")
+        if ds.attrs.get("kind", "sweep") != "sweep":  # what a result is read as (stores before it had none)
+            problems.append(f"kind is {_short(ds.attrs['kind'])} in the store, but a sweep store holds a sweep")
         return problems
 
     def damaged(self, state: xr.Dataset | None = None) -> np.ndarray:

@@ -34,6 +34,7 @@ whatever the batching, so the number of files stays small.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 
@@ -44,7 +45,7 @@ from ensstab_dask.checks import (
     check_int,
 )
 from ensstab_dask.cluster import ClientLike, Display, connect, run_tasks
-from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks and tests import them from here
@@ -197,6 +198,7 @@ def sweep(
         sw = SweepStore.open_or_create(store, plan.template(), plan.store_settings()) if store is not None else None
         blocks = plan.blocks(batch_size, split_repeats=sw is None)
         if sw is not None:
+            _refuse_read_only(sw)
             blocks = _still_to_do(sw, blocks)
         else:
             stab_all = np.full(plan.shape + (repeats,), np.nan)
@@ -205,7 +207,10 @@ def sweep(
         def finish(b: Block, result) -> None:
             stab, nuv = result
             if sw is not None:
-                sw.write_block(_block_dataset(stab, nuv, index), b.region())
+                try:
+                    sw.write_block(_block_dataset(stab, nuv, index), b.region())
+                except OSError as exc:
+                    raise _block_not_written(sw, exc) from exc
             else:
                 stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im, b.r0 : b.r1] = stab
                 nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im, b.r0 : b.r1] = nuv
@@ -220,6 +225,40 @@ def sweep(
         if sw is not None:
             return sw.load()
         return _dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
+
+
+#: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
+_DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+#: What a resumable store's error says of the store and the way on.
+_SAFE = "the blocks finished before are safe in it (a block half-written is not marked done, and is recomputed)"
+
+
+def _refuse_read_only(sw: SweepStore) -> None:
+    """Refuse, before any work, a store with a folder this process may not write in (a
+    store made read-only, or another user's): every block's write would fail."""
+    for folder, _, _ in os.walk(sw.path):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputNotWritten(
+                f"store {str(sw.path)!r}: no permission to write in {folder!r}; nothing was computed and the store is "
+                "unchanged: make it writable (chmod -R u+w) and rerun the same command to resume"
+            )
+
+
+def _block_not_written(sw: SweepStore, exc: OSError) -> Exception:
+    """A block's write that failed for want of space or permission, as one line saying what
+    is safe and how to go on; any other OSError as it is."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    if exc.errno in _DISK_FULL:
+        return OutputNotWritten(
+            f"store {str(sw.path)!r}: the disk is full ({exc.strerror}{where}); {_SAFE}: free some space, then rerun "
+            "the same command to resume"
+        )
+    if isinstance(exc, PermissionError):
+        return OutputNotWritten(
+            f"store {str(sw.path)!r}: no permission to write ({exc.strerror}{where}); {_SAFE}: make it writable "
+            "(chmod -R u+w), then rerun the same command to resume"
+        )
+    return exc
 
 
 def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 from busy import as_a_foreground_job
+from faults import listener
 
 from ensstab_dask.cli import _resumable, build_parser
 
@@ -33,15 +34,20 @@ RESUME = INTERRUPTED + "; finished blocks are in the store, rerun the same comma
 SWEEP = ["sweep", "--n-feature", "2000", "--n-useful", "30:300:30", "--p", "0.2:1.0:0.2", "--m-ensemble", "50",
          "--m-stability", "100", "--repeats", "5", "--batch-size", "1"]  # fmt: skip
 PATIENCE = 300  # seconds: the cluster starts slowly on a loaded 2-core machine
+# A stop signal ends the process within GRACE_S (2 s); the rest is a loaded machine's margin,
+# well below what the cases these bound took before (a minute or more).
+STOPPED_WITHIN = 15.0
 
 
 class Cli:
     """``ensstab ARGS`` in a session of its own, so that the test can signal its process group."""
 
-    def __init__(self, *args: str):
+    def __init__(self, *args: str, env: dict | None = None):
         self.proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=ROOT,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True, preexec_fn=as_a_foreground_job)  # fmt: skip
+                                     start_new_session=True, preexec_fn=as_a_foreground_job,
+                                     env=env)  # fmt: skip
+        self.started = time.monotonic()
         self.lines: list[str] = []
         self._reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)
         self._reader.start()
@@ -92,8 +98,8 @@ class Cli:
 def cli(busy_machine):
     started: list[Cli] = []
 
-    def start(*args: str) -> Cli:
-        started.append(Cli(*args))
+    def start(*args: str, env: dict | None = None) -> Cli:
+        started.append(Cli(*args, env=env))
         return started[-1]
 
     yield start
@@ -170,6 +176,68 @@ def test_ctrl_c_during_simulate(cli, whom):
     c.wait_until(lambda: psutil.Process(c.proc.pid).cpu_times().user > 4, "simulation")
     code, err = c.interrupt(whom)
     assert_clean_interrupt(code, err, INTERRUPTED, c)
+
+
+def _stop_takes(c: Cli, whom: str, sig: int) -> tuple[int, str, float]:
+    start = time.monotonic()
+    code, err = c.interrupt(whom, sig)
+    return code, err, time.monotonic() - start
+
+
+@pytest.mark.slow
+def test_sighup_is_handled_as_sigterm(cli):
+    """SIGHUP (the terminal closed) killed the CLI at once: no word, exit status -1, and
+    "leaked semaphore objects" from the resource tracker."""
+    c = cli("estimate")
+    c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
+    time.sleep(2)
+    code, err, took = _stop_takes(c, "process", signal.SIGHUP)
+    assert_clean_interrupt(code, err, "ensstab: terminated", c, status=129)
+    assert took < STOPPED_WITHIN, took
+
+
+@pytest.mark.slow
+def test_sigterm_while_waiting_for_a_silent_scheduler_ends_the_process_within_seconds(cli):
+    """It printed "ensstab: terminated" and stayed: the half-made Client's close waited on
+    the silent listener for twice the timeout, and its finaliser again."""
+    connected = threading.Event()
+    with listener(accepted=connected) as address:
+        c = cli("sweep", "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "120", "--quiet")
+        c.wait_until(connected.is_set, "a connection to the listener")
+        time.sleep(1)
+        code, err, took = _stop_takes(c, "process", signal.SIGTERM)
+    assert_clean_interrupt(code, err, "ensstab: terminated", c, status=143)
+    assert took < STOPPED_WITHIN, took
+
+
+def _slow_workers(tmp_path) -> dict:
+    """Worker processes that take a minute to start, as on a loaded machine: a
+    sitecustomize that sleeps in multiprocessing's spawned processes only."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys, time\nif '--multiprocessing-fork' in sys.argv:\n    time.sleep(60)\n"
+    )
+    return dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_the_local_cluster_starts_ends_the_process_within_seconds(cli, tmp_path):
+    """The Ctrl-C was held back until every worker had started, then the cluster closed:
+    about 14 s on a loaded machine, here the workers' minute."""
+    c = cli("estimate", env=_slow_workers(tmp_path))
+    c.wait_until(lambda: len(c.workers()) >= 1, "worker processes starting")
+    time.sleep(1)
+    code, err, took = _stop_takes(c, "group", signal.SIGINT)
+    assert_clean_interrupt(code, err, INTERRUPTED, c)
+    assert took < STOPPED_WITHIN, took
+
+
+@pytest.mark.slow
+def test_sigterm_during_simulate_ends_it_within_seconds(cli):
+    c = cli("simulate", "--n-feature", "20000", "--m-ensemble", "1:30:1", "--m-stability", "100")
+    c.wait_until(lambda: psutil.Process(c.proc.pid).cpu_times().user > 4, "simulation")
+    code, err, took = _stop_takes(c, "process", signal.SIGTERM)
+    assert_clean_interrupt(code, err, "ensstab: terminated", c, status=143)
+    assert took < STOPPED_WITHIN, took
 
 
 def test_only_a_sweep_with_a_store_is_told_to_resume(tmp_path):

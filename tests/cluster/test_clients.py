@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from sweep_cases import GRID, K, N, assert_same
 
@@ -184,3 +185,43 @@ def test_local_clusters_allow_for_a_busy_machine_and_leave_the_config_as_it_was(
     assert {k: dask.config.get(k) for k in keys} == before
     with dask.config.set({"distributed.scheduler.worker-ttl": None}):  # no limit is longer than any
         assert "distributed.scheduler.worker-ttl" not in busy_machine_config()
+
+
+def test_ctrl_c_stops_workers_without_a_traceback_when_the_cluster_is_already_gone(monkeypatch, capsys):
+    """Under load the cluster can close before its workers are stopped after a Ctrl-C:
+    stopping them then fails, quietly, not with a traceback under "ensstab: interrupted"."""
+    import threading
+
+    from distributed import LocalCluster
+
+    from ensstab_dask.cluster.clients import _workers_killed_on_exit
+
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        pass
+    with pytest.raises(KeyboardInterrupt), _workers_killed_on_exit(cluster):
+        raise KeyboardInterrupt
+    time.sleep(0.5)
+    assert raised == [] and "Traceback" not in capsys.readouterr().err
+
+
+def test_ctrl_c_kills_a_busy_worker_process_at_once_and_no_nanny_restarts_it():
+    """A nanny waits 4 s for a busy worker before killing it: after a Ctrl-C or a SIGTERM the
+    CLI took 5 to 10 s to end. The workers are now killed at once (gone when the call
+    returns), and stay dead."""
+    from distributed import Client
+
+    from ensstab_dask.cluster.clients import _kill_workers, local_cluster
+
+    with local_cluster("processes", 1) as cluster, Client(cluster, set_as_default=False) as c:
+        (pid,) = c.run(os.getpid).values()
+        busy = c.submit(time.sleep, 60, pure=False)
+        while not c.processing()[next(iter(c.processing()))]:
+            time.sleep(0.05)
+        _kill_workers(cluster)
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        time.sleep(1)
+        assert all(w.status.name == "closed" for w in cluster.workers.values())  # closed, so not restarting
+        assert not c.scheduler_info()["workers"], "a worker was restarted"
+        del busy

@@ -107,7 +107,7 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     "extra, needle",
     [
         (["--cache-dir", __file__], f"--cache-dir {__file__}: exists and is not a directory"),
-        (["--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or at least 20"),
+        (["--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or in [20, 10000]"),
         (["--confidence", "95"], "--confidence must be in (0, 1)"),
         (["--member-resample", "thirds"], "--member-resample must be one of half, bootstrap, bagging"),
         (["--calibration-layout", "halves"], "invalid choice"),

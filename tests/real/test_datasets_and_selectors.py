@@ -333,3 +333,66 @@ def test_back_to_back_calls_with_the_same_data_keep_their_inputs(two_process_cli
         assert map_shared(_column_sum, (X,), [(j,) for j in range(4)], client=two_process_client) == [
             float(X[:, j].sum()) for j in range(4)
         ]
+
+
+def test_data_the_method_cannot_use_is_the_packages_error_naming_x():
+    """Complex or string X was a plain TypeError, which the CLI shows as a traceback; it is
+    the package's error (still a TypeError, and a ValueError), as every other refusal of X."""
+    for X in (np.ones((6, 3)) * 1j, [["a", "b"]] * 6):
+        with pytest.raises(es.InvalidParameterError, match="^X must be") as info:
+            check_data(X, [0, 1] * 3)
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+def test_values_beyond_float32_are_refused_before_any_run():
+    """1e39 passed the float64 check, and the forest's float32 cast refused it in the first run."""
+    X = np.ones((6, 3))
+    X[4, 2] = -1e39
+    with pytest.raises(es.InvalidParameterError, match=r"float32's range.*1 values; first at sample 4, feature 2"):
+        check_data(X, [0, 1] * 3)
+    X[4, 2] = 3e38  # float32 holds it
+    check_data(X, [0, 1] * 3)
+
+
+def test_files_that_are_not_data_are_called_what_they_are(tmp_path):
+    """A header-only CSV was "feature columns must be numeric", a FIFO "does not exist",
+    an .npz of Python objects a ValueError traceback."""
+    (tmp_path / "h.csv").write_text("a,b,label\n")
+    with pytest.raises(es.InvalidParameterError, match="h.csv: a header and no rows"):
+        load_dataset(tmp_path / "h.csv")
+    os.mkfifo(tmp_path / "d.npz")
+    with pytest.raises(es.InvalidParameterError, match="is not a regular file .a FIFO"):
+        load_dataset(tmp_path / "d.npz")
+    np.savez(tmp_path / "o.npz", X=np.array([[1, "a"]] * 6, dtype=object), y=[0, 1] * 3)
+    with pytest.raises(es.InvalidParameterError, match="o.npz: X, y and feature_names must be numeric or string"):
+        load_dataset(tmp_path / "o.npz")
+
+
+def _not_converging():
+    """Data, and a logistic regression allowed one iteration: no run of it converges."""
+    from sklearn.linear_model import LogisticRegression
+
+    X = np.random.default_rng(0).normal(size=(40, 60))
+    X[20:, :5] += 1.0
+    return X, np.repeat([0, 1], 20), LogisticRegression(max_iter=1)
+
+
+@pytest.mark.parametrize("where", ["processes", "threads", "synchronous"])
+def test_a_selector_that_does_not_converge_is_said_once_with_the_count(where, two_process_client, recwarn):
+    """A logistic regression that does not converge warned in every run of every worker
+    process: 590 lines under --quiet. Now one warning says how many runs did not converge;
+    the runs are as before; and the warnings machinery is left as it was found."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, selector = _not_converging()
+    client = two_process_client if where == "processes" else where
+    before = (warnings.showwarning, list(warnings.filters))
+    ranks = real_runs(X, y, 5, Pool(12), selector=selector, client=client, batch_size=3, progress=False)
+    assert (warnings.showwarning, list(warnings.filters)) == before
+    said = [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
+    assert len(said) == 1, [str(w.message)[:80] for w in said]
+    assert str(said[0].message).startswith("the selector did not converge in 12 of 12 real runs")
+    np.testing.assert_array_equal(ranks, real_runs(X, y, 5, Pool(12), selector=selector, client="synchronous",
+                                                   progress=False))  # fmt: skip

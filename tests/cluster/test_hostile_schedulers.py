@@ -1,0 +1,81 @@
+"""Addresses where something listens that is not a Dask scheduler that answers: a silent
+TCP listener, a real HTTP server, a service that talks first, a real scheduler stopped
+with SIGSTOP. The connection, distributed's handshake and the scheduler's first answer
+all come within the timeout, or the caller gets one line saying so: distributed's own
+timeout bounds the TCP connection alone, and each of these held the CLI for a minute or
+more (the talking service: "out of memory", then a ``Client.__del__`` traceback)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pytest
+from faults import HTTP_ANSWER, SWEEP, http_server, listener, run_cli, stopped_scheduler
+
+import ensstab_dask as es
+from ensstab_dask.cluster import connect
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP")
+
+HOSTILE = {
+    "silent": listener,
+    "http-server": http_server,
+    "talks-first": lambda: listener(HTTP_ANSWER),
+    "stopped-scheduler": stopped_scheduler,
+}
+SAID = {
+    "silent": "it accepted the connection but gave no Dask handshake and no answer",
+    "http-server": "it accepted the connection but gave no Dask handshake and no answer",
+    "talks-first": "it answered, but not in Dask's protocol",
+    "stopped-scheduler": "it accepted the connection but gave no Dask handshake and no answer",
+}
+
+
+def _connect_in_a_thread(address: str, timeout: float, bound: float) -> BaseException | None:
+    """What ``connect(address, timeout=...)`` raised, or None; a connect still waiting after
+    ``bound`` seconds fails the test (its thread is left behind, a daemon)."""
+    outcome: list = []
+
+    def attempt() -> None:
+        try:
+            with connect(address, timeout=timeout):
+                outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(bound)
+    assert outcome, f"connect({address!r}, timeout={timeout}) still waiting after {bound} s"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_connect_gives_up_within_its_timeout(kind):
+    with HOSTILE[kind]() as address:
+        start = time.monotonic()
+        raised = _connect_in_a_thread(address, 2, bound=60)
+        took = time.monotonic() - start
+    assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+    assert f"at {address} within 2 s ({SAID[kind]}" in str(raised)
+    assert took < 2 + 10  # the timeout, and a margin for a loaded machine
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_the_cli_says_so_in_one_line_within_its_timeout(kind, tmp_path):
+    with HOSTILE[kind]() as address:
+        ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "3",
+                      "--store", "s.zarr", cwd=tmp_path, timeout=120)  # fmt: skip
+    assert not ran.timed_out, "still running after 120 s"
+    assert ran.one_line_error(), ran.stderr[-3000:]
+    assert f"could not reach the Dask scheduler at {address} within 3 s ({SAID[kind]}" in ran.lines[0]
+    assert not (tmp_path / "s.zarr").exists()  # a sweep that cannot start leaves no store
+
+
+def test_a_timeout_that_is_not_a_positive_number_is_refused():
+    for timeout in (-5, 0, float("nan")):
+        with pytest.raises(ValueError, match="timeout must be"):
+            with connect("tcp://127.0.0.1:9", timeout=timeout):
+                pass
