@@ -279,16 +279,13 @@ class SweepStore:
             raise InvalidParameterError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
         try:
             record = json.loads(ds.attrs[SETTINGS_ATTR])
+            if not isinstance(record, dict):  # valid JSON, but not the object of settings a sweep writes
+                raise ValueError(f"a JSON {type(record).__name__}, not an object of settings")
         except ValueError as exc:
+            why = f"not valid JSON: {exc}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise StoreDamaged(
-                f"store {str(self.path)!r}: its settings record is damaged (not valid JSON: {exc}); "
-                "it cannot be trusted"
+                f"store {str(self.path)!r}: its settings record is damaged ({why}); it cannot be trusted"
             ) from exc
-        if not isinstance(record, dict):  # valid JSON, but not the record a sweep writes
-            raise StoreDamaged(
-                f"store {str(self.path)!r}: its settings record is damaged (a JSON {type(record).__name__}, not the "
-                "object of settings a sweep writes); it cannot be trusted"
-            )
         return record
 
     def provenance_problems(self) -> list[str]:

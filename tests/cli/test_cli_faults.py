@@ -150,7 +150,7 @@ def test_a_settings_record_that_is_not_an_object_and_an_edited_kind_are_damage(t
                                                                         "0.5,0.7", "--store", "s.zarr"]):  # fmt: skip
         ran = run_cli(*args, cwd=tmp_path)
         assert "Traceback" not in ran.stderr, ran.stderr
-        assert "its settings record is damaged (a JSON list" in ran.stderr, ran.stderr
+        assert "its settings record is damaged (a JSON list, not an object" in ran.stderr, ran.stderr
     (store / "zarr.json").write_text(original)
     _edit_attr(store, "kind", "estimate")
     _one_line(run_cli("export", "s.zarr", "x.nc", cwd=tmp_path), "kind is 'estimate' in the store")
