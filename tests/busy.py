@@ -47,10 +47,12 @@ def wanted() -> bool:
 
 
 def as_a_foreground_job() -> None:
-    """``preexec_fn`` of a command that must take Ctrl-C as a terminal's foreground job does.
+    """``preexec_fn`` of a command that must take the stop signals as a terminal's foreground job does.
 
-    A shell starts a background job (``pytest ... &``, ``nohup``) with SIGINT ignored, and
-    its children inherit that; the CLI then rightly leaves Ctrl-C alone, and a test that
-    sends SIGINT saw the command run to its end (exit 0, nothing on stderr).
+    A shell starts a background job (``pytest ... &``) with SIGINT ignored, ``nohup`` one
+    with SIGHUP ignored, and their children inherit that; the CLI then rightly leaves the
+    ignored signal alone, and a test that sent it saw the command run to its end (exit 0,
+    nothing on stderr).
     """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)

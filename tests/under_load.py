@@ -14,13 +14,15 @@ local cluster starts); ``sweep`` passes when the sweep exits 0 with nothing on s
 (``--quiet``) and ``ensstab verify`` finds every cell done; ``notebook`` runs
 examples/03 with ``ENSSTAB_EXAMPLE_SMALL=1`` as the test suite does (``--full`` for the
 sizes a user runs: tens of minutes per run on 2 cores). The exit status is 0 when every
-run passed. Not part of the suite: it takes minutes to hours.
+run passed; ``--keep DIR`` keeps each run's files (pytest's JUnit XML names
+the tests that failed). Not part of the suite: it takes minutes to hours.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,14 +56,19 @@ def _run(cmd: list[str], env: dict, timeout: float) -> subprocess.CompletedProce
                           preexec_fn=as_a_foreground_job)  # fmt: skip
 
 
-def signals(i: int, folder: Path) -> tuple[bool, str]:
-    report = folder / f"signals-{i}.xml"
-    proc = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", f"--junitxml={report}",
-                 *SIGNAL_TESTS], _env(), timeout=3600)  # fmt: skip
+def _pytest(args: list[str], report: Path, timeout: float) -> tuple[bool, str]:
+    """Run pytest on ``args``; whether it passed, its summary line and the tests that failed."""
+    proc = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *args],
+                _env(), timeout=timeout)  # fmt: skip
     cases = ET.parse(report).getroot().iter("testcase") if report.exists() else []
-    failed = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    failed = [f"{c.get('classname')}::{c.get('name')}" for c in cases
+              if c.find("failure") is not None or c.find("error") is not None]  # fmt: skip
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else [proc.stderr[-300:]]
     return proc.returncode == 0, f"{tail[0]}" + (f"; failed: {', '.join(failed)}" if failed else "")
+
+
+def signals(i: int, folder: Path) -> tuple[bool, str]:
+    return _pytest(["-n", "0", *SIGNAL_TESTS], folder / f"signals-{i}.xml", timeout=3600)
 
 
 def sweep(i: int, folder: Path) -> tuple[bool, str]:
@@ -94,8 +101,7 @@ def notebook(i: int, folder: Path, *, full: bool = False) -> tuple[bool, str]:
 
 
 def suite(i: int, folder: Path) -> tuple[bool, str]:
-    proc = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], _env(), timeout=4 * 3600)
-    return proc.returncode == 0, proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-300:]
+    return _pytest([], folder / f"suite-{i}.xml", timeout=4 * 3600)
 
 
 CHECKS = {"signals": signals, "sweep": sweep, "notebook": notebook, "suite": suite}
@@ -107,16 +113,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of the check")
     parser.add_argument("--hogs", type=int, default=None, help="busy processes (default: two per core)")
     parser.add_argument("--full", action="store_true", help="notebook: the full sizes, not ENSSTAB_EXAMPLE_SMALL=1")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="folder to keep each run's files in (pytest's JUnit XML, stores, notebooks)")  # fmt: skip
     args = parser.parse_args(argv)
+    # A SIGTERM must unwind the ``with`` below, or the hogs outlive this run.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     hogs = 2 * cores() if args.hogs is None else args.hogs
     passed = 0
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, cpu_hogs(hogs):
+        folder = Path(tmp) if args.keep is None else args.keep
+        folder.mkdir(parents=True, exist_ok=True)
         print(f"{args.check}: {args.repeat} runs beside {hogs} busy processes on {cores()} cores", flush=True)
         for i in range(1, args.repeat + 1):
             t = time.monotonic()
             kwargs = {"full": True} if args.check == "notebook" and args.full else {}
-            ok, what = CHECKS[args.check](i, Path(tmp), **kwargs)
+            ok, what = CHECKS[args.check](i, folder, **kwargs)
             passed += ok
             print(f"  run {i}: {'pass' if ok else 'FAIL'} in {time.monotonic() - t:.0f} s: {what}", flush=True)
     minutes = (time.monotonic() - start) / 60
