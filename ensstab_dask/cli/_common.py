@@ -129,11 +129,13 @@ def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> lis
 
 def _quiet_client_logs() -> None:
     """The CLI reports a lost or unreachable scheduler itself, in one line; distributed's
-    client would also log its reconnection attempts with tracebacks. Importing
-    distributed sets its loggers' levels, so this runs after that import."""
+    client would also log its reconnection attempts with tracebacks, and its batched
+    stream a write to a dead scheduler ("Batched Comm Closed", with a traceback, when the
+    loss comes mid-write as on a loaded machine). Importing distributed sets its loggers'
+    levels, so this runs after that import."""
     import distributed  # noqa: F401
 
-    for name in ("distributed.client", "distributed.comm"):
+    for name in ("distributed.client", "distributed.comm", "distributed.batched"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
