@@ -43,7 +43,6 @@ from faults import (  # noqa: E402
     run_cli,
     stopped_scheduler,
     tmpfs_unavailable,
-    writable,
 )
 from probe_cases_common import Case  # noqa: E402
 
@@ -161,11 +160,8 @@ def _read_only_folder(*args: str, store: bool = False, needle: str = "no permiss
             ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "ok.zarr", cwd=tmp)
             assert ran.returncode == 0, ran.stderr
         (tmp / "ro").mkdir()
-        read_only(tmp / "ro")
-        try:
+        with read_only(tmp / "ro"):
             ran = run_cli(*args, cwd=tmp, preexec=drop_root_override)
-        finally:
-            writable(tmp / "ro")
         return _classify(ran, needle=needle, before_work=True)
 
     return run
@@ -173,11 +169,8 @@ def _read_only_folder(*args: str, store: bool = False, needle: str = "no permiss
 
 def _read_only_store(tmp: Path) -> str:
     store, args = half_done_store(tmp)
-    read_only(store)
-    try:
+    with read_only(store):
         ran = run_cli(*args, "--store", str(store), cwd=tmp, preexec=drop_root_override)
-    finally:
-        writable(store)
     return _classify(ran, needle="rerun the same command to resume")
 
 

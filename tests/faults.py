@@ -94,19 +94,21 @@ def drop_root_override() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
-def read_only(path: Path) -> None:
-    """Take write permission away from ``path`` and everything under it."""
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """``path`` and everything under it without write permission for the block, and writable
+    again after it (so that pytest can clean it up), however the block ends."""
     for folder, _, files in os.walk(path):
         for name in files:
             os.chmod(os.path.join(folder, name), 0o444)
         os.chmod(folder, 0o555)
-
-
-def writable(path: Path) -> None:
-    for folder, _, files in os.walk(path):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+    try:
+        yield
+    finally:
+        for folder, _, files in os.walk(path):
+            os.chmod(folder, 0o755)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o644)
 
 
 # A full disk -------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from faults import (
     read_only,
     run_cli,
     tmpfs_unavailable,
-    writable,
 )
 from sweep_cases import assert_same
 
@@ -183,11 +182,8 @@ def test_a_folder_not_writable_is_one_line_naming_it(args, needle, tmp_path):
     if args[0] in ("export", "report"):
         assert run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "ok.zarr", cwd=tmp_path).returncode == 0
     (tmp_path / "ro").mkdir()
-    read_only(tmp_path / "ro")
-    try:
+    with read_only(tmp_path / "ro"):
         ran = run_cli(*args, cwd=tmp_path, preexec=drop_root_override)
-    finally:
-        writable(tmp_path / "ro")
     _one_line(ran, needle)
     assert not list((tmp_path / "ro").iterdir())
     if args[0] in ("estimate", "validate"):
@@ -200,11 +196,8 @@ def test_a_read_only_half_done_store_is_refused_before_any_block_and_left_as_it_
     """Resuming it was a PermissionError traceback once the first block was computed."""
     store, args = half_done_store(tmp_path)
     before = sorted((p.relative_to(store), p.read_bytes()) for p in store.rglob("*") if p.is_file())
-    read_only(store)
-    try:
+    with read_only(store):
         ran = run_cli(*args, "--store", str(store), cwd=tmp_path, preexec=drop_root_override)
-    finally:
-        writable(store)
     _one_line(ran, "no permission to write in")
     assert "nothing was computed and the store is unchanged" in ran.lines[0]
     assert "rerun the same command to resume" in ran.lines[0]
