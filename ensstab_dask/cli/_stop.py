@@ -25,7 +25,8 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 __all__ = ["GRACE_S", "Stop", "Terminated", "stop_signals_handled", "close_interrupted_clusters"]
@@ -119,9 +120,9 @@ class Stop:
 def _before_hard_exit() -> None:
     """What the interpreter's exit would have done that matters outside this process: kill
     its children (a local cluster's worker processes), all but multiprocessing's resource
-    tracker, and remove the named semaphores its queues made (the finalizers that would
-    have, run here), so that the tracker finds nothing left to report as leaked."""
-    from multiprocessing import resource_tracker, synchronize, util
+    tracker, and remove the named semaphores its queues made (:func:`_unlink_semaphores`),
+    so that the tracker finds nothing left to report as leaked."""
+    from multiprocessing import resource_tracker
 
     import psutil
 
@@ -131,10 +132,62 @@ def _before_hard_exit() -> None:
             if child.pid != tracker:
                 with contextlib.suppress(psutil.Error):
                     child.kill()
+    _unlink_semaphores()
+
+
+def _unlink_semaphores(*, within_s: float = 1.0) -> None:
+    """Remove every named semaphore this process made, its other threads running on.
+
+    The resource tracker reports as leaked, when the process has gone, every name
+    registered with it and not unregistered, even one removed a moment before. Here the
+    finalizers that would unregister them at exit are run while other threads may still
+    make and finalize semaphores (a local cluster's loop starting a worker makes its
+    queues; a queue collected runs its own finalizer). So, first, a semaphore made from
+    now on is removed as it is made, as under the fork start method, and never
+    registered; then this waits for the threads already making one, runs the
+    finalizers, and waits for those other threads had begun. Gives up after
+    ``within_s`` seconds: the process ends regardless.
+    """
+    import types
+    from multiprocessing import synchronize, util
+
+    made = synchronize._multiprocessing  # type: ignore[attr-defined]  # private, as below
+
+    def removed_at_once(kind, value, maxvalue, name, unlink):
+        return made.SemLock(kind, value, maxvalue, name, True)
+
+    # SemLock looks its maker up in the module each time; there is no public hook.
+    synchronize._multiprocessing = types.SimpleNamespace(**{**vars(made), "SemLock": removed_at_once})  # type: ignore[attr-defined]
+    give_up = time.monotonic() + within_s
+    _wait_for(synchronize.SemLock.__init__, give_up)
+    cleanup = synchronize.SemLock._cleanup  # type: ignore[attr-defined]
     for finalizer in list(getattr(util, "_finalizer_registry", {}).values()):
-        if getattr(finalizer, "_callback", None) is getattr(synchronize.SemLock, "_cleanup", None):
+        if getattr(finalizer, "_callback", None) is cleanup:
             with contextlib.suppress(Exception):
                 finalizer()
+    _wait_for(util.Finalize.__call__, give_up)
+
+
+def _other_threads_frames() -> list[FrameType]:
+    """Every frame the other threads are in now, innermost first."""
+    me = threading.get_ident()
+    frames = []
+    for ident, top in sys._current_frames().items():
+        frame: FrameType | None = top
+        while ident != me and frame is not None:
+            frames.append(frame)
+            frame = frame.f_back
+    return frames
+
+
+def _wait_for(function: Callable[..., Any], give_up: float) -> None:
+    """Until the calls of ``function`` that other threads are in now have returned, or the
+    monotonic clock reads ``give_up``. Later calls are not waited for."""
+    waiting = [f for f in _other_threads_frames() if f.f_code is function.__code__]
+    while waiting and time.monotonic() < give_up:
+        time.sleep(0.005)
+        running = {id(f) for f in _other_threads_frames()}
+        waiting = [f for f in waiting if id(f) in running]
 
 
 @contextlib.contextmanager

@@ -231,6 +231,39 @@ def test_ctrl_c_while_the_local_cluster_starts_ends_the_process_within_seconds(c
     assert took < STOPPED_WITHIN, took
 
 
+# Two threads making and dropping semaphores without a pause, as a starting cluster's loop
+# makes its queues and the collector finalizes them, while the deadline ends the process.
+_CHURN = """
+import multiprocessing, threading, time
+from ensstab_dask.cli._stop import Stop
+spawn = multiprocessing.get_context("spawn")
+kept = []
+def churn():
+    while True:
+        dropped = spawn.Lock()
+        kept.append(spawn.Lock())
+        del dropped
+        if len(kept) > 50:
+            kept.pop(0)
+for _ in range(2):
+    threading.Thread(target=churn, daemon=True).start()
+Stop(lambda terminated: "ensstab: terminated").arm(143, True)
+time.sleep(60)
+"""
+
+
+def test_the_deadline_leaves_no_semaphore_while_other_threads_make_and_remove_them():
+    """Removing the semaphores once, then ending the process, left 17 to 45 of them
+    registered with the resource tracker, which reported them leaked, in 10 runs of 10;
+    ending it while a thread was making one left that one in /dev/shm."""
+    shm = Path("/dev/shm")
+    before = set(shm.iterdir()) if shm.is_dir() else set()
+    done = subprocess.run([sys.executable, "-c", _CHURN], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (143, "ensstab: terminated\n")
+    if shm.is_dir():
+        assert not {p for p in set(shm.iterdir()) - before if p.name.startswith("sem.")}
+
+
 @pytest.mark.slow
 def test_sigterm_during_simulate_ends_it_within_seconds(cli):
     c = cli("simulate", "--n-feature", "20000", "--m-ensemble", "1:30:1", "--m-stability", "100")
