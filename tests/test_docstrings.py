@@ -1,8 +1,8 @@
 """The docstrings: every module's examples run as doctests, and every public name has some.
 
 Modules are found with ``pkgutil`` and imported by name, never reached as attributes of
-the package: some top-level names (``ensstab_dask.sweep``, ``ensstab_dask.stability``)
-are functions that shadow a module of the same name, and modules may be renamed.
+the package: a name can be both a module and a function (``ensstab_dask.sweeps.sweep`` is
+the module, ``ensstab_dask.sweep`` the function it defines), and modules may be renamed.
 """
 
 from __future__ import annotations
@@ -30,10 +30,6 @@ MODULES = ["ensstab_dask"] + sorted(
     if not info.name.endswith("__main__")
 )
 
-# Public names whose docstrings belong to another change in progress (the cluster
-# module). They are expected to fail until they get an Examples section, and simply
-# XPASS after that; remove them from here once they have one.
-PENDING: set[str] = set()
 
 # A NumPy-style section: the title, a line of dashes, then (after any prose) a doctest.
 EXAMPLES = re.compile(r"^Examples\n-{8,}\n(?:.*\n)*?\s*>>> ", re.MULTILINE)
@@ -61,8 +57,7 @@ def _public_names():
         obj = getattr(ensstab_dask, name)
         if name == "__version__" or not (inspect.isfunction(obj) or inspect.isclass(obj)):
             continue
-        pending = pytest.mark.xfail(reason="docstring owned by the cluster change", strict=False)
-        yield pytest.param(name, marks=[pending] if name in PENDING else [], id=name)
+        yield pytest.param(name, id=name)
 
 
 @pytest.mark.parametrize("name", list(_public_names()))
@@ -109,8 +104,11 @@ SOURCES = sorted([*(ROOT / "ensstab_dask").rglob("*.py"), *(ROOT / "tests").rglo
 def test_no_commit_or_issue_in_docstrings_and_comments(path):
     """Docstrings and comments say what the code does; which commit or which issue it came
     from is history, kept in git and in docs/ (a pin file's data may record its commit)."""
-    found = [f"{path.relative_to(ROOT)}:{line}: {m[0]!r}" for line, text in _docstrings_and_comments(path)
-             for m in [*COMMIT.finditer(text), *ISSUE.finditer(text)]]  # fmt: skip
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {m[0]!r}"
+        for line, text in _docstrings_and_comments(path)
+        for m in [*COMMIT.finditer(text), *ISSUE.finditer(text)]
+    ]
     assert found == []
 
 
