@@ -25,8 +25,18 @@ from pathlib import Path
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
-__all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
-           "temp_prefix", "DATA_SUFFIXES", "FEATURE_TABLE_HEADER", "check_writable"]  # fmt: skip
+__all__ = [
+    "atomic_output",
+    "refuse_to_replace",
+    "write_json",
+    "json_number",
+    "umask_mode",
+    "clean_leftovers",
+    "temp_prefix",
+    "DATA_SUFFIXES",
+    "FEATURE_TABLE_HEADER",
+    "check_writable",
+]
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -135,8 +145,12 @@ def _special(path: Path) -> str:
         mode = os.stat(path).st_mode
     except OSError:
         return ""
-    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+    for test, kind in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return kind
     return ""

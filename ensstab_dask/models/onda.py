@@ -180,8 +180,16 @@ class TwoLevel(Onda):
         per_copy = per_copy_stability(copies, s.n_feature, index=s.index)
         prediction.state["per_copy"] = per_copy
         jw = float(per_copy.mean())
-        fit = estimate_h(jw, s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred, design=(200, copies.shape[1]),
-                         index=s.index, seed=ctx.stream(Stage.H))  # fmt: skip
+        fit = estimate_h(
+            jw,
+            s.n_feature,
+            s.n_target,
+            ctx.u_pred,
+            ctx.p_pred,
+            design=(200, copies.shape[1]),
+            index=s.index,
+            seed=ctx.stream(Stage.H),
+        )
         prediction.h, prediction.within_copy_stability = fit.h, jw
         prediction.attrs["simulator_h"] = fit.h
         return fit.h
@@ -207,10 +215,18 @@ class TwoLevel(Onda):
         half = stats.t.ppf(0.5 + s.confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
         size = ctx.copies().shape[1]
         ends = [
-            estimate_h(per_copy.mean() + d, s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred, design=(200, size),
-                       index=s.index, seed=ctx.stream(Stage.H)).h
+            estimate_h(
+                per_copy.mean() + d,
+                s.n_feature,
+                s.n_target,
+                ctx.u_pred,
+                ctx.p_pred,
+                design=(200, size),
+                index=s.index,
+                seed=ctx.stream(Stage.H),
+            ).h
             for d in (half, -half)
-        ]  # fmt: skip
+        ]
         h_lo, h_hi = min(ends), max(ends)
         point = out.curve["stability"].values
         seed = ctx.sweep_seed(Stage.H_BOUNDS)

@@ -62,8 +62,12 @@ def _dataset(obj) -> xr.Dataset:
 
 
 #: The ``kind`` attribute of every result Dataset, and what writes it.
-KINDS = {"estimate": "Estimate.to_dataset", "sweep": "sweep", "naive_check": "real_ensemble_stability",
-         "calibration": "calibrate"}  # fmt: skip
+KINDS = {
+    "estimate": "Estimate.to_dataset",
+    "sweep": "sweep",
+    "naive_check": "real_ensemble_stability",
+    "calibration": "calibrate",
+}
 
 
 def result_kind(ds: xr.Dataset) -> str | None:
@@ -216,17 +220,27 @@ def plot_calibration(
         # Each band and line gets a legend entry only if it drew something: an observation
         # outside a surface's range draws no line, and a legend must not promise one.
         drawn = [
-            (ax.contourf(P, U, (np.abs(s - obs_stab) <= band).astype(float), levels=[0.5, 1.5],
-                         colors="none", hatches=["//"]),
-             Patch(facecolor="none", hatch="//", label=f"stability within ±{band:.3g}")),
-            (ax.contourf(P, U, (np.abs(v - obs_u) <= atol).astype(float), levels=[0.5, 1.5],
-                         colors="none", hatches=["\\\\"]),
-             Patch(facecolor="none", hatch="\\\\", label=f"n_useful_v within ±{atol:g}")),
-            (ax.contour(P, U, s, levels=[obs_stab], colors="white", linewidths=2, path_effects=outline),
-             Line2D([], [], color="white", lw=2, path_effects=outline, label=f"stability = observed {obs_stab:.3f}")),
-            (ax.contour(P, U, v, levels=[obs_u], colors=N_USEFUL_COLOR, linewidths=2, linestyles="--"),
-             Line2D([], [], color=N_USEFUL_COLOR, lw=2, ls="--", label=f"n_useful_v = observed {obs_u:.1f}")),
-        ]  # fmt: skip
+            (
+                ax.contourf(
+                    P, U, (np.abs(s - obs_stab) <= band).astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"]
+                ),
+                Patch(facecolor="none", hatch="//", label=f"stability within ±{band:.3g}"),
+            ),
+            (
+                ax.contourf(
+                    P, U, (np.abs(v - obs_u) <= atol).astype(float), levels=[0.5, 1.5], colors="none", hatches=["\\\\"]
+                ),
+                Patch(facecolor="none", hatch="\\\\", label=f"n_useful_v within ±{atol:g}"),
+            ),
+            (
+                ax.contour(P, U, s, levels=[obs_stab], colors="white", linewidths=2, path_effects=outline),
+                Line2D([], [], color="white", lw=2, path_effects=outline, label=f"stability = observed {obs_stab:.3f}"),
+            ),
+            (
+                ax.contour(P, U, v, levels=[obs_u], colors=N_USEFUL_COLOR, linewidths=2, linestyles="--"),
+                Line2D([], [], color=N_USEFUL_COLOR, lw=2, ls="--", label=f"n_useful_v = observed {obs_u:.1f}"),
+            ),
+        ]
         for i in (2, 0, 3, 1):  # drawn bands first, under the lines; listed line, band, line, band
             artist, handle = drawn[i]
             if _drew_something(artist):
@@ -255,8 +269,9 @@ def plot_calibration(
     # Below the axes, not over them: the lines sit anywhere on the surface, and any place
     # inside ("best" included) hid the orange line on some data. A constrained-layout
     # figure (the default here, and the report's) makes room for it.
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, fontsize="small",
-              frameon=False)  # fmt: skip
+    ax.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, fontsize="small", frameon=False
+    )
     return ax
 
 
@@ -324,9 +339,18 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     if _is_estimate(ds) and _attr(ds, "n_useful_v") is not None:
         eu, v, sd = float(ds.attrs["n_useful"]), float(ds.attrs["n_useful_v"]), float(ds.attrs["n_useful_v_std"])
         holds = bool(int(ds.attrs.get("fixed_point_holds", 0)))
-        ax.errorbar([eu], [v], yerr=[sd], marker="D", ms=8, capsize=4, color=REAL_COLOR, ls="",
-                    label=f"estimate: u={int(eu)}, p={float(ds.attrs['p']):.2f}: "
-                          f"A[f]={v:.1f} ± {sd:.1f} ({'holds' if holds else 'does not hold'})")  # fmt: skip
+        ax.errorbar(
+            [eu],
+            [v],
+            yerr=[sd],
+            marker="D",
+            ms=8,
+            capsize=4,
+            color=REAL_COLOR,
+            ls="",
+            label=f"estimate: u={int(eu)}, p={float(ds.attrs['p']):.2f}: "
+            f"A[f]={v:.1f} ± {sd:.1f} ({'holds' if holds else 'does not hold'})",
+        )
         lo, hi = min(lo, eu, v - sd), max(hi, eu, v + sd)
     if not np.isfinite(lo):
         raise InvalidParameterError(
@@ -394,15 +418,28 @@ def _estimate_curve(ds: xr.Dataset, real: xr.Dataset | None, ax) -> None:
         ax.fill_between(m, *band, color=STABILITY_COLOR, alpha=0.2, label=label)
     else:
         copies = ds.attrs.get("m_stability", "")
-        ax.fill_between(m, shared(s - s_sd), shared(s + s_sd), color=STABILITY_COLOR, alpha=0.2,
-                        label=f"±1 sd of a {copies}-copy simulated measurement")  # fmt: skip
+        ax.fill_between(
+            m,
+            shared(s - s_sd),
+            shared(s + s_sd),
+            color=STABILITY_COLOR,
+            alpha=0.2,
+            label=f"±1 sd of a {copies}-copy simulated measurement",
+        )
     naive = _naive(ds, real)
     if naive is not None:
         st, se = naive["stability"].values, naive["se"].values
         y = shared(st)
-        ax.errorbar(naive["m_ensemble"].values, y, yerr=[y - shared(st - 2 * se), shared(st + 2 * se) - y],
-                    marker="s", capsize=3, color=REAL_COLOR, ls="--",
-                    label=f"naive real check ({int(naive.attrs['real_runs'])} real runs), ±2 SE")  # fmt: skip
+        ax.errorbar(
+            naive["m_ensemble"].values,
+            y,
+            yerr=[y - shared(st - 2 * se), shared(st + 2 * se) - y],
+            marker="s",
+            capsize=3,
+            color=REAL_COLOR,
+            ls="--",
+            label=f"naive real check ({int(naive.attrs['real_runs'])} real runs), ±2 SE",
+        )
     ax.set_title(f"Top-{k} features two runs share, against the ensemble's size")
     ax.set_ylabel(f"features two runs share (of their top {k})")
     top = max([float(np.nanmax(np.asarray(ln.get_ydata(), dtype=float))) for ln in ax.get_lines()] + [1.0])
@@ -447,8 +484,9 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
             y, e = stab.sel(p=pv).values, sd.sel(p=pv).values
             ax.plot(m, y, marker="o", color=color, label=f"p = {pv:.2f}")
             # The band is the simulation's own spread: a sweep has no real runs to bootstrap.
-            ax.fill_between(m, y - e, y + e, color=color, alpha=0.15,
-                            label=f"±1 sd over the {repeats} repeats" if i == 0 else None)  # fmt: skip
+            ax.fill_between(
+                m, y - e, y + e, color=color, alpha=0.15, label=f"±1 sd over the {repeats} repeats" if i == 0 else None
+            )
         ax.set_title(f"Simulated ensemble stability at n_useful = {int(stab['n_useful'])}")
         ax.set_ylabel(f"stability ({ds.attrs.get('index', 'jaccard')})")
         # Kuncheva and Nogueira go below 0 (worse than chance): show it, never clip it.
@@ -480,16 +518,26 @@ def plot_selection_counts(obj, *, ax=None):
     bins = np.arange(n_runs + 2)
     real = np.bincount(ds["selection_counts"].values.astype(int), minlength=n_runs + 1)
     width = 0.42 if "uniform_counts" in ds else 0.8
-    ax.bar(bins[:-1] - (width / 2 if "uniform_counts" in ds else 0), real, width=width, color=REAL_COLOR,
-           label="real selector")  # fmt: skip
+    ax.bar(
+        bins[:-1] - (width / 2 if "uniform_counts" in ds else 0),
+        real,
+        width=width,
+        color=REAL_COLOR,
+        label="real selector",
+    )
     if "uniform_counts" in ds:
         uni = np.bincount(ds["uniform_counts"].values.astype(int), minlength=n_runs + 1)
         ax.bar(bins[:-1] + width / 2, uni, width=width, color=UNIFORM_COLOR, label="uniform selector (one draw)")
     t = float(ds.attrs["t_uniform"])
     # Each draw counts the features selected more than its own integer threshold; the
     # line is at the mean threshold, so the bars right of it are, on average, counted.
-    ax.axvline(t, color=N_USEFUL_COLOR, ls=":", lw=2,
-               label=f"t_uniform = {t:.1f} (mean of draws): n_useful = {int(ds.attrs['n_useful'])}")  # fmt: skip
+    ax.axvline(
+        t,
+        color=N_USEFUL_COLOR,
+        ls=":",
+        lw=2,
+        label=f"t_uniform = {t:.1f} (mean of draws): n_useful = {int(ds.attrs['n_useful'])}",
+    )
     ax.set_yscale("log")
     ax.set_xlabel(f"times selected in {n_runs} runs (top {int(ds.attrs['n_target'])})")
     _integer_ticks(ax.xaxis)
@@ -547,9 +595,14 @@ def cost_table(obj) -> xr.Dataset:
             ),
         },
         coords={"m_ensemble": ds["m_ensemble"]},
-        attrs={"basis": basis, "seconds_per_real_run": per_run, "seconds_per_real_run_from": source, "timed": 0,
-               "estimate_real_runs": int(ds.attrs["real_runs"])},
-    )  # fmt: skip
+        attrs={
+            "basis": basis,
+            "seconds_per_real_run": per_run,
+            "seconds_per_real_run_from": source,
+            "timed": 0,
+            "estimate_real_runs": int(ds.attrs["real_runs"]),
+        },
+    )
     # A ratio: no units (xarray would print "[1]").
     out["speedup"] = (out["naive_seconds"] / out["estimate_seconds"]).assign_attrs(
         long_name="speed-up", description="naive check of this m alone / the estimate"
@@ -568,20 +621,40 @@ def plot_cost(obj, *, ax=None):
     table = cost_table(ds)
     ax = _axes(ax)
     m = table["m_ensemble"].values
-    ax.axhline(float(table["estimate_seconds"][0]), color=STABILITY_COLOR, lw=2,
-               label=f"estimate (measured): {float(table['estimate_seconds'][0]):.0f} s, "
-                     f"{table.attrs['estimate_real_runs']} real runs, whole curve")  # fmt: skip
+    ax.axhline(
+        float(table["estimate_seconds"][0]),
+        color=STABILITY_COLOR,
+        lw=2,
+        label=f"estimate (measured): {float(table['estimate_seconds'][0]):.0f} s, "
+        f"{table.attrs['estimate_real_runs']} real runs, whole curve",
+    )
     rate = f"{table.attrs['seconds_per_real_run']:.2f} s/run"
     where = "the naive check's" if table.attrs["basis"] == "measured" else "the estimate's"
-    ax.plot(m, table["naive_seconds"], marker="s", color=REAL_COLOR, ls="--",
-            label=f"naive check of each m alone, scaled (not timed):\n"
-                  f"m_stability × m runs × {rate} ({where} rate)")  # fmt: skip
+    ax.plot(
+        m,
+        table["naive_seconds"],
+        marker="s",
+        color=REAL_COLOR,
+        ls="--",
+        label=f"naive check of each m alone, scaled (not timed):\nm_stability × m runs × {rate} ({where} rate)",
+    )
     if "naive_seconds" in ds.attrs:
-        ax.plot([m.max()], [float(ds.attrs["naive_seconds"])], marker="o", ms=10, color=REAL_COLOR, ls="",
-                label=f"naive check as run (measured): {float(ds.attrs['naive_seconds']):.0f} s, "
-                      f"{int(ds.attrs['naive_real_runs'])} runs for every m")  # fmt: skip
-    ax.annotate(f"{float(table['speedup'][-1]):.2g}x", (m.max(), float(table["naive_seconds"][-1])),
-                textcoords="offset points", xytext=(-30, 8))  # fmt: skip
+        ax.plot(
+            [m.max()],
+            [float(ds.attrs["naive_seconds"])],
+            marker="o",
+            ms=10,
+            color=REAL_COLOR,
+            ls="",
+            label=f"naive check as run (measured): {float(ds.attrs['naive_seconds']):.0f} s, "
+            f"{int(ds.attrs['naive_real_runs'])} runs for every m",
+        )
+    ax.annotate(
+        f"{float(table['speedup'][-1]):.2g}x",
+        (m.max(), float(table["naive_seconds"][-1])),
+        textcoords="offset points",
+        xytext=(-30, 8),
+    )
     ax.set_yscale("log")
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
     _integer_ticks(ax.xaxis)

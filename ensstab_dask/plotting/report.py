@@ -164,17 +164,23 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
     single-selector surface they are compared with); ``n_runs``, one of the sweep's. An
     estimate carries its own observations: none of the three is taken for it.
     """
-    given = [name for name, v in (("real_stability", real_stability), ("n_useful", n_useful), ("n_runs", n_runs))
-             if v is not None]  # fmt: skip
+    given = [
+        name
+        for name, v in (("real_stability", real_stability), ("n_useful", n_useful), ("n_runs", n_runs))
+        if v is not None
+    ]
     if not given:
         return
     if not plotting._is_sweep(ds):
-        raise InvalidParameterError(f"{given[0]} is for a sweep's report; an estimate's report draws its own "
-                                    "observations, so it takes none")  # fmt: skip
+        raise InvalidParameterError(
+            f"{given[0]} is for a sweep's report; an estimate's report draws its own observations, so it takes none"
+        )
     if (real_stability is None) != (n_useful is None):
         missing = "n_useful" if n_useful is None else "real_stability"
-        raise InvalidParameterError(f"{missing} is missing: the calibration picture needs real_stability and "
-                                    "n_useful, the observed pair, together")  # fmt: skip
+        raise InvalidParameterError(
+            f"{missing} is missing: the calibration picture needs real_stability and "
+            "n_useful, the observed pair, together"
+        )
     if real_stability is not None:
         if 1 not in ds["m_ensemble"].values:
             raise InvalidParameterError(
@@ -299,8 +305,10 @@ def _curve_table(ds: xr.Dataset) -> str:
 
 
 def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
-    rows = [(d, f"{ds.sizes[d]} values, {_fmt(ds[d].values.min())} to {_fmt(ds[d].values.max())}") for d in
-            ("n_useful", "p", "m_ensemble")]  # fmt: skip
+    rows = [
+        (d, f"{ds.sizes[d]} values, {_fmt(ds[d].values.min())} to {_fmt(ds[d].values.max())}")
+        for d in ("n_useful", "p", "m_ensemble")
+    ]
     keys = ("n_feature", "n_target", "m_stability", "n_runs", "repeats", "aggregate", "index", "seed")
     return rows + [(k, _fmt(ds.attrs[k])) for k in keys if k in ds.attrs]
 

@@ -34,15 +34,21 @@ __all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", 
 LAYOUTS = ("bagging", "independent")
 
 
-def check_naive_cost(X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None,
-                     allow_large: bool = False) -> None:  # fmt: skip
+def check_naive_cost(
+    X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None, allow_large: bool = False
+) -> None:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
     threshold (:func:`~ensstab_dask.sweeps.cost.check_cost`), one of them timed on ``(X, y)`` when
     refused: callers that run it after other work (validation) check it first."""
     m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_cost("the naive check", n_feature=np.shape(X)[1], real_runs=m_stability * max(m_list),
-               allow_large=allow_large, time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
+    check_cost(
+        "the naive check",
+        n_feature=np.shape(X)[1],
+        real_runs=m_stability * max(m_list),
+        allow_large=allow_large,
+        time_one_run=lambda: real_run(X, y, n_target, selector=selector),
+    )
 
 
 def real_ensemble_runs(
@@ -58,8 +64,16 @@ def real_ensemble_runs(
     -------
     ranks : ndarray of int64, shape (copies, members, n_feature)
     """
-    return real_run_plan(X, y, [copies], selector=selector, client=client, batch_size=batch_size, progress=progress,
-                         desc="real ensemble runs")[0]  # fmt: skip
+    return real_run_plan(
+        X,
+        y,
+        [copies],
+        selector=selector,
+        client=client,
+        batch_size=batch_size,
+        progress=progress,
+        desc="real ensemble runs",
+    )[0]
 
 
 def real_ensemble_stability(
@@ -142,13 +156,21 @@ def real_ensemble_stability(
     check_choice(index, "index", INDICES)
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
-                     allow_large=allow_large)  # fmt: skip
+    check_naive_cost(
+        X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
+    )
     ss = as_seed_sequence(seed)
     pool = max(m_list)
     t0 = time.perf_counter()
-    ranks = real_ensemble_runs(X, y, Copies(m_stability, pool, ss, layout), selector=selector, client=client,
-                               batch_size=batch_size, progress=progress)  # fmt: skip
+    ranks = real_ensemble_runs(
+        X,
+        y,
+        Copies(m_stability, pool, ss, layout),
+        selector=selector,
+        client=client,
+        batch_size=batch_size,
+        progress=progress,
+    )
     stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
     for m in m_list:
         chosen = np.stack(

@@ -51,9 +51,21 @@ from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, w
 
 # zarr is imported where a store is opened: most callers never touch one.
 
-__all__ = ["SweepStore", "export_netcdf", "write_netcdf", "write_json", "umask_mode", "StoreMismatch", "StoreLocked",
-           "StoreDamaged", "writer_lock", "atomic_output", "refuse_to_replace", "open_store",
-           "cell_digests"]  # fmt: skip
+__all__ = [
+    "SweepStore",
+    "export_netcdf",
+    "write_netcdf",
+    "write_json",
+    "umask_mode",
+    "StoreMismatch",
+    "StoreLocked",
+    "StoreDamaged",
+    "writer_lock",
+    "atomic_output",
+    "refuse_to_replace",
+    "open_store",
+    "cell_digests",
+]
 
 COMPLETED = "completed"
 DIGEST = "cell_digest"

@@ -218,8 +218,9 @@ def sweep(
         todo_cells = sum(b.n_cells for b in blocks)
         logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
         if sw is not None and todo_cells < n_u * n_p * n_m:
-            logger.info("Resuming %s: %d cells already done, %d to compute", sw.path, n_u * n_p * n_m - todo_cells,
-                        todo_cells)  # fmt: skip
+            logger.info(
+                "Resuming %s: %d cells already done, %d to compute", sw.path, n_u * n_p * n_m - todo_cells, todo_cells
+            )
         if blocks:
             _run(blocks, plan.task_args, finish, client=client, progress=progress, repeats=repeats)
         if sw is not None:
@@ -274,8 +275,9 @@ def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
         logger.warning("sweep: %d chunks of %s failed their checksum or could not be read: removed", dropped, sw.path)
     damaged, misplaced = sw.damaged(state), sw.misplaced(state)
     if damaged.any():
-        logger.warning("sweep: %d cells of %s are marked done but hold no data: recomputing them",
-                       int(damaged.sum()), sw.path)  # fmt: skip
+        logger.warning(
+            "sweep: %d cells of %s are marked done but hold no data: recomputing them", int(damaged.sum()), sw.path
+        )
     if misplaced.any():
         logger.warning("sweep: %s: %s: recomputing them", sw.path, MISPLACED.format(n=int(misplaced.sum())))
     damaged |= misplaced
@@ -301,5 +303,12 @@ def _run(blocks, args, finish, *, client, progress, repeats: int) -> None:
     with connect(client) as c:
         window = None if c is None else max(16, 4 * sum(c.nthreads().values()))
         display = Display("ensstab sweep", "cell", sizes, enabled=progress)
-        run_tasks(compute_block, [args(b) for b in blocks], client=c or "synchronous", display=display,
-                  on_result=lambda i, out: finish(blocks[i], out), window=window, pure=True)  # fmt: skip
+        run_tasks(
+            compute_block,
+            [args(b) for b in blocks],
+            client=c or "synchronous",
+            display=display,
+            on_result=lambda i, out: finish(blocks[i], out),
+            window=window,
+            pure=True,
+        )

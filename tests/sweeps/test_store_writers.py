@@ -12,15 +12,45 @@ from ensstab_dask.sweeps.storage import StoreLocked, lock_path, writer_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 # The grid of the report that found lost updates: 80 cells, one per task, small chunks.
-GRID = ["--n-feature", "200", "--n-target", "10", "--n-useful", "10:13:1", "--p", "0.05:1.0:0.05",
-        "--m-stability", "2", "--repeats", "1", "--batch-size", "1"]  # fmt: skip
-KW = dict(n_useful=[10, 11, 12, 13], p=[round(0.05 * k, 2) for k in range(1, 21)], m_ensemble=[1],
-          m_stability=2, repeats=1, seed=0)  # fmt: skip
+GRID = [
+    "--n-feature",
+    "200",
+    "--n-target",
+    "10",
+    "--n-useful",
+    "10:13:1",
+    "--p",
+    "0.05:1.0:0.05",
+    "--m-stability",
+    "2",
+    "--repeats",
+    "1",
+    "--batch-size",
+    "1",
+]
+KW = dict(
+    n_useful=[10, 11, 12, 13],
+    p=[round(0.05 * k, 2) for k in range(1, 21)],
+    m_ensemble=[1],
+    m_stability=2,
+    repeats=1,
+    seed=0,
+)
 
 
 def start(store):
-    cmd = [sys.executable, "-m", "ensstab_dask.cli", "sweep", *GRID, "--store", str(store), "--scheduler",
-           "synchronous", "--quiet"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "ensstab_dask.cli",
+        "sweep",
+        *GRID,
+        "--store",
+        str(store),
+        "--scheduler",
+        "synchronous",
+        "--quiet",
+    ]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
