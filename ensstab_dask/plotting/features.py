@@ -16,7 +16,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.plotting.figures import _axes
+from ensstab_dask.plotting.common import _axes
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
