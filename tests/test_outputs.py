@@ -11,7 +11,8 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.sweeps.storage import export_netcdf, write_json, write_netcdf
+from ensstab_dask.outputs import write_json, write_netcdf
+from ensstab_dask.sweeps.storage import export_netcdf
 
 
 @pytest.fixture

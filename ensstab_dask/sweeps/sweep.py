@@ -61,7 +61,8 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
     make_plan,
     plan_blocks,
 )
-from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore, writer_lock
+from ensstab_dask.sweeps.lock import writer_lock
+from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore
 
 __all__ = [
     "sweep",

@@ -14,9 +14,9 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask import plotting
+from ensstab_dask.outputs import write_netcdf
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import make_microarray
-from ensstab_dask.sweeps.storage import write_netcdf
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask.sweeps.storage import StoreLocked, lock_path, writer_lock
+from ensstab_dask.exceptions import StoreLocked
+from ensstab_dask.sweeps.lock import lock_path, writer_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 # The grid of the report that found lost updates: 80 cells, one per task, small chunks.
@@ -96,7 +97,7 @@ def test_lock_names_its_owner_and_is_released(tmp_path):
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     store = tmp_path / "S.zarr"
     code = (
-        "import os, sys; from ensstab_dask.sweeps.storage import writer_lock\n"
+        "import os, sys; from ensstab_dask.sweeps.lock import writer_lock\n"
         f"with writer_lock({str(store)!r}):\n    print('held', flush=True); os.kill(os.getpid(), 9)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
