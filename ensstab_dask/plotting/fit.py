@@ -141,57 +141,86 @@ def plot_calibration(
     n_runs : int, optional
         Which n_useful_v surface of a sweep (see :func:`ensstab_dask.simulator.calibration.calibrate`).
     """
+    ds = _dataset(obj)
+    cal = _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol)
+    ax = _axes(ax)
+    stab = cal["stability"].transpose("n_useful", "p")
+    stab.plot.pcolormesh(
+        ax=ax, x="p", y="n_useful", cmap="viridis", cbar_kwargs={"label": "simulated single-selector stability"}
+    )
+    P, U = np.meshgrid(stab["p"].values, stab["n_useful"].values)
+    handles = _draw_observations(ax, cal, P, U) + _draw_choices(ax, cal, P, U)
+    ax.set_xlabel("p (probability of picking from S_m)")
+    ax.set_ylabel("n_useful (size of S', features)")
+    _grid_ticks(ax.xaxis, stab["p"].values)
+    _grid_ticks(ax.yaxis, stab["n_useful"].values)
+    ax.set_title("Calibration: where the simulator matches the real selector")
+    # Below the axes, not over them: the lines sit anywhere on the surface, and any place
+    # inside ("best" included) hid the orange line on some data. A constrained-layout
+    # figure (the default here, and the report's) makes room for it.
+    ax.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, fontsize="small", frameon=False
+    )
+    return ax
+
+
+def _draw_observations(ax, cal: xr.Dataset, P: np.ndarray, U: np.ndarray) -> list:
+    """Where each surface equals the observation (a line) and lies within its tolerance
+    (a hatched band), on the calibration's mesh; returns the legend entries of those drawn."""
     from matplotlib import patheffects
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ds = _dataset(obj)
-    cal = _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol)
-    ax = _axes(ax)
     stab, nuv = cal["stability"].transpose("n_useful", "p"), cal["n_useful_v"].transpose("n_useful", "p")
-    stab.plot.pcolormesh(
-        ax=ax, x="p", y="n_useful", cmap="viridis", cbar_kwargs={"label": "simulated single-selector stability"}
-    )
     obs_stab, obs_u = float(cal.attrs["real_stability"]), float(cal.attrs["observed_n_useful"])
     atol = float(cal.attrs["n_useful_atol"])
     # Files written before the band had a floor record only its relative width.
     band = float(cal.attrs.get("stability_band", float(cal.attrs["stability_rtol"]) * abs(obs_stab)))
-    P, U = np.meshgrid(stab["p"].values, stab["n_useful"].values)
+    if min(P.shape) < 2:  # a contour needs two cells each way
+        return []
+    s, v = stab.values, nuv.values
+    # A white line with a dark edge shows on the bright end of the map and in the legend,
+    # which sits on the figure's white background.
+    outline = [patheffects.withStroke(linewidth=3.5, foreground="0.2")]
+    # Each band and line gets a legend entry only if it drew something: an observation
+    # outside a surface's range draws no line, and a legend must not promise one.
+    drawn = [
+        (
+            ax.contourf(
+                P, U, (np.abs(s - obs_stab) <= band).astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"]
+            ),
+            Patch(facecolor="none", hatch="//", label=f"stability within ±{band:.3g}"),
+        ),
+        (
+            ax.contourf(
+                P, U, (np.abs(v - obs_u) <= atol).astype(float), levels=[0.5, 1.5], colors="none", hatches=["\\\\"]
+            ),
+            Patch(facecolor="none", hatch="\\\\", label=f"n_useful_v within ±{atol:g}"),
+        ),
+        (
+            ax.contour(P, U, s, levels=[obs_stab], colors="white", linewidths=2, path_effects=outline),
+            Line2D([], [], color="white", lw=2, path_effects=outline, label=f"stability = observed {obs_stab:.3f}"),
+        ),
+        (
+            ax.contour(P, U, v, levels=[obs_u], colors=N_USEFUL_COLOR, linewidths=2, linestyles="--"),
+            Line2D([], [], color=N_USEFUL_COLOR, lw=2, ls="--", label=f"n_useful_v = observed {obs_u:.1f}"),
+        ),
+    ]
     handles = []
-    if min(P.shape) >= 2:
-        s, v = stab.values, nuv.values
-        # A white line with a dark edge shows on the bright end of the map and in the legend,
-        # which sits on the figure's white background.
-        outline = [patheffects.withStroke(linewidth=3.5, foreground="0.2")]
-        # Each band and line gets a legend entry only if it drew something: an observation
-        # outside a surface's range draws no line, and a legend must not promise one.
-        drawn = [
-            (
-                ax.contourf(
-                    P, U, (np.abs(s - obs_stab) <= band).astype(float), levels=[0.5, 1.5], colors="none", hatches=["//"]
-                ),
-                Patch(facecolor="none", hatch="//", label=f"stability within ±{band:.3g}"),
-            ),
-            (
-                ax.contourf(
-                    P, U, (np.abs(v - obs_u) <= atol).astype(float), levels=[0.5, 1.5], colors="none", hatches=["\\\\"]
-                ),
-                Patch(facecolor="none", hatch="\\\\", label=f"n_useful_v within ±{atol:g}"),
-            ),
-            (
-                ax.contour(P, U, s, levels=[obs_stab], colors="white", linewidths=2, path_effects=outline),
-                Line2D([], [], color="white", lw=2, path_effects=outline, label=f"stability = observed {obs_stab:.3f}"),
-            ),
-            (
-                ax.contour(P, U, v, levels=[obs_u], colors=N_USEFUL_COLOR, linewidths=2, linestyles="--"),
-                Line2D([], [], color=N_USEFUL_COLOR, lw=2, ls="--", label=f"n_useful_v = observed {obs_u:.1f}"),
-            ),
-        ]
-        for i in (2, 0, 3, 1):  # drawn bands first, under the lines; listed line, band, line, band
-            artist, handle = drawn[i]
-            if _drew_something(artist):
-                artist.set_label(handle.get_label())  # ties the entry to what it stands for (see the tests)
-                handles.append(handle)
+    for i in (2, 0, 3, 1):  # drawn bands first, under the lines; listed line, band, line, band
+        artist, handle = drawn[i]
+        if _drew_something(artist):
+            artist.set_label(handle.get_label())  # ties the entry to what it stands for (see the tests)
+            handles.append(handle)
+    return handles
+
+
+def _draw_choices(ax, cal: xr.Dataset, P: np.ndarray, U: np.ndarray) -> list:
+    """The cells consistent with both observations, the chosen (n_useful, p) and the
+    estimate's own; returns their legend entries."""
+    from matplotlib.lines import Line2D
+
+    handles = []
     both = cal["consistent"].transpose("n_useful", "p").values
     if both.any():
         ax.scatter(P[both], U[both], s=14, color="tab:red", label="consistent with both")
@@ -207,18 +236,7 @@ def plot_calibration(
         label = f"estimate: u={int(est_u)}, p={float(est_p or 0.0):.2f}"
         ax.plot([est_p], [est_u], marker="X", ms=11, color="white", mec="black", ls="", label=label)
         handles.append(Line2D([], [], marker="X", ms=9, ls="", color="white", mec="black", label=label))
-    ax.set_xlabel("p (probability of picking from S_m)")
-    ax.set_ylabel("n_useful (size of S', features)")
-    _grid_ticks(ax.xaxis, stab["p"].values)
-    _grid_ticks(ax.yaxis, stab["n_useful"].values)
-    ax.set_title("Calibration: where the simulator matches the real selector")
-    # Below the axes, not over them: the lines sit anywhere on the surface, and any place
-    # inside ("best" included) hid the orange line on some data. A constrained-layout
-    # figure (the default here, and the report's) makes room for it.
-    ax.legend(
-        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2, fontsize="small", frameon=False
-    )
-    return ax
+    return handles
 
 
 def plot_surface(obj, *, m_ensemble: int | None = None, ax=None):
