@@ -1,12 +1,12 @@
 """Outputs written whole or not at all, and never over what must be kept.
 
 :func:`atomic_output` is the one implementation of write-to-temporary-then-rename
-(files and directories: a report, a store's first template); :func:`refuse_to_replace`
-is the one check of where an output may go: never onto or into a zarr store, a data
-file (a feature table this package wrote is not one), the reference data folder, or a
-directory that is not a report. A killed writer's
-temporary files are removed by the next write of the same target
-(:func:`clean_leftovers`).
+(files and directories: a report, a store's first template, and the JSON and netCDF
+files of :func:`write_json` and :func:`write_netcdf`); :func:`refuse_to_replace` is the
+one check of where an output may go: never onto or into a zarr store, a data file (a
+feature table this package wrote is not one), the reference data folder, or a directory
+that is not a report. A killed writer's temporary files are removed by the next write of
+the same target (:func:`clean_leftovers`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,26 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 
-__all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
-           "temp_prefix", "DATA_SUFFIXES", "FEATURE_TABLE_HEADER", "check_writable"]  # fmt: skip
+if TYPE_CHECKING:
+    import xarray as xr
+
+__all__ = [
+    "atomic_output",
+    "refuse_to_replace",
+    "write_json",
+    "write_netcdf",
+    "json_number",
+    "umask_mode",
+    "clean_leftovers",
+    "temp_prefix",
+    "DATA_SUFFIXES",
+    "FEATURE_TABLE_HEADER",
+    "check_writable",
+]
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -135,8 +150,12 @@ def _special(path: Path) -> str:
         mode = os.stat(path).st_mode
     except OSError:
         return ""
-    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+    for test, kind in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return kind
     return ""
@@ -258,6 +277,16 @@ def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True)
     leaves the previous file intact, never an empty or half-written one."""
     with atomic_output(out, overwrite=overwrite) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         json.dump(payload, fh, indent=2)
+    return Path(out)
+
+
+def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file."""
+    with atomic_output(out, overwrite=overwrite) as tmp:
+        try:
+            ds.to_netcdf(tmp)
+        except RuntimeError as exc:  # netCDF4 reports a full disk only as "NetCDF: HDF error"
+            raise OutputNotWritten(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
     return Path(out)
 
 

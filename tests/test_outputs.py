@@ -11,7 +11,8 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.sweeps.storage import export_netcdf, write_json, write_netcdf
+from ensstab_dask.outputs import write_json, write_netcdf
+from ensstab_dask.sweeps.storage import export_netcdf
 
 
 @pytest.fixture
@@ -38,8 +39,18 @@ def test_outputs_get_the_umask_mode_also_when_overwritten(tmp_path, umask_022):
 def test_store_and_report_folders_get_the_umask_mode(tmp_path, umask_022):
     from ensstab_dask.plotting.report import write_report
 
-    ds = es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2,
-                  client="synchronous", progress=False, store=tmp_path / "s.zarr")  # fmt: skip
+    ds = es.sweep(
+        300,
+        10,
+        n_useful=[20, 40],
+        p=[0.5, 0.9],
+        m_ensemble=[1, 3],
+        m_stability=5,
+        repeats=2,
+        client="synchronous",
+        progress=False,
+        store=tmp_path / "s.zarr",
+    )
     assert mode(tmp_path / "s.zarr") == 0o755
     write_netcdf(ds, tmp_path / "s.nc")
     index = write_report(tmp_path / "s.nc", tmp_path / "rep")
@@ -57,8 +68,18 @@ def test_a_failed_json_write_leaves_the_old_file(tmp_path):
 
 def test_export_refuses_to_write_into_its_own_store(tmp_path, capsys):
     store = tmp_path / "s.zarr"
-    es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2, client="synchronous",
-             progress=False, store=store)  # fmt: skip
+    es.sweep(
+        300,
+        10,
+        n_useful=[20],
+        p=[0.5],
+        m_ensemble=[1],
+        m_stability=5,
+        repeats=2,
+        client="synchronous",
+        progress=False,
+        store=store,
+    )
     before = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
     with pytest.raises(ValueError, match="inside the store"):
         export_netcdf(store, store / "zarr.json", overwrite=True)
@@ -116,8 +137,18 @@ def test_leftovers_of_killed_writers_are_cleaned_on_the_next_write(tmp_path):
         write_netcdf(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "a.nc")
         assert not stale_file.exists() and busy_file.exists()  # a live writer's file is left alone
         assert elsewhere.exists()  # another host's pid cannot be checked from here
-        es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2, client="synchronous",
-                 progress=False, store=tmp_path / "S.zarr")  # fmt: skip
+        es.sweep(
+            300,
+            10,
+            n_useful=[20],
+            p=[0.5],
+            m_ensemble=[1],
+            m_stability=5,
+            repeats=2,
+            client="synchronous",
+            progress=False,
+            store=tmp_path / "S.zarr",
+        )
         assert not stale_store.exists()
     finally:
         live.kill()
@@ -163,9 +194,13 @@ def test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_t
         return False
 
     args = ["sweep", "--n-feature", "200", "--n-target", "10", "--n-useful", "10:13:1", "--p", "0.1:1.0:0.1"]
-    proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args, "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=as_a_foreground_job)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ensstab_dask.cli", *args, "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_foreground_job,
+    )
     try:
         deadline = time.monotonic() + 120
         while not started() and time.monotonic() < deadline:
@@ -178,8 +213,19 @@ def test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_t
 
 
 def _sweep_store(path, *, seed=0):
-    es.sweep(300, 10, n_useful=[20, 30], p=[0.3, 0.6, 0.9], m_ensemble=[1, 3, 5], m_stability=5, repeats=3,
-             seed=seed, client="synchronous", progress=False, store=path)  # fmt: skip
+    es.sweep(
+        300,
+        10,
+        n_useful=[20, 30],
+        p=[0.3, 0.6, 0.9],
+        m_ensemble=[1, 3, 5],
+        m_stability=5,
+        repeats=3,
+        seed=seed,
+        client="synchronous",
+        progress=False,
+        store=path,
+    )
     return path
 
 
@@ -208,8 +254,9 @@ def test_a_full_disk_on_export_is_one_line_and_keeps_the_old_file(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run(_export_cmd(store, out), preexec_fn=small_disk, env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        _export_cmd(store, out), preexec_fn=small_disk, env=env, capture_output=True, text=True, timeout=300
+    )
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1 and err[0].startswith("ensstab: error:"), (proc.returncode, err)
     assert str(out) in err[0] and "disk full" in err[0], err[0]
@@ -227,8 +274,20 @@ def test_an_export_killed_at_any_moment_leaves_the_old_file_or_the_new_one(tmp_p
 
     store = _sweep_store(tmp_path / "S.zarr")
     out = tmp_path / "out.nc"
-    old = write_netcdf(es.sweep(300, 10, n_useful=[20], p=[0.5], m_ensemble=[1], m_stability=5, repeats=2,
-                                client="synchronous", progress=False), out).read_bytes()  # fmt: skip
+    old = write_netcdf(
+        es.sweep(
+            300,
+            10,
+            n_useful=[20],
+            p=[0.5],
+            m_ensemble=[1],
+            m_stability=5,
+            repeats=2,
+            client="synchronous",
+            progress=False,
+        ),
+        out,
+    ).read_bytes()
     start = time.monotonic()
     subprocess.run(_export_cmd(store, tmp_path / "timing.nc"), check=True, capture_output=True, timeout=300)
     duration = time.monotonic() - start
@@ -260,8 +319,16 @@ def _without_warnings(fn):
     return result
 
 
-SMALL_SWEEP = dict(n_useful=[20, 30], p=[0.3, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=1,
-                   client="synchronous", progress=False)  # fmt: skip
+SMALL_SWEEP = dict(
+    n_useful=[20, 30],
+    p=[0.3, 0.9],
+    m_ensemble=[1, 3],
+    m_stability=5,
+    repeats=2,
+    seed=1,
+    client="synchronous",
+    progress=False,
+)
 
 
 def test_a_sweep_store_opens_lazily_without_warnings_and_verifies(tmp_path, capsys):
@@ -323,8 +390,14 @@ def test_a_failed_report_write_keeps_the_old_report_and_leaves_no_temporary_file
     # matplotlib builds its font cache on first use, and under the limit says so in a line
     # of its own: build it first, as any earlier picture on the machine would have.
     subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=True, timeout=120)
-    proc = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "report", str(nc), "-o", str(rep), "--overwrite"],
-                          preexec_fn=small_disk, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", "report", str(nc), "-o", str(rep), "--overwrite"],
+        preexec_fn=small_disk,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1 and err[0].startswith("ensstab: error:"), (proc.returncode, err)
     assert {p.name: p.read_bytes() for p in rep.iterdir()} == before
@@ -377,16 +450,40 @@ def test_commands_refuse_a_special_file_as_output_before_the_work(tmp_path, caps
     fifo, null = str(tmp_path / "fifo"), str(tmp_path / "null")
     commands = [
         ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1", "--json", fifo],
-        ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1", "--json", null,
-         "--overwrite"],
+        [
+            "simulate",
+            "--n-feature",
+            "200",
+            "--n-target",
+            "5",
+            "--n-useful",
+            "20",
+            "--m-ensemble",
+            "1",
+            "--json",
+            null,
+            "--overwrite",
+        ],
         ["estimate", "--json", fifo, "--overwrite"],
         ["estimate", "--output", null, "--overwrite"],
         ["validate", "--json", fifo, "--overwrite"],
-        ["sweep", "--n-feature", "300", "--n-useful", "20", "--p", "0.5", "--output", str(tmp_path / "sock"),
-         "--overwrite", "--scheduler", "synchronous"],
+        [
+            "sweep",
+            "--n-feature",
+            "300",
+            "--n-useful",
+            "20",
+            "--p",
+            "0.5",
+            "--output",
+            str(tmp_path / "sock"),
+            "--overwrite",
+            "--scheduler",
+            "synchronous",
+        ],
         ["export", str(store), fifo, "--overwrite"],
         ["report", str(store), "-o", fifo, "--overwrite"],
-    ]  # fmt: skip
+    ]
     try:
         before = _kinds(paths)
         for args in commands:

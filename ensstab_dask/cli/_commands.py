@@ -31,13 +31,13 @@ from ensstab_dask.cli._common import (
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
-from ensstab_dask.outputs import check_writable, refuse_to_replace
+from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.grid import check_cell_memory
-from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json, write_netcdf
+from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json
 from ensstab_dask.sweeps.sweep import sweep
 
 

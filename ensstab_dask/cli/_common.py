@@ -22,11 +22,11 @@ from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.estimates.features import write_feature_table
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
-from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json
+from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.selectors import check_resample, default_selector
 from ensstab_dask.settings import BootCount
-from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore, write_netcdf
+from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
 
 
 class UsageError(EnsstabError):

@@ -43,8 +43,9 @@ def progress_bar(total: int, desc: str, *, unit: str = "task", enabled: bool = T
         from tqdm.std import tqdm
     else:
         from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr,
-                disable=(False if in_kernel else None) if enabled else True)  # fmt: skip
+    return tqdm(
+        total=total, desc=desc, unit=unit, file=sys.stderr, disable=(False if in_kernel else None) if enabled else True
+    )
 
 
 class StageBar:

@@ -17,9 +17,8 @@ from ensstab_dask.estimates.surface import surface_json
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
-from ensstab_dask.outputs import json_number
+from ensstab_dask.outputs import json_number, write_netcdf
 from ensstab_dask.simulator.estimators import PEstimate
-from ensstab_dask.sweeps.storage import write_netcdf
 
 __all__ = ["Estimate"]
 

@@ -27,13 +27,12 @@ from ensstab_dask.estimates.comparison import compare, verdict, z_text
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.outputs import json_number, refuse_to_replace
+from ensstab_dask.outputs import json_number, refuse_to_replace, write_netcdf
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.settings import Constraint, Seed, Sizes, validate_params
-from ensstab_dask.sweeps.storage import write_netcdf
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
 

@@ -156,8 +156,9 @@ class Anchored(CurveModel):
             lower, upper = np.array([percentile_interval(reps[:, j], s.confidence) for j in range(len(W))]).T
             lower, upper = lower - band, upper + band
             boot = ctx.boot_dataset(reps, "bootstrap replicates of the real copies (the law refitted), rescaled")
-        curve_ds = ctx.curve_dataset(point, std, lower=lower, upper=upper,
-                                     description="measured (m <= B) or extrapolated ensemble stability")  # fmt: skip
+        curve_ds = ctx.curve_dataset(
+            point, std, lower=lower, upper=upper, description="measured (m <= B) or extrapolated ensemble stability"
+        )
         curve_ds["stability_band"] = ("m_ensemble", band)
         curve_ds["stability_band"].attrs = {
             "long_name": "model band",

@@ -228,9 +228,22 @@ def _surface(ctx: Context, u_nodes, p_nodes, m_ensemble, *, repeats: int, seed: 
     the estimate's settings (the two-level simulator at ``h`` when given)."""
     s = ctx.settings
     model = "onda" if h is None else "two-level"
-    surf = sweep(s.n_feature, s.n_target, n_useful=u_nodes, p=p_nodes, m_ensemble=m_ensemble,
-                 m_stability=ctx.m_stability, repeats=repeats, aggregate=s.aggregate, index=s.index, seed=seed,
-                 client=ctx.client, progress=False, model=model, h=h)  # fmt: skip
+    surf = sweep(
+        s.n_feature,
+        s.n_target,
+        n_useful=u_nodes,
+        p=p_nodes,
+        m_ensemble=m_ensemble,
+        m_stability=ctx.m_stability,
+        repeats=repeats,
+        aggregate=s.aggregate,
+        index=s.index,
+        seed=seed,
+        client=ctx.client,
+        progress=False,
+        model=model,
+        h=h,
+    )
     return surf["stability"].values  # (n_u, n_p, n_m)
 
 

@@ -75,17 +75,39 @@ def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
     # brings its own.
     p_copies = ctx.m_stability * s.repeats
     with ctx.clock.stage("p"):
-        out.p_fit = estimate_p(ctx.real_stability, n_feature, n_target, n_useful, m_stability=p_copies,
-                               method=s.p_method, index=s.index, seed=ctx.stream(Stage.P))  # fmt: skip
+        out.p_fit = estimate_p(
+            ctx.real_stability,
+            n_feature,
+            n_target,
+            n_useful,
+            m_stability=p_copies,
+            method=s.p_method,
+            index=s.index,
+            seed=ctx.stream(Stage.P),
+        )
     ctx.p_hat = ctx.p_pred = float(out.p_fit.p)
     bar.done()
     out.simulated += len(out.p_fit.evaluations) * p_copies
     if s.verify:
         with ctx.clock.stage("verify"):
-            out.fixed_point = check_fixed_point(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
-                                                repeats=s.repeats, seed=ctx.stream(Stage.VERIFY))  # fmt: skip
-            out.power = fixed_point_power(n_feature, n_target, n_useful, ctx.p_hat, n_runs=ctx.n_runs,
-                                          repeats=s.repeats, seed=ctx.stream(Stage.POWER))  # fmt: skip
+            out.fixed_point = check_fixed_point(
+                n_feature,
+                n_target,
+                n_useful,
+                ctx.p_hat,
+                n_runs=ctx.n_runs,
+                repeats=s.repeats,
+                seed=ctx.stream(Stage.VERIFY),
+            )
+            out.power = fixed_point_power(
+                n_feature,
+                n_target,
+                n_useful,
+                ctx.p_hat,
+                n_runs=ctx.n_runs,
+                repeats=s.repeats,
+                seed=ctx.stream(Stage.POWER),
+            )
         out.simulated += (1 + (out.power is not None)) * s.repeats * ctx.n_runs
         bar.done()
     if s.calibrate:
@@ -103,9 +125,21 @@ def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
     grid_u = sorted({int(v) for v in np.unique(np.geomspace(n_target, min(n_feature, 8 * n_useful), 16).round())})
     grid_p = sorted({round(v, 3) for v in np.linspace(max(0.05, n_target / n_feature), 1.0, 20)})
     reps = max(3, s.repeats // 4)
-    surf = sweep(n_feature, n_target, n_useful=grid_u, p=grid_p, m_ensemble=[1], n_runs=ctx.n_runs,
-                 m_stability=ctx.m_stability, repeats=reps, aggregate=s.aggregate, index=s.index,
-                 seed=ctx.sweep_seed(Stage.CALIBRATE), client=ctx.client, progress=False)  # fmt: skip
+    surf = sweep(
+        n_feature,
+        n_target,
+        n_useful=grid_u,
+        p=grid_p,
+        m_ensemble=[1],
+        n_runs=ctx.n_runs,
+        m_stability=ctx.m_stability,
+        repeats=reps,
+        aggregate=s.aggregate,
+        index=s.index,
+        seed=ctx.sweep_seed(Stage.CALIBRATE),
+        client=ctx.client,
+        progress=False,
+    )
     cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
     cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
     if cal.attrs["any_consistent"]:

@@ -108,8 +108,9 @@ def copy_similarities(
     return out
 
 
-def copy_ensembles(ranks: np.ndarray, n_target: int, m: int, rng: np.random.Generator, *,
-                   aggregate: str = "mean_rank") -> np.ndarray:  # fmt: skip
+def copy_ensembles(
+    ranks: np.ndarray, n_target: int, m: int, rng: np.random.Generator, *, aggregate: str = "mean_rank"
+) -> np.ndarray:
     """What each copy's ensemble of ``m`` weak selectors keeps: ``m`` of its ``B`` members
     drawn at random (all of them at ``m = B``), aggregated, the top ``n_target`` taken.
 

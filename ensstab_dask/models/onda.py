@@ -180,8 +180,7 @@ class TwoLevel(Onda):
         per_copy = per_copy_stability(copies, s.n_feature, index=s.index)
         prediction.state["per_copy"] = per_copy
         jw = float(per_copy.mean())
-        fit = estimate_h(jw, s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred, design=(200, copies.shape[1]),
-                         index=s.index, seed=ctx.stream(Stage.H))  # fmt: skip
+        fit = _estimate_h(ctx, jw, copies.shape[1])
         prediction.h, prediction.within_copy_stability = fit.h, jw
         prediction.attrs["simulator_h"] = fit.h
         return fit.h
@@ -206,11 +205,7 @@ class TwoLevel(Onda):
         G = len(per_copy)
         half = stats.t.ppf(0.5 + s.confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
         size = ctx.copies().shape[1]
-        ends = [
-            estimate_h(per_copy.mean() + d, s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred, design=(200, size),
-                       index=s.index, seed=ctx.stream(Stage.H)).h
-            for d in (half, -half)
-        ]  # fmt: skip
+        ends = [_estimate_h(ctx, per_copy.mean() + d, size).h for d in (half, -half)]
         h_lo, h_hi = min(ends), max(ends)
         point = out.curve["stability"].values
         seed = ctx.sweep_seed(Stage.H_BOUNDS)
@@ -218,6 +213,22 @@ class TwoLevel(Onda):
         _widen(out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point))
         out.intervals["h"] = (float(h_lo), float(h_hi))
         return 2 * s.repeats * ctx.m_stability * sum(s.m_list)
+
+
+def _estimate_h(ctx: Context, within: float, copy_size: int):
+    """:func:`~ensstab_dask.simulator.estimators.estimate_h` of a within-copy stability, at
+    the fitted (u, p), for copies of ``copy_size`` weak selectors, from the h stage's stream."""
+    s = ctx.settings
+    return estimate_h(
+        within,
+        s.n_feature,
+        s.n_target,
+        ctx.u_pred,
+        ctx.p_pred,
+        design=(200, copy_size),
+        index=s.index,
+        seed=ctx.stream(Stage.H),
+    )
 
 
 def _top_copies(copy_ranks: np.ndarray, n_target: int) -> np.ndarray:

@@ -44,11 +44,23 @@ class RandomEffectsModel(CurveModel):
 
     def _predict(self, ctx: Context, bar) -> Prediction:
         s = ctx.settings
-        out = random_effects_curve(ctx.copies(), s.n_target, s.m_list, index=s.index, n_boot=s.n_boot,
-                                   confidence=s.confidence, seed=ctx.stream(Stage.RANDOM_EFFECTS),
-                                   client=ctx.client)  # fmt: skip
-        curve = ctx.curve_dataset(out["stability"], out["stability_std"], lower=out.get("lower"),
-                                  upper=out.get("upper"), description="predicted ensemble stability")  # fmt: skip
+        out = random_effects_curve(
+            ctx.copies(),
+            s.n_target,
+            s.m_list,
+            index=s.index,
+            n_boot=s.n_boot,
+            confidence=s.confidence,
+            seed=ctx.stream(Stage.RANDOM_EFFECTS),
+            client=ctx.client,
+        )
+        curve = ctx.curve_dataset(
+            out["stability"],
+            out["stability_std"],
+            lower=out.get("lower"),
+            upper=out.get("upper"),
+            description="predicted ensemble stability",
+        )
         boot = None
         if s.n_boot:
             boot = ctx.boot_dataset(out["replicates"], "predicted stability, bootstrap replicates of the real copies")
@@ -131,8 +143,10 @@ def random_effects_curve(
     m_stability = M_STABILITY
     half = m_stability // 2
     jobs: list[tuple[np.ndarray | None, int, Any]] = [
-        (None, m_stability, seeds[0]), (None, half, seeds[0] + 1), (None, half, seeds[0] + 2)
-    ]  # fmt: skip
+        (None, m_stability, seeds[0]),
+        (None, half, seeds[0] + 1),
+        (None, half, seeds[0] + 2),
+    ]
     for i in range(n_boot):
         ids = np.sort(rng.integers(G, size=G))
         if len(np.unique(ids)) < 2:

@@ -154,8 +154,9 @@ def fitted_curves(ranks, subsets, n_target: int, m_ensemble: list[int], index: s
         subs = subsets if ids is None else subsets[ids]
         r = make_rng(int(s))
         out[k] = [
-            single_stability_across_copies(subs, n_feature, index, ids) if m == 1
+            single_stability_across_copies(subs, n_feature, index, ids)
+            if m == 1
             else model.stability(m, n_target, m_stability=pairs, index=index, seed=r)
             for m in m_ensemble
-        ]  # fmt: skip
+        ]
     return out

@@ -16,7 +16,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.plotting.figures import _axes
+from ensstab_dask.plotting.common import _axes
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
@@ -76,15 +76,17 @@ def plot_feature_frequencies(obj, *, top: int = 20, ax=None):
     shown = freq[order]
     image = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
     for (i, j), value in np.ndenumerate(shown):
-        ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
-                color="black" if value > 0.6 else "white")  # fmt: skip
+        ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7, color="black" if value > 0.6 else "white")
     ax.set_xticks(range(len(sizes)), [str(m) for m in sizes])
     ax.set_yticks(range(len(order)), [str(n) for n in ds["name"].values[order]], fontsize=8)
     ax.set_xlabel("ensemble size m (weak selectors)")
     ax.set_ylabel(f"feature (the {len(order)} most often kept at m = {sizes[-1]})")
     copies = ds.attrs.get("copies", "")
-    ax.set_title(f"How often real ensembles keep each feature in their top {ds.attrs.get('n_target', '')} "
-                 f"(of {copies} real copies)", fontsize=10)  # fmt: skip
+    ax.set_title(
+        f"How often real ensembles keep each feature in their top {ds.attrs.get('n_target', '')} "
+        f"(of {copies} real copies)",
+        fontsize=10,
+    )
     ax.figure.colorbar(image, ax=ax, label="selection frequency")
     return ax
 

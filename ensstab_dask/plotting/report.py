@@ -26,8 +26,11 @@ from ensstab_dask.estimates.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
-from ensstab_dask.plotting import figures as plotting
+from ensstab_dask.plotting.common import _attr, _dataset, _is_estimate, _is_sweep
+from ensstab_dask.plotting.cost import plot_cost, total_seconds
+from ensstab_dask.plotting.curve import plot_stability_curve
 from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_surface
+from ensstab_dask.plotting.fit import plot_calibration, plot_fixed_point, plot_selection_counts, plot_surface
 from ensstab_dask.simulator.calibration import n_useful_v_slice
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
@@ -133,18 +136,18 @@ EXPLAIN_SWEEP = {
 
 def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[str]:
     """The pictures that apply to ``ds``, in the order the report shows them."""
-    if plotting._is_estimate(ds):
+    if _is_estimate(ds):
         names = []
         if "calibration_stability" in ds:
             names.append("calibration")
-        if plotting._attr(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
+        if _attr(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
             names.append("fixed_point")
         # No curve when the method had nothing to say: nothing to draw, nor to time per m.
         curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
         surface = ["stability_surface"] if "surface_stability" in ds else []
         features = ["feature_frequency"] if "feature_frequency" in ds else []  # whatever the verdict
         return names + curve + surface + features + ["selection_counts"] + (["cost"] if curve else [])
-    if plotting._is_sweep(ds):
+    if _is_sweep(ds):
         has_single = 1 in ds["m_ensemble"].values
         names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
         names.append("fixed_point")
@@ -164,17 +167,23 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
     single-selector surface they are compared with); ``n_runs``, one of the sweep's. An
     estimate carries its own observations: none of the three is taken for it.
     """
-    given = [name for name, v in (("real_stability", real_stability), ("n_useful", n_useful), ("n_runs", n_runs))
-             if v is not None]  # fmt: skip
+    given = [
+        name
+        for name, v in (("real_stability", real_stability), ("n_useful", n_useful), ("n_runs", n_runs))
+        if v is not None
+    ]
     if not given:
         return
-    if not plotting._is_sweep(ds):
-        raise InvalidParameterError(f"{given[0]} is for a sweep's report; an estimate's report draws its own "
-                                    "observations, so it takes none")  # fmt: skip
+    if not _is_sweep(ds):
+        raise InvalidParameterError(
+            f"{given[0]} is for a sweep's report; an estimate's report draws its own observations, so it takes none"
+        )
     if (real_stability is None) != (n_useful is None):
         missing = "n_useful" if n_useful is None else "real_stability"
-        raise InvalidParameterError(f"{missing} is missing: the calibration picture needs real_stability and "
-                                    "n_useful, the observed pair, together")  # fmt: skip
+        raise InvalidParameterError(
+            f"{missing} is missing: the calibration picture needs real_stability and "
+            "n_useful, the observed pair, together"
+        )
     if real_stability is not None:
         if 1 not in ds["m_ensemble"].values:
             raise InvalidParameterError(
@@ -194,17 +203,17 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
 
 def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) -> None:
     if name == "calibration":
-        plotting.plot_calibration(ds, real_stability, n_useful, n_runs=n_runs, ax=ax)
+        plot_calibration(ds, real_stability, n_useful, n_runs=n_runs, ax=ax)
     elif name == "fixed_point":
-        plotting.plot_fixed_point(ds, n_runs=n_runs, ax=ax)
+        plot_fixed_point(ds, n_runs=n_runs, ax=ax)
     elif name == "stability_curve":
-        plotting.plot_stability_curve(ds, ax=ax)
+        plot_stability_curve(ds, ax=ax)
     elif name == "selection_counts":
-        plotting.plot_selection_counts(ds, ax=ax)
+        plot_selection_counts(ds, ax=ax)
     elif name == "cost":
-        plotting.plot_cost(ds, ax=ax)
+        plot_cost(ds, ax=ax)
     elif name == "surface":
-        plotting.plot_surface(ds, ax=ax)
+        plot_surface(ds, ax=ax)
     elif name == "stability_surface":
         plot_stability_surface(ds, ax=ax)
     elif name == "feature_frequency":
@@ -231,7 +240,7 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
             f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
         ),
     ]
-    p = plotting._attr(ds, "p")
+    p = _attr(ds, "p")
     if p is not None and np.isfinite(float(p)):  # the simulator's fit: a model that simulates nothing has no p
         rows.append(("p", _fmt(p)))
     rows.insert(3, ("model behind the curve", f"{a.get('model', '?')}: {a.get('curve_source', '')}".rstrip(": ")))
@@ -246,14 +255,14 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
     if "reliable" in a:
         verdict = "yes" if int(a["reliable"]) else "NO: " + "; ".join(str(a.get("warnings", "")).splitlines())
         rows.insert(0, ("reliable", verdict))
-    if plotting._attr(ds, "n_useful_v") is not None:
+    if _attr(ds, "n_useful_v") is not None:
         holds = "holds" if int(a["fixed_point_holds"]) else "does NOT hold"
         if int(a["fixed_point_holds"]) and str(a.get("fixed_point_power", "")) == "0":
             holds += ", but would also hold for clearly different u (no power)"
         rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
-    if plotting._attr(ds, "calibrated_n_useful") is not None:
+    if _attr(ds, "calibrated_n_useful") is not None:
         rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
-    seconds = plotting.total_seconds(ds)
+    seconds = total_seconds(ds)
     rows += [
         ("real runs / simulated runs", f"{a['real_runs']} / {a['simulated_runs']}"),
         ("wall time of the estimate", f"{seconds:.1f} s"),
@@ -299,8 +308,10 @@ def _curve_table(ds: xr.Dataset) -> str:
 
 
 def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
-    rows = [(d, f"{ds.sizes[d]} values, {_fmt(ds[d].values.min())} to {_fmt(ds[d].values.max())}") for d in
-            ("n_useful", "p", "m_ensemble")]  # fmt: skip
+    rows = [
+        (d, f"{ds.sizes[d]} values, {_fmt(ds[d].values.min())} to {_fmt(ds[d].values.max())}")
+        for d in ("n_useful", "p", "m_ensemble")
+    ]
     keys = ("n_feature", "n_target", "m_stability", "n_runs", "repeats", "aggregate", "index", "seed")
     return rows + [(k, _fmt(ds.attrs[k])) for k in keys if k in ds.attrs]
 
@@ -395,7 +406,7 @@ def write_report(
     out_dir : path
         Created; an existing one is replaced only with ``overwrite=True``.
     real_stability, n_useful, n_runs : optional
-        For a sweep: the observations to calibrate against (see :func:`plotting.plot_calibration`),
+        For a sweep: the observations to calibrate against (see :func:`~ensstab_dask.plotting.plot_calibration`),
         ``real_stability`` and ``n_useful`` together; refused for an estimate, and where they
         cannot be used (:func:`_check_observations`), never dropped.
     parameter_names : mapping, optional
@@ -426,8 +437,8 @@ def write_report(
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InvalidParameterError(f"result {path}: not a netCDF file xarray can read ({first})") from None
     else:
-        ds = plotting._dataset(result)
-    kind = "estimate" if plotting._is_estimate(ds) else "sweep"
+        ds = _dataset(result)
+    kind = "estimate" if _is_estimate(ds) else "sweep"
     names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
     _check_observations(ds, real_stability, n_useful, n_runs)
 

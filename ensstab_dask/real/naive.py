@@ -13,6 +13,7 @@ selector its own half of all the data; the simulator does not model that layout.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -34,15 +35,21 @@ __all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", 
 LAYOUTS = ("bagging", "independent")
 
 
-def check_naive_cost(X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None,
-                     allow_large: bool = False) -> None:  # fmt: skip
+def check_naive_cost(
+    X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None, allow_large: bool = False
+) -> None:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
     threshold (:func:`~ensstab_dask.sweeps.cost.check_cost`), one of them timed on ``(X, y)`` when
     refused: callers that run it after other work (validation) check it first."""
     m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_cost("the naive check", n_feature=np.shape(X)[1], real_runs=m_stability * max(m_list),
-               allow_large=allow_large, time_one_run=lambda: real_run(X, y, n_target, selector=selector))  # fmt: skip
+    check_cost(
+        "the naive check",
+        n_feature=np.shape(X)[1],
+        real_runs=m_stability * max(m_list),
+        allow_large=allow_large,
+        time_one_run=lambda: real_run(X, y, n_target, selector=selector),
+    )
 
 
 def real_ensemble_runs(
@@ -58,8 +65,16 @@ def real_ensemble_runs(
     -------
     ranks : ndarray of int64, shape (copies, members, n_feature)
     """
-    return real_run_plan(X, y, [copies], selector=selector, client=client, batch_size=batch_size, progress=progress,
-                         desc="real ensemble runs")[0]  # fmt: skip
+    return real_run_plan(
+        X,
+        y,
+        [copies],
+        selector=selector,
+        client=client,
+        batch_size=batch_size,
+        progress=progress,
+        desc="real ensemble runs",
+    )[0]
 
 
 def real_ensemble_stability(
@@ -142,32 +157,24 @@ def real_ensemble_stability(
     check_choice(index, "index", INDICES)
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
-                     allow_large=allow_large)  # fmt: skip
+    check_naive_cost(
+        X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
+    )
     ss = as_seed_sequence(seed)
     pool = max(m_list)
     t0 = time.perf_counter()
-    ranks = real_ensemble_runs(X, y, Copies(m_stability, pool, ss, layout), selector=selector, client=client,
-                               batch_size=batch_size, progress=progress)  # fmt: skip
-    stab, stab_se, nog, lo, hi, selected = [], [], [], [], [], []
-    for m in m_list:
-        chosen = np.stack(
-            [
-                aggregate_rankings(
-                    ranks[copy, :m], n_target, aggregate=aggregate, seed=make_rng(ss, Stream.REAL_ENSEMBLE, copy, 0, m)
-                )
-                for copy in range(m_stability)
-            ]
-        )
-        stab.append(stability_of_subsets(chosen, n_feature, index))
-        selected.append(chosen)
-        stab_se.append(stability_se(chosen, n_feature, index))
-        res = nogueira_stability(chosen, n_feature)
-        nog.append(res.stability)
-        lo.append(res.lower)
-        hi.append(res.upper)
+    ranks = real_ensemble_runs(
+        X,
+        y,
+        Copies(m_stability, pool, ss, layout),
+        selector=selector,
+        client=client,
+        batch_size=batch_size,
+        progress=progress,
+    )
+    measured = _measure(ranks, m_list, n_target, n_feature, aggregate=aggregate, index=index, ss=ss)
     seconds = time.perf_counter() - t0
-    ds = _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index)
+    ds = _naive_dataset(m_list, measured, index)
     ds.attrs.update(
         title="ensstab_dask naive real ensemble stability",
         kind="naive_check",
@@ -187,7 +194,44 @@ def real_ensemble_stability(
     return ds
 
 
-def _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index: str) -> xr.Dataset:
+@dataclass
+class _Measured:
+    """The naive check's values, one per ensemble size: the features each copy's ensemble
+    selected, their stability (the chosen index) with its standard error, and Nogueira's
+    stability with its 95 % interval."""
+
+    selected: list[np.ndarray]
+    stability: list[float]
+    stability_se: list[float]
+    nogueira: list[float]
+    nogueira_lower: list[float]
+    nogueira_upper: list[float]
+
+
+def _measure(ranks: np.ndarray, m_list, n_target: int, n_feature: int, *, aggregate: str, index: str, ss) -> _Measured:
+    """Each copy's ensemble of its first m weak selectors, for every m, and the stability
+    of those ensembles across the copies. ``ranks``: as :func:`real_ensemble_runs` gives them."""
+    out = _Measured([], [], [], [], [], [])
+    for m in m_list:
+        chosen = np.stack(
+            [
+                aggregate_rankings(
+                    ranks[copy, :m], n_target, aggregate=aggregate, seed=make_rng(ss, Stream.REAL_ENSEMBLE, copy, 0, m)
+                )
+                for copy in range(len(ranks))  # one ensemble per copy
+            ]
+        )
+        out.stability.append(stability_of_subsets(chosen, n_feature, index))
+        out.selected.append(chosen)
+        out.stability_se.append(stability_se(chosen, n_feature, index))
+        res = nogueira_stability(chosen, n_feature)
+        out.nogueira.append(res.stability)
+        out.nogueira_lower.append(res.lower)
+        out.nogueira_upper.append(res.upper)
+    return out
+
+
+def _naive_dataset(m_list, measured: _Measured, index: str) -> xr.Dataset:
     """The naive check's values over ``m_ensemble``, with xarray's attributes."""
     coords = {
         "m_ensemble": (
@@ -201,12 +245,12 @@ def _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index: str) -> 
             # Short long_names, no units on dimensionless values (xarray's .plot labels; see sweep._var_attrs).
             "stability": (
                 "m_ensemble",
-                stab,
+                measured.stability,
                 {"long_name": f"stability ({index})", "description": f"real ensemble stability ({index} index)"},
             ),
             "stability_se": (
                 "m_ensemble",
-                stab_se,
+                measured.stability_se,
                 {
                     "long_name": "stability SE",
                     "description": "standard error of the real stability (U-statistic; jackknife for nogueira)",
@@ -214,22 +258,22 @@ def _naive_dataset(m_list, stab, stab_se, selected, nog, lo, hi, index: str) -> 
             ),
             "selected": (
                 ("m_ensemble", "copy", "rank"),
-                np.stack(selected),
+                np.stack(measured.selected),
                 {"long_name": "selected feature", "description": "features each real ensemble copy selected (index)"},
             ),
             "nogueira": (
                 "m_ensemble",
-                nog,
+                measured.nogueira,
                 {"long_name": "stability (nogueira)", "description": "Nogueira stability of the real ensembles"},
             ),
             "nogueira_lower": (
                 "m_ensemble",
-                lo,
+                measured.nogueira_lower,
                 {"long_name": "nogueira, 95 % lower", "description": "lower end of Nogueira's 95 % interval"},
             ),
             "nogueira_upper": (
                 "m_ensemble",
-                hi,
+                measured.nogueira_upper,
                 {"long_name": "nogueira, 95 % upper", "description": "upper end of Nogueira's 95 % interval"},
             ),
         },

@@ -3,6 +3,8 @@
 * :mod:`~ensstab_dask.sweeps.sweep`: :func:`ensstab_dask.sweep`, the entry point.
 * :mod:`~ensstab_dask.sweeps.grid`: the grid, its blocks of cells and their cost.
 * :mod:`~ensstab_dask.sweeps.storage`: zarr stores with one writer and checksummed chunks.
+* :mod:`~ensstab_dask.sweeps.lock`: a store's single-writer lock.
+* :mod:`~ensstab_dask.sweeps.digests`: the chunks' checksums and the cells' keyed digests.
 * :mod:`~ensstab_dask.sweeps.cost`: what a call will run, refused above a threshold
   unless allowed.
 """

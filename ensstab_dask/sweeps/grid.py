@@ -29,7 +29,8 @@ from ensstab_dask.indices import INDICES
 from ensstab_dask.seeding import SeedLike, Stream, derive
 from ensstab_dask.simulator.estimators import simulated_n_useful
 from ensstab_dask.simulator.kernel import simulated_stability
-from ensstab_dask.sweeps.storage import COMPLETED, DIGEST, chunk_codecs
+from ensstab_dask.sweeps.digests import chunk_codecs
+from ensstab_dask.sweeps.storage import COMPLETED, DIGEST
 
 __all__ = [
     "make_plan",

@@ -16,6 +16,11 @@ Layout of a store ``S.zarr``:
   those cells read as damaged (:meth:`SweepStore.misplaced`). Stores written before the
   digest have none and are read as before.
 
+One sweep writes a store at a time: it holds the store's lock
+(:func:`~ensstab_dask.sweeps.lock.writer_lock`). The chunks' checksums and the cells'
+digests are made in :mod:`~ensstab_dask.sweeps.digests`; a store is written to netCDF
+through :func:`~ensstab_dask.outputs.write_netcdf`, like every other output.
+
 A store is created under a temporary name and renamed into place (:func:`atomic_output`),
 so a store either does not exist or has its full template and settings. Opening a store
 with different settings refuses, naming them, and changes nothing.
@@ -28,14 +33,10 @@ Stores written before that get it the next time a sweep resumes them.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import itertools
 import json
 import os
-import socket
-import stat
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,17 +44,27 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, StoreDamaged, StoreLocked, StoreMismatch
-from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json
+from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLocked, StoreMismatch
+from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
+from ensstab_dask.sweeps.digests import cell_digests
 
 # atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
 # re-exported here, beside the store's own writers, for the callers that import them here.
 
 # zarr is imported where a store is opened: most callers never touch one.
 
-__all__ = ["SweepStore", "export_netcdf", "write_netcdf", "write_json", "umask_mode", "StoreMismatch", "StoreLocked",
-           "StoreDamaged", "writer_lock", "atomic_output", "refuse_to_replace", "open_store",
-           "cell_digests"]  # fmt: skip
+__all__ = [
+    "SweepStore",
+    "export_netcdf",
+    "write_json",
+    "umask_mode",
+    "StoreMismatch",
+    "StoreLocked",
+    "StoreDamaged",
+    "atomic_output",
+    "refuse_to_replace",
+    "open_store",
+]
 
 COMPLETED = "completed"
 DIGEST = "cell_digest"
@@ -87,69 +98,6 @@ def _agree(have, recorded) -> bool:
 def _short(value) -> str:
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def lock_path(store: str | os.PathLike) -> Path:
-    """The lock file of a store: a hidden sibling, so that it exists before the store does.
-
-    Keyed by the store's resolved path, not the name given: two writers reaching one
-    store through a symbolic link (``alias.zarr -> S.zarr``) meet at one lock.
-    """
-    store = Path(store).resolve()
-    return store.parent / f".{store.name}.lock"
-
-
-@contextlib.contextmanager
-def writer_lock(store: str | os.PathLike):
-    """Hold the store's single-writer lock while the block runs.
-
-    Zarr writes a block smaller than a chunk by read-modify-write of the chunk, so two
-    writers of one store lose each other's cells. The lock is an exclusive ``flock`` on
-    :func:`lock_path`, which records the owner's pid and host for the message a second
-    writer gets (:class:`StoreLocked`, at once: it does not wait). The kernel releases a
-    ``flock`` when its process dies, however it dies, so a killed sweep never leaves a
-    stale lock behind. POSIX only; on a network file system it holds as far as the
-    system's ``flock`` does.
-    """
-    path = lock_path(store)
-    if not path.parent.is_dir():
-        raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")
-    try:
-        # O_NOFOLLOW: a link planted at the lock's path would have the pid written into
-        # (and the file truncated at) whatever it points to.
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, umask_mode())
-    except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.EISDIR):
-            raise
-        what = "a symbolic link" if exc.errno == errno.ELOOP else "a directory"
-        raise InvalidParameterError(
-            f"store: its lock file {str(path)!r} is {what}, which a sweep never makes; remove it and rerun"
-        ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            # A hard link, a FIFO or a device: not a file this lock made, so nothing is written into it.
-            raise InvalidParameterError(
-                f"store: its lock file {str(path)!r} is not a plain file of its own (a hard link or a special "
-                "file); remove it and rerun"
-            )
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                owner = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
-            except ValueError:
-                owner = {}
-            who = f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}"
-            raise StoreLocked(
-                f"store {str(store)!r} is being written by another sweep ({who}); wait for it to finish, "
-                "then rerun to resume"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode(), 0)
-        yield path
-    finally:
-        os.close(fd)  # releases the flock
 
 
 @contextlib.contextmanager
@@ -200,36 +148,10 @@ def open_store(path: str | os.PathLike) -> xr.Dataset:
         return xr.open_zarr(path, consolidated=False)
 
 
-def chunk_codecs() -> tuple:
-    """The bytes codecs of every array of a store: zarr's default compressor, then a
-    CRC-32C of the compressed chunk, which zarr checks on every read."""
-    from zarr.codecs import Crc32cCodec, ZstdCodec
-
-    return (ZstdCodec(), Crc32cCodec())
-
-
-def cell_digests(values: xr.Dataset, dims: tuple[str, ...], start, key: bytes) -> np.ndarray:
-    """A keyed BLAKE2b (8 bytes, as int64) of each cell of ``values`` over ``dims``: its
-    values in every variable (sorted by name; the bookkeeping left out) and its place,
-    ``start`` plus its index within ``values``. ``key``: :meth:`SweepStore.digest_key`."""
-    names = sorted(str(n) for n in values.data_vars if n not in BOOKKEEPING)
-    shape = tuple(values.sizes[d] for d in dims)
-    rows = np.concatenate(
-        [np.asarray(values[n].transpose(*dims, ...).values, dtype=np.float64).reshape(shape + (-1,)) for n in names],
-        axis=-1,
-    )
-    out = np.empty(shape, dtype=np.int64)
-    for idx in np.ndindex(shape):
-        place = np.add(idx, start).astype(np.int64).tobytes()
-        digest = hashlib.blake2b(place + rows[idx].tobytes(), key=key, digest_size=8).digest()
-        out[idx] = int.from_bytes(digest, "little", signed=True)
-    return out
-
-
 class SweepStore:
     """A sweep's zarr store and its completion record.
 
-    Every chunk carries a checksum (:func:`chunk_codecs`): a chunk that fails it, or
+    Every chunk carries a checksum (:func:`~ensstab_dask.sweeps.digests.chunk_codecs`): a chunk that fails it, or
     cannot be read at all, reads as missing (NaN, not done), so that ``verify`` and
     ``export`` report its cells damaged and a rerun recomputes them
     (:meth:`drop_unreadable`). Stores written before checksums open as before
@@ -355,7 +277,7 @@ class SweepStore:
         if DIGEST not in state:
             return np.zeros_like(done)
         dims = tuple(str(d) for d in state[COMPLETED].dims)
-        want = cell_digests(state, dims, [0] * len(dims), self.digest_key())
+        want = cell_digests(state.drop_vars(list(BOOKKEEPING)), dims, [0] * len(dims), self.digest_key())
         return done & (want != state[DIGEST].values) & ~self.damaged(state)  # a cell with no data is damaged
 
     def checked(self) -> xr.Dataset:
@@ -424,7 +346,8 @@ class SweepStore:
         return any(type(c).__name__ == "Crc32cCodec" for c in getattr(meta, "codecs", ()))  # none in zarr format 2
 
     def has_digests(self) -> bool:
-        """Whether the store's cells carry a digest (:func:`cell_digests`; older stores do not)."""
+        """Whether the store's cells carry a digest (:func:`~ensstab_dask.sweeps.digests.cell_digests`;
+        older stores do not)."""
         return (self.path / DIGEST).is_dir()
 
     def unreadable_chunks(self) -> list[Path]:
@@ -586,13 +509,3 @@ def export_netcdf(
             "or pass allow_incomplete=True"
         )
     return write_netcdf(ds, out, overwrite=overwrite)
-
-
-def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
-    """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file."""
-    with atomic_output(out, overwrite=overwrite) as tmp:
-        try:
-            ds.to_netcdf(tmp)
-        except RuntimeError as exc:  # netCDF4 reports a full disk only as "NetCDF: HDF error"
-            raise OutputNotWritten(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
-    return Path(out)

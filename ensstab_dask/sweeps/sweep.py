@@ -41,9 +41,7 @@ import os
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import (
-    check_int,
-)
+from ensstab_dask.checks import check_int
 from ensstab_dask.cluster import ClientLike, Display, connect, run_tasks
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 from ensstab_dask.seeding import SeedLike
@@ -61,7 +59,8 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
     make_plan,
     plan_blocks,
 )
-from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore, writer_lock
+from ensstab_dask.sweeps.lock import writer_lock
+from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore
 
 __all__ = [
     "sweep",
@@ -181,9 +180,7 @@ def sweep(
             h=h,
         )
     )
-    n_u, n_p, n_m = plan.shape
-    per_row = sum(plan.settings["m_stability"] * int(m) + int(r) for m, r in zip(plan.grid["m_ensemble"], plan.runs))
-    check_cost("the sweep", n_feature=n_feature, simulated=n_u * n_p * repeats * per_row, allow_large=allow_large)
+    _refuse_too_large(plan, n_feature, repeats, allow_large=allow_large)
     with contextlib.ExitStack() as stack:
         if store is not None:
             # One writer per store: a second one would overwrite the first's chunks.
@@ -215,16 +212,32 @@ def sweep(
                 stab_all[b.u0 : b.u1, b.p0 : b.p1, b.im, b.r0 : b.r1] = stab
                 nuv_all[b.u0 : b.u1, b.p0 : b.p1, b.im, b.r0 : b.r1] = nuv
 
-        todo_cells = sum(b.n_cells for b in blocks)
-        logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
-        if sw is not None and todo_cells < n_u * n_p * n_m:
-            logger.info("Resuming %s: %d cells already done, %d to compute", sw.path, n_u * n_p * n_m - todo_cells,
-                        todo_cells)  # fmt: skip
+        _log_todo(plan, blocks, sw)
         if blocks:
             _run(blocks, plan.task_args, finish, client=client, progress=progress, repeats=repeats)
         if sw is not None:
             return sw.load()
         return _dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
+
+
+def _refuse_too_large(plan: SweepPlan, n_feature: int, repeats: int, *, allow_large: bool) -> None:
+    """Refuse, before any work, a sweep of more simulated selectors than :func:`check_cost`
+    allows unless ``allow_large``: every cell's ensembles and runs, over its repeats."""
+    n_u, n_p, _ = plan.shape
+    per_row = sum(plan.settings["m_stability"] * int(m) + int(r) for m, r in zip(plan.grid["m_ensemble"], plan.runs))
+    check_cost("the sweep", n_feature=n_feature, simulated=n_u * n_p * repeats * per_row, allow_large=allow_large)
+
+
+def _log_todo(plan: SweepPlan, blocks: list[Block], sw: SweepStore | None) -> None:
+    """Log (INFO) how many cells are left to compute, and in how many tasks; of a resumed
+    store, how many were done before."""
+    n_u, n_p, n_m = plan.shape
+    todo_cells = sum(b.n_cells for b in blocks)
+    logger.info("sweep: computing %d of %d cells in %d tasks", todo_cells, n_u * n_p * n_m, len(blocks))
+    if sw is not None and todo_cells < n_u * n_p * n_m:
+        logger.info(
+            "Resuming %s: %d cells already done, %d to compute", sw.path, n_u * n_p * n_m - todo_cells, todo_cells
+        )
 
 
 #: What the OS says when a write does not fit: the disk, a quota, or a file size limit.
@@ -274,8 +287,9 @@ def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
         logger.warning("sweep: %d chunks of %s failed their checksum or could not be read: removed", dropped, sw.path)
     damaged, misplaced = sw.damaged(state), sw.misplaced(state)
     if damaged.any():
-        logger.warning("sweep: %d cells of %s are marked done but hold no data: recomputing them",
-                       int(damaged.sum()), sw.path)  # fmt: skip
+        logger.warning(
+            "sweep: %d cells of %s are marked done but hold no data: recomputing them", int(damaged.sum()), sw.path
+        )
     if misplaced.any():
         logger.warning("sweep: %s: %s: recomputing them", sw.path, MISPLACED.format(n=int(misplaced.sum())))
     damaged |= misplaced
@@ -301,5 +315,12 @@ def _run(blocks, args, finish, *, client, progress, repeats: int) -> None:
     with connect(client) as c:
         window = None if c is None else max(16, 4 * sum(c.nthreads().values()))
         display = Display("ensstab sweep", "cell", sizes, enabled=progress)
-        run_tasks(compute_block, [args(b) for b in blocks], client=c or "synchronous", display=display,
-                  on_result=lambda i, out: finish(blocks[i], out), window=window, pure=True)  # fmt: skip
+        run_tasks(
+            compute_block,
+            [args(b) for b in blocks],
+            client=c or "synchronous",
+            display=display,
+            on_result=lambda i, out: finish(blocks[i], out),
+            window=window,
+            pure=True,
+        )

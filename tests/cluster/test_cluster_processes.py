@@ -75,13 +75,30 @@ def _cli(*args: str) -> list[str]:
 def _sweep_cli_args(address: str, store: Path) -> list[str]:
     return _cli(
         "sweep",
-        "--n-feature", str(N), "--n-target", str(K),
-        "--n-useful", ",".join(map(str, GRID["n_useful"])),
-        "--p", ",".join(map(str, GRID["p"])),
-        "--m-ensemble", ",".join(map(str, GRID["m_ensemble"])),
-        "--m-stability", str(GRID["m_stability"]), "--repeats", str(GRID["repeats"]), "--seed", str(GRID["seed"]),
-        "--batch-size", "1", "--store", str(store), "--scheduler", address, "--quiet",
-    )  # fmt: skip
+        "--n-feature",
+        str(N),
+        "--n-target",
+        str(K),
+        "--n-useful",
+        ",".join(map(str, GRID["n_useful"])),
+        "--p",
+        ",".join(map(str, GRID["p"])),
+        "--m-ensemble",
+        ",".join(map(str, GRID["m_ensemble"])),
+        "--m-stability",
+        str(GRID["m_stability"]),
+        "--repeats",
+        str(GRID["repeats"]),
+        "--seed",
+        str(GRID["seed"]),
+        "--batch-size",
+        "1",
+        "--store",
+        str(store),
+        "--scheduler",
+        address,
+        "--quiet",
+    )
 
 
 def _resume_count(store: Path, caplog, **kwargs) -> tuple[xr.Dataset, int]:
@@ -277,8 +294,11 @@ def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, 
     args = ["sweep", "--n-feature", str(N), "--n-useful", "30", "--p", "0.5", "--m-stability", "10", "--repeats", "2"]
     run = subprocess.run(
         _cli(*args, "--scheduler", c.address, "--quiet", *cli_tls),
-        capture_output=True, text=True, timeout=120, env=_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+    )
     assert run.returncode == 0, run.stderr
 
     # No certificates: refused at once, with what to pass.
@@ -326,8 +346,11 @@ def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, b
     start = time.monotonic()
     run = subprocess.run(
         _cli("sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", address, "--timeout", "3", "--quiet"),
-        capture_output=True, text=True, timeout=120, env=_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+    )
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
@@ -424,8 +447,9 @@ def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path):
     ]
     address = cluster.address.replace("tcp://", "tls://")
     args = ["sweep", "--n-feature", "200", "--n-useful", "20", "--p", "0.5", "--timeout", "5", "--quiet"]
-    run = subprocess.run(_cli(*args, "--scheduler", address, *tls), capture_output=True, text=True, timeout=120,
-                         env=_env())  # fmt: skip
+    run = subprocess.run(
+        _cli(*args, "--scheduler", address, *tls), capture_output=True, text=True, timeout=120, env=_env()
+    )
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2 and len(lines) == 1, run.stderr
     assert "()" not in lines[0] and "tcp://" in lines[0], lines[0]

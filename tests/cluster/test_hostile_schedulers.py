@@ -66,8 +66,21 @@ def test_connect_gives_up_within_its_timeout(kind):
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_the_cli_says_so_in_one_line_within_its_timeout(kind, tmp_path):
     with HOSTILE[kind]() as address:
-        ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "3",
-                      "--store", "s.zarr", cwd=tmp_path, timeout=120)  # fmt: skip
+        ran = run_cli(
+            *SWEEP,
+            "--n-useful",
+            "20",
+            "--p",
+            "0.5",
+            "--scheduler",
+            address,
+            "--timeout",
+            "3",
+            "--store",
+            "s.zarr",
+            cwd=tmp_path,
+            timeout=120,
+        )
     assert not ran.timed_out, "still running after 120 s"
     assert ran.one_line_error(), ran.stderr[-3000:]
     assert f"could not reach the Dask scheduler at {address} within 3 s ({SAID[kind]}" in ran.lines[0]

@@ -27,8 +27,17 @@ from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector
 
 DATA = make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)
-PIN = dict(selector=default_selector(10), m_ensemble=(1, 3, 5), m_stability=8, n_runs=10, repeats=4, n_boot=20,
-           client="synchronous", progress=False, seed=3)  # fmt: skip
+PIN = dict(
+    selector=default_selector(10),
+    m_ensemble=(1, 3, 5),
+    m_stability=8,
+    n_runs=10,
+    repeats=4,
+    n_boot=20,
+    client="synchronous",
+    progress=False,
+    seed=3,
+)
 
 
 # -- the seam ------------------------------------------------------------------------
@@ -231,13 +240,23 @@ def test_the_self_check_widens_only_what_it_extrapolates():
     m = [1, 10, 20, 50, 100]
     point = np.array([0.1, 0.2, 0.3, 0.35, 0.4])
     curve = xr.Dataset(
-        {"stability": ("m_ensemble", point), "stability_lower": ("m_ensemble", point - 0.01),
-         "stability_upper": ("m_ensemble", point + 0.01)},
+        {
+            "stability": ("m_ensemble", point),
+            "stability_lower": ("m_ensemble", point - 0.01),
+            "stability_upper": ("m_ensemble", point + 0.01),
+        },
         coords={"m_ensemble": m},
-    )  # fmt: skip
+    )
     pred = Prediction(curve=curve, attrs={"measured_up_to": 20})
-    check = SelfCheck(sizes=(20,), predicted=np.array([0.25]), measured=np.array([0.3]), se=np.array([0.01]),
-                      copies=10, members=20, held_out="test")  # fmt: skip
+    check = SelfCheck(
+        sizes=(20,),
+        predicted=np.array([0.25]),
+        measured=np.array([0.3]),
+        se=np.array([0.01]),
+        copies=10,
+        members=20,
+        held_out="test",
+    )
     assert not check.passed and check.excess == pytest.approx(0.05 - 0.02)
     REGISTRY["anchored"].widen(pred, check)
     half = (curve["stability_upper"] - curve["stability"]).values
@@ -247,8 +266,15 @@ def test_the_self_check_widens_only_what_it_extrapolates():
         by = 0.03 * (1 / np.sqrt(20) - 1 / np.sqrt(m[j])) / own
         assert half[j] == pytest.approx(np.hypot(0.01, by))
     assert half[4] > half[3]  # the farther out, the wider
-    passed = SelfCheck(sizes=(20,), predicted=np.array([0.29]), measured=np.array([0.3]), se=np.array([0.01]),
-                       copies=10, members=20, held_out="test")  # fmt: skip
+    passed = SelfCheck(
+        sizes=(20,),
+        predicted=np.array([0.29]),
+        measured=np.array([0.3]),
+        se=np.array([0.01]),
+        copies=10,
+        members=20,
+        held_out="test",
+    )
     assert passed.passed and passed.excess == 0.0
 
 
@@ -261,9 +287,28 @@ def test_cli_estimate_with_the_anchored_model(tmp_path, capsys):
     path = tmp_path / "d.npz"
     np.savez(path, X=DATA.X, y=DATA.y)
     out = tmp_path / "e.json"
-    code = cli_main(["estimate", "--data", str(path), "--n-target", "5", "--m-ensemble", "1,5,30", "--n-boot", "20",
-                     "--n-estimators", "10", "--model", "anchored", "--scheduler", "synchronous", "--json", str(out),
-                     "--quiet"])  # fmt: skip
+    code = cli_main(
+        [
+            "estimate",
+            "--data",
+            str(path),
+            "--n-target",
+            "5",
+            "--m-ensemble",
+            "1,5,30",
+            "--n-boot",
+            "20",
+            "--n-estimators",
+            "10",
+            "--model",
+            "anchored",
+            "--scheduler",
+            "synchronous",
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     d = json.loads(out.read_text())
     assert d["model"] == "anchored" and d["real_runs"] == 200 and d["self_check"]["sizes"] == [20]
@@ -275,13 +320,27 @@ def test_cli_estimate_with_the_anchored_model(tmp_path, capsys):
 @pytest.mark.parametrize("se", [0.0, np.nan])
 def test_a_self_check_that_cannot_see_an_error_does_not_pass(se):
     """A z that cannot be computed (an SE of 0, or none) fails the check and is said."""
-    check = SelfCheck(sizes=(20,), predicted=np.array([0.013]), measured=np.array([0.027]), se=np.array([se]),
-                      copies=10, members=20, held_out="extrapolated")  # fmt: skip
+    check = SelfCheck(
+        sizes=(20,),
+        predicted=np.array([0.013]),
+        measured=np.array([0.027]),
+        se=np.array([se]),
+        copies=10,
+        members=20,
+        held_out="extrapolated",
+    )
     assert not check.passed
     assert "no z: the difference's standard error is 0 or unknown" in check.warning()
     assert check.excess == pytest.approx(0.014)  # the whole difference: nothing is known of its noise
-    ok = SelfCheck(sizes=(20,), predicted=np.array([0.013]), measured=np.array([0.027]), se=np.array([0.01]),
-                   copies=10, members=20, held_out="extrapolated")  # fmt: skip
+    ok = SelfCheck(
+        sizes=(20,),
+        predicted=np.array([0.013]),
+        measured=np.array([0.027]),
+        se=np.array([0.01]),
+        copies=10,
+        members=20,
+        held_out="extrapolated",
+    )
     assert ok.passed and ok.excess == 0.0
 
 

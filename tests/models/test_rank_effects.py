@@ -56,10 +56,12 @@ def test_predictions_from_10_copies_are_unbiased_where_the_model_holds():
     0.034; it shrinks with more copies: +0.009 with 40). The docs state this bias."""
     m_list = [5, 10, 30]
     truth = true_curve(m_list)
-    preds = np.array([
-        [RandomEffects.fit(additive_world(10, 10, seed)).stability(m, K, m_stability=400, seed=1) for m in m_list]
-        for seed in range(5, 17)
-    ])  # fmt: skip
+    preds = np.array(
+        [
+            [RandomEffects.fit(additive_world(10, 10, seed)).stability(m, K, m_stability=400, seed=1) for m in m_list]
+            for seed in range(5, 17)
+        ]
+    )
     mean, sd = preds.mean(axis=0), preds.std(axis=0, ddof=1)
     se = sd / np.sqrt(len(preds))
     assert np.all(np.abs(mean[:2] - truth[:2]) <= 4 * se[:2]), (mean, truth, se)
@@ -91,10 +93,12 @@ def test_single_selectors_are_compared_across_copies_only():
     def jac(a, b):
         return len(set(a) & set(b)) / len(set(a) | set(b))
 
-    brute = np.mean([
-        np.mean([jac(rows[a, j], rows[b, j]) for a in range(7) for b in range(7) if ids[a] != ids[b]])
-        for j in range(4)
-    ])  # fmt: skip
+    brute = np.mean(
+        [
+            np.mean([jac(rows[a, j], rows[b, j]) for a in range(7) for b in range(7) if ids[a] != ids[b]])
+            for j in range(4)
+        ]
+    )
     assert single_stability_across_copies(rows, N, copy_ids=ids) == pytest.approx(brute)
 
 
@@ -110,8 +114,16 @@ def test_bad_input_is_named():
 @pytest.mark.slow
 def test_estimate_with_the_random_effects_model():
     data = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-    kw = dict(selector=default_selector(20), m_ensemble=(1, 3, 8), m_stability=12, n_runs=24, repeats=4, seed=1,
-              n_boot=40, client="synchronous")  # fmt: skip
+    kw = dict(
+        selector=default_selector(20),
+        m_ensemble=(1, 3, 8),
+        m_stability=12,
+        n_runs=24,
+        repeats=4,
+        seed=1,
+        n_boot=40,
+        client="synchronous",
+    )
     onda = es.estimate(data.X, data.y, 10, model="onda", **kw)
     est = es.estimate(data.X, data.y, 10, model="random-effects", **kw)
     # The paper's runs and 10 copies of 10; no check copies (its self-check refits on half of each copy).
@@ -134,12 +146,52 @@ def test_cli_estimate_with_the_random_effects_model(tmp_path, capsys):
     path = tmp_path / "d.npz"
     np.savez(path, X=data.X, y=data.y)
     out = tmp_path / "e.json"
-    code = cli_main(["estimate", "--data", str(path), "--n-target", "10", "--m-ensemble", "1,3", "--m-stability", "12",
-                     "--n-runs", "24", "--repeats", "4", "--n-boot", "0", "--n-estimators", "20", "--model",
-                     "random-effects", "--scheduler", "synchronous", "--json", str(out)])  # fmt: skip
+    code = cli_main(
+        [
+            "estimate",
+            "--data",
+            str(path),
+            "--n-target",
+            "10",
+            "--m-ensemble",
+            "1,3",
+            "--m-stability",
+            "12",
+            "--n-runs",
+            "24",
+            "--repeats",
+            "4",
+            "--n-boot",
+            "0",
+            "--n-estimators",
+            "20",
+            "--model",
+            "random-effects",
+            "--scheduler",
+            "synchronous",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     d = json.loads(out.read_text())
     assert d["model"] == "random-effects" and d["real_runs"] == 24 + 12 + 100
-    assert cli_main(["sweep", "--n-feature", "300", "--n-target", "10", "--n-useful", "20", "--p", "0.5",
-                     "--model", "random-effects"]) == 2  # fmt: skip
+    assert (
+        cli_main(
+            [
+                "sweep",
+                "--n-feature",
+                "300",
+                "--n-target",
+                "10",
+                "--n-useful",
+                "20",
+                "--p",
+                "0.5",
+                "--model",
+                "random-effects",
+            ]
+        )
+        == 2
+    )
     assert "invalid choice" in capsys.readouterr().err

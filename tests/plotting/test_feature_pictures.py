@@ -27,9 +27,18 @@ pytestmark = pytest.mark.slow  # one small estimate (200 forest fits) behind the
 def est():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
-        return es.estimate(DATA.X, DATA.y, [5, 3, 8], selector=default_selector(10), m_ensemble=(1, 3, 5, 30),
-                           n_boot=20, client="synchronous", progress=False, seed=3,
-                           feature_names=DATA.feature_names)  # fmt: skip
+        return es.estimate(
+            DATA.X,
+            DATA.y,
+            [5, 3, 8],
+            selector=default_selector(10),
+            m_ensemble=(1, 3, 5, 30),
+            n_boot=20,
+            client="synchronous",
+            progress=False,
+            seed=3,
+            feature_names=DATA.feature_names,
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -49,8 +49,19 @@ def est_ds():
 
 @pytest.fixture(scope="module")
 def sweep_ds():
-    return es.sweep(300, 10, n_useful=[10, 20, 30, 40, 60, 80], p=[0.2, 0.4, 0.6, 0.8, 1.0], m_ensemble=[1, 4],
-                    n_runs=6, m_stability=10, repeats=3, seed=1, client="synchronous", progress=False)  # fmt: skip
+    return es.sweep(
+        300,
+        10,
+        n_useful=[10, 20, 30, 40, 60, 80],
+        p=[0.2, 0.4, 0.6, 0.8, 1.0],
+        m_ensemble=[1, 4],
+        n_runs=6,
+        m_stability=10,
+        repeats=3,
+        seed=1,
+        client="synchronous",
+        progress=False,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -160,8 +171,10 @@ def test_calibration_legend_covers_nothing_and_is_not_clipped(est_ds, sweep_ds, 
     # And no line, band or marker vertex under it (the orange line in particular).
     for artist in list(ax.collections) + list(ax.get_lines()):
         if isinstance(artist, ContourSet):
-            xy = np.concatenate([artist.get_transform().transform(p.vertices) for p in artist.get_paths()
-                                 if len(p.vertices)] or [np.empty((0, 2))])  # fmt: skip
+            xy = np.concatenate(
+                [artist.get_transform().transform(p.vertices) for p in artist.get_paths() if len(p.vertices)]
+                or [np.empty((0, 2))]
+            )
         elif isinstance(artist, Line2D):
             xy = artist.get_transform().transform(artist.get_xydata())
         else:
@@ -222,8 +235,14 @@ def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
     with_obs = write_report(sweep_ds, tmp_path / "calibrated", real_stability=0.2, n_useful=25, n_runs=6)
     assert "the n_useful you gave (n_useful)" in unescape(with_obs.read_text())  # the parameter's name
     # ... or the caller's name for it: ensstab report names its options.
-    named = write_report(sweep_ds, tmp_path / "named", real_stability=0.2, n_useful=25, n_runs=6,
-                         parameter_names={"n_useful": "--n-useful", "real_stability": "--real-stability"})  # fmt: skip
+    named = write_report(
+        sweep_ds,
+        tmp_path / "named",
+        real_stability=0.2,
+        n_useful=25,
+        n_runs=6,
+        parameter_names={"n_useful": "--n-useful", "real_stability": "--real-stability"},
+    )
     assert "the n_useful you gave (--n-useful)" in unescape(named.read_text())
     # The estimate keeps its own words, and opens with its answer.
     estimate = write_report(est_ds, tmp_path / "estimate").read_text()
@@ -271,17 +290,32 @@ def test_sweep_and_naive_variables_have_short_labels_and_descriptions(sweep_ds):
     for name in ("stability", "stability_std", "n_useful_v", "n_useful_v_std", "n_useful", "p", "m_ensemble"):
         assert sweep_ds[name].attrs["description"], name
     data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
-    naive = es.real_ensemble_stability(data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3,
-                                       selector=es.default_selector(5), client="synchronous")  # fmt: skip
+    naive = es.real_ensemble_stability(
+        data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3, selector=es.default_selector(5), client="synchronous"
+    )
     for name in list(naive.data_vars) + list(naive.coords):
         _check_label(naive[name])
 
 
 def test_estimate_variables_have_short_labels(est_ds):
-    owned = ["stability", "stability_std", "stability_draws", "selection_counts", "uniform_counts",
-             "t_uniform_draws", "n_useful_draws", "calibration_stability", "calibration_n_useful_v",
-             "naive_stability", "naive_stability_se", "naive_nogueira_lower", "naive_nogueira_upper",
-             "m_ensemble", "n_useful", "p"]  # fmt: skip
+    owned = [
+        "stability",
+        "stability_std",
+        "stability_draws",
+        "selection_counts",
+        "uniform_counts",
+        "t_uniform_draws",
+        "n_useful_draws",
+        "calibration_stability",
+        "calibration_n_useful_v",
+        "naive_stability",
+        "naive_stability_se",
+        "naive_nogueira_lower",
+        "naive_nogueira_upper",
+        "m_ensemble",
+        "n_useful",
+        "p",
+    ]
     for name in owned:
         _check_label(est_ds[name])
     assert _check_label(est_ds["selection_counts"]) == "times picked (real) [runs]"

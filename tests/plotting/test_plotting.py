@@ -14,9 +14,9 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask import plotting
+from ensstab_dask.outputs import write_netcdf
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import make_microarray
-from ensstab_dask.sweeps.storage import write_netcdf
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -40,8 +40,19 @@ def result():
 
 @pytest.fixture(scope="module")
 def sweep_ds():
-    return es.sweep(300, 10, n_useful=[10, 20, 40, 80], p=[0.2, 0.5, 0.8, 1.0], m_ensemble=[1, 4], n_runs=6,
-                    m_stability=10, repeats=3, seed=1, client="synchronous", progress=False)  # fmt: skip
+    return es.sweep(
+        300,
+        10,
+        n_useful=[10, 20, 40, 80],
+        p=[0.2, 0.5, 0.8, 1.0],
+        m_ensemble=[1, 4],
+        n_runs=6,
+        m_stability=10,
+        repeats=3,
+        seed=1,
+        client="synchronous",
+        progress=False,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -107,10 +118,12 @@ def test_selection_counts_bars_are_the_histograms(result):
     _labelled(ax)
     n_runs = int(ds.attrs["n_runs"])
     real_bars, uni_bars = ax.containers[:2]
-    np.testing.assert_array_equal([b.get_height() for b in real_bars],
-                                  np.bincount(ds["selection_counts"].values, minlength=n_runs + 1))  # fmt: skip
-    np.testing.assert_array_equal([b.get_height() for b in uni_bars],
-                                  np.bincount(ds["uniform_counts"].values, minlength=n_runs + 1))  # fmt: skip
+    np.testing.assert_array_equal(
+        [b.get_height() for b in real_bars], np.bincount(ds["selection_counts"].values, minlength=n_runs + 1)
+    )
+    np.testing.assert_array_equal(
+        [b.get_height() for b in uni_bars], np.bincount(ds["uniform_counts"].values, minlength=n_runs + 1)
+    )
     (vline,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("t_uniform")]
     assert vline.get_xdata()[0] == pytest.approx(ds.attrs["t_uniform"])
 
@@ -120,16 +133,17 @@ def test_calibration_marks_the_chosen_cell_and_the_consistent_ones(result, sweep
     ax = plotting.plot_calibration(ds)
     _labelled(ax)
     star = [ln for ln in ax.get_lines() if ln.get_marker() == "*"][0]
-    assert (star.get_xdata()[0], star.get_ydata()[0]) == (ds.attrs["calibration_best_p"],
-                                                          ds.attrs["calibration_best_n_useful"])  # fmt: skip
+    assert (star.get_xdata()[0], star.get_ydata()[0]) == (
+        ds.attrs["calibration_best_p"],
+        ds.attrs["calibration_best_n_useful"],
+    )
     # On a sweep, the red dots are exactly the cells calibrate() calls consistent.
     cal = sweep_ds.ensstab.calibrate(0.18, 6.3, n_runs=6, stability_rtol=0.3, n_useful_atol=2)
     assert int(cal["consistent"].sum()) >= 2
     ax = plotting.plot_calibration(sweep_ds, 0.18, 6.3, n_runs=6, stability_rtol=0.3, n_useful_atol=2)
     dots = {tuple(xy) for xy in ax.collections[-1].get_offsets().tolist()}
     want = cal["consistent"].transpose("n_useful", "p")
-    expected = {(float(p), float(u)) for u in want.n_useful.values for p in want.p.values
-                if want.sel(n_useful=u, p=p)}  # fmt: skip
+    expected = {(float(p), float(u)) for u in want.n_useful.values for p in want.p.values if want.sel(n_useful=u, p=p)}
     assert dots == expected
 
 
@@ -176,21 +190,40 @@ def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_
             "labels": (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()),
             "scales": (ax.get_xscale(), ax.get_yscale()),
             "limits": arr([*ax.get_xlim(), *ax.get_ylim()]),
-            "ticks": (arr(ax.get_xticks()), arr(ax.get_yticks()),
-                      [t.get_text() for t in ax.get_xticklabels()], [t.get_text() for t in ax.get_yticklabels()]),
+            "ticks": (
+                arr(ax.get_xticks()),
+                arr(ax.get_yticks()),
+                [t.get_text() for t in ax.get_xticklabels()],
+                [t.get_text() for t in ax.get_yticklabels()],
+            ),
             "legend": None if ax.get_legend() is None else [t.get_text() for t in ax.get_legend().get_texts()],
             "children": sorted(type(c).__name__ for c in ax.get_children()),
-            "lines": [(ln.get_label(), arr(ln.get_xdata()), arr(ln.get_ydata()), ln.get_marker(), ln.get_linestyle(),
-                       to_rgba(ln.get_color())) for ln in ax.get_lines()],
-            "collections": [(type(c).__name__, c.get_label(), arr(c.get_offsets()),
-                             [arr(p.vertices) for p in c.get_paths()],
-                             None if c.get_array() is None else arr(c.get_array()))
-                            for c in ax.collections],
+            "lines": [
+                (
+                    ln.get_label(),
+                    arr(ln.get_xdata()),
+                    arr(ln.get_ydata()),
+                    ln.get_marker(),
+                    ln.get_linestyle(),
+                    to_rgba(ln.get_color()),
+                )
+                for ln in ax.get_lines()
+            ],
+            "collections": [
+                (
+                    type(c).__name__,
+                    c.get_label(),
+                    arr(c.get_offsets()),
+                    [arr(p.vertices) for p in c.get_paths()],
+                    None if c.get_array() is None else arr(c.get_array()),
+                )
+                for c in ax.collections
+            ],
             "patches": [(type(p).__name__, p.get_label(), arr(p.get_bbox().bounds)) for p in patches],
             "texts": [(t.get_text(), arr(t.get_position())) for t in ax.texts],
             "containers": [(type(c).__name__, c.get_label(), len(c)) for c in ax.containers],
             "images": [arr(im.get_array()) for im in ax.get_images()],
-        }  # fmt: skip
+        }
 
     def flatten(obj):
         """Nested tuples, lists and dicts as one flat list of leaves (arrays are leaves)."""
@@ -220,8 +253,13 @@ def test_plots_from_a_netcdf_roundtrip_show_what_the_estimate_shows(result, tmp_
 
     alone = roundtrip(est.to_dataset(), "alone.nc")
     with_naive = roundtrip(ds, "with_naive.nc")
-    fns = (plotting.plot_stability_curve, plotting.plot_selection_counts, plotting.plot_cost,
-           plotting.plot_fixed_point, plotting.plot_calibration)  # fmt: skip
+    fns = (
+        plotting.plot_stability_curve,
+        plotting.plot_selection_counts,
+        plotting.plot_cost,
+        plotting.plot_fixed_point,
+        plotting.plot_calibration,
+    )
     for fn in fns:
         # The estimate alone, and read back from its netCDF file: the same picture.
         want = fn(est)
@@ -318,8 +356,9 @@ def test_report_cli(result, tmp_path):
     assert "6 pictures" in run.stdout  # feature_frequency among them (the self-check copies)
     again = subprocess.run(cli, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
-    missing = subprocess.run(cli[:4] + [str(tmp_path / "nope.nc"), "-o", str(tmp_path / "x")],
-                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    missing = subprocess.run(
+        cli[:4] + [str(tmp_path / "nope.nc"), "-o", str(tmp_path / "x")], capture_output=True, text=True, timeout=300
+    )
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
@@ -333,8 +372,17 @@ def test_naive_check_must_match_the_estimate(result):
 
 def test_report_of_a_default_sweep_and_unknown_standard_errors(result, tmp_path):
     # A default sweep has n_runs = m_ensemble: the fixed point uses its largest n_runs.
-    ds = es.sweep(300, 10, n_useful=[10, 30], p=[0.5, 1.0], m_ensemble=[1, 3], m_stability=5, repeats=2,
-                  client="synchronous", progress=False)  # fmt: skip
+    ds = es.sweep(
+        300,
+        10,
+        n_useful=[10, 30],
+        p=[0.5, 1.0],
+        m_ensemble=[1, 3],
+        m_stability=5,
+        repeats=2,
+        client="synchronous",
+        progress=False,
+    )
     index = write_report(ds, tmp_path / "s")
     assert (index.parent / "fixed_point.png").exists()
     # Standard errors that cannot be computed are reported as such, not as a miss.
@@ -366,8 +414,9 @@ def test_the_report_gives_the_verdict_of_compare(result, tmp_path):
     value = np.array([pred[m] + 1.5 * np.hypot(pred_se[m], s) for m, s in zip(sizes, se)])
     near = real.assign(stability=("m_ensemble", value), stability_se=("m_ensemble", se))
     rows = compare(est, near)
-    assert all(rows[m]["within_2se"] and abs(rows[m]["predicted"] - rows[m]["real"]) > 2 * rows[m]["real_se"]
-               for m in sizes)  # fmt: skip
+    assert all(
+        rows[m]["within_2se"] and abs(rows[m]["predicted"] - rows[m]["real"]) > 2 * rows[m]["real_se"] for m in sizes
+    )
     said = _verdicts(write_report(est.to_dataset(near), tmp_path / "near"))
     assert said == {m: "within 2 SE" for m in sizes}
     # And the other way: 3 combined SE off is outside, whatever the naive SE alone would say.
@@ -379,8 +428,12 @@ def test_the_report_gives_the_verdict_of_compare(result, tmp_path):
 def test_report_cli_on_a_file_that_is_not_netcdf(tmp_path):
     bogus = tmp_path / "x.nc"
     bogus.write_text("not netcdf")
-    run = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "report", str(bogus), "-o", str(tmp_path / "r")],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", "report", str(bogus), "-o", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert "not a netCDF file" in run.stderr
     assert not (tmp_path / "r").exists()
@@ -389,12 +442,22 @@ def test_report_cli_on_a_file_that_is_not_netcdf(tmp_path):
 def test_every_result_says_what_it_is_and_plotting_dispatches_on_it():
     from ensstab_dask.plotting import result_kind
 
-    sweep = es.sweep(300, 10, n_useful=[20, 30], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2,
-                     client="synchronous", progress=False)  # fmt: skip
+    sweep = es.sweep(
+        300,
+        10,
+        n_useful=[20, 30],
+        p=[0.5, 0.9],
+        m_ensemble=[1, 3],
+        m_stability=5,
+        repeats=2,
+        client="synchronous",
+        progress=False,
+    )
     assert sweep.attrs["kind"] == "sweep" and result_kind(sweep) == "sweep"
     data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
-    naive = es.real_ensemble_stability(data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3,
-                                       selector=es.default_selector(5), client="synchronous")  # fmt: skip
+    naive = es.real_ensemble_stability(
+        data.X, data.y, 5, m_ensemble=[1, 2], m_stability=3, selector=es.default_selector(5), client="synchronous"
+    )
     assert naive.attrs["kind"] == "naive_check"
     # A sweep's variables under another kind are not taken for a sweep.
     assert result_kind(sweep.assign_attrs(kind="naive_check")) == "naive_check"

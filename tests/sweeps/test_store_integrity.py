@@ -128,8 +128,10 @@ def test_report_onto_its_own_store_is_refused_and_the_store_kept(tmp_path, capsy
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "zarr store" in err[0], err
     assert cli_main(["verify", str(store)]) == 0  # every cell still there
-    np.testing.assert_array_equal(es.sweep(300, 10, client="synchronous", progress=False, store=store,
-                                           **KW)["stability"].values, ref["stability"].values)  # fmt: skip
+    np.testing.assert_array_equal(
+        es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)["stability"].values,
+        ref["stability"].values,
+    )
 
 
 @pytest.mark.slow
@@ -148,8 +150,13 @@ def test_overwrite_replaces_a_report_but_no_other_directory(tmp_path, capsys):
 def test_no_output_replaces_the_input_data(tmp_path, capsys):
     data = tmp_path / "study.csv"
     rng = np.random.default_rng(0)
-    np.savetxt(data, np.column_stack([rng.standard_normal((20, 30)), np.repeat([0, 1], 10)]), delimiter=",",
-               header=",".join([f"g{i}" for i in range(30)] + ["label"]), comments="")  # fmt: skip
+    np.savetxt(
+        data,
+        np.column_stack([rng.standard_normal((20, 30)), np.repeat([0, 1], 10)]),
+        delimiter=",",
+        header=",".join([f"g{i}" for i in range(30)] + ["label"]),
+        comments="",
+    )
     before = data.read_bytes()
     for option in ("--json", "--output"):
         assert cli_main(["estimate", "--data", str(data), option, str(data), "--overwrite", "--quiet"]) == 2

@@ -8,19 +8,50 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask.sweeps.storage import StoreLocked, lock_path, writer_lock
+from ensstab_dask.exceptions import StoreLocked
+from ensstab_dask.sweeps.lock import lock_path, writer_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 # The grid of the report that found lost updates: 80 cells, one per task, small chunks.
-GRID = ["--n-feature", "200", "--n-target", "10", "--n-useful", "10:13:1", "--p", "0.05:1.0:0.05",
-        "--m-stability", "2", "--repeats", "1", "--batch-size", "1"]  # fmt: skip
-KW = dict(n_useful=[10, 11, 12, 13], p=[round(0.05 * k, 2) for k in range(1, 21)], m_ensemble=[1],
-          m_stability=2, repeats=1, seed=0)  # fmt: skip
+GRID = [
+    "--n-feature",
+    "200",
+    "--n-target",
+    "10",
+    "--n-useful",
+    "10:13:1",
+    "--p",
+    "0.05:1.0:0.05",
+    "--m-stability",
+    "2",
+    "--repeats",
+    "1",
+    "--batch-size",
+    "1",
+]
+KW = dict(
+    n_useful=[10, 11, 12, 13],
+    p=[round(0.05 * k, 2) for k in range(1, 21)],
+    m_ensemble=[1],
+    m_stability=2,
+    repeats=1,
+    seed=0,
+)
 
 
 def start(store):
-    cmd = [sys.executable, "-m", "ensstab_dask.cli", "sweep", *GRID, "--store", str(store), "--scheduler",
-           "synchronous", "--quiet"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "ensstab_dask.cli",
+        "sweep",
+        *GRID,
+        "--store",
+        str(store),
+        "--scheduler",
+        "synchronous",
+        "--quiet",
+    ]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
@@ -66,7 +97,7 @@ def test_lock_names_its_owner_and_is_released(tmp_path):
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     store = tmp_path / "S.zarr"
     code = (
-        "import os, sys; from ensstab_dask.sweeps.storage import writer_lock\n"
+        "import os, sys; from ensstab_dask.sweeps.lock import writer_lock\n"
         f"with writer_lock({str(store)!r}):\n    print('held', flush=True); os.kill(os.getpid(), 9)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

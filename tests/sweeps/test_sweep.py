@@ -54,12 +54,22 @@ def test_schema_and_every_draw_on_its_documented_stream(reference):
         n_runs = m  # n_runs=None
         for u in GRID["n_useful"]:
             for p in GRID["p"]:
-                stab = [es.simulated_stability(N, K, u, p, m_ensemble=m, m_stability=GRID["m_stability"],
-                                               seed=derive(7, Stream.SWEEP_STABILITY, m, r))
-                        for r in range(GRID["repeats"])]  # fmt: skip
-                nuv = [es.simulated_n_useful(N, K, u, p, n_runs=n_runs,
-                                             seed=derive(7, Stream.SWEEP_N_USEFUL_V, n_runs, r))
-                       for r in range(GRID["repeats"])]  # fmt: skip
+                stab = [
+                    es.simulated_stability(
+                        N,
+                        K,
+                        u,
+                        p,
+                        m_ensemble=m,
+                        m_stability=GRID["m_stability"],
+                        seed=derive(7, Stream.SWEEP_STABILITY, m, r),
+                    )
+                    for r in range(GRID["repeats"])
+                ]
+                nuv = [
+                    es.simulated_n_useful(N, K, u, p, n_runs=n_runs, seed=derive(7, Stream.SWEEP_N_USEFUL_V, n_runs, r))
+                    for r in range(GRID["repeats"])
+                ]
                 cell = ds.sel(n_useful=u, p=p, m_ensemble=m)
                 where = f"u={u}, p={p}, m={m}"
                 np.testing.assert_array_equal(cell["stability_draws"].values, stab, err_msg=where)
@@ -132,8 +142,10 @@ def test_a_costly_cell_is_split_into_runs_of_its_repeats_and_no_number_moves():
         covered = [r for b in split if b.im == im for r in range(b.r0, 8 if b.r1 is None else b.r1)]
         assert sorted(covered) == list(range(8))
     assert all((b.r0, b.r1) == (0, None) for b in plan.blocks())
-    assert_same(es.sweep(N, K, client="synchronous", progress=False, **grid),
-                es.sweep(N, K, client="synchronous", progress=False, batch_size=1, **grid))  # fmt: skip
+    assert_same(
+        es.sweep(N, K, client="synchronous", progress=False, **grid),
+        es.sweep(N, K, client="synchronous", progress=False, batch_size=1, **grid),
+    )
 
 
 def test_interrupted_sweep_resumes_with_only_missing_blocks(reference, tmp_path, caplog, monkeypatch):

@@ -1,0 +1,158 @@
+"""The picture of the answer: stability against the ensemble's size.
+
+:func:`plot_stability_curve` takes an estimate (its predicted curve with its interval,
+and the naive real check's when it was run) or a sweep (the simulated curves, one per p)
+and an optional matplotlib ``Axes``, draws on it with labels, units and a legend, and
+returns it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.plotting.common import (
+    REAL_COLOR,
+    STABILITY_COLOR,
+    _axes,
+    _dataset,
+    _grid_ticks,
+    _integer_ticks,
+    _is_estimate,
+    _need,
+    _pick_p,
+)
+
+# matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
+
+__all__ = ["plot_stability_curve"]
+
+
+def _naive(ds: xr.Dataset, real: xr.Dataset | None) -> xr.Dataset | None:
+    if real is not None:
+        return xr.Dataset(
+            {
+                "stability": real["stability"],
+                "se": real["stability_se"],
+            },
+            attrs={"real_runs": real.attrs["real_runs"], "m_stability": real.attrs["m_stability"]},
+        )
+    if "naive_stability" in ds:
+        return xr.Dataset(
+            {"stability": ds["naive_stability"], "se": ds["naive_stability_se"]},
+            attrs={"real_runs": ds.attrs["naive_real_runs"], "m_stability": ds.attrs["naive_m_stability"]},
+        )
+    return None
+
+
+def _estimate_curve(ds: xr.Dataset, real: xr.Dataset | None, ax) -> None:
+    """An estimate's curve in the answer's units: how many of their top n_target features
+    two runs share (the index on the right-hand axis), with its band and the naive check."""
+    from ensstab_dask.indices import index_of_shared, shared_features
+
+    index, n, k = ds.attrs.get("index", "jaccard"), int(ds.attrs["n_feature"]), int(ds.attrs["n_target"])
+
+    def shared(values, clip: bool = True):
+        return shared_features(np.asarray(values, dtype=float), index, n, k, clip=clip)
+
+    m = ds["m_ensemble"].values
+    s, s_sd = ds["stability"].values, ds["stability_std"].values
+    u, pv = (
+        ds.attrs.get("simulator_n_useful", ds.attrs.get("n_useful", 0)),
+        ds.attrs.get("simulator_p", ds.attrs.get("p", float("nan"))),
+    )
+    reliable = bool(int(ds.attrs.get("reliable", 1)))
+    simulator = bool(int(ds.attrs.get("simulator", 1)))  # a file older than the attribute: a simulator
+    what = "predicted" if reliable else ("simulated, " if simulator else "") + "NOT a validated prediction"
+    source = f"simulator u={int(u)}, p={float(pv):.2f}" if simulator else f"{ds.attrs.get('model', '')} model"
+    ax.plot(m, shared(s), marker="o", color=STABILITY_COLOR, label=f"{what} ({source})")
+    if "stability_lower" in ds:
+        level = float(ds.attrs.get("confidence", 0.95))
+        of = ds.attrs.get("interval_of", "real runs")
+        band = shared(ds["stability_lower"].values), shared(ds["stability_upper"].values)
+        label = f"{level:.0%} interval (bootstrap of the {of})"
+        ax.fill_between(m, *band, color=STABILITY_COLOR, alpha=0.2, label=label)
+    else:
+        copies = ds.attrs.get("m_stability", "")
+        ax.fill_between(
+            m,
+            shared(s - s_sd),
+            shared(s + s_sd),
+            color=STABILITY_COLOR,
+            alpha=0.2,
+            label=f"±1 sd of a {copies}-copy simulated measurement",
+        )
+    naive = _naive(ds, real)
+    if naive is not None:
+        st, se = naive["stability"].values, naive["se"].values
+        y = shared(st)
+        ax.errorbar(
+            naive["m_ensemble"].values,
+            y,
+            yerr=[y - shared(st - 2 * se), shared(st + 2 * se) - y],
+            marker="s",
+            capsize=3,
+            color=REAL_COLOR,
+            ls="--",
+            label=f"naive real check ({int(naive.attrs['real_runs'])} real runs), ±2 SE",
+        )
+    ax.set_title(f"Top-{k} features two runs share, against the ensemble's size")
+    ax.set_ylabel(f"features two runs share (of their top {k})")
+    top = max([float(np.nanmax(np.asarray(ln.get_ydata(), dtype=float))) for ln in ax.get_lines()] + [1.0])
+    ax.set_ylim(0, min(float(k), 1.15 * top))
+    right = ax.secondary_yaxis(
+        "right", functions=(lambda x: index_of_shared(x, index, n, k), lambda v: shared(v, clip=False))
+    )
+    right.set_ylabel(f"stability ({index} index)")
+
+
+def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, p=None, max_lines: int = 5, ax=None):
+    """Stability of ensembles against their size m_ensemble.
+
+    For an estimate it is drawn in the answer's units: how many of their top n_target
+    features two runs of the ensemble share, the stability index on the right-hand axis.
+    The predicted curve has its interval as a band (the bootstrap over the real runs or
+    copies; without one, ±1 sd of one simulated m_stability-copy measurement). An estimate
+    that tripped a guard rail is labelled as not a validated prediction. The naive real
+    check, when it was run (``real=``, or stored in the estimate's Dataset), is drawn with
+    error bars of ±2 jackknife standard errors. For a sweep, it draws the simulated
+    stability, one curve per p at the given ``n_useful`` (nearest grid value; by default
+    the middle one).
+    """
+    ds = _dataset(obj)
+    ax = _axes(ax)
+    if _is_estimate(ds):
+        _estimate_curve(ds, real, ax)
+        m = ds["m_ensemble"].values
+    else:
+        _need(ds, "sweep", "plot_stability_curve")
+        surface = ds["stability"]
+        u = surface["n_useful"].values[len(surface["n_useful"]) // 2] if n_useful is None else n_useful
+        stab = surface.sel(n_useful=u, method="nearest")
+        sd = ds["stability_std"].sel(n_useful=u, method="nearest")
+        chosen = _pick_p(stab["p"].values, p, max_lines)
+        import matplotlib as mpl
+
+        colors = mpl.colormaps["viridis"](np.linspace(0.05, 0.85, len(chosen)))
+        m = stab["m_ensemble"].values
+        repeats = ds.attrs.get("repeats", ds.sizes.get("repeat", ""))
+        for i, (color, pv) in enumerate(zip(colors, chosen)):
+            y, e = stab.sel(p=pv).values, sd.sel(p=pv).values
+            ax.plot(m, y, marker="o", color=color, label=f"p = {pv:.2f}")
+            # The band is the simulation's own spread: a sweep has no real runs to bootstrap.
+            ax.fill_between(
+                m, y - e, y + e, color=color, alpha=0.15, label=f"±1 sd over the {repeats} repeats" if i == 0 else None
+            )
+        ax.set_title(f"Simulated ensemble stability at n_useful = {int(stab['n_useful'])}")
+        ax.set_ylabel(f"stability ({ds.attrs.get('index', 'jaccard')})")
+        # Kuncheva and Nogueira go below 0 (worse than chance): show it, never clip it.
+        ys = [np.asarray(ln.get_ydata(), dtype=float) for ln in ax.get_lines()]
+        low = min([0.0] + [float(y[np.isfinite(y)].min()) for y in ys if np.isfinite(y).any()])
+        ax.set_ylim(bottom=low - 0.05 * abs(low) if low < 0 else 0)
+    ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
+    if len(m) <= 12:
+        _grid_ticks(ax.xaxis, m)
+    else:
+        _integer_ticks(ax.xaxis)
+    ax.legend(fontsize="small")
+    return ax
