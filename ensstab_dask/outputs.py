@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
+from ensstab_dask.real.datasets import LOADERS
 
 __all__ = ["atomic_output", "refuse_to_replace", "write_json", "json_number", "umask_mode", "clean_leftovers",
            "temp_prefix", "DATA_SUFFIXES", "FEATURE_TABLE_HEADER", "check_writable"]  # fmt: skip
@@ -142,8 +143,9 @@ def _special(path: Path) -> str:
     return ""
 
 
-#: What :func:`ensstab_dask.real.datasets.load_dataset` reads: an output never replaces one.
-DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
+#: What :func:`ensstab_dask.real.datasets.load_dataset` reads (the suffixes of its table of
+#: formats, a live view): an output never replaces one.
+DATA_SUFFIXES = LOADERS.keys()
 #: How a feature table (``ensstab_dask.estimates.features``) begins: a CSV file that does is
 #: an output of this package, not a data file, and ``overwrite=True`` may replace it.
 FEATURE_TABLE_HEADER = "name,feature,frequency_m"

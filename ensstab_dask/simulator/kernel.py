@@ -62,8 +62,7 @@ import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_model, check_simulator
-from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import INDICES, stability_of_subsets
+from ensstab_dask.indices import check_index_defined, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]
@@ -454,13 +453,17 @@ def simulated_stability(
     True
     """
     m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_choice(index, "index", INDICES)
-    if index in ("kuncheva", "nogueira") and n_target == n_feature:
-        raise InvalidParameterError(
-            f"index {index!r} is undefined when n_target == n_feature (every subset is all features)"
-        )
+    check_index_defined(index, n_feature, n_target)
     subsets = simulate_ensembles(
-        n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed,
-        model=model, h=h,
-    )  # fmt: skip
+        n_feature,
+        n_target,
+        n_useful,
+        p,
+        m_ensemble=m_ensemble,
+        size=m_stability,
+        aggregate=aggregate,
+        seed=seed,
+        model=model,
+        h=h,
+    )
     return stability_of_subsets(subsets, n_feature, index)

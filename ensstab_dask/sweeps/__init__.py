@@ -3,6 +3,6 @@
 * :mod:`~ensstab_dask.sweeps.sweep`: :func:`ensstab_dask.sweep`, the entry point.
 * :mod:`~ensstab_dask.sweeps.grid`: the grid, its blocks of cells and their cost.
 * :mod:`~ensstab_dask.sweeps.storage`: zarr stores with one writer and checksummed chunks.
-* :mod:`~ensstab_dask.sweeps.cost`: what a call will run, refused above a threshold
-  unless allowed.
+
+What a sweep will cost is checked in :mod:`ensstab_dask.budget`, as for every call.
 """
