@@ -74,8 +74,10 @@ def stability(subsets, n_feature: int, *, index: str = "jaccard") -> float:
         At least two subsets of feature indices in ``[0, n_feature)``.
     n_feature : int
         Number of features the subsets were chosen from.
-    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
-        Pairwise indices are averaged over all pairs ``i < j``.
+    index : str, default 'jaccard'
+        One of :data:`~ensstab_dask.indices.INDICES` ('jaccard', 'dice', 'kuncheva',
+        'nogueira' and any registered there); pairwise indices are averaged over all
+        pairs ``i < j``.
 
     Returns
     -------
@@ -111,8 +113,9 @@ def pairwise_similarity(subsets, n_feature: int, *, index: str = "jaccard") -> n
         At least one subset of feature indices in ``[0, n_feature)``.
     n_feature : int
         Number of features the subsets were chosen from.
-    index : {'jaccard', 'dice', 'kuncheva'}
-        The pairwise similarity.
+    index : str, default 'jaccard'
+        One of :data:`~ensstab_dask.indices.PAIRWISE_INDICES` ('jaccard', 'dice',
+        'kuncheva' and any registered with a pairwise similarity).
 
     Returns
     -------

@@ -376,8 +376,8 @@ def estimate_p(
         The bracket of ``method='bisect'``.
     xtol : float
         Width at which bisection stops.
-    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
-        The stability index.
+    index : str
+        The stability index, one of :data:`~ensstab_dask.indices.INDICES`.
     m_stability : int
         Simulated runs per evaluation of the curve.
     seed : int, SeedSequence or Generator

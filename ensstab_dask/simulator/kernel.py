@@ -431,8 +431,10 @@ def simulated_stability(
     m_stability : int
         Ensembles whose subsets the stability is measured on (at least 2).
     aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
-    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
-        The stability index (:func:`~ensstab_dask.stability`).
+    index : str
+        The stability index, one of :data:`~ensstab_dask.indices.INDICES`
+        (:func:`~ensstab_dask.stability`); one corrected for chance needs
+        ``n_target < n_feature``.
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
     model : {'onda', 'two-level'}
     h : int, optional
