@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
@@ -163,7 +163,7 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
     return h
 
 
-def check_choice(value, name: str, allowed: Sequence[str]) -> str:
+def check_choice(value, name: str, allowed: Collection[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value

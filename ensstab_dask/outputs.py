@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
+from ensstab_dask.real.datasets import LOADERS
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -161,8 +162,9 @@ def _special(path: Path) -> str:
     return ""
 
 
-#: What :func:`ensstab_dask.real.datasets.load_dataset` reads: an output never replaces one.
-DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
+#: What :func:`ensstab_dask.real.datasets.load_dataset` reads (the suffixes of its table of
+#: formats, a live view): an output never replaces one.
+DATA_SUFFIXES = LOADERS.keys()
 #: How a feature table (``ensstab_dask.estimates.features``) begins: a CSV file that does is
 #: an output of this package, not a data file, and ``overwrite=True`` may replace it.
 FEATURE_TABLE_HEADER = "name,feature,frequency_m"

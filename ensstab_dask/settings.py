@@ -14,12 +14,13 @@ The checks that involve several parameters (the model against ``calibrate`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Protocol, cast
 
 import numpy as np
 
+from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
@@ -40,7 +41,6 @@ from ensstab_dask.models import CurveModel, get_model, models_using
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.selectors import check_resample, describe_selector
 from ensstab_dask.seeding import SeedLike
-from ensstab_dask.sweeps.grid import check_cell_memory
 
 __all__ = [
     "EstimateSettings",
@@ -100,7 +100,7 @@ class Real:
 class Options:
     """One of ``allowed`` (:func:`~ensstab_dask.checks.check_choice`)."""
 
-    allowed: tuple[str, ...]
+    allowed: Collection[str]
 
     def __call__(self, value, name: str) -> str:
         return check_choice(value, name, self.allowed)

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from ensstab_dask._version import __version__
+from ensstab_dask.budget.cost import check_cost
+from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import check_seed
 from ensstab_dask.cli._common import (
     UsageError,
@@ -35,8 +37,6 @@ from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
-from ensstab_dask.sweeps.cost import check_cost
-from ensstab_dask.sweeps.grid import check_cell_memory
 from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json
 from ensstab_dask.sweeps.sweep import sweep
 

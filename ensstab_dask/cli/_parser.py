@@ -30,6 +30,7 @@ from ensstab_dask.cli._common import SELECTORS, UsageError
 from ensstab_dask.indices import INDICES
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.models.anchored import COPY_DESIGN
+from ensstab_dask.real.datasets import data_formats
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -162,8 +163,8 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
         "--data",
         metavar="PATH",
         type=_path,
-        help=".mat (scikit-feature), .npz, .csv or .h5ad (AnnData; needs the anndata package); default: the "
-        "embedded default",
+        help=f"a {data_formats()} file (.mat: scikit-feature's layout; .h5ad: AnnData, needs the anndata package); "
+        "default: the embedded default",
     )
     est.add_argument(
         "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"

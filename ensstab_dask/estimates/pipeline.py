@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.budget.cost import check_cost, estimate_cost
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
@@ -79,7 +80,6 @@ from ensstab_dask.simulator.estimators import (
     uniform_subsets,
     useful_draws,
 )
-from ensstab_dask.sweeps.cost import check_cost, estimate_cost
 
 __all__ = [
     "estimate",
@@ -212,7 +212,7 @@ def estimate(
     allow_large : bool
         Run even above 10,000 real runs or 10^8 simulated selectors; without it such an
         estimate is refused before any work, saying what it would cost
-        (:mod:`ensstab_dask.sweeps.cost`).
+        (:mod:`ensstab_dask.budget.cost`).
     precision : float, optional
         The half-width of the interval wanted at the largest ``m_ensemble``: the estimate
         spends real runs in rounds (more copies, or more members per copy, whichever
@@ -308,7 +308,7 @@ def estimate(
 
 def _check_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:
     """The estimate's real runs and simulated selectors against the cost thresholds, before
-    any work (:func:`~ensstab_dask.sweeps.cost.check_cost`)."""
+    any work (:func:`~ensstab_dask.budget.cost.check_cost`)."""
     s, curve_model = settings, settings.curve_model
     paper = (
         sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))

@@ -20,7 +20,7 @@ from ensstab_dask.estimates.features import stable_features
 from ensstab_dask.estimates.rounds import Spending
 from ensstab_dask.estimates.surface import best_n_target
 from ensstab_dask.estimates.trust import headline
-from ensstab_dask.indices import NogueiraStability, shared_features
+from ensstab_dask.indices import INDICES, NogueiraStability, shared_features
 from ensstab_dask.models import SelfCheck, get_model
 from ensstab_dask.simulator.estimators import PEstimate
 
@@ -206,19 +206,9 @@ def _which_k(self: EstimateFields) -> list[str]:
     ]
 
 
-#: Each index as a function of ``k``, the features two selections of ``n_target`` (of
-#: ``n_feature``) share: what :func:`~ensstab_dask.indices.shared_features` inverts.
-_INDEX_OF_K = {
-    "jaccard": "a Jaccard index of k / ({two_k} - k)",
-    "dice": "a Dice index of k / {k}",
-    "kuncheva": "a Kuncheva index of (k x {n} - {k_squared}) / ({k} x {n_minus_k})",
-    "nogueira": "a Nogueira index of (k x {n} - {k_squared}) / ({k} x {n_minus_k}) (Kuncheva's, for equal sizes)",
-}
-
-
 def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> str:
     """The answer's shared features related to the index the method's quantities are in."""
-    formula = _INDEX_OF_K[index].format(two_k=2 * k, k=k, n=n, k_squared=k * k, n_minus_k=n - k)
+    formula = INDICES[index].of_k.format(two_k=2 * k, k=k, n=n, k_squared=k * k, n_minus_k=n - k)
     return f"In the index of the numbers below: k of {k} shared is {formula}; {shared:.1f} of {k} is {value:.3f}."
 
 

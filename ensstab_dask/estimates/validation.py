@@ -341,7 +341,7 @@ def validate(
     progress : bool
     allow_large : bool
         Run the estimate and the naive check even above the cost thresholds
-        (:mod:`ensstab_dask.sweeps.cost`); the naive check's cost is checked before the estimate
+        (:mod:`ensstab_dask.budget.cost`); the naive check's cost is checked before the estimate
         runs.
     **estimate_options
         Any other keyword of :func:`~ensstab_dask.estimate`.

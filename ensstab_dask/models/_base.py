@@ -22,6 +22,7 @@ interval, so that the interval covers the error the model was seen to make.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -281,7 +282,7 @@ class CurveModel:
     simulator: ClassVar[bool] = False
     paper_runs: ClassVar[bool] = True
     surface: ClassVar[bool] = False
-    indices: ClassVar[tuple[str, ...]] = INDICES
+    indices: ClassVar[Collection[str]] = INDICES
     interval_of: ClassVar[str] = "real runs"
     single_selector: ClassVar[str] = "the model's value of the same quantity"
 

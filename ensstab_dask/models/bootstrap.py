@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.indices import pairwise_similarity, stability_of_subsets, stability_se
+from ensstab_dask.indices import PAIRWISE_INDICES, pairwise_similarity, stability_of_subsets, stability_se
 from ensstab_dask.models._base import Context
 from ensstab_dask.seeding import SeedLike, Stage, make_rng
 from ensstab_dask.simulator.estimators import selection_counts
@@ -170,7 +170,7 @@ def bootstrap_runs(
     n_stab = len(stability_runs)
     point = stability_of_subsets(stability_runs, n_feature, index)
     raw = np.empty(n_boot)
-    sim = None if index == "nogueira" else pairwise_similarity(stability_runs, n_feature, index=index)
+    sim = None if index not in PAIRWISE_INDICES else pairwise_similarity(stability_runs, n_feature, index=index)
     for b in range(n_boot):
         idx = rng.integers(0, n_stab, size=n_stab)
         if sim is not None:

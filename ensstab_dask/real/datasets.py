@@ -1,10 +1,12 @@
 """Data: files of the user's, the reference datasets, and an embedded default.
 
-* :func:`load_dataset` reads scikit-feature ``.mat`` files (``X``, ``Y``), ``.npz``
-  (``X`` and ``y`` or ``Y``, optional ``feature_names``), CSV (one row per sample,
-  a header, the label column chosen by ``label=``) and AnnData ``.h5ad`` (one obs per
-  sample, the label an ``obs`` column chosen by ``label=``; needs the optional
-  ``anndata`` package).
+* :func:`load_dataset` reads each format of :data:`LOADERS`, chosen by the file's
+  suffix: scikit-feature ``.mat`` files (``X``, ``Y``), ``.npz`` (``X`` and ``y`` or
+  ``Y``, optional ``feature_names``), CSV (one row per sample, a header, the label
+  column chosen by ``label=``) and AnnData ``.h5ad`` (one obs per sample, the label an
+  ``obs`` column chosen by ``label=``; needs the optional ``anndata`` package). Adding
+  a format is one entry there, with its tests: the suffixes that outputs never replace
+  (``outputs.DATA_SUFFIXES``) and the suffixes error messages name are read from it.
 * :func:`reference_dataset` reads Colon, Lymphoma or Prostate from
   ``$ENSSTAB_DATA_DIR`` (never shipped with the package).
 * :func:`make_microarray` is the embedded default: a synthetic two-class problem shaped
@@ -26,8 +28,9 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import psutil
@@ -41,6 +44,9 @@ from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = [
     "Data",
+    "Loader",
+    "LOADERS",
+    "data_formats",
     "load_dataset",
     "check_data",
     "check_n_target",
@@ -153,7 +159,8 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
 _UNREADABLE = (ValueError, TypeError, KeyError, EOFError, OSError, NotImplementedError)
 
 
-def _load_mat(path: Path) -> Data:
+def _load_mat(path: Path, label=None) -> Data:
+    """A scikit-feature file: ``X`` and ``Y`` (``label`` is not used: the file names its labels)."""
     from scipy.io import loadmat
     from scipy.io.matlab import MatReadError
 
@@ -170,7 +177,9 @@ def _load_mat(path: Path) -> Data:
     return Data(mat["X"], np.asarray(mat["Y"]).ravel())
 
 
-def _load_npz(path: Path) -> Data:
+def _load_npz(path: Path, label=None) -> Data:
+    """``X``, ``y`` (or ``Y``) and optional ``feature_names`` (``label`` is not used: the file
+    names its labels)."""
     try:
         npz = np.load(path, allow_pickle=False)
     except (*_UNREADABLE, zipfile.BadZipFile) as exc:
@@ -206,7 +215,8 @@ def _label_column(path: Path, columns, label, *, listing: str):
     return label
 
 
-def _load_csv(path: Path, label) -> Data:
+def _load_csv(path: Path, label=None) -> Data:
+    """One row per sample, a header, and the label column :func:`_label_column` finds."""
     import pandas as pd
 
     try:
@@ -257,7 +267,8 @@ def _dense_float64(path: Path, X) -> np.ndarray:
         raise InvalidParameterError(f"{path}: X must be numeric ({exc})") from exc
 
 
-def _load_h5ad(path: Path, label) -> Data:
+def _load_h5ad(path: Path, label=None) -> Data:
+    """AnnData: one obs per sample, the label an ``obs`` column, ``var_names`` the feature names."""
     try:
         # anndata is an optional dependency (the extra ``anndata``): only .h5ad files need it.
         import anndata
@@ -274,6 +285,21 @@ def _load_h5ad(path: Path, label) -> Data:
     # Categorical and string columns become their labels; check_data takes string labels as they are.
     y = np.asarray(obs[label].to_numpy())
     return Data(_dense_float64(path, adata.X), y, np.asarray(adata.var_names, dtype=str))
+
+
+#: Reads one data format: ``loader(path, label)``, ``label`` the label column as
+#: :func:`load_dataset` takes it (a format whose file names its labels does not use it),
+#: returning the file's ``Data`` unchecked (:func:`load_dataset` checks it).
+Loader = Callable[[Path, Any], Data]
+
+#: The data formats :func:`load_dataset` reads, by lower-case file suffix.
+LOADERS: dict[str, Loader] = {".mat": _load_mat, ".npz": _load_npz, ".csv": _load_csv, ".h5ad": _load_h5ad}
+
+
+def data_formats() -> str:
+    """The suffixes of :data:`LOADERS` as a message lists them: ``.mat, .npz, .csv or .h5ad``."""
+    suffixes = list(LOADERS)
+    return suffixes[0] if len(suffixes) == 1 else f"{', '.join(suffixes[:-1])} or {suffixes[-1]}"
 
 
 def _label_text(label) -> str:
@@ -339,7 +365,8 @@ def select_classes(data: Data, classes) -> Data:
 
 
 def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
-    """Read a dataset from ``.mat`` (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
+    """Read a dataset from a file in one of the formats of :data:`LOADERS`: ``.mat``
+    (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
 
     Parameters
     ----------
@@ -374,27 +401,18 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
     """
     path = Path(path)
     if path.is_dir():
-        raise InvalidParameterError(f"data file {str(path)!r} is a directory; give a .mat, .npz, .csv or .h5ad file")
+        raise InvalidParameterError(f"data file {str(path)!r} is a directory; give a {data_formats()} file")
     if path.exists() and not path.is_file():  # read, a FIFO would wait for a writer forever
         raise InvalidParameterError(
-            f"data file {str(path)!r} is not a regular file (a FIFO, a device or a socket); give a .mat, .npz, .csv "
-            "or .h5ad file"
+            f"data file {str(path)!r} is not a regular file (a FIFO, a device or a socket); give a "
+            f"{data_formats()} file"
         )
     if not path.is_file():
         raise InvalidParameterError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
-    if suffix == ".mat":
-        data = _load_mat(path)
-    elif suffix == ".npz":
-        data = _load_npz(path)
-    elif suffix == ".csv":
-        data = _load_csv(path, label)
-    elif suffix == ".h5ad":
-        data = _load_h5ad(path, label)
-    else:
-        raise InvalidParameterError(
-            f"data file {str(path)!r}: unknown format {suffix!r}; use .mat, .npz, .csv or .h5ad"
-        )
+    if suffix not in LOADERS:
+        raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
+    data = LOADERS[suffix](path, label)
     X, y = check_data(data.X, data.y)
     data = Data(X, y, data.feature_names)
     return data if classes is None else select_classes(data, classes)

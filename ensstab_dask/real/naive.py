@@ -20,6 +20,7 @@ import xarray as xr
 
 from ensstab_dask._version import __version__
 from ensstab_dask.aggregation import aggregate_rankings
+from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
@@ -27,7 +28,6 @@ from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.runs import Copies, real_run_plan
 from ensstab_dask.real.selectors import check_resample_classes, describe_selector, real_run
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
-from ensstab_dask.sweeps.cost import check_cost
 
 __all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "LAYOUTS"]
 
@@ -39,7 +39,7 @@ def check_naive_cost(
     X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None, allow_large: bool = False
 ) -> None:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
-    threshold (:func:`~ensstab_dask.sweeps.cost.check_cost`), one of them timed on ``(X, y)`` when
+    threshold (:func:`~ensstab_dask.budget.cost.check_cost`), one of them timed on ``(X, y)`` when
     refused: callers that run it after other work (validation) check it first."""
     m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
@@ -122,7 +122,7 @@ def real_ensemble_stability(
     progress : bool
     allow_large : bool
         Run even above 10,000 real runs; without it the check is refused before any
-        work, saying what it would cost (:mod:`ensstab_dask.sweeps.cost`).
+        work, saying what it would cost (:mod:`ensstab_dask.budget.cost`).
 
     Returns
     -------

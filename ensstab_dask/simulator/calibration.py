@@ -59,7 +59,7 @@ def calibrate(
         Must contain ``m_ensemble = 1`` (the single-selector stability surface).
     real_stability : float
         Stability of the single real selector (same index as the sweep), in that index's
-        range (:data:`~ensstab_dask.indices.INDEX_RANGE`): Kuncheva's and Nogueira's
+        range (:func:`~ensstab_dask.indices.index_range`): Kuncheva's and Nogueira's
         indices are 0 at chance and can be negative.
     n_useful : float
         n_useful measured on the real selector with ``n_runs`` runs.

@@ -376,8 +376,8 @@ def estimate_p(
         The bracket of ``method='bisect'``.
     xtol : float
         Width at which bisection stops.
-    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
-        The stability index.
+    index : str
+        The stability index, one of :data:`~ensstab_dask.indices.INDICES`.
     m_stability : int
         Simulated runs per evaluation of the curve.
     seed : int, SeedSequence or Generator
@@ -533,8 +533,17 @@ def estimate_h(
 
     def curve(h: int) -> float:
         if h not in cache:
-            ranks = simulate_rankings(n_feature, n_target, n_useful, p, size=copies * copy_size, seed=ss,
-                                      model="two-level", h=h, copy_size=copy_size)  # fmt: skip
+            ranks = simulate_rankings(
+                n_feature,
+                n_target,
+                n_useful,
+                p,
+                size=copies * copy_size,
+                seed=ss,
+                model="two-level",
+                h=h,
+                copy_size=copy_size,
+            )
             subsets = top_subsets(ranks, n_target).reshape(copies, copy_size, n_target)
             cache[h] = within_copy_stability(subsets, n_feature, index=index)
         return cache[h]

@@ -62,8 +62,7 @@ import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_model, check_simulator
-from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import INDICES, stability_of_subsets
+from ensstab_dask.indices import check_index_defined, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = ["simulate_rankings", "simulate_ensembles", "simulated_stability"]
@@ -432,8 +431,10 @@ def simulated_stability(
     m_stability : int
         Ensembles whose subsets the stability is measured on (at least 2).
     aggregate : {'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'}
-    index : {'jaccard', 'dice', 'kuncheva', 'nogueira'}
-        The stability index (:func:`~ensstab_dask.stability`).
+    index : str
+        The stability index, one of :data:`~ensstab_dask.indices.INDICES`
+        (:func:`~ensstab_dask.stability`); one corrected for chance needs
+        ``n_target < n_feature``.
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
     model : {'onda', 'two-level'}
     h : int, optional
@@ -454,13 +455,17 @@ def simulated_stability(
     True
     """
     m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_choice(index, "index", INDICES)
-    if index in ("kuncheva", "nogueira") and n_target == n_feature:
-        raise InvalidParameterError(
-            f"index {index!r} is undefined when n_target == n_feature (every subset is all features)"
-        )
+    check_index_defined(index, n_feature, n_target)
     subsets = simulate_ensembles(
-        n_feature, n_target, n_useful, p, m_ensemble=m_ensemble, size=m_stability, aggregate=aggregate, seed=seed,
-        model=model, h=h,
-    )  # fmt: skip
+        n_feature,
+        n_target,
+        n_useful,
+        p,
+        m_ensemble=m_ensemble,
+        size=m_stability,
+        aggregate=aggregate,
+        seed=seed,
+        model=model,
+        h=h,
+    )
     return stability_of_subsets(subsets, n_feature, index)

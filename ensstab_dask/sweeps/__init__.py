@@ -5,6 +5,6 @@
 * :mod:`~ensstab_dask.sweeps.storage`: zarr stores with one writer and checksummed chunks.
 * :mod:`~ensstab_dask.sweeps.lock`: a store's single-writer lock.
 * :mod:`~ensstab_dask.sweeps.digests`: the chunks' checksums and the cells' keyed digests.
-* :mod:`~ensstab_dask.sweeps.cost`: what a call will run, refused above a threshold
-  unless allowed.
+
+What a sweep will cost is checked in :mod:`ensstab_dask.budget`, as for every call.
 """

@@ -15,6 +15,8 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
+from ensstab_dask.budget.cost import selector_seconds
+from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import (
     AGGREGATES,
     check_choice,
@@ -24,8 +26,7 @@ from ensstab_dask.checks import (
     check_problem,
     check_seed,
 )
-from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import INDICES
+from ensstab_dask.indices import INDICES, check_index_defined
 from ensstab_dask.seeding import SeedLike, Stream, derive
 from ensstab_dask.simulator.estimators import simulated_n_useful
 from ensstab_dask.simulator.kernel import simulated_stability
@@ -39,7 +40,6 @@ __all__ = [
     "compute_block",
     "plan_blocks",
     "Block",
-    "check_cell_memory",
     "cell_seconds",
 ]
 
@@ -51,43 +51,11 @@ MIN_TASKS = 64  # small sweeps are still cut into enough tasks to keep every wor
 DIMS = ("n_useful", "p", "m_ensemble")
 
 
-def selector_seconds(n_feature: int) -> float:
-    """Seconds per simulated selector on one core of this project's 2-core machine, as
-    benchmarks/bench_simulator.py measures it: about 2e-8 s per feature, plus overhead."""
-    return 2.0e-8 * n_feature + 1e-5
-
-
 def cell_seconds(n_feature: int, m: int, m_stability: int, n_runs: int, repeats: int) -> float:
     """Rough cost of one cell, for batching only (it never affects results): its simulated
     selectors at :func:`selector_seconds`, plus a fixed cost per library call (seeding,
     aggregation, the stability index)."""
     return repeats * ((m_stability * m + n_runs) * selector_seconds(n_feature) + 1.5e-3)
-
-
-def cell_bytes(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int | None) -> int:
-    """Rough peak memory of one cell: one ensemble's rankings and the aggregation's
-    temporaries (or the n_runs rankings behind n_useful_v; None: no n_useful_v, as for a
-    stability alone), plus the stability index's membership and pairwise-intersection
-    arrays over the m_stability copies."""
-    rankings = 3 * 8 * n_feature * max(m, n_runs or 0)
-    stability = m_stability * n_feature + m_stability * m_stability * n_target + 8 * m_stability * n_target
-    return rankings + stability + 12 * 2**20
-
-
-def check_cell_memory(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int | None) -> None:
-    """Refuse, before any work, a cell that would need more than half this machine's memory
-    (``n_runs`` None: a stability alone, as ``simulate`` computes)."""
-    import psutil
-
-    need = cell_bytes(n_feature, n_target, m, m_stability, n_runs)
-    total = psutil.virtual_memory().total
-    if need > total // 2:
-        runs = "" if n_runs is None else f", n_runs={n_runs}"
-        raise InvalidParameterError(
-            f"one cell (m_ensemble={m}, m_stability={m_stability}{runs}, n_feature={n_feature}) would need about "
-            f"{need / 2**30:.1f} GiB of memory, more than half of this machine's {total / 2**30:.1f} GiB: lower "
-            f"m_ensemble, m_stability or {'n_runs' if runs else 'n_feature'}"
-        )
 
 
 @dataclass(frozen=True)
@@ -142,8 +110,12 @@ def plan_blocks(
         cells = batch_size if batch_size is not None else max(1, int(target / max(cost, 1e-9)))
         if repeats is not None and batch_size is None and cost > 2 * target:
             step = -(-repeats // min(repeats, int(cost / target)))  # ceil: about `target` per block
-            blocks += [Block(im, u, u + 1, p, p + 1, r, min(r + step, repeats))
-                       for u in range(n_u) for p in range(n_p) for r in range(0, repeats, step)]  # fmt: skip
+            blocks += [
+                Block(im, u, u + 1, p, p + 1, r, min(r + step, repeats))
+                for u in range(n_u)
+                for p in range(n_p)
+                for r in range(0, repeats, step)
+            ]
         elif cells >= n_p:
             rows = max(1, cells // n_p)
             blocks += [Block(im, u, min(u + rows, n_u), 0, n_p) for u in range(0, n_u, rows)]
@@ -153,9 +125,14 @@ def plan_blocks(
 
 
 def compute_block(
-    settings: dict, n_useful: Sequence[int], p: Sequence[float], m: int, n_runs: int, r0: int = 0,
+    settings: dict,
+    n_useful: Sequence[int],
+    p: Sequence[float],
+    m: int,
+    n_runs: int,
+    r0: int = 0,
     r1: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray]:
     """Raw draws of one block: two float arrays of shape (len(n_useful), len(p), repeats),
     the repeats ``r0:r1`` (default: all).
 
@@ -418,8 +395,7 @@ def make_plan(request: SweepRequest) -> SweepPlan:
     index = check_choice(req.index, "index", INDICES)
     runs = np.asarray(grid["m_ensemble"]) if n_runs is None else np.full(len(grid["m_ensemble"]), n_runs)
     check_cell_memory(n_feature, n_target, int(grid["m_ensemble"].max()), m_stability, int(runs.max()))
-    if index in ("kuncheva", "nogueira") and n_target == n_feature:
-        raise InvalidParameterError(f"index {index!r} is undefined when n_target == n_feature")
+    check_index_defined(index, n_feature, n_target)
     seed = check_seed(req.seed)
     settings = dict(
         n_feature=n_feature,

@@ -41,11 +41,11 @@ import os
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import check_int
 from ensstab_dask.cluster import ClientLike, Display, connect, run_tasks
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 from ensstab_dask.seeding import SeedLike
-from ensstab_dask.sweeps.cost import check_cost
 from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks and tests import them from here
     DIMS,
     STREAM_LAYOUT,
@@ -54,7 +54,6 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
     SweepRequest,
     _block_dataset,
     _dataset,
-    check_cell_memory,
     compute_block,
     make_plan,
     plan_blocks,
@@ -70,7 +69,6 @@ __all__ = [
     "compute_block",
     "plan_blocks",
     "Block",
-    "check_cell_memory",
 ]
 
 logger = logging.getLogger("ensstab_dask.sweep")  # the public name, not the private module's
@@ -137,7 +135,7 @@ def sweep(
         n_useful_v is the same for both models (its runs are single selectors).
     allow_large : bool
         Run even above 10^8 simulated selectors; without it such a sweep is refused
-        before any work, saying what it would cost (:mod:`ensstab_dask.sweeps.cost`).
+        before any work, saying what it would cost (:mod:`ensstab_dask.budget.cost`).
 
     Returns
     -------

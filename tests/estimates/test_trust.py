@@ -22,8 +22,8 @@ from ensstab_dask.estimates.pipeline import (
 )
 from ensstab_dask.estimates.trust import Findings, guard_rails, notes
 from ensstab_dask.indices import (
-    INDEX_RANGE,
     NogueiraStability,
+    index_range,
     jackknife_std,
     pairwise_stability_se,
     stability_of_subsets,
@@ -446,7 +446,7 @@ def test_report_of_an_estimate_without_a_curve(tmp_path):
 
 
 def _assert_in_range(e) -> None:
-    lo_i, hi_i = INDEX_RANGE[e.settings["index"]]
+    lo_i, hi_i = index_range(e.settings["index"])
     for m, (lo, hi) in e.curve_interval().items():
         assert lo_i <= lo <= hi <= hi_i, (m, lo, hi)
     bounds = {"real_stability": (lo_i, hi_i), "p": (0, 1), "n_useful": (0, e.n_feature),

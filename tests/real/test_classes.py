@@ -54,8 +54,10 @@ def _write(tmp_path, fmt: str):
     path = tmp_path / f"pbmc.{fmt}"
     if fmt == "h5ad":
         anndata = pytest.importorskip("anndata", reason="anndata is not installed (pip install '.[anndata]')")
-        obs = pd.DataFrame({"bulk_labels": pd.Categorical(names), "n_counts": X.sum(axis=1)},
-                           index=[f"cell{i}" for i in range(len(names))])  # fmt: skip
+        obs = pd.DataFrame(
+            {"bulk_labels": pd.Categorical(names), "n_counts": X.sum(axis=1)},
+            index=[f"cell{i}" for i in range(len(names))],
+        )
         anndata.AnnData(X=X.astype(np.float32), obs=obs).write_h5ad(path)
         return path, "bulk_labels", names
     if fmt == "csv":
@@ -151,10 +153,35 @@ def test_other_libraries_warnings_while_reading_are_one_line(tmp_path, capsys, q
     path = tmp_path / "old.h5ad"
     _scanpy_like_file(path)
     out = tmp_path / "e.json"
-    args = ["estimate", "--data", str(path), "--label", "bulk_labels", "--classes", "CD14+ Monocyte,Dendritic",
-            "--n-target", "5", "--m-ensemble", "1,3", "--m-stability", "6", "--n-runs", "12", "--repeats", "3",
-            "--n-boot", "0", "--n-estimators", "10", "--model", "onda", "--scheduler", "synchronous",
-            "--json", str(out)] + (["--quiet"] if quiet else [])  # fmt: skip
+    args = [
+        "estimate",
+        "--data",
+        str(path),
+        "--label",
+        "bulk_labels",
+        "--classes",
+        "CD14+ Monocyte,Dendritic",
+        "--n-target",
+        "5",
+        "--m-ensemble",
+        "1,3",
+        "--m-stability",
+        "6",
+        "--n-runs",
+        "12",
+        "--repeats",
+        "3",
+        "--n-boot",
+        "0",
+        "--n-estimators",
+        "10",
+        "--model",
+        "onda",
+        "--scheduler",
+        "synchronous",
+        "--json",
+        str(out),
+    ] + (["--quiet"] if quiet else [])
     assert main(args) == 0
     captured = capsys.readouterr()
     err = [line for line in captured.err.strip().splitlines() if line]

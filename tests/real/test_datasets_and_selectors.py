@@ -394,5 +394,6 @@ def test_a_selector_that_does_not_converge_is_said_once_with_the_count(where, tw
     said = [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
     assert len(said) == 1, [str(w.message)[:80] for w in said]
     assert str(said[0].message).startswith("the selector did not converge in 12 of 12 real runs")
-    np.testing.assert_array_equal(ranks, real_runs(X, y, 5, Pool(12), selector=selector, client="synchronous",
-                                                   progress=False))  # fmt: skip
+    np.testing.assert_array_equal(
+        ranks, real_runs(X, y, 5, Pool(12), selector=selector, client="synchronous", progress=False)
+    )

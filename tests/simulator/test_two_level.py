@@ -70,9 +70,33 @@ def test_cli_estimate_with_the_two_level_model(tmp_path, capsys):
     path = tmp_path / "d.npz"
     np.savez(path, X=DATA.X, y=DATA.y)
     out = tmp_path / "e.json"
-    code = cli_main(["estimate", "--data", str(path), "--n-target", "10", "--m-ensemble", "1,3", "--m-stability", "12",
-                     "--n-runs", "24", "--repeats", "4", "--n-boot", "0", "--n-estimators", "20", "--model",
-                     "two-level", "--scheduler", "synchronous", "--json", str(out)])  # fmt: skip
+    code = cli_main(
+        [
+            "estimate",
+            "--data",
+            str(path),
+            "--n-target",
+            "10",
+            "--m-ensemble",
+            "1,3",
+            "--m-stability",
+            "12",
+            "--n-runs",
+            "24",
+            "--repeats",
+            "4",
+            "--n-boot",
+            "0",
+            "--n-estimators",
+            "20",
+            "--model",
+            "two-level",
+            "--scheduler",
+            "synchronous",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     d = json.loads(out.read_text())
     assert d["model"] == "two-level" and 10 <= d["h"] <= d["n_useful"] and d["settings"]["model"] == "two-level"

@@ -16,14 +16,19 @@ import time
 from collections.abc import Callable
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.sweeps.grid import selector_seconds
 
-__all__ = ["MAX_REAL_RUNS", "MAX_SIMULATED", "check_cost", "estimate_cost"]
+__all__ = ["MAX_REAL_RUNS", "MAX_SIMULATED", "check_cost", "estimate_cost", "selector_seconds"]
 
 #: Above this many real runs of the selector, a call needs ``allow_large=True``.
 MAX_REAL_RUNS = 10_000
 #: Above this many simulated selectors, a call needs ``allow_large=True``.
 MAX_SIMULATED = 10**8
+
+
+def selector_seconds(n_feature: int) -> float:
+    """Seconds per simulated selector on one core of this project's 2-core machine, as
+    benchmarks/bench_simulator.py measures it: about 2e-8 s per feature, plus overhead."""
+    return 2.0e-8 * n_feature + 1e-5
 
 
 def _duration(seconds: float) -> str:
@@ -33,8 +38,9 @@ def _duration(seconds: float) -> str:
     return f"about {seconds:.0f} s"
 
 
-def estimate_cost(*, paper_runs: int, designs, simulator: bool, m_list, m_stability: int, n_runs: int,
-                  repeats: int) -> tuple[int, int]:  # fmt: skip
+def estimate_cost(
+    *, paper_runs: int, designs, simulator: bool, m_list, m_stability: int, n_runs: int, repeats: int
+) -> tuple[int, int]:
     """(real runs, simulated selectors, at least) of an estimate: the paper's pools and the
     model's copies; the uniform selectors behind t_uniform and, for a simulator, its
     curve and the p fit's copies (the bootstrap's surfaces come on top)."""
@@ -45,8 +51,15 @@ def estimate_cost(*, paper_runs: int, designs, simulator: bool, m_list, m_stabil
     return real, simulated
 
 
-def check_cost(what: str, *, n_feature: int, real_runs: int = 0, simulated: int = 0, allow_large: bool = False,
-               time_one_run: Callable[[], object] | None = None) -> None:  # fmt: skip
+def check_cost(
+    what: str,
+    *,
+    n_feature: int,
+    real_runs: int = 0,
+    simulated: int = 0,
+    allow_large: bool = False,
+    time_one_run: Callable[[], object] | None = None,
+) -> None:
     """Refuse ``what`` above the thresholds unless ``allow_large``; ``time_one_run`` makes
     one real run (only when refusing), to say how long the real runs would take here."""
     if allow_large or (real_runs <= MAX_REAL_RUNS and simulated <= MAX_SIMULATED):
@@ -62,8 +75,9 @@ def check_cost(what: str, *, n_feature: int, real_runs: int = 0, simulated: int 
         parts.append(text)
     if simulated > MAX_SIMULATED:
         seconds = simulated * selector_seconds(n_feature)
-        parts.append(f"{simulated:,} simulated selectors ({_duration(seconds)} on one core at the simulator's "
-                     "measured rate)")  # fmt: skip
+        parts.append(
+            f"{simulated:,} simulated selectors ({_duration(seconds)} on one core at the simulator's measured rate)"
+        )
     raise InvalidParameterError(
         f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
         "simulated selectors run without asking; check the sizes, or pass allow_large=True to run it"

@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask.sweeps.cost import MAX_REAL_RUNS, MAX_SIMULATED, check_cost, estimate_cost
+from ensstab_dask.budget.cost import MAX_REAL_RUNS, MAX_SIMULATED, check_cost, estimate_cost
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
 
 
 @pytest.mark.parametrize(
@@ -41,7 +42,7 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
                 "20",
             ],
             "simulated selectors",
-        ),  # fmt: skip
+        ),
         (
             [
                 "simulate",
@@ -57,7 +58,7 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
                 "10000000",
             ],
             "simulated selectors",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_a_huge_run_is_refused_before_any_work_with_its_cost(args, said, tmp_path):
@@ -81,8 +82,10 @@ def test_the_real_runs_cost_is_timed_on_the_users_data():
 
 def test_the_estimate_counts_what_it_will_run():
     # The default model: its 10 copies of 20, and t_uniform's uniform selectors.
-    assert estimate_cost(paper_runs=0, designs=[(10, 20), None], simulator=False, m_list=[1, 50], m_stability=50,
-                         n_runs=50, repeats=20) == (200, 1000)  # fmt: skip
-    real, simulated = estimate_cost(paper_runs=100, designs=[None, (10, 4)], simulator=True, m_list=[1, 5],
-                                    m_stability=50, n_runs=5, repeats=20)  # fmt: skip
+    assert estimate_cost(
+        paper_runs=0, designs=[(10, 20), None], simulator=False, m_list=[1, 50], m_stability=50, n_runs=50, repeats=20
+    ) == (200, 1000)
+    real, simulated = estimate_cost(
+        paper_runs=100, designs=[None, (10, 4)], simulator=True, m_list=[1, 5], m_stability=50, n_runs=5, repeats=20
+    )
     assert real == 140 and simulated == 20 * 5 + 20 * (50 * 1 + 5 + 50 * 5 + 5) + 20 * 50
