@@ -197,10 +197,11 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, defaults: Mapping[str
     _name_the_models(est)
 
 
-def _signature_defaults(function) -> dict[str, Any]:
-    """The defaults of ``function``'s keywords."""
-    parameters = inspect.signature(function).parameters.values()
-    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+def _settings_defaults(function) -> dict[str, Any]:
+    """Each setting's default for the library ``function``: its own where its signature
+    declares the setting, the table's otherwise."""
+    declared = {p.name: p.default for p in inspect.signature(function).parameters.values() if p.name in DEFAULTS}
+    return {**DEFAULTS, **declared}
 
 
 def _name_the_models(p: argparse.ArgumentParser) -> None:
@@ -369,7 +370,7 @@ def _add_validate_command(sub) -> None:
         ),
     )
     # validate's own defaults where it has them (fewer copies: the naive check's cost grows with them)
-    _add_estimate_options(val, defaults={**DEFAULTS, **_signature_defaults(validate)})
+    _add_estimate_options(val, defaults=_settings_defaults(validate))
     val.add_argument(
         "--cache-dir",
         metavar="DIR",
