@@ -25,6 +25,8 @@ CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 #: How p is fitted to the real selector's stability; see simulator.estimators.estimate_p.
 P_METHODS = ("bisect", "grid")
+#: The ensemble sizes an estimate predicts, and the naive check measures, unless told otherwise.
+DEFAULT_M_ENSEMBLE = (1, 5, 10, 20, 30, 50)
 
 
 def _check_scalar(value, name: str, target_type, **bounds) -> None:

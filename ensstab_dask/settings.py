@@ -5,6 +5,11 @@ pipeline, the models' :class:`~ensstab_dask.models.Context` and the
 :class:`~ensstab_dask.estimates.result.Estimate`'s record (:meth:`EstimateSettings.to_dict`)
 all read that one object.
 
+Each setting is declared once, in :data:`SETTINGS`: its name, default, constraint and
+help text (:class:`Setting`). The settings object, the command line's options and the
+Estimate's record are made from that table; :func:`~ensstab_dask.estimate`'s signature
+and the models' :data:`~ensstab_dask.models.USED_WHEN` are checked against it by a test.
+
 Validation follows scikit-learn's ``_parameter_constraints``: the class holds a table,
 parameter name -> constraint, and one function (:func:`validate_params`) checks every
 value against it, in the table's order, with the messages of :mod:`ensstab_dask.checks`.
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -25,6 +30,7 @@ from ensstab_dask.checks import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
+    DEFAULT_M_ENSEMBLE,
     DEFAULT_MODEL,
     MODELS,
     P_METHODS,
@@ -38,12 +44,16 @@ from ensstab_dask.checks import (
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
 from ensstab_dask.models import CurveModel, get_model, models_using
+from ensstab_dask.models.anchored import COPY_DESIGN
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.selectors import check_resample, describe_selector
 from ensstab_dask.seeding import SeedLike
 
 __all__ = [
     "EstimateSettings",
+    "Setting",
+    "SETTINGS",
+    "DEFAULTS",
     "validate_params",
     "Constraint",
     "Int",
@@ -92,8 +102,14 @@ class Real:
     open_maximum: bool = False
 
     def __call__(self, value, name: str) -> float:
-        return check_real(value, name, minimum=self.minimum, maximum=self.maximum, open_minimum=self.open_minimum,
-                          open_maximum=self.open_maximum)  # fmt: skip
+        return check_real(
+            value,
+            name,
+            minimum=self.minimum,
+            maximum=self.maximum,
+            open_minimum=self.open_minimum,
+            open_maximum=self.open_maximum,
+        )
 
 
 @dataclass(frozen=True)
@@ -195,14 +211,169 @@ def validate_params(
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One estimate setting, declared once: its name, default, constraint and help.
+
+    :class:`EstimateSettings` takes its default and constraint from here, the ``ensstab
+    estimate`` and ``validate`` options their default, type, choices and help, and the
+    :class:`~ensstab_dask.estimates.result.Estimate` records it as ``recorded`` says;
+    :func:`~ensstab_dask.estimate`'s signature and :data:`~ensstab_dask.models.USED_WHEN`
+    are checked against :data:`SETTINGS` by tests/test_settings.py.
+
+    ``help`` is the option's help text. A setting named in it between backquotes
+    (`` `m_ensemble` ``) is written as the command line's option (``--m-ensemble``); a
+    :class:`Flag` whose default is True is offered as ``--no-NAME``, and its help says
+    what turning it off does. ``metavar`` names the option's value in the help.
+    ``recorded``: how the Estimate's ``settings`` record the value; None where they do
+    not (the sizes are the Estimate's own field; the fixed-point check and the
+    calibration show among its results instead).
+    """
+
+    name: str
+    default: Any
+    constraint: Constraint
+    help: str
+    metavar: str | None = None
+    recorded: Callable[[Any], Any] | None = lambda value: value
+
+
+def _models(setting: str) -> str:
+    """The models that use ``setting`` as the help lists them: ``onda, two-level``."""
+    return ", ".join(models_using(setting))
+
+
+_COPY_RUNS = COPY_DESIGN[0] * COPY_DESIGN[1]
+
+#: Every setting of an estimate, in the order they are checked (the first bad one is the
+#: one named) and recorded. The problem (``n_feature``, ``n_target``) is the data's, not a
+#: setting; where the work runs (``client``, ``progress``, ``allow_large``) neither.
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "m_ensemble",
+        DEFAULT_M_ENSEMBLE,
+        Sizes(),
+        "ensemble sizes to predict: a list, or an inclusive range start:stop:step",
+        recorded=None,
+    ),
+    Setting(
+        "m_stability",
+        50,
+        Int(minimum=2),
+        f"ensemble copies behind each stability: with the paper's runs (`model` {_models('calibration_layout')}), "
+        f"the real runs behind the single selector's stability, and with `model` {_models('p_method')} the "
+        "simulated copies behind each simulated one; for every model, the naive check's copies (`validate`) and the "
+        f"direct measurement the cost picture prices (`model` {DEFAULT_MODEL} measures its own {COPY_DESIGN[0]} real "
+        "ensemble copies)",
+    ),
+    Setting(
+        "n_runs",
+        None,  # max(m_ensemble): EstimateSettings._derived_defaults
+        Int(minimum=1),
+        f"runs behind n_useful (default: largest m_ensemble; at most the {_COPY_RUNS} copy runs with `model` "
+        f"{DEFAULT_MODEL})",
+    ),
+    Setting("repeats", 20, Int(minimum=2), "draws of each estimated quantity"),
+    Setting(
+        "p_method",
+        "bisect",
+        Options(P_METHODS),
+        "how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
+        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
+    ),
+    Setting("verify", True, Flag(), "skip the fixed-point check u = A[f_(u,p)]", recorded=None),
+    Setting("calibrate", False, Flag(), "also intersect the two surfaces over a (u, p) grid", recorded=None),
+    Setting(
+        "aggregate",
+        "mean_rank",
+        Options(AGGREGATES),
+        "how an ensemble combines its weak selectors' rankings: by mean or median rank, by vote (how often each "
+        "feature is in a member's top n_target) or by reciprocal rank; ties are broken at random",
+    ),
+    Setting("index", "jaccard", Options(INDICES), "the stability index computed over the selected subsets"),
+    Setting(
+        "resample",
+        "half",
+        Resample(),
+        "resample of the paper's runs behind n_useful (and the single selector's stability with "
+        "`calibration_layout` paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a "
+        "fraction like 0.7",
+        recorded=str,
+    ),
+    Setting(
+        "calibration_layout",
+        DEFAULT_CALIBRATION_LAYOUT,
+        Options(CALIBRATION_LAYOUTS),
+        "the layout of the paper's single-selector runs: paper (every run on `resample`, the paper's method), "
+        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
+        "n_useful on `resample` runs), ensemble-all (both in the weak-selector layout)",
+    ),
+    Setting(
+        "member_resample",
+        "bagging",
+        Resample(),
+        "how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap sample of a "
+        "random half, as in the naive check), or any `resample` value",
+        recorded=str,
+    ),
+    Setting(
+        "n_boot",
+        200,
+        BootCount(),
+        "bootstrap replicates behind every interval (of the real runs, or of the real ensemble copies of `model` "
+        f"{DEFAULT_MODEL}); 0 turns the bootstrap off",
+    ),
+    Setting(
+        "confidence",
+        0.95,
+        Real(minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True),
+        "level of the percentile intervals",
+    ),
+    Setting(
+        "seed",
+        0,
+        Seed(),
+        "seed of every random stream, 0 <= seed < 2**63: the same seed and settings give the same result",
+    ),
+    Setting("selector", None, Unchecked(), "base selector (rf: random forest)", recorded=describe_selector),
+    Setting(
+        "model",
+        DEFAULT_MODEL,
+        Options(MODELS),
+        "the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, 200 real "
+        "runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more real runs for "
+        "its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own set of h "
+        "features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of the real "
+        "ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
+    ),
+    Setting(
+        "precision",
+        None,
+        OrNone(Real(minimum=0.0, maximum=1.0, open_minimum=True)),
+        "the interval's half-width wanted at the largest `m_ensemble` (in the index's units, e.g. 0.03): real runs "
+        "are spent in rounds, more copies or more members per copy, until it is reached or `max_real_runs` stops "
+        "it; the answer says what was spent and why",
+        metavar="HALF_WIDTH",
+    ),
+    Setting(
+        "max_real_runs",
+        None,
+        OrNone(Int(minimum=1)),
+        f"the cap on real runs for `precision` (default: {DEFAULT_MAX_REAL_RUNS})",
+    ),
+)
+
+#: Each setting's default, by name.
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+
+
+@dataclass(frozen=True)
 class EstimateSettings:
     """Every setting of one estimate, checked on construction (see the module docstring).
 
-    The fields are :func:`~ensstab_dask.estimate`'s keywords that shape the result, and
-    the problem (``n_feature``, ``n_target``); where the work runs (``client``,
-    ``progress``, ``allow_large``) is not a setting. ``n_runs=None`` becomes
-    ``max(m_ensemble)``; ``m_ensemble`` becomes a sorted tuple and ``seed`` the int
-    recorded. ``selector`` is checked when the runs are made.
+    The fields are the problem (``n_feature``, ``n_target``) and the :data:`SETTINGS`,
+    in their order, with their defaults. ``n_runs=None`` becomes ``max(m_ensemble)``;
+    ``m_ensemble`` becomes a sorted tuple and ``seed`` the int recorded. ``selector`` is
+    checked when the runs are made.
 
     Raises
     ------
@@ -213,54 +384,44 @@ class EstimateSettings:
 
     n_feature: int
     n_target: int
-    m_ensemble: Sequence[int] = (1, 5, 10, 20, 30, 50)
-    m_stability: int = 50
-    n_runs: int = cast(int, None)  # None: max(m_ensemble), an int once constructed
-    repeats: int = 20
-    p_method: str = "bisect"
-    verify: bool = True
-    calibrate: bool = False
-    calibration_layout: str = DEFAULT_CALIBRATION_LAYOUT
-    member_resample: str | float = "bagging"
-    n_boot: int = 200
-    confidence: float = 0.95
-    aggregate: str = "mean_rank"
-    index: str = "jaccard"
-    resample: str | float = "half"
-    seed: SeedLike = 0
-    selector: Any = None
-    model: str = DEFAULT_MODEL
-    precision: float | None = None
-    max_real_runs: int | None = None
+    m_ensemble: Sequence[int] = DEFAULTS["m_ensemble"]
+    m_stability: int = DEFAULTS["m_stability"]
+    n_runs: int = DEFAULTS["n_runs"]  # None: max(m_ensemble), an int once constructed
+    repeats: int = DEFAULTS["repeats"]
+    p_method: str = DEFAULTS["p_method"]
+    verify: bool = DEFAULTS["verify"]
+    calibrate: bool = DEFAULTS["calibrate"]
+    aggregate: str = DEFAULTS["aggregate"]
+    index: str = DEFAULTS["index"]
+    resample: str | float = DEFAULTS["resample"]
+    calibration_layout: str = DEFAULTS["calibration_layout"]
+    member_resample: str | float = DEFAULTS["member_resample"]
+    n_boot: int = DEFAULTS["n_boot"]
+    confidence: float = DEFAULTS["confidence"]
+    seed: SeedLike = DEFAULTS["seed"]
+    selector: Any = DEFAULTS["selector"]
+    model: str = DEFAULTS["model"]
+    precision: float | None = DEFAULTS["precision"]
+    max_real_runs: int | None = DEFAULTS["max_real_runs"]
 
     #: What each field may be, checked in this order (scikit-learn's ``_parameter_constraints``).
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
         "n_feature": Int(minimum=1),
         "n_target": Int(minimum=1),
-        "m_ensemble": Sizes(),
-        "m_stability": Int(minimum=2),
-        "n_runs": Int(minimum=1),
-        "repeats": Int(minimum=2),
-        "p_method": Options(P_METHODS),
-        "verify": Flag(),
-        "calibrate": Flag(),
-        "calibration_layout": Options(CALIBRATION_LAYOUTS),
-        "member_resample": Resample(),
-        "n_boot": BootCount(),
-        "confidence": Real(minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True),
-        "aggregate": Options(AGGREGATES),
-        "index": Options(INDICES),
-        "resample": Resample(),
-        "seed": Seed(),
-        "selector": Unchecked(),
-        "model": Options(MODELS),
-        "precision": OrNone(Real(minimum=0.0, maximum=1.0, open_minimum=True)),
-        "max_real_runs": OrNone(Int(minimum=1)),
+        **{s.name: s.constraint for s in SETTINGS},
     }
     #: Defaults that depend on other settings, for a value given as None.
     _derived_defaults: ClassVar[dict[str, Callable[[dict], Any]]] = {
         "n_runs": lambda checked: max(checked["m_ensemble"]),  # the method ties n_runs to the ensemble size
     }
+
+    @classmethod
+    def check_each(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings in ``values``, each checked alone against its constraint (and a
+        derived default filled in), before the problem is known: what the command line
+        checks before it reads the data. Returns them as :class:`EstimateSettings` keeps them."""
+        constraints = {name: c for name, c in cls._parameter_constraints.items() if name in values}
+        return validate_params(constraints, values, cls._derived_defaults)
 
     def __post_init__(self) -> None:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -338,22 +499,5 @@ class EstimateSettings:
         problem and the sizes are the Estimate's own fields; a setting only some models
         use (:data:`~ensstab_dask.models.USED_WHEN`: p's fit, the paper's runs' layout and
         resamples) is recorded for those models alone."""
-        recorded = dict(
-            m_stability=self.m_stability,
-            n_runs=self.n_runs,
-            repeats=self.repeats,
-            p_method=self.p_method,
-            aggregate=self.aggregate,
-            index=self.index,
-            resample=str(self.resample),
-            calibration_layout=self.calibration_layout,
-            member_resample=str(self.member_resample),
-            n_boot=self.n_boot,
-            confidence=self.confidence,
-            seed=self.seed,
-            selector=describe_selector(self.selector),
-            model=self.model,
-            precision=self.precision,
-            max_real_runs=self.max_real_runs,
-        )
+        recorded = {s.name: s.recorded(getattr(self, s.name)) for s in SETTINGS if s.recorded is not None}
         return {key: value for key, value in recorded.items() if self.model in models_using(key)}

@@ -1,13 +1,25 @@
-"""The estimate's settings (ensstab_dask.settings): one frozen object, checked once against
-its table of constraints, recorded as the Estimate's settings; and the stage keys."""
+"""The estimate's settings (ensstab_dask.settings): one record per setting (SETTINGS), with
+which the settings object, the command line, estimate()'s signature and the models'
+USED_WHEN agree; one frozen object, checked once against the table's constraints, recorded
+as the Estimate's settings; and the stage keys."""
 
+import argparse
 import dataclasses
+import inspect
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import ensstab_dask as es
+from ensstab_dask.checks import DEFAULT_M_ENSEMBLE
+from ensstab_dask.cli import build_parser
+from ensstab_dask.cli._common import _estimate_options
+from ensstab_dask.models import REGISTRY, USED_WHEN
+from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, derive
-from ensstab_dask.settings import EstimateSettings, Int, Options, validate_params
+from ensstab_dask.settings import DEFAULTS, SETTINGS, EstimateSettings, Int, Options, validate_params
 
 PROBLEM = dict(n_feature=300, n_target=10)
 
@@ -15,10 +27,28 @@ PROBLEM = dict(n_feature=300, n_target=10)
 def test_every_field_has_one_constraint_checked_in_the_estimates_order():
     names = [f.name for f in dataclasses.fields(EstimateSettings)]
     assert list(EstimateSettings._parameter_constraints) == names
-    # The order of the checks (the first bad value is the one named) is the estimate's.
-    assert names[2:] == ["m_ensemble", "m_stability", "n_runs", "repeats", "p_method", "verify", "calibrate",
-                         "calibration_layout", "member_resample", "n_boot", "confidence", "aggregate", "index",
-                         "resample", "seed", "selector", "model", "precision", "max_real_runs"]  # fmt: skip
+    # The order of the checks (the first bad value is the one named) is the table's, and the record's.
+    assert names[2:] == [
+        "m_ensemble",
+        "m_stability",
+        "n_runs",
+        "repeats",
+        "p_method",
+        "verify",
+        "calibrate",
+        "aggregate",
+        "index",
+        "resample",
+        "calibration_layout",
+        "member_resample",
+        "n_boot",
+        "confidence",
+        "seed",
+        "selector",
+        "model",
+        "precision",
+        "max_real_runs",
+    ]
 
 
 def test_values_are_normalised_once_and_frozen():
@@ -32,16 +62,18 @@ def test_values_are_normalised_once_and_frozen():
 
 def test_to_dict_is_what_an_estimate_records():
     s = EstimateSettings(**PROBLEM, resample=0.5, model="onda")
-    assert list(s.to_dict()) == ["m_stability", "n_runs", "repeats", "p_method", "aggregate", "index", "resample",
-                                 "calibration_layout", "member_resample", "n_boot", "confidence", "seed",
-                                 "selector", "model"]  # fmt: skip
+    paper = ["m_stability", "n_runs", "repeats", "p_method", "aggregate", "index", "resample", "calibration_layout"]
+    assert list(s.to_dict()) == [*paper, "member_resample", "n_boot", "confidence", "seed", "selector", "model"]
     assert s.to_dict()["resample"] == "0.5" and s.to_dict()["calibration_layout"] == "ensemble"
     # A model without the paper's single-selector runs, nor a simulator, records neither their layout and
     # resamples nor p's fit: it used none of them.
+    anchored = ["m_stability", "n_runs", "repeats", "aggregate", "index", "n_boot", "confidence", "seed", "selector"]
     assert list(EstimateSettings(**PROBLEM, model="anchored").to_dict()) == [
-        "m_stability", "n_runs", "repeats", "aggregate", "index", "n_boot", "confidence", "seed", "selector", "model",
-        "precision", "max_real_runs",
-    ]  # fmt: skip
+        *anchored,
+        "model",
+        "precision",
+        "max_real_runs",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -73,9 +105,10 @@ def test_validate_params_checks_in_order_and_fills_derived_defaults():
 
 
 def test_the_stage_keys_keep_their_values():
-    names = ["T_UNIFORM", "REAL", "POOL", "P", "VERIFY", "PREDICT", "CALIBRATE", "MEMBER_RUNS", "BOOT", "BOOT_P",
-             "BOOT_CURVE", "POWER", "T_BOOT", "COPIES", "H", "H_BOUNDS", "RANDOM_EFFECTS", "CHECK_COPIES", "CHECK",
-             "MEASURED", "FEATURES"]  # fmt: skip
+    names = (
+        "T_UNIFORM REAL POOL P VERIFY PREDICT CALIBRATE MEMBER_RUNS BOOT BOOT_P BOOT_CURVE POWER T_BOOT COPIES H "
+        "H_BOUNDS RANDOM_EFFECTS CHECK_COPIES CHECK MEASURED FEATURES"
+    ).split()
     assert [(s.name, int(s)) for s in Stage] == [(name, i) for i, name in enumerate(names)]
     assert derive(3, Stream.ESTIMATE, Stage.CHECK, 1).spawn_key == (9, 18, 1)
 
@@ -87,3 +120,106 @@ def test_n_runs_beyond_the_copies_runs_is_refused_not_ignored():
         EstimateSettings(n_feature=500, n_target=10, n_runs=1_000_000)
     assert EstimateSettings(n_feature=500, n_target=10, m_ensemble=(1, 500)).n_runs == 200
     assert EstimateSettings(n_feature=500, n_target=10, m_ensemble=(1, 500), model="onda").n_runs == 500
+
+
+# One declaration per setting: SETTINGS; the settings object, the command line, the library's
+# signature and the models' USED_WHEN agree with it ----------------------------------------------
+
+#: estimate()'s parameters that are not settings: the data, the problem, where the work runs.
+NOT_SETTINGS = {"X", "y", "n_target", "client", "progress", "allow_large", "feature_names"}
+#: The options of `ensstab estimate` and `validate` that are not settings: the data, where the
+#: work runs, the outputs, and the command line's own (a selector by its name, the naive check).
+CLI_OWN = set(
+    "help yes data label classes n_target n_estimators scheduler timeout tls_ca_file tls_cert tls_key quiet json "
+    "output overwrite".split()
+)
+CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "features"}, "validate": CLI_OWN | {"cache_dir"}}
+
+
+def test_each_setting_is_one_record_with_its_constraint_and_help():
+    names = [s.name for s in SETTINGS]
+    assert len(set(names)) == len(names) == len(DEFAULTS)
+    assert all(setting.help for setting in SETTINGS)
+    # Each default is what its constraint allows (n_runs's, None, is max(m_ensemble)).
+    assert EstimateSettings.check_each(DEFAULTS)["n_runs"] == max(DEFAULT_M_ENSEMBLE)
+
+
+def test_the_settings_object_takes_its_fields_defaults_and_constraints_from_the_table():
+    fields = dataclasses.fields(EstimateSettings)
+    assert [f.name for f in fields] == ["n_feature", "n_target", *(s.name for s in SETTINGS)]
+    for field, setting in zip(fields[2:], SETTINGS):
+        assert field.default is setting.default, setting.name
+        assert EstimateSettings._parameter_constraints[setting.name] is setting.constraint
+
+
+def test_the_library_signature_agrees_with_the_table():
+    """estimate()'s signature is written out, to be read: it names every setting, no other,
+    each keyword-only with the table's default."""
+    parameters = inspect.signature(es.estimate).parameters
+    assert set(parameters) - NOT_SETTINGS == set(DEFAULTS), set(parameters) ^ (NOT_SETTINGS | set(DEFAULTS))
+    for name, default in DEFAULTS.items():
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert parameters[name].default == default and type(parameters[name].default) is type(default), name
+    # validate() passes the rest on to estimate(); those it declares are settings, its own defaults where the
+    # naive check's cost asks for fewer copies (m_stability), the table's otherwise.
+    declared = {n: p.default for n, p in inspect.signature(es.validate).parameters.items() if n in DEFAULTS}
+    assert set(declared) == {"m_ensemble", "m_stability", "selector", "aggregate", "index", "seed"}
+    assert {n: d for n, d in declared.items() if d != DEFAULTS[n]} == {"m_stability": 20}
+
+
+def _options(command: str) -> dict:
+    args = build_parser().parse_args([command])
+    options = _estimate_options(args)
+    assert options.pop("allow_large") is False
+    return options
+
+
+@pytest.mark.parametrize("command, library", [("estimate", es.estimate), ("validate", es.validate)])
+def test_the_cli_offers_every_setting_with_the_librarys_default_and_the_tables_help(command, library):
+    options = _options(command)
+    assert set(options) == set(DEFAULTS)  # what the command passes to the library: the settings, no other
+    defaults = {n: p.default for n, p in inspect.signature(library).parameters.items() if n in DEFAULTS}
+    for name, value in options.items():
+        if name == "selector":  # rf, the library's default forest
+            assert value.get_params() == default_selector().get_params()
+        elif name == "m_ensemble":
+            assert tuple(value) == defaults[name] == DEFAULT_M_ENSEMBLE
+        else:
+            assert value == defaults.get(name, DEFAULTS[name]), (command, name)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    actions = {a.dest: a for a in sub.choices[command]._actions}
+    by_option = {}
+    for setting in SETTINGS:
+        dest = ("no_" if setting.default is True else "") + setting.name
+        by_option[dest] = setting
+        help_text = re.sub(r" \(--model [^)]*only\)$", "", actions[dest].help)
+        assert help_text == re.sub(r"`(\w+)`", lambda m: "--" + m[1].replace("_", "-"), setting.help), dest
+    assert set(actions) - set(by_option) == CLI_OWN_BY_COMMAND[command]  # no option for a setting the table lacks
+
+
+def test_the_models_used_when_names_only_settings_of_the_table():
+    assert set(USED_WHEN) <= set(DEFAULTS)
+    # Each says which models use it by a flag every model has.
+    assert all(isinstance(getattr(model, flag), bool) for model in REGISTRY.values() for flag in USED_WHEN.values())
+
+
+def _package_source() -> dict[str, str]:
+    """Each module's source with the pieces of an implicitly joined string joined (``"a "\n "b"``)."""
+    package = Path(es.__file__).parent
+    joined = re.compile(r"""(["'])\s*\n\s*f?(["'])""")
+    return {str(p.relative_to(package)): joined.sub("", p.read_text()) for p in package.rglob("*.py")}
+
+
+def test_each_help_text_and_the_default_sizes_are_written_once_in_the_package():
+    """A setting's words live in its record alone: the command line and the settings object read them."""
+    source = _package_source()
+    for setting in SETTINGS:
+        # The longest piece of the help written as it reads (not a setting's name, a number or a model's name).
+        pieces = re.split(r"`\w+`|\d+|onda|two-level|random-effects|anchored|\n", setting.help)
+        piece = max(pieces, key=len)
+        assert len(piece) >= 15, (setting.name, piece)
+        found = {name: text.count(piece) for name, text in source.items() if piece in text}
+        assert found == {"settings.py": 1}, (setting.name, piece, found)
+    for sizes in ("(1, 5, 10, 20, 30, 50)", "1,5,10,20,30,50", "[1, 5, 10, 20, 30, 50]"):
+        found = {name: text.count(sizes) for name, text in source.items() if sizes in text}
+        assert found == ({"checks.py": 1} if sizes.startswith("(") else {}), (sizes, found)

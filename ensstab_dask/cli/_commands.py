@@ -46,8 +46,8 @@ def _cmd_simulate(args) -> int:
     check_seed(args.seed)  # recorded in --json: refused, as the other commands refuse it, if it cannot be
     _check_outputs(argparse.Namespace(json=args.json, output=None, overwrite=args.overwrite))
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
-    check_cost("simulate", n_feature=args.n_feature, simulated=sum(args.m_stability * m for m in m_values),
-               allow_large=args.yes)  # fmt: skip
+    simulated = sum(args.m_stability * m for m in m_values)
+    check_cost("simulate", n_feature=args.n_feature, simulated=simulated, allow_large=args.yes)
     # As sweep and estimate do: the largest ensemble's rankings must fit, before any is drawn.
     check_cell_memory(args.n_feature, args.n_target, max(m_values), args.m_stability, None)
     start = time.perf_counter()
@@ -90,15 +90,13 @@ def _cmd_sweep(args) -> int:
     if args.output:
         _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
     if args.store:
-        # Checked here, before a cluster is started for the store's template.
+        # The library refuses a dangling link only once it has connected to (or started) a
+        # cluster for the store's template: refused here, before. Its folder it checks first.
         if os.path.islink(args.store) and not os.path.exists(args.store):
             raise UsageError(
                 f"--store {args.store} is a symbolic link to {os.readlink(args.store)}, which does not exist; give "
                 "the store's own path, or remove the link"
             )
-        folder = os.path.dirname(os.path.abspath(args.store))
-        if not os.path.isdir(folder):
-            raise UsageError(f"--store {args.store}: directory {folder} does not exist")
         try:
             check_writable(args.store)  # its lock file is made beside it
         except OutputNotWritten as exc:
@@ -188,8 +186,10 @@ def _cmd_verify(args) -> int:
     if misplaced:
         print(f"{args.store}: {MISPLACED.format(n=misplaced)}; rerun the sweep to recompute them")
     elif not store.has_digests():
-        print(f"{args.store}: note: written before cell digests, so a chunk moved within it or copied from another "
-              "store cannot be detected")  # fmt: skip
+        print(
+            f"{args.store}: note: written before cell digests, so a chunk moved within it or copied from another "
+            "store cannot be detected"
+        )
     verdict = "damaged" if problems or damaged or misplaced or unreadable else "ok"
     print(f"{args.store}: {verdict}; {int(done.sum())} of {done.size} cells done")
     return 1 if verdict == "damaged" else 0
@@ -199,8 +199,8 @@ def _cmd_estimate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
     n_target = _n_targets(args, several=not args.validate)
+    options = _estimate_options(args)  # each checked before the data are read
     data, source, data_line = _load(args)
-    options = _estimate_options(args)
     if args.validate and options["resample"] != "half":
         print(
             "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
@@ -214,8 +214,9 @@ def _cmd_estimate(args) -> int:
         # The summary prints every guard rail above the curve; no second copy on stderr.
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
         if args.validate:  # the harness, uncached: it checks the naive check's cost before the estimate's work
-            val = validate(data.X, data.y, n_target, data=source, progress=not args.quiet, **cluster, **options,
-                           **names)  # fmt: skip
+            val = validate(
+                data.X, data.y, n_target, data=source, progress=not args.quiet, **cluster, **options, **names
+            )
             val = dataclasses.replace(val, estimate=in_cli_words(val.estimate, args.cli_options))
             est = val.estimate
         else:
@@ -266,8 +267,8 @@ def _cmd_validate(args) -> int:
         raise UsageError(f"--cache-dir: {exc}") from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
     n_target = _n_targets(args, several=False)
+    options = _estimate_options(args)  # each checked before the data are read
     data, source, data_line = _load(args)
-    options = _estimate_options(args)
     print(data_line)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it

@@ -24,8 +24,8 @@ from ensstab_dask.estimates.features import write_feature_table
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
-from ensstab_dask.real.selectors import check_resample, default_selector
-from ensstab_dask.settings import BootCount
+from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.settings import SETTINGS, EstimateSettings
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
 
 
@@ -201,13 +201,12 @@ def _selector(name: str, n_estimators: int):
     return LogisticRegression(max_iter=2000)
 
 
-def _resample(text: str, name: str):
-    """A resample option's value (a name, or a fraction like 0.7), checked by the library's check."""
+def _resample(text: str) -> str | float:
+    """A resample option's value: a fraction (0.7) as a number, a name as it is."""
     try:
-        value: str | float = float(text)
+        return float(text)
     except ValueError:
-        value = text
-    return check_resample(value, name)
+        return text
 
 
 def _check_outputs(args) -> None:
@@ -217,8 +216,9 @@ def _check_outputs(args) -> None:
     given = [(option, path) for option, path in named if path is not None]
     for (first, path), (second, other) in itertools.combinations(given, 2):
         if os.path.realpath(path) == os.path.realpath(other):
-            raise UsageError(f"{first} and {second} name one file, {path}: the second would replace the first; "
-                             "give each its own")  # fmt: skip
+            raise UsageError(
+                f"{first} and {second} name one file, {path}: the second would replace the first; give each its own"
+            )
     for option, path in given:
         try:
             refuse_to_replace(path, overwrite=args.overwrite, name=option)
@@ -301,33 +301,21 @@ def _load(args):
 
 
 def _estimate_options(args) -> dict:
-    """The keywords of estimate() that the estimate's options give (shared by estimate and validate)."""
-    BootCount()(args.n_boot, "n_boot")  # here, before the data are read
+    """The keywords of estimate() that the estimate's options give (shared by estimate and
+    validate), one per setting of :data:`~ensstab_dask.settings.SETTINGS`; each is checked by
+    its own constraint there (:meth:`~ensstab_dask.settings.EstimateSettings.check_each`),
+    so that a bad one is refused before the data are read."""
     check_int(args.n_estimators, "n_estimators", minimum=1)
-    if not 0 < args.confidence < 1:
-        raise UsageError(f"--confidence must be in (0, 1), like 0.95; got {args.confidence}")
-    return dict(
+    options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
+    options.update(
         selector=_selector(args.selector, args.n_estimators),
         m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
-        m_stability=args.m_stability,
-        n_runs=args.n_runs,
-        repeats=args.repeats,
-        p_method=args.p_method,
         verify=not args.no_verify,
-        calibrate=args.calibrate,
-        calibration_layout=args.calibration_layout,
-        member_resample=_resample(args.member_resample, "member_resample"),
-        n_boot=args.n_boot,
-        confidence=args.confidence,
-        aggregate=args.aggregate,
-        index=args.index,
-        resample=_resample(args.resample, "resample"),
-        seed=args.seed,
-        model=args.model,
-        allow_large=args.yes,
-        precision=args.precision,
-        max_real_runs=args.max_real_runs,
+        member_resample=_resample(args.member_resample),
+        resample=_resample(args.resample),
     )
+    EstimateSettings.check_each(options)
+    return {**options, "allow_large": args.yes}
 
 
 def _n_targets(args, *, several: bool):

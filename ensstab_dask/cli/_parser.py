@@ -4,19 +4,13 @@ command's options by the library's names for them (:func:`_cli_options`)."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ensstab_dask._version import __version__
-from ensstab_dask.checks import (
-    AGGREGATES,
-    CALIBRATION_LAYOUTS,
-    DEFAULT_CALIBRATION_LAYOUT,
-    DEFAULT_MODEL,
-    MODELS,
-    P_METHODS,
-    SIMULATOR_MODELS,
-)
+from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
 from ensstab_dask.cli._commands import (
     _cmd_estimate,
     _cmd_export,
@@ -27,10 +21,22 @@ from ensstab_dask.cli._commands import (
     _cmd_verify,
 )
 from ensstab_dask.cli._common import SELECTORS, UsageError
-from ensstab_dask.indices import INDICES
+from ensstab_dask.estimates.validation import validate
 from ensstab_dask.models import USED_WHEN, models_using
-from ensstab_dask.models.anchored import COPY_DESIGN
 from ensstab_dask.real.datasets import data_formats
+from ensstab_dask.settings import (
+    DEFAULTS,
+    SETTINGS,
+    BootCount,
+    Flag,
+    Int,
+    Options,
+    OrNone,
+    Real,
+    Seed,
+    Setting,
+    Sizes,
+)
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -68,24 +74,39 @@ def _path(text: str) -> str:
     return text
 
 
+def _flag(name: str) -> str:
+    """The option of the library's parameter ``name``: n_target -> --n-target."""
+    return "--" + name.replace("_", "-")
+
+
+def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) -> None:
+    """The option of one estimate setting, made from its record in
+    :data:`~ensstab_dask.settings.SETTINGS`: its type and choices from its constraint, its
+    help with each setting it names between backquotes (`` `resample` ``) written as its
+    option (``--resample``). Values the command line cannot type (the sizes, a resample)
+    are read as text by :func:`~ensstab_dask.cli._common._estimate_options`, and checked
+    there by the settings' own constraints."""
+    text = re.sub(r"`(\w+)`", lambda m: _flag(m[1]), setting.help)
+    if isinstance(setting.constraint, Flag):  # on by default: --no-NAME turns it off
+        p.add_argument(_flag(("no_" if setting.default else "") + setting.name), action="store_true", help=text)
+        return
+    if setting.name == "selector":  # the command line names the library's selector objects
+        p.add_argument("--selector", default="rf", choices=SELECTORS, help=text)
+        p.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
+        return
+    constraint = setting.constraint.constraint if isinstance(setting.constraint, OrNone) else setting.constraint
+    kind: Callable[[str], Any] = {Int: int, BootCount: int, Seed: int, Real: float}.get(type(constraint), str)
+    choices = constraint.allowed if isinstance(constraint, Options) else None
+    if isinstance(constraint, Sizes):
+        default = ",".join(map(str, default))
+    p.add_argument(_flag(setting.name), type=kind, choices=choices, default=default, metavar=setting.metavar, help=text)
+
+
 def _add_shared_options(p: argparse.ArgumentParser) -> None:
-    """The options every command that simulates ensembles has."""
-    p.add_argument(
-        "--aggregate",
-        default="mean_rank",
-        choices=AGGREGATES,
-        help="how an ensemble combines its weak selectors' rankings: by mean or median rank, by vote (how often "
-        "each feature is in a member's top n_target) or by reciprocal rank; ties are broken at random",
-    )
-    p.add_argument(
-        "--index", default="jaccard", choices=INDICES, help="the stability index computed over the selected subsets"
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of every random stream, 0 <= seed < 2**63: the same seed and settings give the same result",
-    )
+    """The options every command that simulates ensembles has, as the estimate has them."""
+    for setting in SETTINGS:
+        if setting.name in ("aggregate", "index", "seed"):
+            _add_setting(p, setting, default=setting.default)
 
 
 def _add_problem_options(p: argparse.ArgumentParser) -> None:
@@ -137,25 +158,6 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_precision_options(est: argparse.ArgumentParser) -> None:
-    """Precision on demand: the half-width wanted and the cap on real runs."""
-    est.add_argument(
-        "--precision",
-        type=float,
-        default=None,
-        metavar="HALF_WIDTH",
-        help="the interval's half-width wanted at the largest --m-ensemble (in the index's units, e.g. 0.03): "
-        "real runs are spent in rounds, more copies or more members per copy, until it is reached or "
-        "--max-real-runs stops it; the answer says what was spent and why",
-    )
-    est.add_argument(
-        "--max-real-runs",
-        type=int,
-        default=None,
-        help="the cap on real runs for --precision (default: 1000)",
-    )
-
-
 def _add_data_options(est: argparse.ArgumentParser) -> None:
     """The data an estimate reads (the file, its label column, the classes kept) and the
     features each selector keeps."""
@@ -185,94 +187,22 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_paper_run_options(est: argparse.ArgumentParser) -> None:
-    """How the paper's single-selector runs are made and p fitted (the models that make them)."""
-    est.add_argument(
-        "--p-method",
-        default="bisect",
-        choices=P_METHODS,
-        help="how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
-        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
-    )
-    est.add_argument(
-        "--resample",
-        default="half",
-        help="resample of the paper's runs behind n_useful (and the single selector's stability with "
-        "--calibration-layout paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a fraction "
-        "like 0.7",
-    )
-    est.add_argument(
-        "--calibration-layout",
-        default=DEFAULT_CALIBRATION_LAYOUT,
-        choices=CALIBRATION_LAYOUTS,
-        help="the layout of the paper's single-selector runs: paper (every run on --resample, the paper's method), "
-        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
-        "n_useful on --resample runs), ensemble-all (both in the weak-selector layout)",
-    )
-    est.add_argument(
-        "--member-resample",
-        default="bagging",
-        help="how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap "
-        "sample of a random half, as in the naive check), or any --resample value",
-    )
-
-
-def _add_estimate_options(est: argparse.ArgumentParser, *, m_stability: int) -> None:
-    """The estimate's options, shared by ``estimate`` and ``validate``; ``m_stability`` is
-    the default of the library function behind the command."""
+def _add_estimate_options(est: argparse.ArgumentParser, *, defaults: Mapping[str, Any]) -> None:
+    """The estimate's options, shared by ``estimate`` and ``validate``: the data, then one
+    per setting of :data:`~ensstab_dask.settings.SETTINGS`, with ``defaults`` (those of
+    the library function behind the command)."""
     _add_yes(est)
     _add_data_options(est)
-    est.add_argument(
-        "--n-runs",
-        type=int,
-        default=None,
-        help="runs behind n_useful (default: largest m_ensemble; at most the "
-        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} copy runs with --model anchored)",
-    )
-    est.add_argument(
-        "--m-stability",
-        type=int,
-        default=m_stability,
-        help="ensemble copies behind each stability: with the paper's runs (--model "
-        + ", ".join(models_using("calibration_layout"))
-        + "), the real runs behind the single selector's stability, and with --model "
-        + ", ".join(models_using("p_method"))
-        + " the simulated copies behind each simulated one; for every model, the naive check's copies (--validate) "
-        f"and the direct measurement the cost picture prices (--model anchored measures its own {COPY_DESIGN[0]} "
-        "real ensemble copies)",
-    )
-    _add_precision_options(est)
-    est.add_argument(
-        "--m-ensemble",
-        default="1,5,10,20,30,50",
-        help="ensemble sizes to predict: a list, or an inclusive range start:stop:step",
-    )
-    est.add_argument("--repeats", type=int, default=20, help="draws of each estimated quantity")
-    est.add_argument("--selector", default="rf", choices=SELECTORS, help="base selector (rf: random forest)")
-    est.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
-    _add_paper_run_options(est)
-    est.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        choices=MODELS,
-        help="the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, "
-        "200 real runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more "
-        "real runs for its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own "
-        "set of h features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of "
-        "the real ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
-    )
-    est.add_argument(
-        "--n-boot",
-        type=int,
-        default=200,
-        help="bootstrap replicates behind every interval (of the real runs, or of the real ensemble copies of "
-        "--model anchored); 0 turns the bootstrap off",
-    )
-    est.add_argument("--confidence", type=float, default=0.95, help="level of the percentile intervals")
-    _add_shared_options(est)
-    est.add_argument("--no-verify", action="store_true", help="skip the fixed-point check u = A[f_(u,p)]")
-    est.add_argument("--calibrate", action="store_true", help="also intersect the two surfaces over a (u, p) grid")
+    for setting in SETTINGS:
+        _add_setting(est, setting, default=defaults[setting.name])
     _name_the_models(est)
+
+
+def _settings_defaults(function) -> dict[str, Any]:
+    """Each setting's default for the library ``function``: its own where its signature
+    declares the setting, the table's otherwise."""
+    declared = {p.name: p.default for p in inspect.signature(function).parameters.values() if p.name in DEFAULTS}
+    return {**DEFAULTS, **declared}
 
 
 def _name_the_models(p: argparse.ArgumentParser) -> None:
@@ -352,7 +282,9 @@ def _add_simulate_command(sub) -> None:
     sim.add_argument("--n-useful", type=int, default=60, help="size of S', the simulated useful features")
     sim.add_argument("--p", type=float, default=0.7, help="probability of picking the next feature from S_m")
     sim.add_argument(
-        "--m-ensemble", default="1,5,10,20,30,50", help="ensemble sizes: a list, or an inclusive range start:stop:step"
+        "--m-ensemble",
+        default=",".join(map(str, DEFAULT_M_ENSEMBLE)),
+        help="ensemble sizes: a list, or an inclusive range start:stop:step",
     )
     sim.add_argument("--json", metavar="OUT.json", type=_path, help="also write the curve as JSON")
     sim.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
@@ -414,7 +346,7 @@ def _add_estimate_command(sub) -> None:
             "ensstab estimate --data study.csv --label class --scheduler tcp://10.0.0.5:8786 --quiet",
         ),
     )
-    _add_estimate_options(est, m_stability=50)  # estimate()'s default
+    _add_estimate_options(est, defaults=DEFAULTS)
     est.add_argument(
         "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
     )
@@ -438,7 +370,8 @@ def _add_validate_command(sub) -> None:
             "ensstab validate --model onda --calibrate --output validation.nc && ensstab report validation.nc -o r/",
         ),
     )
-    _add_estimate_options(val, m_stability=20)  # validation.validate's default
+    # validate's own defaults where it has them (fewer copies: the naive check's cost grows with them)
+    _add_estimate_options(val, defaults=_settings_defaults(validate))
     val.add_argument(
         "--cache-dir",
         metavar="DIR",

@@ -46,7 +46,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.budget.cost import check_cost, estimate_cost
-from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_MODEL
+from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_M_ENSEMBLE, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import StageBar, StageClock, note_dashboard
 from ensstab_dask.estimates.features import check_feature_memory, copy_features, feature_names_of
@@ -120,7 +120,7 @@ def estimate(
     n_target: int | Sequence[int],
     *,
     selector=None,
-    m_ensemble=(1, 5, 10, 20, 30, 50),
+    m_ensemble=DEFAULT_M_ENSEMBLE,
     m_stability: int = 50,
     n_runs: int | None = None,
     repeats: int = 20,

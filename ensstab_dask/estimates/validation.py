@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import check_m_ensemble, check_seed
+from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.comparison import compare, verdict, z_text
@@ -81,7 +81,7 @@ class NaiveSettings:
     :func:`~ensstab_dask.real.naive.real_ensemble_stability`.
     """
 
-    m_ensemble: Sequence[int] = (1, 5, 10, 20, 30, 50)
+    m_ensemble: Sequence[int] = DEFAULT_M_ENSEMBLE
     m_stability: int = 20
     selector: Any = None
     aggregate: str = "mean_rank"
@@ -302,7 +302,7 @@ def validate(
     y,
     n_target: int,
     *,
-    m_ensemble=(1, 5, 10, 20, 30, 50),
+    m_ensemble=DEFAULT_M_ENSEMBLE,
     m_stability: int = 20,
     selector=None,
     aggregate: str = "mean_rank",

@@ -40,7 +40,7 @@ REGISTRY: dict[str, CurveModel] = {m.name: m for m in (Onda(), TwoLevel(), Rando
 #: calibration), ``paper_runs`` (the paper's single-selector runs are made, in the layout
 #: these settings choose) or ``measures_copies`` (the curve is measured on real ensemble
 #: copies, which a precision grows in rounds). An estimate records them, and the CLI's help offers them, for
-#: those models alone.
+#: those models alone. Each is a setting of ``settings.SETTINGS`` (tests/test_settings.py checks it).
 USED_WHEN = {
     "p_method": "simulator",
     "verify": "simulator",

@@ -21,7 +21,7 @@ import xarray as xr
 from ensstab_dask._version import __version__
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.budget.cost import check_cost
-from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_m_ensemble, check_seed
+from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, check_int, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
 from ensstab_dask.real.datasets import check_data
@@ -82,7 +82,7 @@ def real_ensemble_stability(
     y,
     n_target: int,
     *,
-    m_ensemble=(1, 5, 10, 20, 30, 50),
+    m_ensemble=DEFAULT_M_ENSEMBLE,
     m_stability: int = 50,
     selector=None,
     layout: str = "bagging",

@@ -71,8 +71,8 @@ def test_main_returns_status_in_process(capsys):
 
 
 def _sweep_args(store) -> list[str]:
-    return ["sweep", "--n-feature", "300", "--n-target", "10", "--n-useful", "10,25,40", "--p", "0.3,0.6,0.9",
-            "--m-stability", "12", "--repeats", "3", "--store", str(store), "--scheduler", "synchronous"]  # fmt: skip
+    grid = "sweep --n-feature 300 --n-target 10 --n-useful 10,25,40 --p 0.3,0.6,0.9 --m-stability 12 --repeats 3"
+    return [*grid.split(), "--store", str(store), "--scheduler", "synchronous"]
 
 
 @pytest.mark.slow
@@ -223,7 +223,10 @@ def test_negative_list_values_reach_the_range_check(capsys):
         (["simulate", "--model", "two-level"], "--model two-level needs --h, the size of each ensemble copy's"),
         (["sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", "bogus"], "--scheduler must be processes, "),
         (["sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", "tcp://127.0.0.1"], "--scheduler: malformed"),
-        (["sweep", "--n-useful", "30", "--p", "0.5", "--store", "/no/such/dir/s.zarr"], "--store /no/such/dir/s."),
+        (
+            ["sweep", "--n-useful", "30", "--p", "0.5", "--store", "/no/such/dir/s.zarr"],
+            "--store: directory '/no/such/dir'",
+        ),
     ],
 )
 def test_errors_name_the_options_not_the_library_parameters(args, line, capsys):
@@ -234,8 +237,19 @@ def test_errors_name_the_options_not_the_library_parameters(args, line, capsys):
 
 
 def _store(path):
-    es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1], m_stability=5, repeats=2, seed=3,
-             client="synchronous", progress=False, store=path)  # fmt: skip
+    es.sweep(
+        300,
+        10,
+        n_useful=[20, 40],
+        p=[0.5, 0.9],
+        m_ensemble=[1],
+        m_stability=5,
+        repeats=2,
+        seed=3,
+        client="synchronous",
+        progress=False,
+        store=path,
+    )
     return path
 
 
@@ -335,8 +349,10 @@ def test_a_finished_sweep_names_its_next_steps_and_they_run_as_printed(tmp_path,
     import shlex
 
     monkeypatch.chdir(tmp_path)
-    args = ["sweep", "--n-feature", "200", "--n-target", "10", "--n-useful", "20,30", "--p", "0.5", "--m-stability",
-            "5", "--repeats", "2", "--scheduler", "synchronous", "--quiet"]  # fmt: skip
+    args = (
+        "sweep --n-feature 200 --n-target 10 --n-useful 20,30 --p 0.5 --m-stability 5 --repeats 2 --scheduler "
+        "synchronous --quiet"
+    ).split()
     assert main([*args, "--store", "first try.zarr"]) == 0
     out = capsys.readouterr().out.splitlines()
     steps = out[out.index("next:") + 1 :]

@@ -98,8 +98,8 @@ def test_data_the_method_cannot_use_is_named_before_any_run(make, needle, tmp_pa
     value of 1e39 passed the float64 check and failed the forest's float32 cast in the
     first real run."""
     np.savez(tmp_path / "d.npz", X=make(np.random.default_rng(0).normal(size=(30, 50))), y=np.repeat([0, 1], 15))
-    ran = run_cli("estimate", "--data", "d.npz", "--n-target", "5", "--n-estimators", "10", "--scheduler",
-                  "synchronous", cwd=tmp_path)  # fmt: skip
+    estimate = "estimate --data d.npz --n-target 5 --n-estimators 10 --scheduler synchronous"
+    ran = run_cli(*estimate.split(), cwd=tmp_path)
     _one_line(ran, needle)
     assert "data:" not in ran.stdout
 
@@ -145,8 +145,8 @@ def test_a_settings_record_that_is_not_an_object_and_an_edited_kind_are_damage(t
     store = tmp_path / "s.zarr"
     original = (store / "zarr.json").read_text()
     _edit_attr(store, "ensstab_settings", "[1, 2]")
-    for args in (["verify", "s.zarr"], ["export", "s.zarr", "x.nc"], [*SWEEP, "--n-useful", "20,30", "--p",
-                                                                        "0.5,0.7", "--store", "s.zarr"]):  # fmt: skip
+    resume = [*SWEEP, "--n-useful", "20,30", "--p", "0.5,0.7", "--store", "s.zarr"]
+    for args in (["verify", "s.zarr"], ["export", "s.zarr", "x.nc"], resume):
         ran = run_cli(*args, cwd=tmp_path)
         assert "Traceback" not in ran.stderr, ran.stderr
         assert "its settings record is damaged (a JSON list, not an object" in ran.stderr, ran.stderr
@@ -164,8 +164,10 @@ def test_a_settings_record_that_is_not_an_object_and_an_edited_kind_are_damage(t
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["simulate", "--n-feature", "300", "--m-ensemble", "1", "--m-stability", "5", "--json", "ro/x.json"],
-         "cannot write 'ro/x.json': no permission to write in the folder 'ro'"),
+        (
+            ["simulate", "--n-feature", "300", "--m-ensemble", "1", "--m-stability", "5", "--json", "ro/x.json"],
+            "cannot write 'ro/x.json': no permission to write in the folder 'ro'",
+        ),
         ([*SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "ro/s.zarr"], "--store: cannot write 'ro/s.zarr'"),
         ([*SWEEP, "--n-useful", "20", "--p", "0.5", "--output", "ro/s.nc"], "--output: cannot write 'ro/s.nc'"),
         (["estimate", "--n-estimators", "10", "--json", "ro/x.json"], "--json: cannot write 'ro/x.json'"),
@@ -174,9 +176,8 @@ def test_a_settings_record_that_is_not_an_object_and_an_edited_kind_are_damage(t
         (["report", "ok.zarr", "-o", "ro/r"], "cannot write 'ro/r'"),
         (["validate", "--n-estimators", "10", "--cache-dir", "ro/cache"], "--cache-dir: cannot write in 'ro/cache'"),
     ],
-    ids=["simulate", "sweep-store", "sweep-output", "estimate-json", "estimate-output", "export", "report",
-         "validate-cache"],
-)  # fmt: skip
+    ids="simulate sweep-store sweep-output estimate-json estimate-output export report validate-cache".split(),
+)
 def test_a_folder_not_writable_is_one_line_naming_it(args, needle, tmp_path):
     """Each was a PermissionError traceback; estimate's came after all the work."""
     if args[0] in ("export", "report"):

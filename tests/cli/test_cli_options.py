@@ -8,10 +8,17 @@ import pytest
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
 
-SIMULATE = ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1",
-            "--m-stability", "5"]  # fmt: skip
-SMALL_SWEEP = dict(n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=3,
-                   client="synchronous", progress=False)  # fmt: skip
+SIMULATE = "simulate --n-feature 200 --n-target 5 --n-useful 20 --m-ensemble 1 --m-stability 5".split()
+SMALL_SWEEP = dict(
+    n_useful=[20, 40],
+    p=[0.5, 0.9],
+    m_ensemble=[1, 3],
+    m_stability=5,
+    repeats=2,
+    seed=3,
+    client="synchronous",
+    progress=False,
+)
 
 
 def one_line_error(capsys) -> str:
@@ -122,3 +129,21 @@ def test_report_refuses_observations_it_cannot_draw(sweep_nc, tmp_path, capsys):
     assert "--n-runs must be given" in one_line_error(capsys)  # which n_useful_v: said before drawing
     assert cli_main(["report", str(sweep_nc / "s.nc"), "-o", str(tmp_path / "r"), *options, "--n-runs", "3"]) == 0
     assert (tmp_path / "r" / "calibration.png").exists()  # used: the calibration picture, not the plain surface
+
+
+@pytest.mark.parametrize(
+    "option, needle",
+    [
+        (["--confidence", "95"], "--confidence must be in (0.0, 1.0); got 95.0"),
+        (["--m-stability", "1"], "--m-stability must be >= 2; got 1"),
+        (["--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or in [20, 10000]"),
+        (["--member-resample", "thirds"], "--member-resample must be one of half, bootstrap, bagging"),
+        (["--precision", "0"], "--precision must be in (0.0, 1.0]; got 0.0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["estimate", "validate"])
+def test_each_setting_is_refused_by_its_own_check_before_the_data_are_read(tmp_path, capsys, command, option, needle):
+    """The settings' constraints (settings.SETTINGS) check each option, once, before the data
+    are read: here the data file does not exist, and the option is what is refused."""
+    assert cli_main([command, *option, "--data", str(tmp_path / "absent.csv")]) == 2
+    assert needle in one_line_error(capsys)

@@ -31,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 INTERRUPTED = "ensstab: interrupted"
 RESUME = INTERRUPTED + "; finished blocks are in the store, rerun the same command to resume"
 # 50 cells of about a second each: half a minute of work on two workers, not over before the signal.
-SWEEP = ["sweep", "--n-feature", "2000", "--n-useful", "30:300:30", "--p", "0.2:1.0:0.2", "--m-ensemble", "50",
-         "--m-stability", "100", "--repeats", "5", "--batch-size", "1"]  # fmt: skip
+SWEEP = (
+    "sweep --n-feature 2000 --n-useful 30:300:30 --p 0.2:1.0:0.2 --m-ensemble 50 --m-stability 100 --repeats 5 "
+    "--batch-size 1"
+).split()
 PATIENCE = 300  # seconds: the cluster starts slowly on a loaded 2-core machine
 # A stop signal ends the process within GRACE_S (2 s); the rest is a loaded machine's margin,
 # well below what the cases these bound took before (a minute or more).
@@ -43,10 +45,16 @@ class Cli:
     """``ensstab ARGS`` in a session of its own, so that the test can signal its process group."""
 
     def __init__(self, *args: str, env: dict | None = None):
-        self.proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=ROOT,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True, preexec_fn=as_a_foreground_job,
-                                     env=env)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ensstab_dask.cli", *args],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=as_a_foreground_job,
+            env=env,
+        )
         self.started = time.monotonic()
         self.lines: list[str] = []
         self._reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)

@@ -120,15 +120,35 @@ def test_the_report_speaks_of_a_simulation_only_for_a_simulator():
 
     from ensstab_dask.plotting.report import EXPLAIN, _caption_words, _estimate_rows
 
-    attrs = dict(kind="estimate", n_feature=300, n_target=5, index="jaccard", t_uniform=2.0, t_uniform_std=0.5,
-                 n_useful=7, n_useful_mean=7.2, n_useful_std=1.9, real_stability=0.08,
-                 real_stability_nogueira_stability=0.1, real_stability_nogueira_lower=0.05,
-                 real_stability_nogueira_upper=0.2, real_runs=200, simulated_runs=0, seconds_total=5.0)  # fmt: skip
+    attrs = dict(
+        kind="estimate",
+        n_feature=300,
+        n_target=5,
+        index="jaccard",
+        t_uniform=2.0,
+        t_uniform_std=0.5,
+        n_useful=7,
+        n_useful_mean=7.2,
+        n_useful_std=1.9,
+        real_stability=0.08,
+        real_stability_nogueira_stability=0.1,
+        real_stability_nogueira_lower=0.05,
+        real_stability_nogueira_upper=0.2,
+        real_runs=200,
+        simulated_runs=0,
+        seconds_total=5.0,
+    )
     curve = xr.Dataset({"stability": ("m_ensemble", np.array([0.1, 0.2]))}, coords={"m_ensemble": [1, 5]})
     for model in sorted(REGISTRY):
         simulator = REGISTRY[model].simulator
-        ds = curve.assign_attrs(attrs, model=model, simulator=int(simulator), p=0.7 if simulator else "none",
-                                interval_of=REGISTRY[model].interval_of, curve_source="its source")  # fmt: skip
+        ds = curve.assign_attrs(
+            attrs,
+            model=model,
+            simulator=int(simulator),
+            p=0.7 if simulator else "none",
+            interval_of=REGISTRY[model].interval_of,
+            curve_source="its source",
+        )
         caption = EXPLAIN["stability_curve"][1].format_map(_caption_words(ds, "estimate", {}))
         assert ("simulation" in caption) == simulator, (model, caption)
         assert f"with the {REGISTRY[model].interval_of} it was fitted on" in caption

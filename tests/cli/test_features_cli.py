@@ -12,8 +12,7 @@ pd = pytest.importorskip("pandas")
 
 N_SAMPLES, N_FEATURE = 40, 60
 NAMES = [f"gene_{j}" for j in range(N_FEATURE)]
-SMALL = ["--n-target", "5", "--m-ensemble", "1,5", "--n-estimators", "5", "--n-boot", "0", "--scheduler",
-         "synchronous", "--quiet"]  # fmt: skip
+SMALL = "--n-target 5 --m-ensemble 1,5 --n-estimators 5 --n-boot 0 --scheduler synchronous --quiet".split()
 
 
 def _study(signal: float = 2.5, seed: int = 0):
@@ -36,8 +35,9 @@ def _write(fmt: str, path, X, y) -> list[str]:
         frame.to_csv(path, index=False)
         return ["--label", "condition"]
     anndata = pytest.importorskip("anndata", reason="anndata is not installed (pip install '.[anndata]')")
-    obs = pd.DataFrame({"condition": pd.Categorical(np.where(y == 1, "stim", "ctrl"))},
-                       index=[f"cell{i}" for i in range(N_SAMPLES)])  # fmt: skip
+    obs = pd.DataFrame(
+        {"condition": pd.Categorical(np.where(y == 1, "stim", "ctrl"))}, index=[f"cell{i}" for i in range(N_SAMPLES)]
+    )
     anndata.AnnData(X=X.astype(np.float32), obs=obs, var=pd.DataFrame(index=NAMES)).write_h5ad(path)
     return ["--label", "condition"]
 

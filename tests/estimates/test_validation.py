@@ -108,7 +108,7 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     [
         (["--cache-dir", __file__], f"--cache-dir {__file__}: exists and is not a directory"),
         (["--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or in [20, 10000]"),
-        (["--confidence", "95"], "--confidence must be in (0, 1)"),
+        (["--confidence", "95"], "--confidence must be in (0.0, 1.0); got 95.0"),
         (["--member-resample", "thirds"], "--member-resample must be one of half, bootstrap, bagging"),
         (["--calibration-layout", "halves"], "invalid choice"),
     ],
