@@ -89,18 +89,6 @@ def _cmd_sweep(args) -> int:
     _check_model(args)
     if args.output:
         _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
-    if args.store:
-        # The library refuses a dangling link only once it has connected to (or started) a
-        # cluster for the store's template: refused here, before. Its folder it checks first.
-        if os.path.islink(args.store) and not os.path.exists(args.store):
-            raise UsageError(
-                f"--store {args.store} is a symbolic link to {os.readlink(args.store)}, which does not exist; give "
-                "the store's own path, or remove the link"
-            )
-        try:
-            check_writable(args.store)  # its lock file is made beside it
-        except OutputNotWritten as exc:
-            raise UsageError(f"--store: {exc}") from None
     ds = sweep(
         args.n_feature,
         args.n_target,

@@ -17,10 +17,27 @@ import socket
 import stat
 from pathlib import Path
 
-from ensstab_dask.exceptions import InvalidParameterError, StoreLocked
-from ensstab_dask.outputs import umask_mode
+from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, StoreLocked
+from ensstab_dask.outputs import check_writable, umask_mode
 
-__all__ = ["writer_lock", "lock_path"]
+__all__ = ["writer_lock", "lock_path", "check_store_path"]
+
+
+def check_store_path(store: str | os.PathLike) -> None:
+    """Refuse a store path that no sweep can write: a symbolic link to nothing (writing
+    through it would make a store somewhere the user did not name) or one in a folder this
+    process may not write in. :func:`writer_lock` runs it before it makes the lock file, so
+    it comes before any cluster is started."""
+    path = Path(store)
+    if path.is_symlink() and not path.exists():
+        raise InvalidParameterError(
+            f"store: {str(path)!r} is a symbolic link to {os.readlink(path)!r}, which does not exist; "
+            "give the store's own path, or remove the link"
+        )
+    try:
+        check_writable(path)
+    except OutputNotWritten as exc:
+        raise InvalidParameterError(f"store: {exc}") from None
 
 
 def lock_path(store: str | os.PathLike) -> Path:
@@ -45,6 +62,7 @@ def writer_lock(store: str | os.PathLike):
     stale lock behind. POSIX only; on a network file system it holds as far as the
     system's ``flock`` does.
     """
+    check_store_path(store)
     path = lock_path(store)
     if not path.parent.is_dir():
         raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")

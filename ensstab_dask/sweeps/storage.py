@@ -47,6 +47,7 @@ import xarray as xr
 from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLocked, StoreMismatch
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
 from ensstab_dask.sweeps.digests import cell_digests
+from ensstab_dask.sweeps.lock import check_store_path
 
 # atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
 # re-exported here, beside the store's own writers, for the callers that import them here.
@@ -169,11 +170,7 @@ class SweepStore:
     def open_or_create(cls, path, template: xr.Dataset, settings: dict) -> SweepStore:
         """Open the store at ``path`` if its settings match, else create it from ``template``."""
         store = cls(path)
-        if store.path.is_symlink() and not store.path.exists():
-            raise InvalidParameterError(
-                f"store: {str(store.path)!r} is a symbolic link to {os.readlink(store.path)!r}, which does not exist; "
-                "give the store's own path, or remove the link"
-            )
+        check_store_path(store.path)
         if store.path.exists():
             store.check(settings, template)
             if not _has_consolidated_metadata(store.path):  # a store from before consolidation

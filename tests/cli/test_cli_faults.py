@@ -127,7 +127,7 @@ def test_odd_paths_for_stores_and_outputs_are_refused_by_name(tmp_path):
     assert ran.stdout == "" and not list((tmp_path / "out").iterdir())
     (tmp_path / "link.zarr").symlink_to(tmp_path / "elsewhere.zarr")
     ran = run_cli(*grid, "--store", "link.zarr", cwd=tmp_path)
-    _one_line(ran, "--store link.zarr is a symbolic link to")
+    _one_line(ran, "--store: 'link.zarr' is a symbolic link to")
     assert os.path.islink(tmp_path / "link.zarr") and not (tmp_path / "elsewhere.zarr").exists()
 
 
