@@ -88,7 +88,7 @@ def measure(client, workers: int, job, *, stages=False) -> dict:
         "last_task_end": max((b for _, b in spans), default=t1) - t0,
     }
     if stages:
-        clock = result.seconds
+        clock = result.cost.seconds
         per = {name: (b - a) - _union(spans, a, b) for name, (a, b) in clock.spans.items()}
         per["other"] = row["client_s"] - sum(per.values())
         row.update(stage_client_s=per, stage_s=dict(clock), real_runs=result.real_runs)

@@ -112,7 +112,7 @@ def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> l
             for r in rows.values()
         ]
         lines.append(
-            f"| {layout} | {n_runs} | {runs.count} | {est.n_useful_mean:.1f} | {est.p:.3f} | "
+            f"| {layout} | {n_runs} | {runs.count} | {est.single.n_useful_mean:.1f} | {est.fit.p:.3f} | "
             + " | ".join(cells)
             + f" | {sum(r['covered'] for r in rows.values())} | {sum(r['within_2se'] for r in rows.values())} | "
             f"{np.nanmean(np.abs(z)):.1f} |"
@@ -255,10 +255,12 @@ def main(argv=None) -> int:
 
 def print_table(res, name, data, n_target, seed) -> None:
     e, n = res.estimate, res.naive
-    print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target}), model {e.model}, seed {seed}\n")
+    model, h = e.prediction.model, e.prediction.h
+    p = float("nan") if e.fit is None else e.fit.p  # a model without the simulator has no p
+    print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target}), model {model}, seed {seed}\n")
     print(
-        f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.n_useful}, p = {e.p:.3f}"
-        + ("" if e.h is None else f", h = {e.h}")
+        f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.single.n_useful}, p = {p:.3f}"
+        + ("" if h is None else f", h = {h}")
         + f", reliable: {'yes' if e.reliable else 'no'}); "
         f"naive check: {int(n.attrs['real_runs'])} real runs, {res.seconds['naive']:.0f} s"
         + (" (cached)" if int(n.attrs.get("cached", 0)) else "")

@@ -8,7 +8,8 @@ import pytest
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.surface import best_n_target, n_target_list
+from ensstab_dask.estimates.summary import best_n_target
+from ensstab_dask.estimates.surface import n_target_list
 from ensstab_dask.real.selectors import default_selector
 
 DATA = es.make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)

@@ -136,7 +136,7 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
     k, count = advised(e.warnings[0])
     assert count > k
     there = es.estimate(data.X, data.y, k, **dict(SMALL, selector=default_selector(50), model="onda"))
-    assert f"{there.n_useful_mean:.1f}" == f"{count:.1f}" and there.has_curve, there.warnings
+    assert f"{there.single.n_useful_mean:.1f}" == f"{count:.1f}" and there.has_curve, there.warnings
 
 
 def advised(reason: str) -> tuple[int, float]:
@@ -184,7 +184,7 @@ def _noise_cli_args(tmp_path) -> list[str]:
 def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     """NumPy's warnings inside an estimate reach the user; the guard rails, which the
     summary prints, are not repeated on stderr."""
-    from ensstab_dask.estimates import pipeline as algorithm
+    from ensstab_dask.estimates import single as algorithm
 
     stability_of = algorithm.real_stability_of
 
@@ -201,7 +201,7 @@ def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
-    from ensstab_dask.estimates import pipeline as algorithm
+    from ensstab_dask.estimates import single as algorithm
 
     def broken(*args, **kwargs):
         raise ValueError("an internal function broke")
@@ -389,7 +389,7 @@ def test_interval_widens_with_fewer_real_runs():
     many = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(kw, m_stability=24, n_runs=24))
     few = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(kw, m_stability=6, n_runs=24))
     width = {
-        k: e.intervals["real_stability"][1] - e.intervals["real_stability"][0]
+        k: e.prediction.intervals["real_stability"][1] - e.prediction.intervals["real_stability"][0]
         for k, e in (("many", many), ("few", few))
     }
     assert width["few"] > 1.3 * width["many"], width
@@ -451,9 +451,9 @@ def _assert_in_range(e) -> None:
         assert lo_i <= lo <= hi <= hi_i, (m, lo, hi)
     bounds = {"real_stability": (lo_i, hi_i), "p": (0, 1), "n_useful": (0, e.n_feature),
               "t_uniform": (0, e.settings["n_runs"]), "h": (e.n_target, e.n_feature)}  # fmt: skip
-    for key, (lo, hi) in e.intervals.items():
+    for key, (lo, hi) in e.prediction.intervals.items():
         assert bounds[key][0] <= lo <= hi <= bounds[key][1], (key, lo, hi)
-    assert -1.0 <= e.real_nogueira.lower <= e.real_nogueira.upper <= 1.0
+    assert -1.0 <= e.single.real_nogueira.lower <= e.single.real_nogueira.upper <= 1.0
 
 
 @pytest.mark.slow

@@ -37,11 +37,12 @@ def fingerprint(est) -> dict:
         for name in ("stability", "stability_std", "stability_lower", "stability_upper")
         if name in curve
     }
-    out.update(p=est.p, real_stability=est.real_stability, n_useful=est.n_useful, real_runs=est.real_runs,
+    p = float("nan") if est.fit is None else est.fit.p  # a model without the simulator has no p
+    out.update(p=p, real_stability=est.single.real_stability, n_useful=est.single.n_useful, real_runs=est.real_runs,
                reliable=est.reliable)  # fmt: skip
     check = est.self_check
     out["self_check"] = None if check is None else {k: check.to_dict()[k] for k in ("predicted", "measured", "se")}
-    boot = est.bootstrap
+    boot = est.prediction.bootstrap
     # Rounded to 10 decimals: OpenBLAS picks its kernel by processor, and a kernel's
     # summation order moves the last bits of a least-squares fit, not the tenth decimal.
     out["bootstrap_digest"] = (
