@@ -130,8 +130,10 @@ def scorecard(results: list[dict]) -> list[str]:
     ]
     keys = sorted({(r["model"], r["seed"]) for r in results}, key=lambda k: (k[0], k[1]))
     for model, seed in keys:
-        rows = sorted((r for r in results if r["model"] == model and r["seed"] == seed),
-                      key=lambda r: list(DATASETS).index(r["data"]))  # fmt: skip
+        rows = sorted(
+            (r for r in results if r["model"] == model and r["seed"] == seed),
+            key=lambda r: list(DATASETS).index(r["data"]),
+        )
         cells = [c for r in rows for c in r["per_m"].values()]
         z = np.array([c["z"] if c["z"] is not None else np.nan for c in cells], dtype=float)
         within = [sum(bool(c["within_2se"]) for c in r["per_m"].values()) for r in rows]
@@ -144,7 +146,7 @@ def scorecard(results: list[dict]) -> list[str]:
                         if c["upper"] is not None
                     ]
                 )
-            )  # fmt: skip
+            )
             if all(c["upper"] is not None for c in r["per_m"].values())
             else float("nan")
             for r in rows
@@ -190,8 +192,11 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", action="store_true", help="also compare calibration layouts and n_runs")
     ap.add_argument("--models", default="onda", help="comma-separated, from " + ", ".join(MODELS))
     ap.add_argument("--json", help="write every table's rows here")
-    ap.add_argument("--report", help="no runs: print the scorecard and the tables of --models from these JSON files "
-                    "(comma-separated, written by --json)")  # fmt: skip
+    ap.add_argument(
+        "--report",
+        help="no runs: print the scorecard and the tables of --models from these JSON files "
+        "(comma-separated, written by --json)",
+    )
     args = ap.parse_args(argv)
     if args.report:
         # A later file's table replaces an earlier one's (same model, seed and dataset).
@@ -231,20 +236,49 @@ def main(argv=None) -> int:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", RuntimeWarning)
                         res = validate(
-                            data.X, data.y, n_target, m_ensemble=M_LIST, m_stability=args.m_stability,
-                            selector=selector, seed=seed, cache_dir=args.cache_dir, client=client, data=name,
-                            model=model, progress=False,
-                        )  # fmt: skip
+                            data.X,
+                            data.y,
+                            n_target,
+                            m_ensemble=M_LIST,
+                            m_stability=args.m_stability,
+                            selector=selector,
+                            seed=seed,
+                            cache_dir=args.cache_dir,
+                            client=client,
+                            data=name,
+                            model=model,
+                            progress=False,
+                        )
                     print_table(res, name, data, n_target, seed)
                     d = res.to_dict()
-                    results.append({"model": model, "seed": seed, "data": name, "reliable": d["reliable"],
-                                    "warnings": d["warnings"], "per_m": d["per_m"],
-                                    "real_runs": d["estimate_real_runs"],
-                                    "seconds": res.seconds, "self_check": d["estimate"]["self_check"]})  # fmt: skip
+                    results.append(
+                        {
+                            "model": model,
+                            "seed": seed,
+                            "data": name,
+                            "reliable": d["reliable"],
+                            "warnings": d["warnings"],
+                            "per_m": d["per_m"],
+                            "real_runs": d["estimate_real_runs"],
+                            "seconds": res.seconds,
+                            "self_check": d["estimate"]["self_check"],
+                        }
+                    )
                     if args.variants and model == "onda":
                         print()
-                        print("\n".join(variants(data, n_target, res.naive, selector=selector,
-                                                  m_stability=args.m_stability, seed=seed, client=client)))  # fmt: skip
+                        print(
+                            "\n".join(
+                                variants(
+                                    data,
+                                    n_target,
+                                    res.naive,
+                                    selector=selector,
+                                    m_stability=args.m_stability,
+                                    seed=seed,
+                                    client=client,
+                                )
+                            )
+                        )
     print("\n## Scorecard\n")
     print("\n".join(scorecard(results)))
     if args.json:

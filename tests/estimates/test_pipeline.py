@@ -426,8 +426,16 @@ def test_every_point_of_the_curve_lies_in_the_index_range(index):
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((30, 100)), np.repeat([0, 1], 15)
     X[y == 1, :5] += 6.0
-    est = estimate(X, y, 5, selector=default_selector(20), m_ensemble=(1, 5, 50, 100, 1000), n_boot=50,
-                   index=index, client="synchronous")  # fmt: skip
+    est = estimate(
+        X,
+        y,
+        5,
+        selector=default_selector(20),
+        m_ensemble=(1, 5, 50, 100, 1000),
+        n_boot=50,
+        index=index,
+        client="synchronous",
+    )
     low = -1.0 if index == "kuncheva" else 0.0
     point, lower, upper = (est.curve[v].values for v in ("stability", "stability_lower", "stability_upper"))
     assert np.all((low <= lower) & (lower <= point) & (point <= upper) & (upper <= 1.0)), (point, lower, upper)
