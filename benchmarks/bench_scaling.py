@@ -17,7 +17,7 @@ fitted a forest) before any timer, one after the other:
 Per run, from distributed's task stream: the wall time; the speed-up over 1 worker;
 the busy fraction, compute seconds / (workers x wall); the client seconds, in which no
 task ran anywhere (work on the client, or waiting on it); and for the estimate, the
-client seconds within each stage (``Estimate.seconds.spans``; ``other`` is what lies
+client seconds within each stage (``Estimate.cost.seconds.spans``; ``other`` is what lies
 between the stages: checks, the cluster's connection, assembling the result). The real
 runs' rate is runs / seconds of the real-run stage; the naive check's is runs / seconds
 until its last task ended (its aggregation runs after, on the client). Repeats are
