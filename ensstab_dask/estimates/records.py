@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, Union
 
 import numpy as np
 import xarray as xr
@@ -41,6 +41,7 @@ __all__ = [
     "Cost",
     "Round",
     "Spending",
+    "Smaller",
     "parts",
     "json_attrs",
 ]
@@ -52,6 +53,12 @@ class Part(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
     def add_to(self, ds: xr.Dataset) -> xr.Dataset: ...
+
+
+#: What :func:`~ensstab_dask.simulator.estimators.smaller_n_target` found: ``(k, A[f] at k)``;
+#: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
+#: (runs given as subsets, without their rankings, or where the guard rails advise none).
+Smaller = Union[tuple[int, float], Literal[False], None]
 
 
 def json_attrs(part: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +107,7 @@ class SingleSelector:
         Times each feature was in the top n_target of the ``n_runs`` real runs, and of the
         first draw's uniform runs.
     smaller : tuple, False or None
-        The smaller n_target the same runs support (:data:`~ensstab_dask.estimates.trust.Smaller`).
+        The smaller n_target the same runs support (:data:`Smaller`).
     """
 
     n_runs: int
@@ -111,7 +118,7 @@ class SingleSelector:
     real_nogueira: NogueiraStability
     selection_counts: np.ndarray = field(repr=False)
     uniform_counts: np.ndarray = field(repr=False)
-    smaller: Any = None
+    smaller: Smaller = None
 
     @property
     def t_uniform(self) -> float:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.records import SingleSelector
-from ensstab_dask.estimates.trust import Findings, Smaller
+from ensstab_dask.estimates.records import SingleSelector, Smaller
+from ensstab_dask.estimates.trust import Findings
 from ensstab_dask.indices import NogueiraStability, nogueira_stability, stability_of_subsets
 from ensstab_dask.real.runs import RealRuns
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, make_rng

@@ -14,11 +14,10 @@ not know the method's symbols.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
 
 import numpy as np
 
-from ensstab_dask.estimates.records import Verdict
+from ensstab_dask.estimates.records import Smaller, Verdict
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.models.fitting import SimulatorFit
@@ -33,17 +32,12 @@ def headline(reason: str) -> str:
     return reason.split(": ", 1)[0]
 
 
-#: What :func:`~ensstab_dask.simulator.estimators.smaller_n_target` found: ``(k, A[f] at k)``;
-#: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
-#: (runs given as subsets, without their rankings).
-Smaller = Union[tuple[int, float], Literal[False], None]
-
-
 @dataclass(frozen=True)
 class Findings:
     """What the stages every model shares found, as the guard rails read it: A[f]'s mean
     over its ``t_draws`` thresholds (each from ``n_runs`` uniform runs), the real runs'
-    Nogueira stability, and the smaller n_target the same runs support (:data:`Smaller`)."""
+    Nogueira stability, and the smaller n_target the same runs support
+    (:data:`~ensstab_dask.estimates.records.Smaller`)."""
 
     n_target: int
     n_runs: int
