@@ -261,7 +261,7 @@ def main(argv=None) -> int:
                             "per_m": d["per_m"],
                             "real_runs": d["estimate_real_runs"],
                             "seconds": res.seconds,
-                            "self_check": d["estimate"]["self_check"],
+                            "self_check": d["estimate"].get("self_check"),  # none where nothing was predicted
                         }
                     )
                     if args.variants and model == "onda":
