@@ -66,8 +66,9 @@ def main(argv=None) -> int:
         for name in args.datasets.split(","):
             data = load(name)
             copies = Copies(20, max(M_LIST), seed=0)
-            ranks = real_ensemble_runs(data.X, data.y, copies, selector=default_selector(300), client=client,
-                                       progress=False)  # fmt: skip
+            ranks = real_ensemble_runs(
+                data.X, data.y, copies, selector=default_selector(300), client=client, progress=False
+            )
             for B in (int(b) for b in args.b.split(",")):
                 z, fails = score(ranks, DATASETS[name], B, args.splits)
                 print(f"| {name} | {B} | " + ", ".join(f"{v:+.2f}" for v in z) + f" | {fails} of {args.splits} |")

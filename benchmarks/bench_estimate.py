@@ -47,8 +47,14 @@ def main(argv=None) -> int:
     with local_cluster() as cluster, Client(cluster) as client:
         # All on the same running cluster, with the same selector, sizes and seed.
         # The paper's model: its calibration layouts are what this compares.
-        common = dict(selector=selector, m_ensemble=m_list, m_stability=args.m_stability, seed=args.seed, client=client,
-                      model="onda")  # fmt: skip
+        common = dict(
+            selector=selector,
+            m_ensemble=m_list,
+            m_stability=args.m_stability,
+            seed=args.seed,
+            client=client,
+            model="onda",
+        )
         est = {}
         for _ in range(args.repeats):  # interleaved: the machine's speed drifts
             for layout in layouts:

@@ -48,19 +48,32 @@ def main(argv=None) -> int:
         for seed in range(args.seeds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                e = estimate(data.X, data.y, args.n_target, selector=default_selector(300), model="onda",
-                             m_stability=args.m_stability, seed=seed, client=client, **layout)  # fmt: skip
+                e = estimate(
+                    data.X,
+                    data.y,
+                    args.n_target,
+                    selector=default_selector(300),
+                    model="onda",
+                    m_stability=args.m_stability,
+                    seed=seed,
+                    client=client,
+                    **layout,
+                )
+            p = float("nan") if e.fit is None else e.fit.p  # no fit where the method had nothing to say
             got = {
-                "n_useful (A[f] mean)": (e.n_useful_mean, e.intervals.get("n_useful")),
-                "p": (e.p, e.intervals.get("p")),
-                "real stability": (e.real_stability, e.intervals.get("real_stability")),
+                "n_useful (A[f] mean)": (e.single.n_useful_mean, e.prediction.intervals.get("n_useful")),
+                "p": (p, e.prediction.intervals.get("p")),
+                "real stability": (e.single.real_stability, e.prediction.intervals.get("real_stability")),
             }
             for m, (lo, hi) in e.curve_interval().items():
                 got[f"predicted, m={m}"] = (e.predicted()[m], (lo, hi))
             for k, v in got.items():
                 rows.setdefault(k, []).append(v)
-            print(f"seed {seed}: u={e.n_useful_mean:.1f} p={e.p:.3f} reliable={e.reliable} "
-                  f"curve={[round(v, 3) for v in e.predicted().values()]}", flush=True)  # fmt: skip
+            print(
+                f"seed {seed}: u={e.single.n_useful_mean:.1f} p={p:.3f} reliable={e.reliable} "
+                f"curve={[round(v, 3) for v in e.predicted().values()]}",
+                flush=True,
+            )
     print(f"\n{args.seeds} seeds, {args.dataset}, {time.perf_counter() - t0:.0f} s\n")
     print("| quantity | mean | sd over seeds | mean 95% width | width / (2 x 1.96 x sd) |")
     print("|---|---|---|---|---|")

@@ -30,8 +30,11 @@ def run_once() -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "estimate.json"
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "estimate", "--quiet", "--json", str(out)],
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--quiet", "--json", str(out)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         seconds = time.perf_counter() - start
         return seconds, json.loads(out.read_text())
 

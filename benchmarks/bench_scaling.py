@@ -17,7 +17,7 @@ fitted a forest) before any timer, one after the other:
 Per run, from distributed's task stream: the wall time; the speed-up over 1 worker;
 the busy fraction, compute seconds / (workers x wall); the client seconds, in which no
 task ran anywhere (work on the client, or waiting on it); and for the estimate, the
-client seconds within each stage (``Estimate.seconds.spans``; ``other`` is what lies
+client seconds within each stage (``Estimate.cost.seconds.spans``; ``other`` is what lies
 between the stages: checks, the cluster's connection, assembling the result). The real
 runs' rate is runs / seconds of the real-run stage; the naive check's is runs / seconds
 until its last task ended (its aggregation runs after, on the client). Repeats are
@@ -41,11 +41,17 @@ M_LIST = (1, 5, 10, 20, 30, 50)
 N_TARGET, M_STABILITY, N_TREES = 20, 20, 300
 SWEEPS = {
     # cells = n_useful x p x m_ensemble
-    320: dict(n_useful=[40, 60, 80, 120, 160, 240, 320, 480], p=[round(0.1 * i, 1) for i in range(1, 11)],
-              m_ensemble=[1, 5, 10, 20]),
-    1280: dict(n_useful=[40, 50, 60, 80, 100, 120, 160, 200, 240, 280, 320, 360, 400, 440, 480, 520],
-               p=[round(0.05 * i, 2) for i in range(1, 21)], m_ensemble=[1, 5, 10, 20]),
-}  # fmt: skip
+    320: dict(
+        n_useful=[40, 60, 80, 120, 160, 240, 320, 480],
+        p=[round(0.1 * i, 1) for i in range(1, 11)],
+        m_ensemble=[1, 5, 10, 20],
+    ),
+    1280: dict(
+        n_useful=[40, 50, 60, 80, 100, 120, 160, 200, 240, 280, 320, 360, 400, 440, 480, 520],
+        p=[round(0.05 * i, 2) for i in range(1, 21)],
+        m_ensemble=[1, 5, 10, 20],
+    ),
+}
 
 
 def worker_counts(cores: int) -> list[int]:
@@ -88,7 +94,7 @@ def measure(client, workers: int, job, *, stages=False) -> dict:
         "last_task_end": max((b for _, b in spans), default=t1) - t0,
     }
     if stages:
-        clock = result.seconds
+        clock = result.cost.seconds
         per = {name: (b - a) - _union(spans, a, b) for name, (a, b) in clock.spans.items()}
         per["other"] = row["client_s"] - sum(per.values())
         row.update(stage_client_s=per, stage_s=dict(clock), real_runs=result.real_runs)
@@ -117,8 +123,9 @@ def _median(rows: list[dict]) -> dict:
     for key in ("wall", "busy", "client_s", "last_task_end"):
         out[key] = statistics.median(r[key] for r in rows)
     if "stage_client_s" in rows[0]:
-        out["stage_client_s"] = {k: statistics.median(r["stage_client_s"][k] for r in rows)
-                                 for k in rows[0]["stage_client_s"]}  # fmt: skip
+        out["stage_client_s"] = {
+            k: statistics.median(r["stage_client_s"][k] for r in rows) for k in rows[0]["stage_client_s"]
+        }
         out["stage_s"] = {k: statistics.median(r["stage_s"][k] for r in rows) for k in rows[0]["stage_s"]}
     out["repeats"] = len(rows)
     return out
@@ -145,14 +152,15 @@ def run(args) -> list[dict]:
         with local_cluster(n_workers=workers, host="127.0.0.1") as cluster, Client(cluster) as client:
             _warm(client)
             # The estimate and the naive check on the same selector, sizes, seed and cluster.
-            common = dict(selector=selector, m_ensemble=M_LIST, m_stability=M_STABILITY, seed=0, client=client,
-                          progress=False)  # fmt: skip
+            common = dict(
+                selector=selector, m_ensemble=M_LIST, m_stability=M_STABILITY, seed=0, client=client, progress=False
+            )
             jobs = {}
             for cells in args.sweeps:
                 jobs[("sweep", f"{cells} cells", "")] = (
                     lambda g=SWEEPS[cells]: sweep(
                         2000, N_TARGET, m_stability=M_STABILITY, repeats=4, seed=0, client=client, progress=False, **g
-                    ),  # fmt: skip
+                    ),
                     False,
                 )
             for name, data in datasets.items():
@@ -205,25 +213,36 @@ def tables(rows: list[dict], *, cores: int) -> str:
         # In the order the stages ran, ``other`` last.
         stages = [k for k in dict.fromkeys(k for r in est for k in r["stage_client_s"]) if k != "other"] + ["other"]
         head = "| data | model | workers | " + " | ".join(stages) + " |"
-        lines += ["", "Client seconds (no task running) within each stage of the estimate:", "", head,
-                  "|---|---|---|" + "---|" * len(stages)]  # fmt: skip
+        lines += [
+            "",
+            "Client seconds (no task running) within each stage of the estimate:",
+            "",
+            head,
+            "|---|---|---|" + "---|" * len(stages),
+        ]
         for r in est:
             cells = [_f(r["stage_client_s"].get(k), ".2f") for k in stages]
             lines.append(f"| {r['data']} | {r['model']} | {r['workers']} | " + " | ".join(cells) + " |")
     top = max(r["workers"] for r in rows)
     naive = {r["data"]: r for r in rows if r["kind"] == "naive" and r["workers"] == top}
     if naive:
-        lines += ["", f"Against the naive check, {top} workers:", "",
-                  "| data | model | wall ratio | real-run ratio | wall / real-run ratio | runs/s vs naive |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            f"Against the naive check, {top} workers:",
+            "",
+            "| data | model | wall ratio | real-run ratio | wall / real-run ratio | runs/s vs naive |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in est:
             n = naive.get(r["data"])
             if r["workers"] != top or n is None:
                 continue
             wall_ratio, run_ratio = n["wall"] / r["wall"], n["real_runs"] / r["real_runs"]
             rate = (r["real_runs"] / r["stage_s"]["real_runs"]) / (n["real_runs"] / n["last_task_end"])
-            lines.append(f"| {r['data']} | {r['model']} | {wall_ratio:.1f}x | {run_ratio:.1f}x | "
-                         f"{wall_ratio / run_ratio:.0%} | {rate:.0%} |")  # fmt: skip
+            lines.append(
+                f"| {r['data']} | {r['model']} | {wall_ratio:.1f}x | {run_ratio:.1f}x | "
+                f"{wall_ratio / run_ratio:.0%} | {rate:.0%} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -36,8 +36,26 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-GRID = ["--n-feature", "200", "--n-target", "10", "--n-useful", "10:13:1", "--p", "0.05:1.0:0.05",
-        "--m-ensemble", "1,3", "--m-stability", "4", "--repeats", "2", "--batch-size", "1", "--seed", "7"]  # fmt: skip
+GRID = [
+    "--n-feature",
+    "200",
+    "--n-target",
+    "10",
+    "--n-useful",
+    "10:13:1",
+    "--p",
+    "0.05:1.0:0.05",
+    "--m-ensemble",
+    "1,3",
+    "--m-stability",
+    "4",
+    "--repeats",
+    "2",
+    "--batch-size",
+    "1",
+    "--seed",
+    "7",
+]
 CLI = [sys.executable, "-m", "ensstab_dask.cli"]
 
 
@@ -82,8 +100,18 @@ def main(argv=None) -> int:
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="ensstab-stress-"))
     silent: list[str] = []
-    counts = {"writers": 0, "killed": 0, "refused": 0, "done": 0, "damaged": 0, "export_refused": 0, "flipped": 0,
-              "coordinate": 0, "link": 0, "link_refused": 0}  # fmt: skip
+    counts = {
+        "writers": 0,
+        "killed": 0,
+        "refused": 0,
+        "done": 0,
+        "damaged": 0,
+        "export_refused": 0,
+        "flipped": 0,
+        "coordinate": 0,
+        "link": 0,
+        "link_refused": 0,
+    }
     t0 = time.perf_counter()
     try:
         ref = work / "ref.nc"
@@ -96,8 +124,12 @@ def main(argv=None) -> int:
                 shutil.rmtree(store)  # some rounds start from nothing
             if store.exists() and rng.random() < 0.5:
                 files = [p for p in store.rglob("*") if p.is_file() and p.name != "zarr.json"]
-                coords = [p for c in ("n_runs", "repeat") for p in (store / c).rglob("*") if p.is_file()
-                          and p.name != "zarr.json"]  # fmt: skip
+                coords = [
+                    p
+                    for c in ("n_runs", "repeat")
+                    for p in (store / c).rglob("*")
+                    if p.is_file() and p.name != "zarr.json"
+                ]
                 fault = rng.choice(["delete", "truncate", "flip", "coordinate"])
                 if fault == "coordinate" and coords:
                     rng.choice(coords).unlink()

@@ -196,8 +196,9 @@ def one_estimate(
         warnings.simplefilter("ignore")
         est = on(COPY_DESIGN)
         if precision:
-            est, spent = spend_in_rounds(est, COPY_DESIGN, lambda old, new: on(new), precision=precision[0],
-                                         max_real_runs=precision[1])  # fmt: skip
+            est, spent = spend_in_rounds(
+                est, COPY_DESIGN, lambda old, new: on(new), precision=precision[0], max_real_runs=precision[1]
+            )
     copies = big[:G, :B]
     curve = est.curve
     check = est.self_check
@@ -248,21 +249,36 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
     # largest size exceeds 2 (3) of their own SE, the share that the self-check flagged.
     with np.errstate(invalid="ignore", divide="ignore"):
         off = np.abs(point[:, -1] - truth[-1]) / se[:, -1]
-    power = {f"error_over_{k}_se": dict(replicates=int((off > k).sum()),
-                                        alarmed=float(alarms[off > k].mean()) if (off > k).any() else None)
-             for k in (2, 3)}  # fmt: skip
+    power = {
+        f"error_over_{k}_se": dict(
+            replicates=int((off > k).sum()), alarmed=float(alarms[off > k].mean()) if (off > k).any() else None
+        )
+        for k in (2, 3)
+    }
     spent = [r["spending"] for r in reps if r.get("spending")]
     spending = None
     if spent:
         runs = np.array([s["rounds"][-1]["real_runs"] for s in spent])
         widths = np.array([s["rounds"][-1]["half_width"] for s in spent], dtype=float)
-        spending = dict(reached=float(np.mean([s["reached"] for s in spent])), runs_median=float(np.median(runs)),
-                        runs_mean=float(runs.mean()),
-                        runs_max=int(runs.max()), half_width_median=float(np.nanmedian(widths)),
-                        half_width_p95=float(np.nanpercentile(widths, 95)),
-                        designs=sorted({"{copies}x{members}".format(**s["rounds"][-1]) for s in spent}))  # fmt: skip
-    return rows + [dict(alarm_rate=float(alarms.mean()), replicates=len(reps), no_curve=no_curve, extrapolants=errors,
-                        spending=spending, power=power)]  # fmt: skip
+        spending = dict(
+            reached=float(np.mean([s["reached"] for s in spent])),
+            runs_median=float(np.median(runs)),
+            runs_mean=float(runs.mean()),
+            runs_max=int(runs.max()),
+            half_width_median=float(np.nanmedian(widths)),
+            half_width_p95=float(np.nanpercentile(widths, 95)),
+            designs=sorted({"{copies}x{members}".format(**s["rounds"][-1]) for s in spent}),
+        )
+    return rows + [
+        dict(
+            alarm_rate=float(alarms.mean()),
+            replicates=len(reps),
+            no_curve=no_curve,
+            extrapolants=errors,
+            spending=spending,
+            power=power,
+        )
+    ]
 
 
 def speed_up(rows: list[dict], truth_se: np.ndarray, truth_copies: int, runs: float) -> list[float]:
@@ -297,8 +313,14 @@ def main(argv=None) -> None:
     precision = None if args.precision is None else (args.precision, args.max_real_runs)
     from concurrent.futures import ProcessPoolExecutor
 
-    out = {"sizes": SIZES, "copy_design": COPY_DESIGN, "seed": args.seed, "truth_copies": args.truth_copies,
-           "precision": precision, "regimes": {}}  # fmt: skip
+    out = {
+        "sizes": SIZES,
+        "copy_design": COPY_DESIGN,
+        "seed": args.seed,
+        "truth_copies": args.truth_copies,
+        "precision": precision,
+        "regimes": {},
+    }
     for name in args.regimes.split(","):
         regime = REGIMES[name]
         t0 = time.perf_counter()
@@ -325,25 +347,33 @@ def main(argv=None) -> None:
         runs = spent["runs_mean"] if spent else COPY_DESIGN[0] * COPY_DESIGN[1]
         rows[-1]["speed_up"] = speed_up(rows[:-1], truth_se, args.truth_copies, runs)
         out["regimes"][name] = {"regime": vars(regime), "truth_se": truth_se.tolist(), "rows": rows}
-        print(f"\n## {name} (tau {regime.tau}, sigma {regime.sigma}); {len(reps)} replicates, "
-              f"{time.perf_counter() - t0:.0f} s; self-check alarms {rows[-1]['alarm_rate']:.1%}; "
-              f"no curve {rows[-1]['no_curve']}")  # fmt: skip
+        print(
+            f"\n## {name} (tau {regime.tau}, sigma {regime.sigma}); {len(reps)} replicates, "
+            f"{time.perf_counter() - t0:.0f} s; self-check alarms {rows[-1]['alarm_rate']:.1%}; "
+            f"no curve {rows[-1]['no_curve']}"
+        )
         print("| m | truth (SE) | bias | bias / SE | sd / SE | 95% coverage | SE = 0 |")
         print("|---|---|---|---|---|---|---|")
         for r, tse in zip(rows[:-1], truth_se):
-            print(f"| {r['m']} | {r['truth']:.4f} ({tse:.4f}) | {r['bias']:+.4f} | {r['bias_over_se']:+.2f} | "
-                  f"{r['sd_over_se']:.2f} | {r['coverage']:.1%} | {r['zero_se']} |")  # fmt: skip
-        print("equal-precision speed-up over the naive check: "
-              + ", ".join(f"m = {m}: {x:.1f}x" for m, x in zip(SIZES, rows[-1]["speed_up"])))  # fmt: skip
+            print(
+                f"| {r['m']} | {r['truth']:.4f} ({tse:.4f}) | {r['bias']:+.4f} | {r['bias_over_se']:+.2f} | "
+                f"{r['sd_over_se']:.2f} | {r['coverage']:.1%} | {r['zero_se']} |"
+            )
+        print(
+            "equal-precision speed-up over the naive check: "
+            + ", ".join(f"m = {m}: {x:.1f}x" for m, x in zip(SIZES, rows[-1]["speed_up"]))
+        )
         for k, p in rows[-1]["power"].items():
             share = "-" if p["alarmed"] is None else f"{p['alarmed']:.0%}"
             print(f"alarm where |error| at m = {max(SIZES)} > {k.split('_')[2]} SE: {share} of {p['replicates']}")
         if precision:
             spent = rows[-1]["spending"]
-            print(f"\nprecision {args.precision} at m = {max(SIZES)} (cap {args.max_real_runs} real runs): reached in "
-                  f"{spent['reached']:.1%} of replicates; real runs median {spent['runs_median']:.0f}, "
-                  f"max {spent['runs_max']}; half-width median {spent['half_width_median']:.4f}, "
-                  f"95th percentile {spent['half_width_p95']:.4f}")  # fmt: skip
+            print(
+                f"\nprecision {args.precision} at m = {max(SIZES)} (cap {args.max_real_runs} real runs): reached in "
+                f"{spent['reached']:.1%} of replicates; real runs median {spent['runs_median']:.0f}, "
+                f"max {spent['runs_max']}; half-width median {spent['half_width_median']:.4f}, "
+                f"95th percentile {spent['half_width_p95']:.4f}"
+            )
         beyond = [m for m in SIZES if m > COPY_DESIGN[1]]
         if not args.compare:
             continue

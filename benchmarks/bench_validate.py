@@ -112,7 +112,7 @@ def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> l
             for r in rows.values()
         ]
         lines.append(
-            f"| {layout} | {n_runs} | {runs.count} | {est.n_useful_mean:.1f} | {est.p:.3f} | "
+            f"| {layout} | {n_runs} | {runs.count} | {est.single.n_useful_mean:.1f} | {est.fit.p:.3f} | "
             + " | ".join(cells)
             + f" | {sum(r['covered'] for r in rows.values())} | {sum(r['within_2se'] for r in rows.values())} | "
             f"{np.nanmean(np.abs(z)):.1f} |"
@@ -130,8 +130,10 @@ def scorecard(results: list[dict]) -> list[str]:
     ]
     keys = sorted({(r["model"], r["seed"]) for r in results}, key=lambda k: (k[0], k[1]))
     for model, seed in keys:
-        rows = sorted((r for r in results if r["model"] == model and r["seed"] == seed),
-                      key=lambda r: list(DATASETS).index(r["data"]))  # fmt: skip
+        rows = sorted(
+            (r for r in results if r["model"] == model and r["seed"] == seed),
+            key=lambda r: list(DATASETS).index(r["data"]),
+        )
         cells = [c for r in rows for c in r["per_m"].values()]
         z = np.array([c["z"] if c["z"] is not None else np.nan for c in cells], dtype=float)
         within = [sum(bool(c["within_2se"]) for c in r["per_m"].values()) for r in rows]
@@ -144,7 +146,7 @@ def scorecard(results: list[dict]) -> list[str]:
                         if c["upper"] is not None
                     ]
                 )
-            )  # fmt: skip
+            )
             if all(c["upper"] is not None for c in r["per_m"].values())
             else float("nan")
             for r in rows
@@ -190,8 +192,11 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", action="store_true", help="also compare calibration layouts and n_runs")
     ap.add_argument("--models", default="onda", help="comma-separated, from " + ", ".join(MODELS))
     ap.add_argument("--json", help="write every table's rows here")
-    ap.add_argument("--report", help="no runs: print the scorecard and the tables of --models from these JSON files "
-                    "(comma-separated, written by --json)")  # fmt: skip
+    ap.add_argument(
+        "--report",
+        help="no runs: print the scorecard and the tables of --models from these JSON files "
+        "(comma-separated, written by --json)",
+    )
     args = ap.parse_args(argv)
     if args.report:
         # A later file's table replaces an earlier one's (same model, seed and dataset).
@@ -231,20 +236,49 @@ def main(argv=None) -> int:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", RuntimeWarning)
                         res = validate(
-                            data.X, data.y, n_target, m_ensemble=M_LIST, m_stability=args.m_stability,
-                            selector=selector, seed=seed, cache_dir=args.cache_dir, client=client, data=name,
-                            model=model, progress=False,
-                        )  # fmt: skip
+                            data.X,
+                            data.y,
+                            n_target,
+                            m_ensemble=M_LIST,
+                            m_stability=args.m_stability,
+                            selector=selector,
+                            seed=seed,
+                            cache_dir=args.cache_dir,
+                            client=client,
+                            data=name,
+                            model=model,
+                            progress=False,
+                        )
                     print_table(res, name, data, n_target, seed)
                     d = res.to_dict()
-                    results.append({"model": model, "seed": seed, "data": name, "reliable": d["reliable"],
-                                    "warnings": d["warnings"], "per_m": d["per_m"],
-                                    "real_runs": d["estimate_real_runs"],
-                                    "seconds": res.seconds, "self_check": d["estimate"]["self_check"]})  # fmt: skip
+                    results.append(
+                        {
+                            "model": model,
+                            "seed": seed,
+                            "data": name,
+                            "reliable": d["reliable"],
+                            "warnings": d["warnings"],
+                            "per_m": d["per_m"],
+                            "real_runs": d["estimate_real_runs"],
+                            "seconds": res.seconds,
+                            "self_check": d["estimate"].get("self_check"),  # none where nothing was predicted
+                        }
+                    )
                     if args.variants and model == "onda":
                         print()
-                        print("\n".join(variants(data, n_target, res.naive, selector=selector,
-                                                  m_stability=args.m_stability, seed=seed, client=client)))  # fmt: skip
+                        print(
+                            "\n".join(
+                                variants(
+                                    data,
+                                    n_target,
+                                    res.naive,
+                                    selector=selector,
+                                    m_stability=args.m_stability,
+                                    seed=seed,
+                                    client=client,
+                                )
+                            )
+                        )
     print("\n## Scorecard\n")
     print("\n".join(scorecard(results)))
     if args.json:
@@ -255,10 +289,12 @@ def main(argv=None) -> int:
 
 def print_table(res, name, data, n_target, seed) -> None:
     e, n = res.estimate, res.naive
-    print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target}), model {e.model}, seed {seed}\n")
+    model, h = e.prediction.model, e.prediction.h
+    p = float("nan") if e.fit is None else e.fit.p  # a model without the simulator has no p
+    print(f"\n## {name} ({data.X.shape[0]} x {data.X.shape[1]}, n_target {n_target}), model {model}, seed {seed}\n")
     print(
-        f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.n_useful}, p = {e.p:.3f}"
-        + ("" if e.h is None else f", h = {e.h}")
+        f"estimate: {e.real_runs} real runs, {res.seconds['estimate']:.0f} s (u = {e.single.n_useful}, p = {p:.3f}"
+        + ("" if h is None else f", h = {h}")
         + f", reliable: {'yes' if e.reliable else 'no'}); "
         f"naive check: {int(n.attrs['real_runs'])} real runs, {res.seconds['naive']:.0f} s"
         + (" (cached)" if int(n.attrs.get("cached", 0)) else "")

@@ -75,9 +75,15 @@ def _stopped(args: list[str], signum: int, *, wait_for: str | float | threading.
     its last line ``ensstab: ...``. ``setup(tmp)`` returns environment variables to set."""
 
     def run(tmp: Path) -> str:
-        proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=tmp,
-                                env=dict(env(), **(setup(tmp) if setup else {})), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ensstab_dask.cli", *args],
+            cwd=tmp,
+            env=dict(env(), **(setup(tmp) if setup else {})),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
         reader.start()
@@ -125,8 +131,20 @@ SIMULATE_LONG = ["simulate", "--n-feature", "20000", "--m-ensemble", "1:30:1", "
 def _scheduler_case(make, *, timeout: str = "3"):
     def run(tmp: Path) -> str:
         with make() as address:
-            ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", timeout,
-                          "--no-progress", cwd=tmp, timeout=90)  # fmt: skip
+            ran = run_cli(
+                *SWEEP,
+                "--n-useful",
+                "20",
+                "--p",
+                "0.5",
+                "--scheduler",
+                address,
+                "--timeout",
+                timeout,
+                "--no-progress",
+                cwd=tmp,
+                timeout=90,
+            )
         return _classify(ran, needle="could not reach")
 
     return run
@@ -135,8 +153,12 @@ def _scheduler_case(make, *, timeout: str = "3"):
 def _sigterm_while_connecting(tmp: Path) -> str:
     connected = threading.Event()
     with listener(accepted=connected) as address:
-        run = _stopped([*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "120"],
-                       signal.SIGTERM, wait_for=connected, status=143)  # fmt: skip
+        run = _stopped(
+            [*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "120"],
+            signal.SIGTERM,
+            wait_for=connected,
+            status=143,
+        )
         return run(tmp)
 
 
@@ -211,8 +233,19 @@ def _data_case(make_x, needle: str):
         rng = np.random.default_rng(0)
         y = np.repeat([0, 1], 15)
         np.savez(tmp / "d.npz", X=make_x(rng.normal(size=(30, 50))), y=y)
-        ran = run_cli("estimate", "--data", "d.npz", "--n-target", "5", "--n-estimators", "10", "--scheduler",
-                      "synchronous", "--quiet", cwd=tmp)  # fmt: skip
+        ran = run_cli(
+            "estimate",
+            "--data",
+            "d.npz",
+            "--n-target",
+            "5",
+            "--n-estimators",
+            "10",
+            "--scheduler",
+            "synchronous",
+            "--quiet",
+            cwd=tmp,
+        )
         return _classify(ran, needle=needle, before_work=True)
 
     return run
@@ -271,18 +304,31 @@ def _convergence_flood(tmp: Path) -> str:
 def _slow_worker_start(tmp: Path) -> dict:
     """Worker processes that take 30 s to start (a loaded machine): a sitecustomize that
     sleeps in spawned processes only."""
-    (tmp / "sitecustomize.py").write_text("import sys, time\nif '--multiprocessing-fork' in sys.argv:\n"
-                                          "    time.sleep(30)\n")  # fmt: skip
+    (tmp / "sitecustomize.py").write_text(
+        "import sys, time\nif '--multiprocessing-fork' in sys.argv:\n    time.sleep(30)\n"
+    )
     return {"PYTHONPATH": f"{tmp}{os.pathsep}{env()['PYTHONPATH']}"}
 
 
-_ctrl_c_during_start = _stopped(["estimate", "--n-estimators", "20"], signal.SIGINT, wait_for=10.0, status=130,
-                                setup=_slow_worker_start)  # fmt: skip
+_ctrl_c_during_start = _stopped(
+    ["estimate", "--n-estimators", "20"], signal.SIGINT, wait_for=10.0, status=130, setup=_slow_worker_start
+)
 
 
 def _same_file_twice(tmp: Path) -> str:
-    ran = run_cli("estimate", "--json", "x", "--output", "x", "--n-estimators", "10", "--scheduler", "synchronous",
-                  "--quiet", cwd=tmp)  # fmt: skip
+    ran = run_cli(
+        "estimate",
+        "--json",
+        "x",
+        "--output",
+        "x",
+        "--n-estimators",
+        "10",
+        "--scheduler",
+        "synchronous",
+        "--quiet",
+        cwd=tmp,
+    )
     return _classify(ran, before_work=True)
 
 
@@ -303,32 +349,60 @@ def _header_only(tmp: Path) -> None:
 
 
 CASES: list[Case] = [
-    Case(12, "simulate --m-ensemble 1000000: memory refused up front",
-         _refused("simulate", "--m-ensemble", "1000000", needle="memory", before_work=True)),
-    Case(12, "simulate --n-feature 100000000: memory refused up front",
-         _refused("simulate", "--n-feature", "100000000", needle="memory", before_work=True)),
-    Case(12, "SIGTERM during a long simulate ends it within seconds",
-         _stopped(SIMULATE_LONG, signal.SIGTERM, wait_for=8.0, status=143)),
+    Case(
+        12,
+        "simulate --m-ensemble 1000000: memory refused up front",
+        _refused("simulate", "--m-ensemble", "1000000", needle="memory", before_work=True),
+    ),
+    Case(
+        12,
+        "simulate --n-feature 100000000: memory refused up front",
+        _refused("simulate", "--n-feature", "100000000", needle="memory", before_work=True),
+    ),
+    Case(
+        12,
+        "SIGTERM during a long simulate ends it within seconds",
+        _stopped(SIMULATE_LONG, signal.SIGTERM, wait_for=8.0, status=143),
+    ),
     Case(13, "a silent TCP listener as the scheduler: refused within --timeout", _scheduler_case(listener)),
     Case(13, "an HTTP server on the scheduler port: refused within --timeout", _scheduler_case(http_server)),
     Case(13, "a SIGSTOPped dask scheduler: refused within --timeout", _scheduler_case(stopped_scheduler)),
     Case(13, "SIGTERM while waiting for a silent scheduler ends the process", _sigterm_while_connecting),
     Case(14, "report on a FIFO refused", _fifo("pipe.nc", "report", "pipe.nc", "-o", "r", needle="not a regular")),
-    Case(15, "simulate --json into a read-only folder",
-         _read_only_folder("simulate", "--n-feature", "300", "--m-ensemble", "1", "--m-stability", "5", "--json",
-                           "ro/x.json")),
-    Case(15, "sweep --store in a read-only folder",
-         _read_only_folder(*SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "ro/s.zarr")),
-    Case(15, "sweep --output into a read-only folder",
-         _read_only_folder(*SWEEP, "--n-useful", "20", "--p", "0.5", "--output", "ro/s.nc")),
-    Case(15, "estimate --json into a read-only folder, before the work",
-         _read_only_folder("estimate", "--n-estimators", "10", "--json", "ro/x.json")),
-    Case(15, "estimate --output into a read-only folder, before the work",
-         _read_only_folder("estimate", "--n-estimators", "10", "--output", "ro/x.nc")),
+    Case(
+        15,
+        "simulate --json into a read-only folder",
+        _read_only_folder(
+            "simulate", "--n-feature", "300", "--m-ensemble", "1", "--m-stability", "5", "--json", "ro/x.json"
+        ),
+    ),
+    Case(
+        15,
+        "sweep --store in a read-only folder",
+        _read_only_folder(*SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "ro/s.zarr"),
+    ),
+    Case(
+        15,
+        "sweep --output into a read-only folder",
+        _read_only_folder(*SWEEP, "--n-useful", "20", "--p", "0.5", "--output", "ro/s.nc"),
+    ),
+    Case(
+        15,
+        "estimate --json into a read-only folder, before the work",
+        _read_only_folder("estimate", "--n-estimators", "10", "--json", "ro/x.json"),
+    ),
+    Case(
+        15,
+        "estimate --output into a read-only folder, before the work",
+        _read_only_folder("estimate", "--n-estimators", "10", "--output", "ro/x.nc"),
+    ),
     Case(15, "export into a read-only folder", _read_only_folder("export", "ok.zarr", "ro/x.nc", store=True)),
     Case(15, "report -o in a read-only folder", _read_only_folder("report", "ok.zarr", "-o", "ro/r", store=True)),
-    Case(15, "validate --cache-dir in a read-only folder",
-         _read_only_folder("validate", "--n-estimators", "10", "--cache-dir", "ro/cache")),
+    Case(
+        15,
+        "validate --cache-dir in a read-only folder",
+        _read_only_folder("validate", "--n-estimators", "10", "--cache-dir", "ro/cache"),
+    ),
     Case(15, "resuming a read-only half-done store", _read_only_store),
     Case(16, "a full disk mid-sweep: one line, the store sound, the resume identical", _disk_full),
     Case(17, "complex X in .npz", _data_case(lambda X: X + 1j, "real-valued")),
@@ -336,39 +410,76 @@ CASES: list[Case] = [
     Case(17, "a value of 1e39 in X", _data_case(lambda X: np.where(X > 2.5, 1e39, X), "float32")),
     Case(17, "--n-estimators 0", _refused("estimate", "--n-estimators", "0", needle="--n-estimators")),
     Case(17, "--n-estimators -1", _refused("estimate", "--n-estimators", "-1", needle="--n-estimators")),
-    Case(17, "--timeout -5", _refused(*SWEEP, "--n-useful", "20", "--p", "0.5", "--timeout", "-5",
-                                      needle="--timeout")),
-    Case(17, "--timeout nan", _refused(*SWEEP, "--n-useful", "20", "--p", "0.5", "--timeout", "nan",
-                                       needle="--timeout")),
-    Case(17, "a directory at the store's lock path",
-         _in_tmp(_lock_dir, *SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "s.zarr", needle="lock file")),
-    Case(17, "an empty directory as --json with --overwrite, before the work",
-         _in_tmp(_empty_dir, "estimate", "--n-estimators", "10", "--json", "out", "--overwrite",
-                 needle="is a directory")),
-    Case(17, "a settings record that is a JSON list",
-         _with_store(_attr("ensstab_settings", "[1, 2]"), "export", "STORE", "x.nc", needle="settings record")),
-    Case(17, "report on a store with its p coordinate chunk deleted",
-         _with_store(_coordinate_chunk("p"), "report", "STORE", "-o", "r", needle="damaged")),
-    Case(17, "report on a store with its m_ensemble coordinate chunk deleted",
-         _with_store(_coordinate_chunk("m_ensemble"), "report", "STORE", "-o", "r", needle="damaged")),
-    Case(17, "report on a store with its n_useful coordinate chunk deleted",
-         _with_store(_coordinate_chunk("n_useful"), "report", "STORE", "-o", "r", needle="damaged")),
-    Case(17, "report on a store with an edited kind",
-         _with_store(_attr("kind", "estimate"), "report", "STORE", "-o", "r", needle="kind")),
-    Case(17, "export of a store with an edited kind",
-         _with_store(_attr("kind", "estimate"), "export", "STORE", "x.nc", needle="kind")),
+    Case(17, "--timeout -5", _refused(*SWEEP, "--n-useful", "20", "--p", "0.5", "--timeout", "-5", needle="--timeout")),
+    Case(
+        17, "--timeout nan", _refused(*SWEEP, "--n-useful", "20", "--p", "0.5", "--timeout", "nan", needle="--timeout")
+    ),
+    Case(
+        17,
+        "a directory at the store's lock path",
+        _in_tmp(_lock_dir, *SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "s.zarr", needle="lock file"),
+    ),
+    Case(
+        17,
+        "an empty directory as --json with --overwrite, before the work",
+        _in_tmp(
+            _empty_dir, "estimate", "--n-estimators", "10", "--json", "out", "--overwrite", needle="is a directory"
+        ),
+    ),
+    Case(
+        17,
+        "a settings record that is a JSON list",
+        _with_store(_attr("ensstab_settings", "[1, 2]"), "export", "STORE", "x.nc", needle="settings record"),
+    ),
+    Case(
+        17,
+        "report on a store with its p coordinate chunk deleted",
+        _with_store(_coordinate_chunk("p"), "report", "STORE", "-o", "r", needle="damaged"),
+    ),
+    Case(
+        17,
+        "report on a store with its m_ensemble coordinate chunk deleted",
+        _with_store(_coordinate_chunk("m_ensemble"), "report", "STORE", "-o", "r", needle="damaged"),
+    ),
+    Case(
+        17,
+        "report on a store with its n_useful coordinate chunk deleted",
+        _with_store(_coordinate_chunk("n_useful"), "report", "STORE", "-o", "r", needle="damaged"),
+    ),
+    Case(
+        17,
+        "report on a store with an edited kind",
+        _with_store(_attr("kind", "estimate"), "report", "STORE", "-o", "r", needle="kind"),
+    ),
+    Case(
+        17,
+        "export of a store with an edited kind",
+        _with_store(_attr("kind", "estimate"), "export", "STORE", "x.nc", needle="kind"),
+    ),
     Case(17, "a non-Dask service talking first on the scheduler port", _scheduler_case(lambda: listener(HTTP_ANSWER))),
     Case(18, "--selector logistic: ConvergenceWarnings summarised under --quiet", _convergence_flood),
-    Case(18, "SIGHUP is handled like SIGTERM",
-         _stopped(["estimate", "--n-estimators", "50"], signal.SIGHUP, wait_for="Dask dashboard", status=129)),
-    Case(18, "SIGTERM during an estimate ends it within seconds",
-         _stopped(["estimate", "--n-estimators", "50"], signal.SIGTERM, wait_for="Dask dashboard", status=143)),
-    Case(18, "--n-boot 100000000 refused up front by name",
-         _refused("estimate", "--n-boot", "100000000", needle="--n-boot", before_work=True)),
-    Case(18, "a dangling symbolic link as --store",
-         _in_tmp(_dangling, *SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "s.zarr", needle="symbolic link")),
+    Case(
+        18,
+        "SIGHUP is handled like SIGTERM",
+        _stopped(["estimate", "--n-estimators", "50"], signal.SIGHUP, wait_for="Dask dashboard", status=129),
+    ),
+    Case(
+        18,
+        "SIGTERM during an estimate ends it within seconds",
+        _stopped(["estimate", "--n-estimators", "50"], signal.SIGTERM, wait_for="Dask dashboard", status=143),
+    ),
+    Case(
+        18,
+        "--n-boot 100000000 refused up front by name",
+        _refused("estimate", "--n-boot", "100000000", needle="--n-boot", before_work=True),
+    ),
+    Case(
+        18,
+        "a dangling symbolic link as --store",
+        _in_tmp(_dangling, *SWEEP, "--n-useful", "20", "--p", "0.5", "--store", "s.zarr", needle="symbolic link"),
+    ),
     Case(18, "a header-only CSV", _in_tmp(_header_only, "estimate", "--data", "h.csv", needle="no rows")),
     Case(18, "a FIFO as --data", _fifo("d.csv", "estimate", "--data", "d.csv", needle="not a regular file")),
     Case(18, "--json x --output x without --overwrite, before the work", _same_file_twice),
     Case(18, "Ctrl-C while the local cluster starts", _ctrl_c_during_start),
-]  # fmt: skip
+]

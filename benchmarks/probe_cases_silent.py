@@ -28,8 +28,25 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMEOUT = 300
 
 #: A tiny sweep store's grid, made by ``ensstab sweep`` (seconds).
-SWEEP = ["--n-feature", "300", "--n-target", "10", "--n-useful", "20,40", "--p", "0.5,0.9", "--m-ensemble", "1,3",
-         "--m-stability", "5", "--repeats", "2", "--scheduler", "synchronous", "--quiet"]  # fmt: skip
+SWEEP = [
+    "--n-feature",
+    "300",
+    "--n-target",
+    "10",
+    "--n-useful",
+    "20,40",
+    "--p",
+    "0.5,0.9",
+    "--m-ensemble",
+    "1,3",
+    "--m-stability",
+    "5",
+    "--repeats",
+    "2",
+    "--scheduler",
+    "synchronous",
+    "--quiet",
+]
 #: A small estimate (seconds), for the cases whose point is its outputs, not its numbers.
 SMALL = ["--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0", "--scheduler", "synchronous", "--quiet"]
 
@@ -56,8 +73,14 @@ def cli(tmp: pathlib.Path, *args: str, env: dict | None = None, timeout: float =
     """``python -m ensstab_dask.cli ARGS`` in ``tmp``, this checkout's package first."""
     environ = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     try:
-        done = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=tmp, env=environ,
-                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "ensstab_dask.cli", *args],
+            cwd=tmp,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as exc:
         return _Result(None, str(exc.stdout or ""), str(exc.stderr or ""))
     return _Result(done.returncode, done.stdout, done.stderr)
@@ -138,9 +161,27 @@ def _points_in_range(index: str):
 
     def run(tmp: pathlib.Path) -> str:
         data = _strong_data(tmp)
-        res = cli(tmp, "estimate", "--data", str(data), "--n-target", "5", "--n-estimators", "20", "--m-ensemble",
-                  "1,5,50,100,1000", "--n-boot", "50", "--index", index, "--scheduler", "synchronous", "--quiet",
-                  "--json", "o.json")  # fmt: skip
+        res = cli(
+            tmp,
+            "estimate",
+            "--data",
+            str(data),
+            "--n-target",
+            "5",
+            "--n-estimators",
+            "20",
+            "--m-ensemble",
+            "1,5,50,100,1000",
+            "--n-boot",
+            "50",
+            "--index",
+            index,
+            "--scheduler",
+            "synchronous",
+            "--quiet",
+            "--json",
+            "o.json",
+        )
         if bad := failure(res):
             return bad
         if res.rc != 0:
@@ -157,8 +198,22 @@ def _points_in_range(index: str):
 # -- 3: outputs over special files -------------------------------------------------------------
 def case_3_fifo_simulate(tmp: pathlib.Path) -> str:
     os.mkfifo(tmp / "pipe.json")
-    res = cli(tmp, "simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-stability", "5",
-              "--m-ensemble", "1", "--json", "pipe.json")  # fmt: skip
+    res = cli(
+        tmp,
+        "simulate",
+        "--n-feature",
+        "200",
+        "--n-target",
+        "5",
+        "--n-useful",
+        "20",
+        "--m-stability",
+        "5",
+        "--m-ensemble",
+        "1",
+        "--json",
+        "pipe.json",
+    )
     return refused(res, unless=not (tmp / "pipe.json").is_fifo())
 
 
@@ -196,8 +251,22 @@ def case_3_device_link(tmp: pathlib.Path) -> str:
 # -- 4: simulate --json over an existing file; --json and --output one file --------------------
 def case_4_simulate_existing(tmp: pathlib.Path) -> str:
     (tmp / "notes.txt").write_text("my notes\n")
-    res = cli(tmp, "simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-stability", "5",
-              "--m-ensemble", "1", "--json", "notes.txt")  # fmt: skip
+    res = cli(
+        tmp,
+        "simulate",
+        "--n-feature",
+        "200",
+        "--n-target",
+        "5",
+        "--n-useful",
+        "20",
+        "--m-stability",
+        "5",
+        "--m-ensemble",
+        "1",
+        "--json",
+        "notes.txt",
+    )
     return refused(res, unless=(tmp / "notes.txt").read_text() != "my notes\n")
 
 
@@ -287,8 +356,24 @@ def case_7_empty_data(tmp: pathlib.Path) -> str:
 # -- 8: simulate --seed beyond 2**63 - 1 -----------------------------------------------------------
 def _big_seed(seed: int):
     def run(tmp: pathlib.Path) -> str:
-        return refused(cli(tmp, "simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20",
-                           "--m-stability", "5", "--m-ensemble", "1", "--seed", str(seed)))  # fmt: skip
+        return refused(
+            cli(
+                tmp,
+                "simulate",
+                "--n-feature",
+                "200",
+                "--n-target",
+                "5",
+                "--n-useful",
+                "20",
+                "--m-stability",
+                "5",
+                "--m-ensemble",
+                "1",
+                "--seed",
+                str(seed),
+            )
+        )
 
     return run
 
@@ -312,8 +397,18 @@ def _report_observation(*options: str):
 def case_10_cache_dir(tmp: pathlib.Path) -> str:
     data = tmp / "data"
     data.mkdir()
-    res = cli(tmp, "validate", *SMALL, "--m-stability", "5", "--n-runs", "20", "--cache-dir", str(data / "cache"),
-              env={"ENSSTAB_DATA_DIR": str(data)})  # fmt: skip
+    res = cli(
+        tmp,
+        "validate",
+        *SMALL,
+        "--m-stability",
+        "5",
+        "--n-runs",
+        "20",
+        "--cache-dir",
+        str(data / "cache"),
+        env={"ENSSTAB_DATA_DIR": str(data)},
+    )
     made = (data / "cache").exists()
     return refused(res, unless=made or "--cache-dir" not in res.err)
 
@@ -358,9 +453,7 @@ CASES: list[Case] = [
     Case(3, "estimate --json LINK-TO-/dev/null --overwrite", case_3_device_link),
     Case(4, "simulate --json over an existing file without --overwrite", case_4_simulate_existing),
     Case(4, "estimate --json X --output X --overwrite", case_4_same_output),
-    Case(
-        5, "report on a store with its n_runs chunk deleted", _report_damaged(lambda s: chunk(s, "n_runs").unlink())
-    ),  # fmt: skip
+    Case(5, "report on a store with its n_runs chunk deleted", _report_damaged(lambda s: chunk(s, "n_runs").unlink())),
     Case(5, "report on a store with an edited seed attribute", _report_damaged(_edit_seed)),
     Case(5, "report on a store with flipped bits in a stability_std chunk", _report_damaged(_flip_bits)),
     Case(5, "report on a store with a truncated stability_std chunk", _report_damaged(_truncate)),
@@ -368,13 +461,13 @@ CASES: list[Case] = [
         5,
         "report on a store with a deleted stability_std chunk",
         _report_damaged(lambda s: chunk(s, "stability_std").unlink()),
-    ),  # fmt: skip
+    ),
     Case(6, "stability chunks c/0/0/0 and c/1/0/0 swapped: verify, export, resume", _moved_chunks(_swap)),
     Case(
         6,
         "chunks copied from a seed-1 store of the same grid: verify, export, resume",
         _moved_chunks(_copy_from_seed_1),
-    ),  # fmt: skip
+    ),
     Case(7, "estimate --data ''", case_7_empty_data),
     Case(8, "simulate --seed 9223372036854775808", _big_seed(2**63)),
     Case(8, "simulate --seed 10**30", _big_seed(10**30)),
@@ -384,7 +477,7 @@ CASES: list[Case] = [
         9,
         "report SWEEP --real-stability nan --n-useful 30",
         _report_observation("--real-stability", "nan", "--n-useful", "30"),
-    ),  # fmt: skip
+    ),
     Case(9, "report SWEEP --real-stability 0.3 without --n-useful", _report_observation("--real-stability", "0.3")),
     Case(10, "validate --cache-dir inside $ENSSTAB_DATA_DIR", case_10_cache_dir),
     Case(10, "sweep --store ''", case_10_empty_store),

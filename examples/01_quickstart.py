@@ -97,7 +97,7 @@ print(est.summary())
 # %%
 import numpy as np
 
-above = np.flatnonzero(est.selection_counts > est.t_uniform)
+above = np.flatnonzero(est.single.selection_counts > est.single.t_uniform)
 print(f"{len(above)} features above t_uniform, {np.isin(above, data.informative).sum()} of them informative")
 
 # %% [markdown]

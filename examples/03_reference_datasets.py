@@ -85,16 +85,15 @@ if not datasets:
 selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
 cache = CACHE_DIR or tempfile.mkdtemp()
 results = {}
+sizes = dict(m_ensemble=M_ENSEMBLE, m_stability=M_STABILITY, n_runs=N_RUNS, repeats=REPEATS, n_boot=N_BOOT)
 with es.connect("processes") as client:
+    # The paper's model (model="onda"), to show its calibration and fixed point; the
+    # default model (anchored) measures the curve on real ensemble copies and has
+    # neither (README, "Validation", compares the models).
+    options = dict(calibrate=True, model="onda", seed=0, cache_dir=cache, client=client, progress=True, **sizes)
     for i, (name, data) in enumerate(datasets.items(), 1):
         print(f"[{i}/{len(datasets)}] {name}: {data.X.shape[0]} samples x {data.X.shape[1]} features", flush=True)
-        # The paper's model (model="onda"), to show its calibration and fixed point; the
-        # default model (anchored) measures the curve on real ensemble copies and has
-        # neither (README, "Validation", compares the models).
-        results[name] = es.validate(data.X, data.y, N_TARGET[name], selector=selector, m_ensemble=M_ENSEMBLE,
-                                    m_stability=M_STABILITY, n_runs=N_RUNS, repeats=REPEATS, n_boot=N_BOOT,
-                                    calibrate=True, model="onda", seed=0, cache_dir=cache, data=name, client=client,
-                                    progress=True)  # fmt: skip
+        results[name] = es.validate(data.X, data.y, N_TARGET[name], selector=selector, data=name, **options)
         print(f"--- {name} ---")
         print(results[name].summary())
 

@@ -80,8 +80,8 @@ from sklearn.ensemble import RandomForestClassifier
 
 data = make_microarray(seed=0)
 selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
-est = es.estimate(data.X, data.y, 20, selector=selector, m_ensemble=M_ENSEMBLE, m_stability=M_STABILITY,
-                  n_runs=N_RUNS, repeats=REPEATS, client=client)  # fmt: skip
+sizes = dict(m_ensemble=M_ENSEMBLE, m_stability=M_STABILITY, n_runs=N_RUNS, repeats=REPEATS)
+est = es.estimate(data.X, data.y, 20, selector=selector, client=client, **sizes)
 print(est.summary())
 
 # %% [markdown]

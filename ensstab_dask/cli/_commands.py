@@ -214,9 +214,9 @@ def _cmd_estimate(args) -> int:
     payload = est.to_dict()
     payload["data"] = source
     payload["classes"] = class_counts(data.y)
-    if data.informative is not None and est.selection_counts is not None:
-        counts = est.selection_counts
-        t = est.t_uniform
+    if data.informative is not None:
+        counts = est.single.selection_counts
+        t = est.single.t_uniform
         payload["informative_features"] = int(len(data.informative))
         payload["useful_that_are_informative"] = int(np.isin(np.flatnonzero(counts > t), data.informative).sum())
         print(

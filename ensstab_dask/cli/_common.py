@@ -92,8 +92,11 @@ def in_cli_words(est, options: dict[str, str]):
     for what a command prints and writes."""
     return dataclasses.replace(
         est,
-        warnings=[cli_words(w, options, subject=False) for w in est.warnings],
-        notes=[cli_words(n, options, subject=False) for n in est.notes],
+        verdict=dataclasses.replace(
+            est.verdict,
+            warnings=[cli_words(w, options, subject=False) for w in est.warnings],
+            notes=[cli_words(n, options, subject=False) for n in est.notes],
+        ),
         spending=None
         if est.spending is None
         else dataclasses.replace(est.spending, words=lambda text: cli_words(text, options, subject=False)),

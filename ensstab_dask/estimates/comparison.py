@@ -22,7 +22,8 @@ WITHIN = 2.0
 class Predicts(Protocol):
     """What :func:`compare` reads of an estimate (an :class:`~ensstab_dask.estimates.result.Estimate`)."""
 
-    has_curve: bool
+    @property
+    def has_curve(self) -> bool: ...
 
     def predicted(self) -> dict[int, float]: ...
 

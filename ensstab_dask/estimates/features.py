@@ -111,9 +111,16 @@ def copy_features(settings: EstimateSettings, ranks: np.ndarray | None, names) -
     if ranks is None:
         return None
     seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.FEATURES)
-    return selection_frequencies(ranks, settings.n_target, measured_sizes(settings.m_list, ranks.shape[1]),
-                                 aggregate=settings.aggregate, seed=seed, confidence=settings.confidence,
-                                 names=names)  # fmt: skip
+    sizes = measured_sizes(settings.m_list, ranks.shape[1])
+    return selection_frequencies(
+        ranks,
+        settings.n_target,
+        sizes,
+        aggregate=settings.aggregate,
+        seed=seed,
+        confidence=settings.confidence,
+        names=names,
+    )
 
 
 def false_stable_bound(n_target: int, n_feature: int, copies: int, threshold: float = FREQUENT) -> float:
@@ -207,19 +214,23 @@ def selection_frequencies(
     mean_rank = ranks.reshape(G * B, n_feature).mean(axis=0)
     level = f"{confidence:.0%}"
     dims = ("feature", "m_ensemble")
+    frequency = {
+        "long_name": "selection frequency",
+        "units": "1",
+        "description": f"fraction of {G} real ensemble copies that keep it",
+    }
+    ranked = {"long_name": "mean rank", "units": "rank", "description": f"over the {G * B} real runs of the copies"}
+    named = ("feature", feature_names_of(names, n_feature))
     ds = xr.Dataset(
         {
-            "frequency": (dims, counts / G, {"long_name": "selection frequency", "units": "1",
-                                            "description": f"fraction of {G} real ensemble copies that keep it"}),
+            "frequency": (dims, counts / G, frequency),
             "frequency_lower": (dims, lower[counts], {"long_name": f"{level} lower", "units": "1"}),
             "frequency_upper": (dims, upper[counts], {"long_name": f"{level} upper", "units": "1"}),
             "count": (dims, counts, {"long_name": "copies keeping it", "units": "copies"}),
-            "mean_rank": ("feature", mean_rank, {"long_name": "mean rank", "units": "rank",
-                                                 "description": f"over the {G * B} real runs of the copies"}),
+            "mean_rank": ("feature", mean_rank, ranked),
         },
-        coords={"feature": np.arange(n_feature), "m_ensemble": sizes,
-                "name": ("feature", feature_names_of(names, n_feature))},
-    )  # fmt: skip
+        coords={"feature": np.arange(n_feature), "m_ensemble": sizes, "name": named},
+    )
     ds["m_ensemble"].attrs = {"long_name": "ensemble size", "units": "weak selectors"}
     ds.attrs = {
         "n_target": int(n_target),
@@ -249,8 +260,8 @@ def feature_table(features: xr.Dataset):
     order = _order(features)
     sizes = [int(m) for m in features["m_ensemble"].values]
     columns: dict[str, np.ndarray] = {"name": features["name"].values[order], "feature": order}
-    for key, suffix in (("frequency", ""), ("mean_rank", None), ("frequency_lower", "_lower"),
-                        ("frequency_upper", "_upper")):  # fmt: skip
+    suffixes = (("frequency", ""), ("mean_rank", None), ("frequency_lower", "_lower"), ("frequency_upper", "_upper"))
+    for key, suffix in suffixes:
         values = features[key].values[order]
         if suffix is None:
             columns[key] = values

@@ -18,16 +18,20 @@ target, at most four-fold per round, in steps of 5.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.real.runs import Copies, real_run_plan, runs_from_copies
+from ensstab_dask.estimates.on_runs import estimate_on_runs
+from ensstab_dask.estimates.real_runs import EnsembleCopies, RealRunner
+from ensstab_dask.estimates.records import Round, Spending
+from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.real.runs import Copies, runs_from_copies
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
@@ -35,81 +39,6 @@ __all__ = ["Round", "Spending", "half_width", "next_design", "spend_in_rounds", 
 
 #: Copies are added in steps of this many, and at most this factor per round.
 _COPY_STEP, _GROWTH = 5, 4
-
-
-@dataclass(frozen=True)
-class Round:
-    """One round: the design estimated on, what it cost in all, the half-width it gave at
-    the largest size (and the model band within it), and what came next."""
-
-    copies: int
-    members: int
-    real_runs: int
-    half_width: float
-    band: float
-    next: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "copies": self.copies,
-            "members": self.members,
-            "real_runs": self.real_runs,
-            "half_width": self.half_width,
-            "band": self.band,
-            "next": self.next,
-        }
-
-
-@dataclass(frozen=True)
-class Spending:
-    """How an estimate with a ``precision`` spent its real runs: the rounds, in order."""
-
-    precision: float
-    max_real_runs: int
-    at: int  # the ensemble size the half-width is read at (the largest asked)
-    rounds: tuple[Round, ...]
-    wanted_runs: int | None = None  # where the cap stopped it: the real runs the next round would have had
-    words: Callable[[str], str] = field(default=str, compare=False, repr=False)  # the command line rewords it
-
-    @property
-    def reached(self) -> bool:
-        """Whether the last round's half-width is within the precision asked."""
-        return bool(self.rounds[-1].half_width <= self.precision)
-
-    @property
-    def real_runs(self) -> int:
-        return self.rounds[-1].real_runs
-
-    def sentence(self) -> str:
-        """What was spent and why, in one sentence."""
-        last = self.rounds[-1]
-        n = len(self.rounds)
-        spent = f"{last.real_runs} real runs ({last.copies} copies of {last.members}) in {n} round{'s' * (n > 1)}"
-        if self.reached:
-            return self.words(
-                f"Precision: half-width {last.half_width:.3f} at m = {self.at}, within the {self.precision:g} "
-                f"asked, after {spent}."
-            )
-        if last.next == "cap":
-            why = "the cap on real runs stops it" + (
-                f"; to go on, pass max_real_runs={self.wanted_runs}" if self.wanted_runs else ""
-            )
-        else:
-            why = {"no curve": "the estimate has no curve to narrow"}.get(last.next, last.next)
-        return self.words(
-            f"Precision NOT reached: half-width {last.half_width:.3f} at m = {self.at} > the {self.precision:g} "
-            f"asked, after {spent}: {why}."
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "precision": self.precision,
-            "max_real_runs": self.max_real_runs,
-            "at": self.at,
-            "reached": self.reached,
-            "wanted_runs": self.wanted_runs,
-            "rounds": [r.to_dict() for r in self.rounds],
-        }
 
 
 def half_width(curve, m: int, confidence: float) -> tuple[float, float]:
@@ -177,7 +106,7 @@ def spend_in_rounds(
         if not est.has_curve:
             rounds.append(Round(G, B, est.real_runs, math.nan, math.nan, "no curve"))
             break
-        width, band = half_width(est.curve, largest, est.confidence)
+        width, band = half_width(est.curve, largest, est.prediction.confidence)
         new, why = next_design(design, width, band, precision=precision, max_real_runs=max_real_runs, largest=largest)
         rounds.append(Round(G, B, est.real_runs, width, band, why))
         if why == "cap":
@@ -196,38 +125,49 @@ def grow_copies(old: np.ndarray, extra_members: np.ndarray | None, extra_copies:
     return ranks if extra_copies is None else np.concatenate([ranks, extra_copies], axis=0)
 
 
-def spend_real_runs(first: Any, data: tuple, settings: EstimateSettings, *, copies: tuple, client, progress: bool,
-                    clock: StageClock, again: Callable[..., Any]) -> tuple[Any, np.ndarray]:  # fmt: skip
+def spend_real_runs(
+    first: Estimate,
+    runner: RealRunner,
+    settings: EstimateSettings,
+    copies: EnsembleCopies,
+    *,
+    clock: StageClock,
+    feature_names=None,
+) -> tuple[Estimate, EnsembleCopies]:
     """The estimate again on more real copies until ``settings.precision`` is reached or
-    ``settings.max_real_runs`` stops it (:func:`~ensstab_dask.estimates.rounds.spend_in_rounds`);
-    each round runs only the copies and members it adds, and every stage's seconds add up
-    over the rounds. ``data`` is ``(X, y, scorer)``; ``copies`` the first round's
-    ``(copy_ranks, check_ranks)``; ``again`` estimates on the grown copies
-    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module).
-    Returns the last estimate and the copies it was made on."""
-    X, y, scorer = data
-    ranks, check_ranks = copies
+    ``settings.max_real_runs`` stops it (:func:`spend_in_rounds`), with its
+    :class:`~ensstab_dask.estimates.records.Spending` record. ``first`` is the estimate on
+    ``copies``, the first round's; each round runs only the copies and members it adds
+    (on ``runner``), then every stage after the real runs on the grown copies
+    (:func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`), and every stage's seconds
+    add up over the rounds on ``clock``. Returns the last estimate and the copies it was
+    made on."""
     design = settings.curve_model.copy_design()
-    assert design is not None and ranks is not None  # the settings refused precision otherwise
+    assert design is not None and copies.model is not None  # the settings refused precision otherwise
     seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
+    grown = copies
 
-    def grow(old: tuple[int, int], new: tuple[int, int]) -> Any:
-        nonlocal ranks
+    def grow(old: tuple[int, int], new: tuple[int, int]) -> Estimate:
+        nonlocal grown
         (G, B), (G2, B2) = old, new
         plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
         plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
         spent = dict(clock)
         with clock.stage("real_runs"):
-            made = real_run_plan(X, y, plan, selector=scorer, client=client, progress=progress)
-        ranks = grow_copies(ranks, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
-        est = again(runs_from_copies(ranks, settings.n_target), settings, client=client,
-                    copy_ranks=ranks, check_ranks=check_ranks, progress=progress, clock=clock)  # fmt: skip
+            made = runner.run(plan)
+        assert grown.model is not None  # a precision is refused for a model without copies
+        ranks = grow_copies(grown.model, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
+        grown = dataclasses.replace(grown, model=ranks)
+        runs, names = runs_from_copies(ranks, settings.n_target), feature_names
+        est = estimate_on_runs(
+            runs, settings, grown, client=runner.client, progress=runner.progress, clock=clock, feature_names=names
+        )
         for stage, seconds in spent.items():
             clock[stage] += seconds
         return est
 
     assert settings.precision is not None and settings.max_real_runs is not None  # the settings set the cap
-    est, spent = spend_in_rounds(first, design, grow, precision=settings.precision,
-                                 max_real_runs=settings.max_real_runs)  # fmt: skip
-    est.spending = spent
-    return est, ranks
+    est, spending = spend_in_rounds(
+        first, design, grow, precision=settings.precision, max_real_runs=settings.max_real_runs
+    )
+    return dataclasses.replace(est, spending=spending), grown

@@ -17,58 +17,42 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.estimates.features import stable_features
-from ensstab_dask.estimates.rounds import Spending
-from ensstab_dask.estimates.surface import best_n_target
+from ensstab_dask.estimates.records import Cost, CurvePrediction, FittedSimulator, SingleSelector, Spending, Verdict
 from ensstab_dask.estimates.trust import headline
-from ensstab_dask.indices import INDICES, NogueiraStability, shared_features
+from ensstab_dask.indices import INDICES, shared_features
 from ensstab_dask.models import SelfCheck, get_model
-from ensstab_dask.simulator.estimators import PEstimate
 
-__all__ = ["estimate_summary", "plain_answer", "interval_text", "EstimateFields"]
+__all__ = ["estimate_summary", "plain_answer", "interval_text", "best_n_target", "EstimateFields"]
 
 
 class EstimateFields(Protocol):
-    """What the words read of an estimate: the fields of
-    :class:`~ensstab_dask.estimates.result.Estimate` they use (which imports this module,
-    so this one names it by what it has, not by import)."""
+    """What the words read of an estimate: the records of
+    :class:`~ensstab_dask.estimates.result.Estimate` (which imports this module, so this
+    one names it by what it has, not by import)."""
 
     n_feature: int
     n_target: int
     settings: dict
-    t_uniform: float
-    t_uniform_std: float
-    t_uniform_draws: np.ndarray | None
-    n_useful: int
-    n_useful_mean: float
-    n_useful_std: float
-    real_stability: float
-    real_nogueira: NogueiraStability
-    p: float
-    p_fit: PEstimate | None
-    n_useful_v: float | None
-    n_useful_v_std: float | None
-    fixed_point_holds: bool | None
-    fixed_point_power: bool | None
-    calibrated: tuple[int, float] | None
-    curve: xr.Dataset
-    real_runs: int
-    simulated_runs: int
-    seconds: dict[str, float]
-    reliable: bool
-    warnings: list[str]
-    notes: list[str]
-    has_curve: bool
-    confidence: float
-    intervals: dict[str, tuple[float, float]]
-    h: int | None
-    within_copy_stability: float | None
+    single: SingleSelector
+    fit: FittedSimulator | None
+    prediction: CurvePrediction
     self_check: SelfCheck | None
-    curve_source: str
-    interval_of: str
-    simulator: bool
+    verdict: Verdict
+    cost: Cost
     features: xr.Dataset | None
     surface: xr.Dataset | None
     spending: Spending | None
+
+    @property
+    def curve(self) -> xr.Dataset: ...
+    @property
+    def has_curve(self) -> bool: ...
+    @property
+    def reliable(self) -> bool: ...
+    @property
+    def warnings(self) -> list[str]: ...
+    @property
+    def notes(self) -> list[str]: ...
 
     def curve_interval(self) -> dict[int, tuple[float, float]]: ...
 
@@ -86,11 +70,12 @@ _INTERVAL_KINDS = {
 def interval_text(est: EstimateFields, key: str, fmt: str) -> str:
     """``"95% bootstrap interval over the real runs [lo, hi]"`` for ``key`` (the kind of
     interval named, see ``_INTERVAL_KINDS``), or "" without a bootstrap."""
-    if key not in est.intervals:
+    pred = est.prediction
+    if key not in pred.intervals:
         return ""
-    lo, hi = est.intervals[key]
+    lo, hi = pred.intervals[key]
     kind = _INTERVAL_KINDS.get(key, "interval")
-    return f"{est.confidence:.0%} {kind} [{lo:{fmt}}, {hi:{fmt}}]"
+    return f"{pred.confidence:.0%} {kind} [{lo:{fmt}}, {hi:{fmt}}]"
 
 
 def _line(words: str, value: str, where: str = "", *notes: str) -> str:
@@ -115,8 +100,8 @@ def estimate_summary(self: EstimateFields) -> str:
         lines += ["", "  " + _check_text(self.self_check)]
     lines += [
         "",
-        f"  cost: {self.real_runs} real runs of the selector, {self.simulated_runs} simulated runs, "
-        f"{sum(self.seconds.values()):.1f} s",
+        f"  cost: {self.cost.real_runs} real runs of the selector, {self.cost.simulated_runs} simulated runs, "
+        f"{sum(self.cost.seconds.values()):.1f} s",
     ]
     return "\n".join(lines)
 
@@ -147,7 +132,7 @@ def plain_answer(self: EstimateFields) -> list[str]:
         text = f"    {who}: {r:4.1f} of {k} ({r / k:.0%})"
         if size in intervals:
             lo, hi = shared_features(np.array(intervals[size]), index, self.n_feature, k)
-            text += f"; {self.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
+            text += f"; {self.prediction.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
         lines.append(text)
     lines.append("  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0]))
     if len(m) > 1:
@@ -204,6 +189,31 @@ def _which_k(self: EstimateFields) -> list[str]:
         f"  Which n_target: at {best['m_ensemble']} members the top {best['best']} is the most stable{doubt}; "
         f"{index} and features shared, " + ", ".join(parts) + "."
     ]
+
+
+def best_n_target(surface: xr.Dataset) -> dict | None:
+    """At the largest size asked: each n_target's stability and the share of its top features
+    two reruns have in common; the n_target with the highest stability (None when no
+    n_target has a curve). ``surface``: :func:`~ensstab_dask.estimates.surface.surface_dataset`'s."""
+    m = int(surface["m_ensemble"].values[-1])
+    ks = [int(k) for k in surface["n_target"].values]
+    values = surface["stability"].values[:, -1]
+    if not np.isfinite(values).any():
+        return None
+    n_feature, index = int(surface.attrs["n_feature"]), str(surface.attrs["index"])
+    shared = [
+        float(shared_features(np.array([v]), index, n_feature, k)[0]) if np.isfinite(v) else float("nan")
+        for v, k in zip(values, ks)
+    ]
+    best = int(np.nanargmax(values))
+    return {
+        "m_ensemble": m,
+        "n_target": ks,
+        "stability": [float(v) for v in values],
+        "shared": shared,
+        "best": ks[best],
+        "best_reliable": bool(surface["reliable"].values[best]),
+    }
 
 
 def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> str:
@@ -264,7 +274,8 @@ def _verdict(self: EstimateFields) -> list[str]:
 
 def _measured(self: EstimateFields) -> list[str]:
     """What the real runs measured, and which runs each statistic came from."""
-    s, nog, index = self.settings, self.real_nogueira, self.settings["index"]
+    one, s, index = self.single, self.settings, self.settings["index"]
+    nog = one.real_nogueira
     lines: list[str] = []
     # Which runs each statistic came from (calibration_layout): say it where it is used.
     halves = "random halves" if s.get("resample", "half") == "half" else f"resamples ({s['resample']})"
@@ -278,16 +289,16 @@ def _measured(self: EstimateFields) -> list[str]:
             "the first weak selector of each real ensemble copy",
         ),
     }.get(str(s.get("calibration_layout", "copies")), (halves, halves))  # recorded when the paper's runs were made
-    n_draws = len(self.t_uniform_draws) if self.t_uniform_draws is not None else s.get("repeats", 0)
+    n_draws = len(one.t_uniform_draws)
     lines += ["", "  Measured on the real runs:"]
     spread = ""
-    if self.t_uniform_draws is not None and len(self.t_uniform_draws) > 1:
-        t_lo, t_hi = int(self.t_uniform_draws.min()), int(self.t_uniform_draws.max())
-        spread = f"standard deviation {self.t_uniform_std:.2f}, draws from {t_lo} to {t_hi}"
+    if len(one.t_uniform_draws) > 1:
+        t_lo, t_hi = int(one.t_uniform_draws.min()), int(one.t_uniform_draws.max())
+        spread = f"standard deviation {one.t_uniform_std:.2f}, draws from {t_lo} to {t_hi}"
     lines.append(
         _line(
             f"chance threshold (t_uniform, most picks of any feature by {s['n_runs']} random selectors)",
-            f"{self.t_uniform:.2f}",
+            f"{one.t_uniform:.2f}",
             f"mean of {n_draws} draws",
             spread,
         )
@@ -296,16 +307,16 @@ def _measured(self: EstimateFields) -> list[str]:
     lines.append(
         _line(
             "useful features counted (A[f], picked more often than t_uniform)",
-            f"{self.n_useful_mean:.1f}",
+            f"{one.n_useful_mean:.1f}",
             f"from {s['n_runs']} real runs on {useful_on}, mean over {n_draws} threshold draws "
-            f"(standard deviation {self.n_useful_std:.1f})",
+            f"(standard deviation {one.n_useful_std:.1f})",
             interval_text(self, "n_useful", ".1f"),
         )
     )
     lines.append(
         _line(
             f"stability of one real selector ({index} index)",
-            f"{self.real_stability:.4f}",
+            f"{one.real_stability:.4f}",
             f"from {s.get('stability_runs', s['m_stability'])} real runs: {stability_on}"
             if stability_on != useful_on
             else f"from {s.get('stability_runs', s['m_stability'])} of those runs",
@@ -314,9 +325,9 @@ def _measured(self: EstimateFields) -> list[str]:
     )
     m_list = [int(v) for v in self.curve["m_ensemble"].values]
     if self.has_curve and 1 in m_list:
-        one = float(self.curve["stability"].values[m_list.index(1)])
+        at_one = float(self.curve["stability"].values[m_list.index(1)])
         lines.append(
-            f"      (the curve's m_ensemble = 1 below, {one:.4f}, is one weak selector's stability too: "
+            f"      (the curve's m_ensemble = 1 below, {at_one:.4f}, is one weak selector's stability too: "
             f"{get_model(s.get('model', 'onda')).single_selector})"
         )
     lines.append(
@@ -332,80 +343,87 @@ def _measured(self: EstimateFields) -> list[str]:
 
 def _simulator(self: EstimateFields) -> list[str]:
     """The paper's simulator fitted to the real runs (p, the fixed point, calibration, h)."""
-    s = self.settings
+    s, one, fit, pred = self.settings, self.single, self.fit, self.prediction
     lines: list[str] = []
-    if np.isfinite(self.p) or self.n_useful_v is not None:
+    if fit is not None and (np.isfinite(fit.p) or fit.n_useful_v is not None):
         # A curve that does not come from this simulator: say so.
-        unused = "" if self.simulator else " (not what makes the curve here)"
+        unused = "" if pred.simulator else " (not what makes the curve here)"
         lines += ["", f"  The paper's simulator fitted to them{unused}:"]
-        rounded = round(self.n_useful_mean)
-        how = "A[f] rounded" if rounded == self.n_useful else f"A[f] clamped into [n_target, n_feature], not {rounded}"
-        lines.append(_line("useful features simulated (n_useful)", f"{self.n_useful}", how))
-    if np.isfinite(self.p):
-        at_end = "at the end of its search range" if self.p_fit is not None and self.p_fit.at_boundary else ""
+        rounded = round(one.n_useful_mean)
+        how = "A[f] rounded" if rounded == one.n_useful else f"A[f] clamped into [n_target, n_feature], not {rounded}"
+        lines.append(_line("useful features simulated (n_useful)", f"{one.n_useful}", how))
+    if fit is not None and np.isfinite(fit.p):
+        at_end = "at the end of its search range" if fit.p_fit.at_boundary else ""
         lines.append(
             _line(
                 "selector strength (p, the chance a rank goes to a favoured useful feature)",
-                f"{self.p:.4f}",
+                f"{fit.p:.4f}",
                 "",
                 interval_text(self, "p", ".3f"),
                 at_end,
             )
         )
-    if self.n_useful_v is not None:
-        if not self.fixed_point_holds:
-            verdict = "does NOT hold: the simulator may not model this selector"
-        elif self.fixed_point_power is False:
-            verdict = "holds, but so it would for other u: no evidence either way"
-        else:
-            verdict = "holds"
-        lines.append(
-            _line(
-                "useful features the fitted simulator itself counts (A[f_(u,p)])",
-                f"{self.n_useful_v:.1f}",
-                f"mean of {s['repeats']} draws (standard deviation {self.n_useful_v_std:.1f})",
-            )
-        )
-        lines.append(_line("fixed point (n_useful = A[f_(u,p)])", verdict))
-    if self.calibrated is not None:
+    if fit is not None and fit.n_useful_v is not None:
+        lines += _fixed_point(fit, s["repeats"])
+    if fit is not None and fit.calibrated is not None:
         lines.append(
             _line(
                 "calibrated simulator (n_useful, p), where both real statistics are matched at once",
-                f"({self.calibrated[0]}, {self.calibrated[1]:.3f})",
+                f"({fit.calibrated[0]}, {fit.calibrated[1]:.3f})",
             )
         )
-    if self.h is not None:
+    if pred.h is not None:
         lines.append(
             _line(
                 "preferred features per ensemble copy (h, two-level model)",
-                f"{self.h}",
+                f"{pred.h}",
                 "",
                 interval_text(self, "h", ".0f"),
             )
         )
         lines.append(
-            _line("stability of the weak selectors within one real copy, what h is fitted to",
-                 f"{self.within_copy_stability:.4f}")
-        )  # fmt: skip
+            _line(
+                "stability of the weak selectors within one real copy, what h is fitted to",
+                f"{pred.within_copy_stability:.4f}",
+            )
+        )
     return lines
+
+
+def _fixed_point(fit: FittedSimulator, repeats: int) -> list[str]:
+    """The fixed point u = A[f_(u,p)], and whether the check could have failed."""
+    if not fit.fixed_point_holds:
+        verdict = "does NOT hold: the simulator may not model this selector"
+    elif fit.fixed_point_power is False:
+        verdict = "holds, but so it would for other u: no evidence either way"
+    else:
+        verdict = "holds"
+    return [
+        _line(
+            "useful features the fitted simulator itself counts (A[f_(u,p)])",
+            f"{fit.n_useful_v:.1f}",
+            f"mean of {repeats} draws (standard deviation {fit.n_useful_v_std:.1f})",
+        ),
+        _line("fixed point (n_useful = A[f_(u,p)])", verdict),
+    ]
 
 
 def _curve(self: EstimateFields) -> list[str]:
     """The predicted curve, each size with its interval, saying what it is an interval of."""
-    s = self.settings
+    s, pred = self.settings, self.prediction
     lines: list[str] = []
     if self.has_curve:
-        made = "Simulated" if self.simulator else "Estimated"
+        made = "Simulated" if pred.simulator else "Estimated"
         heading = "Predicted stability" if self.reliable else f"{made} stability (NOT a validated prediction)"
-        source = self.curve_source
+        source = pred.source
         intervals = self.curve_interval()
         if intervals:
-            of = self.interval_of
-            widened = ", widened for h's interval" if "h" in self.intervals else ""
+            of = pred.interval_of
+            widened = ", widened for h's interval" if "h" in pred.intervals else ""
             if self.self_check is not None and not self.self_check.passed:
                 widened += ", widened by the self-check's error"
             band = (
-                f"each with its {self.confidence:.0%} bootstrap interval over the {of} "
+                f"each with its {pred.confidence:.0%} bootstrap interval over the {of} "
                 f"({s['n_boot']} replicates{widened}):"
             )
         else:
@@ -416,7 +434,7 @@ def _curve(self: EstimateFields) -> list[str]:
         ):
             if intervals:
                 lo, hi = intervals[int(m)]
-                note = f"{self.confidence:.0%} interval [{lo:.4f}, {hi:.4f}]"
+                note = f"{pred.confidence:.0%} interval [{lo:.4f}, {hi:.4f}]"
             else:
                 note = f"standard deviation of one simulated measurement {sd:.4f}"
             lines.append(f"    m_ensemble = {int(m)}: {value:.4f}; {note}")

@@ -15,32 +15,36 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.progress import StageClock
+from ensstab_dask.estimates.on_runs import estimate_on_runs
+from ensstab_dask.estimates.real_runs import EnsembleCopies
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import shared_features
-from ensstab_dask.outputs import json_number
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.runs import runs_from_copies
 from ensstab_dask.settings import EstimateSettings
 
-__all__ = ["n_target_list", "check_surface", "add_surface", "surface_dataset", "surface_json", "best_n_target"]
+__all__ = ["n_target_list", "check_surface", "surface_at", "surface_dataset"]
 
 
 class Curved(Protocol):
-    """What the surface reads of an estimate (:class:`~ensstab_dask.estimates.result.Estimate`,
-    which imports this module's caller, so it is named by what it has)."""
+    """What the surface reads of an estimate (an :class:`~ensstab_dask.estimates.result.Estimate`)."""
 
     n_feature: int
+    n_target: int
     settings: dict
-    curve: xr.Dataset
-    reliable: bool
-    has_curve: bool
+
+    @property
+    def curve(self) -> xr.Dataset: ...
+    @property
+    def reliable(self) -> bool: ...
+    @property
+    def has_curve(self) -> bool: ...
 
 
 def n_target_list(value, *, n_feature: int) -> list[int]:
@@ -71,20 +75,24 @@ def check_surface(model, n_targets: list[int]) -> None:
         )
 
 
-def add_surface(est, settings: EstimateSettings, others: list[int], *, copies: tuple, client, clock: StageClock,
-                again: Callable[..., Curved]) -> None:  # fmt: skip
-    """The estimate at each of ``others`` n_target on the same copies (``copies``: the model's
-    and its self-check's ranks), with ``est``'s own, as ``est.surface``: no real run, and
-    each row what the estimate at that n_target alone gives (the same runs, settings and
-    streams). ``again`` estimates on given runs
-    (:func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`, which imports this module)."""
+def surface_at(
+    est: Curved, settings: EstimateSettings, others: list[int], copies: EnsembleCopies, *, client, clock: StageClock
+) -> xr.Dataset | None:
+    """The curve at each of ``others`` n_target on the same ``copies``, with ``est``'s own
+    (:func:`surface_dataset`): no real run, and each row what the estimate at that
+    n_target alone gives (the same runs, settings and streams: every stage after the real
+    runs, :func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`). None without others."""
     if not others:
-        return
-    copy_ranks, check_ranks = copies
+        return None
+    assert copies.model is not None  # check_surface refused a model without copies
     with clock.stage("surface"):
-        at = {k: again(runs_from_copies(copy_ranks, k), dataclasses.replace(settings, n_target=k), client=client,
-                       copy_ranks=copy_ranks, check_ranks=check_ranks) for k in others}  # fmt: skip
-        est.surface = surface_dataset({est.n_target: est, **at}, own=est.n_target)
+        at = {
+            k: estimate_on_runs(
+                runs_from_copies(copies.model, k), dataclasses.replace(settings, n_target=k), copies, client=client
+            )
+            for k in others
+        }
+        return surface_dataset({est.n_target: est, **at}, own=est.n_target)
 
 
 def surface_dataset(estimates: Mapping[int, Curved], *, own: int) -> xr.Dataset:
@@ -117,40 +125,3 @@ def surface_dataset(estimates: Mapping[int, Curved], *, own: int) -> xr.Dataset:
     ds["n_target"].attrs = {"long_name": "features kept (n_target)", "units": "features"}
     ds.attrs = {"own_n_target": int(own), "index": index, "n_feature": int(first.n_feature)}
     return ds
-
-
-def surface_json(surface: xr.Dataset) -> tuple[dict, dict]:
-    """``{k: {m: value}}`` and ``{k: {m: [lo, hi]}}`` (null where there is none)."""
-    values, intervals = {}, {}
-    for k in surface["n_target"].values:
-        row = surface.sel(n_target=k)
-        values[str(int(k))] = {str(int(m)): json_number(v) for m, v in zip(row["m_ensemble"].values,
-                                                                            row["stability"].values)}  # fmt: skip
-        intervals[str(int(k))] = {
-            str(int(m)): None if not (np.isfinite(lo) and np.isfinite(hi)) else [float(lo), float(hi)]
-            for m, lo, hi in zip(row["m_ensemble"].values, row["stability_lower"].values, row["stability_upper"].values)
-        }
-    return values, intervals
-
-
-def best_n_target(surface: xr.Dataset) -> dict | None:
-    """At the largest size asked: each n_target's stability and the share of its top features
-    two reruns have in common; the n_target with the highest stability (None when no
-    n_target has a curve)."""
-    m = int(surface["m_ensemble"].values[-1])
-    ks = [int(k) for k in surface["n_target"].values]
-    values = surface["stability"].values[:, -1]
-    if not np.isfinite(values).any():
-        return None
-    n_feature, index = int(surface.attrs["n_feature"]), str(surface.attrs["index"])
-    shared = [float(shared_features(np.array([v]), index, n_feature, k)[0]) if np.isfinite(v) else float("nan")
-              for v, k in zip(values, ks)]  # fmt: skip
-    best = int(np.nanargmax(values))
-    return {
-        "m_ensemble": m,
-        "n_target": ks,
-        "stability": [float(v) for v in values],
-        "shared": shared,
-        "best": ks[best],
-        "best_reliable": bool(surface["reliable"].values[best]),
-    }

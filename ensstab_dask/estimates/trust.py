@@ -1,6 +1,7 @@
 """When the method has nothing to say, or says it without proof: the guard rails.
 
-:func:`guard_rails` is the one place that decides whether an estimate is ``reliable``:
+:func:`guard_rails` is the one place that decides whether an estimate is ``reliable``
+(:func:`verdict` gives its record):
 the reasons that block any prediction (:func:`blocking_reasons`, checked before p is
 fitted), the cautions of the paper's simulator (:func:`caution_reasons`) and the model's
 self-check (docs/method.md section 13). An estimate is reliable when no reason is left.
@@ -13,17 +14,17 @@ not know the method's symbols.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
 
 import numpy as np
 
+from ensstab_dask.estimates.records import Smaller, Verdict
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
 
-__all__ = ["guard_rails", "Findings", "blocking_reasons", "caution_reasons", "notes", "headline"]
+__all__ = ["guard_rails", "verdict", "Findings", "blocking_reasons", "caution_reasons", "notes", "headline"]
 
 
 def headline(reason: str) -> str:
@@ -31,17 +32,12 @@ def headline(reason: str) -> str:
     return reason.split(": ", 1)[0]
 
 
-#: What :func:`~ensstab_dask.simulator.estimators.smaller_n_target` found: ``(k, A[f] at k)``;
-#: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
-#: (runs given as subsets, without their rankings).
-Smaller = Union[tuple[int, float], Literal[False], None]
-
-
 @dataclass(frozen=True)
 class Findings:
     """What the stages every model shares found, as the guard rails read it: A[f]'s mean
     over its ``t_draws`` thresholds (each from ``n_runs`` uniform runs), the real runs'
-    Nogueira stability, and the smaller n_target the same runs support (:data:`Smaller`)."""
+    Nogueira stability, and the smaller n_target the same runs support
+    (:data:`~ensstab_dask.estimates.records.Smaller`)."""
 
     n_target: int
     n_runs: int
@@ -258,3 +254,36 @@ def guard_rails(
     if self_check is not None and not self_check.passed:
         cautions.append(self_check.warning())
     return not blocking, blocking, cautions
+
+
+def verdict(
+    found: Findings,
+    fit: SimulatorFit,
+    check: SelfCheck | None,
+    *,
+    predicted: bool,
+    verify: bool,
+    simulator: bool,
+    n_useful: int,
+) -> Verdict:
+    """The estimate's :class:`~ensstab_dask.estimates.records.Verdict`: the reasons of
+    :func:`guard_rails` as its warnings, and its :func:`notes`. ``predicted``: a curve was
+    predicted; ``verify``: the fixed point was to be checked; ``simulator``: the curve is
+    the paper's simulator's, fitted as ``fit``; ``n_useful``: the value it simulates."""
+    _, blocking, cautions = guard_rails(
+        found,
+        fit,
+        verified=verify or not predicted,
+        n_useful=n_useful,
+        simulator=simulator,
+        self_check=check,
+    )
+    said = notes(
+        n_target=found.n_target,
+        n_useful_mean=found.n_useful_mean,
+        real_nogueira=found.real_nogueira,
+        simulator=simulator,
+        saturated=int((found.t_draws >= found.n_runs).sum()),
+        smaller=found.smaller,
+    )
+    return Verdict(warnings=blocking + cautions, notes=said)

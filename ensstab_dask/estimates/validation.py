@@ -225,7 +225,7 @@ class Validation:
             "n_target": self.estimate.n_target,
             "reliable": self.estimate.reliable,
             "warnings": self.estimate.warnings,
-            "confidence": self.estimate.confidence,
+            "confidence": self.estimate.prediction.confidence,
             "per_m": {
                 str(m): {k: (json_number(v) if isinstance(v, float) else v) for k, v in row.items()}
                 for m, row in self.per_m.items()
@@ -250,7 +250,7 @@ class Validation:
         check's real value and its standard error (SE), z, whether the interval covers the
         real value, and the verdict: within 2 combined SE of the real value or outside
         (z and SE combine both sides' standard errors; see :func:`compare`)."""
-        level = f"{self.estimate.confidence:.0%}"
+        level = f"{self.estimate.prediction.confidence:.0%}"
         rows = [
             f"| m_ensemble | predicted [{level} bootstrap interval] | SE of prediction | real (naive check) | "
             "SE of real | combined z | interval covers real | verdict |",
@@ -286,7 +286,7 @@ class Validation:
             "the prediction is within 2 SE of it:",
             self.table(),
             (
-                f"the {e.confidence:.0%} interval covers the real value at {self.covered} of {sizes} sizes"
+                f"the {e.prediction.confidence:.0%} interval covers the real value at {self.covered} of {sizes} sizes"
                 if any(r["covered"] is not None for r in self.per_m.values())
                 else "no interval to cover anything (n_boot=0, or no curve)"
             )
@@ -377,17 +377,36 @@ def validate(
     if cache_dir is not None:
         _check_cache_dir(cache_dir)
     # Before the estimate's work, not after it: a naive check too large to run.
-    check_naive_cost(X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector,
-                     allow_large=allow_large)  # fmt: skip
+    check_naive_cost(
+        X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
+    )
     with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         t0 = time.perf_counter()
-        est = estimate(X, y, n_target, seed=seed, client=target, progress=progress, allow_large=allow_large, **common,
-                       **estimate_options)  # fmt: skip
+        est = estimate(
+            X,
+            y,
+            n_target,
+            seed=seed,
+            client=target,
+            progress=progress,
+            allow_large=allow_large,
+            **common,
+            **estimate_options,
+        )
         t_est = time.perf_counter() - t0
-        naive = naive_check(X, y, n_target, NaiveSettings(seed=seed, **common), cache_dir=cache_dir, client=target,
-                            progress=progress, allow_large=allow_large)  # fmt: skip
+        naive_settings = NaiveSettings(seed=seed, **common)
+        naive = naive_check(
+            X,
+            y,
+            n_target,
+            naive_settings,
+            cache_dir=cache_dir,
+            client=target,
+            progress=progress,
+            allow_large=allow_large,
+        )
     # The naive check's own clock, from a running cluster (a cached one keeps the time it took then).
     seconds = {"estimate": t_est, "naive": float(naive.attrs["seconds"])}
     return Validation(est, naive, compare(est, naive), seconds, data)

@@ -145,7 +145,7 @@ def test_estimate_by_address_is_identical(cluster):
     assert a == b
     # The whole path ran, bootstrap included, and came back identical.
     assert remote.has_curve and a["curve_interval"] and a["p_interval"]
-    np.testing.assert_array_equal(remote.selection_counts, local.selection_counts)
+    np.testing.assert_array_equal(remote.single.selection_counts, local.single.selection_counts)
     assert remote.real_runs == 20 + 40  # the paper's pool, and 10 copies of 4 for its self-check
 
 

@@ -93,8 +93,7 @@ def test_the_table_is_sorted_named_and_complete():
     names = [f"gene{i}" for i in range(60)]
     ds = selection_frequencies(ranks, 5, [1, 5, 20], seed=2, names=names)
     table = feature_table(ds)
-    assert list(table.columns[:6]) == ["name", "feature", "frequency_m1", "frequency_m5", "frequency_m20",
-                                       "mean_rank"]  # fmt: skip
+    assert list(table.columns[:6]) == ["name", "feature", "frequency_m1", "frequency_m5", "frequency_m20", "mean_rank"]
     assert {"frequency_m20_lower", "frequency_m20_upper", "frequency_m1_lower"} <= set(table.columns)
     assert len(table) == 60 and sorted(table["feature"]) == list(range(60))
     assert table["name"].tolist() == [names[i] for i in table["feature"]]
@@ -155,8 +154,9 @@ def test_an_estimate_carries_its_features_named_after_a_dataframes_columns():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
-        est = es.estimate(X, data.y, 4, selector=forest, m_ensemble=(1, 5, 30), n_boot=0, client="synchronous",
-                          progress=False, seed=2)  # fmt: skip
+        est = es.estimate(
+            X, data.y, 4, selector=forest, m_ensemble=(1, 5, 30), n_boot=0, client="synchronous", progress=False, seed=2
+        )
     assert len(calls) == est.real_runs == 200  # the model's copies, and no run more
     ds = est.features
     assert ds["m_ensemble"].values.tolist() == [1, 5, 20]  # measured sizes: up to B = 20, and B
@@ -185,8 +185,9 @@ def test_on_pure_noise_no_feature_is_frequent_and_the_bound_holds_over_20_seeds(
         X, y = rng.standard_normal((60, 500)), np.repeat([0, 1], 30)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
-            est = es.estimate(X, y, 20, selector=default_selector(10), n_boot=0, client="synchronous",
-                              progress=False, seed=seed)  # fmt: skip
+            est = es.estimate(
+                X, y, 20, selector=default_selector(10), n_boot=0, client="synchronous", progress=False, seed=seed
+            )
         freq = est.features["frequency"].values[:, -1]
         top.append(freq.max())
         counts[seed] = [(freq >= t - 1e-12).sum() for t in thresholds]

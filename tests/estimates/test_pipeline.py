@@ -39,17 +39,17 @@ def test_estimate_fields(est):
     # The default layout: n_runs on halves, m_stability in the members' layout; 10 copies of 4 for the self-check.
     assert est.real_runs == 24 + 12 + 10 * 4
     assert est.n_target == 10 and est.n_feature == 300
-    assert len(est.n_useful_draws) == 4
+    assert len(est.single.n_useful_draws) == 4
     # 15 informative features shifted by 2 sd: n_useful finds them (its bootstrap SE here
     # is about 0.7, so 4 SE is 3 features), unclamped, and the features counted are they.
-    assert abs(est.n_useful - 15) <= 3 and est.n_useful == round(est.n_useful_mean)
-    useful = np.flatnonzero(est.selection_counts > est.t_uniform)
+    assert abs(est.single.n_useful - 15) <= 3 and est.single.n_useful == round(est.single.n_useful_mean)
+    useful = np.flatnonzero(est.single.selection_counts > est.single.t_uniform)
     assert np.isin(useful, DATA.informative).mean() >= 0.8 and np.isin(DATA.informative, useful).mean() >= 0.8
-    assert 0 < est.real_stability <= 1
-    assert est.real_nogueira.lower <= est.real_nogueira.stability <= est.real_nogueira.upper
+    assert 0 < est.single.real_stability <= 1
+    assert est.single.real_nogueira.lower <= est.single.real_nogueira.stability <= est.single.real_nogueira.upper
     # A selector the simulator models: p inside its range, a fixed point that holds and could have failed.
-    assert 0 < est.p < 1 and not est.p_fit.at_boundary
-    assert est.fixed_point_holds is True and est.fixed_point_power is True
+    assert 0 < est.fit.p < 1 and not est.fit.p_fit.at_boundary
+    assert est.fit.fixed_point_holds is True and est.fit.fixed_point_power is True
     # Every single-selector guard rail passes, yet 20-tree forests make ensembles far less
     # stable than the simulator's (measured on the 10 check copies: z = +3.6 at m = 4): the
     # self-check alone says so, names the sizes, and widens the interval.
@@ -59,15 +59,19 @@ def test_estimate_fields(est):
     assert "m = 4: predicted" in chk.warning() and "z = +" in chk.warning()
     assert list(est.curve["m_ensemble"].values) == [1, 3]
     assert set(est.curve.data_vars) >= {"stability", "stability_std", "stability_lower", "stability_upper"}
-    assert est.simulated_runs > est.real_runs
-    assert set(est.seconds) >= {"real_runs", "p", "verify", "predict", "bootstrap"}
+    assert est.cost.simulated_runs > est.real_runs
+    assert set(est.cost.seconds) >= {"real_runs", "p", "verify", "predict", "bootstrap"}
     # With m_ensemble = 1 the prediction must reproduce the stability p was fitted to,
     # within the Monte-Carlo spread of both.
-    assert abs(est.predicted()[1] - est.real_stability) < 0.1
+    assert abs(est.predicted()[1] - est.single.real_stability) < 0.1
     for name in ("n_useful", "real_stability", "p", "t_uniform"):
-        lo, hi = est.intervals[name]
+        lo, hi = est.prediction.intervals[name]
         assert lo <= hi, name
-    assert est.intervals["real_stability"][0] <= est.real_stability <= est.intervals["real_stability"][1]
+    assert (
+        est.prediction.intervals["real_stability"][0]
+        <= est.single.real_stability
+        <= est.prediction.intervals["real_stability"][1]
+    )
     for m, (lo, hi) in est.curve_interval().items():
         assert 0 <= lo <= hi <= 1, m
     d = est.to_dict()
@@ -93,10 +97,14 @@ def test_paper_layout_without_bootstrap_is_the_same_wherever_it_runs(two_process
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", **kw)
     # The same seed in 2 worker processes over TCP: every number identical.
     d = estimate(DATA.X, DATA.y, 10, client=two_process_client, **kw)
-    assert (d.p, d.n_useful, d.real_stability) == (e.p, e.n_useful, e.real_stability)
-    assert (d.t_uniform, d.n_useful_mean) == (e.t_uniform, e.n_useful_mean)
-    np.testing.assert_array_equal(d.n_useful_draws, e.n_useful_draws, strict=True)
-    np.testing.assert_array_equal(d.t_uniform_draws, e.t_uniform_draws, strict=True)
+    assert (d.fit.p, d.single.n_useful, d.single.real_stability) == (
+        e.fit.p,
+        e.single.n_useful,
+        e.single.real_stability,
+    )
+    assert (d.single.t_uniform, d.single.n_useful_mean) == (e.single.t_uniform, e.single.n_useful_mean)
+    np.testing.assert_array_equal(d.single.n_useful_draws, e.single.n_useful_draws, strict=True)
+    np.testing.assert_array_equal(d.single.t_uniform_draws, e.single.t_uniform_draws, strict=True)
     xr.testing.assert_identical(d.curve, e.curve)
     a, b = e.to_dict(), d.to_dict()
     a.pop("seconds"), b.pop("seconds")
@@ -105,18 +113,20 @@ def test_paper_layout_without_bootstrap_is_the_same_wherever_it_runs(two_process
     # default layout adds 12 more in the members' layout), plus the self-check's 10 x 4.
     assert e.real_runs == 24 + 10 * 4 and e.settings["calibration_layout"] == "paper"
     # n_boot = 0: no intervals at all.
-    assert e.intervals == {} and e.curve_interval() == {} and "stability_lower" not in e.curve
+    assert e.prediction.intervals == {} and e.curve_interval() == {} and "stability_lower" not in e.curve
     # With m_ensemble = 1 the curve is the single simulated selector at (n_useful, p), and p
     # was fitted to make that equal the real stability: they agree within the Monte-Carlo
     # noise of the curve (repeats x m_stability copies) and of the fit (as many copies).
     assert e.has_curve
     se = float(e.curve["stability_std"].sel(m_ensemble=1)) / np.sqrt(SMALL["repeats"])
-    assert abs(e.predicted()[1] - e.real_stability) <= 4 * np.sqrt(2) * se
+    assert abs(e.predicted()[1] - e.single.real_stability) <= 4 * np.sqrt(2) * se
     # And so does an independent simulation at the fitted (n_useful, p), on streams the
     # estimate never used: 20 replicates of m_stability copies.
-    ind = np.array([simulated_stability(300, 10, e.n_useful, e.p, m_stability=12, seed=10_000 + r) for r in range(20)])
+    ind = np.array(
+        [simulated_stability(300, 10, e.single.n_useful, e.fit.p, m_stability=12, seed=10_000 + r) for r in range(20)]
+    )
     se_ind = np.sqrt(ind.var(ddof=1) / len(ind) + se**2)
-    assert abs(ind.mean() - e.real_stability) <= 4 * se_ind
+    assert abs(ind.mean() - e.single.real_stability) <= 4 * se_ind
 
 
 def test_estimate_is_reproducible_and_the_same_on_a_cluster(est, two_process_client):
@@ -149,35 +159,35 @@ def test_calibration_finds_the_selectors_cell_or_says_there_is_none():
     # lands on (or next to) its own cell, and the curve is simulated there, not at the
     # uncalibrated (n_useful, p) (which differ at this seed: p is fitted, not on the grid).
     e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **dict(kw, selector=simulated_17_07))
-    assert "calibrate" in e.seconds
-    cal = e.calibration
-    assert cal.attrs["any_consistent"] == 1 and e.calibrated is not None
-    assert e.calibrated == (cal.attrs["best_n_useful"], cal.attrs["best_p"])
-    assert bool(cal["consistent"].sel(n_useful=e.calibrated[0], p=e.calibrated[1]))
-    assert e.calibrated[0] == 17 and abs(e.calibrated[1] - 0.7) <= 0.1 + 1e-9, e.calibrated
-    assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == e.calibrated
-    assert e.calibrated != (e.n_useful, e.p)
+    assert "calibrate" in e.cost.seconds
+    cal = e.fit.calibration
+    assert cal.attrs["any_consistent"] == 1 and e.fit.calibrated is not None
+    assert e.fit.calibrated == (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+    assert bool(cal["consistent"].sel(n_useful=e.fit.calibrated[0], p=e.fit.calibrated[1]))
+    assert e.fit.calibrated[0] == 17 and abs(e.fit.calibrated[1] - 0.7) <= 0.1 + 1e-9, e.fit.calibrated
+    assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == e.fit.calibrated
+    assert e.fit.calibrated != (e.single.n_useful, e.fit.p)
     assert not any("calibration grid" in w for w in e.warnings)
     assert f"n_useful = {e.curve.attrs['simulator_n_useful']}," in e.summary()
     ds = e.to_dataset()
-    assert ds.attrs["simulator_n_useful"] == e.calibrated[0] and ds.attrs["n_useful"] == e.n_useful
+    assert ds.attrs["simulator_n_useful"] == e.fit.calibrated[0] and ds.attrs["n_useful"] == e.single.n_useful
     # A selector no (u, p) of the simulator matches on both statistics: said so, and the
     # curve uses the uncalibrated (u, p).
     with pytest.warns(UnreliableEstimateWarning, match="calibration grid has no .u, p. consistent"):
         e = estimate(DATA.X, DATA.y, 10, client="synchronous", calibrate=True, **dict(kw, selector=one_of_two_sets))
-    assert e.n_useful == 20 and e.real_stability >= 0.45
-    cal = e.calibration
-    assert cal.attrs["any_consistent"] == 0 and not bool(cal["consistent"].any()) and e.calibrated is None
-    assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == (e.n_useful, e.p)
+    assert e.single.n_useful == 20 and e.single.real_stability >= 0.45
+    cal = e.fit.calibration
+    assert cal.attrs["any_consistent"] == 0 and not bool(cal["consistent"].any()) and e.fit.calibrated is None
+    assert (e.curve.attrs["simulator_n_useful"], e.curve.attrs["simulator_p"]) == (e.single.n_useful, e.fit.p)
     assert any("calibration grid has no (u, p) consistent" in w for w in e.warnings) and not e.reliable
-    assert f"n_useful = {e.n_useful}," in e.summary()
+    assert f"n_useful = {e.single.n_useful}," in e.summary()
 
 
 def test_saturated_threshold_is_reported():
     # n_runs = 2: t_uniform reaches n_runs, so nothing can be counted above it.
     with pytest.warns(UnreliableEstimateWarning, match="t_uniform reached n_runs = 2"):
         e = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(SMALL, n_runs=2, repeats=20))
-    assert e.threshold_saturated > 0 and "increase n_runs" in e.summary()
+    assert e.single.threshold_saturated > 0 and "increase n_runs" in e.summary()
     assert not e.reliable and not e.has_curve and np.isnan(e.curve["stability"]).all()
     assert e.to_dict()["curve"] is None
 
@@ -186,9 +196,9 @@ def test_estimate_netcdf_round_trip(est, tmp_path):
     path = est.to_netcdf(tmp_path / "e.nc")
     ds = xr.open_dataset(path).load()
     np.testing.assert_array_equal(ds["stability"].values, est.curve["stability"].values)
-    assert ds.attrs["n_useful"] == est.n_useful and ds.attrs["p"] == est.p
+    assert ds.attrs["n_useful"] == est.single.n_useful and ds.attrs["p"] == est.fit.p
     assert ds.attrs["reliable"] == int(est.reliable) and ds.attrs["confidence"] == 0.95
-    np.testing.assert_array_equal(ds.attrs["p_interval"], est.intervals["p"])
+    np.testing.assert_array_equal(ds.attrs["p_interval"], est.prediction.intervals["p"])
     np.testing.assert_array_equal(ds["stability_lower"].values, est.curve["stability_lower"].values)
     assert ds.sizes["boot"] == 50 and {"n_useful_boot", "p_boot", "stability_boot"} <= set(ds.data_vars)
     with pytest.raises(ValueError, match="exists"):
@@ -199,8 +209,8 @@ def test_estimated_n_useful_finds_the_informative_features():
     data = make_microarray(n_feature=400, n_informative=20, effect=2.5, seed=0)
     e = estimate(data.X, data.y, 10, client="synchronous", **dict(SMALL, m_ensemble=(1, 12)))
     # A strong signal: n_useful should be close to the 20 informative features.
-    assert 12 <= e.n_useful_mean <= 30, e.n_useful_mean
-    useful = np.flatnonzero(e.selection_counts > e.t_uniform)
+    assert 12 <= e.single.n_useful_mean <= 30, e.single.n_useful_mean
+    useful = np.flatnonzero(e.single.selection_counts > e.single.t_uniform)
     assert np.isin(useful, data.informative).mean() > 0.7
 
 
@@ -288,9 +298,6 @@ def test_cli_estimate_json_and_netcdf(tmp_path):
         "t_uniform",
         "n_useful",
         "real_stability",
-        "p",
-        "n_useful_v",
-        "fixed_point_holds",
         "curve",
         "real_runs",
         "simulated_runs",
@@ -299,10 +306,10 @@ def test_cli_estimate_json_and_netcdf(tmp_path):
         "warnings",
         "confidence",
         "curve_interval",
-        "n_useful_interval",
-        "p_interval",
     ):
         assert key in d, key
+    # The default model fits no simulator: its keys are not there, rather than null.
+    assert not {"p", "n_useful_v", "fixed_point_holds", "n_useful_interval", "p_interval"} & set(d)
     assert d["n_boot"] == 50 and set(d["curve_interval"]) == {"1", "2"}
     assert set(d["curve"]) == {"1", "2"} and set(d["validation"]["curve"]) == {"1", "2"}
     assert d["validation"]["real_runs"] == 12
@@ -330,12 +337,12 @@ def test_estimate_on_reference_data_at_reduced_settings(name, n_target):
     data = reference_dataset(name)
     small = dict(SMALL, m_stability=5, n_runs=5, m_ensemble=(1, 3), n_boot=20)
     e = estimate(data.X, data.y, n_target, client="synchronous", **small)
-    assert e.n_feature == data.X.shape[1] and e.n_useful == max(round(e.n_useful_mean), n_target)
+    assert e.n_feature == data.X.shape[1] and e.single.n_useful == max(round(e.single.n_useful_mean), n_target)
     # Below n_target the paper's simulator has no curve (chance, or fewer useful features than asked).
-    if round(e.n_useful_mean) < n_target:
+    if round(e.single.n_useful_mean) < n_target:
         assert not e.has_curve and not e.reliable
     # n_runs on halves, m_stability in the members' layout, 10 copies of 4 for the self-check
-    assert 0 < e.real_stability < 1 and e.real_runs == 5 + 5 + 40
+    assert 0 < e.single.real_stability < 1 and e.real_runs == 5 + 5 + 40
 
 
 @pytest.mark.slow
@@ -386,10 +393,13 @@ def test_noise_below_n_target_is_called_chance_and_its_count_printed_as_measured
     noise = make_microarray(n_feature=300, n_informative=0, seed=3)  # A[f] far below n_target
     with pytest.warns(UnreliableEstimateWarning, match="not distinguishable from chance"):
         e = estimate(noise.X, noise.y, 10, client="synchronous", **SMALL)
-    assert round(e.n_useful_mean) < 10 and not e.reliable and not e.has_curve
+    assert round(e.single.n_useful_mean) < 10 and not e.reliable and not e.has_curve
     # One reason: chance. No clamped n_useful, and no advice to ask for fewer features.
     assert len(e.warnings) == 1 and e.notes == []
-    assert f"useful features counted (A[f], picked more often than t_uniform): {e.n_useful_mean:.1f}," in e.summary()
+    assert (
+        f"useful features counted (A[f], picked more often than t_uniform): {e.single.n_useful_mean:.1f},"
+        in e.summary()
+    )
 
 
 @pytest.mark.parametrize(
@@ -413,8 +423,16 @@ def test_every_point_of_the_curve_lies_in_the_index_range(index):
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((30, 100)), np.repeat([0, 1], 15)
     X[y == 1, :5] += 6.0
-    est = estimate(X, y, 5, selector=default_selector(20), m_ensemble=(1, 5, 50, 100, 1000), n_boot=50,
-                   index=index, client="synchronous")  # fmt: skip
+    est = estimate(
+        X,
+        y,
+        5,
+        selector=default_selector(20),
+        m_ensemble=(1, 5, 50, 100, 1000),
+        n_boot=50,
+        index=index,
+        client="synchronous",
+    )
     low = -1.0 if index == "kuncheva" else 0.0
     point, lower, upper = (est.curve[v].values for v in ("stability", "stability_lower", "stability_upper"))
     assert np.all((low <= lower) & (lower <= point) & (point <= upper) & (upper <= 1.0)), (point, lower, upper)

@@ -228,22 +228,22 @@ def test_summary_speaks_in_words_one_number_per_line(est):
     assert "+-" not in text  # every spread says what it is
     # The count as measured, never the value the simulator ran at.
     (useful,) = lines_with(text, "useful features counted (A[f]")
-    assert f": {est.n_useful_mean:.1f}, from 24 real runs" in useful
-    assert f"(standard deviation {est.n_useful_std:.1f})" in useful
-    lo, hi = est.intervals["n_useful"]
+    assert f": {est.single.n_useful_mean:.1f}, from 24 real runs" in useful
+    assert f"(standard deviation {est.single.n_useful_std:.1f})" in useful
+    lo, hi = est.prediction.intervals["n_useful"]
     assert useful.endswith(f"; 95% bootstrap interval over the real runs [{lo:.1f}, {hi:.1f}]")
     (simulated,) = lines_with(text, "useful features simulated (n_useful)")
-    assert simulated.strip() == f"useful features simulated (n_useful): {est.n_useful}, A[f] rounded"
+    assert simulated.strip() == f"useful features simulated (n_useful): {est.single.n_useful}, A[f] rounded"
     # Each symbol is named once: the summary does not explain A[f] on two lines.
     assert len(lines_with(text, "(A[f],")) == 1 and len(lines_with(text, "(t_uniform,")) == 1
     # The real stability and Nogueira's are two numbers: two lines, each interval named.
     (real,) = lines_with(text, "stability of one real selector (jaccard index)")
     (nog,) = lines_with(text, "by Nogueira's index")
-    assert f"{est.real_stability:.4f}" in real and "bootstrap interval over the real runs" in real
-    assert f"{est.real_nogueira.stability:.4f}" in nog and "Nogueira's 95% confidence interval" in nog
-    assert f"{est.real_nogueira.stability:.4f}" not in real
+    assert f"{est.single.real_stability:.4f}" in real and "bootstrap interval over the real runs" in real
+    assert f"{est.single.real_nogueira.stability:.4f}" in nog and "Nogueira's 95% confidence interval" in nog
+    assert f"{est.single.real_nogueira.stability:.4f}" not in real
     (p_line,) = lines_with(text, "(p, ")
-    assert f"{est.p:.4f}" in p_line and "bootstrap interval over the real runs" in p_line
+    assert f"{est.fit.p:.4f}" in p_line and "bootstrap interval over the real runs" in p_line
     assert lines_with(text, "(A[f_(u,p)]): ") and lines_with(text, "fixed point (n_useful = A[f_(u,p)]): holds")
     # Every per-size line holds one prediction and its interval; the interval says what widened it.
     widened = "" if est.self_check.passed else ", widened by the self-check's error"

@@ -69,8 +69,9 @@ def test_precision_is_reached_or_the_cap_is_named_on_synthetic_copies(precision,
     settings = EstimateSettings(n_feature=500, n_target=20, m_ensemble=SIZES, n_boot=100, seed=3, model="anchored")
     big = _copies(40, 200, seed=3)
     on = _on(big, settings)
-    est, spent = spend_in_rounds(on((10, 20)), (10, 20), lambda old, new: on(new), precision=precision,
-                                 max_real_runs=800)  # fmt: skip
+    est, spent = spend_in_rounds(
+        on((10, 20)), (10, 20), lambda old, new: on(new), precision=precision, max_real_runs=800
+    )
     last = spent.rounds[-1]
     assert spent.reached is reached
     assert last.real_runs <= 800 and est.real_runs == last.real_runs == last.copies * last.members
@@ -107,10 +108,13 @@ def test_a_round_runs_only_what_it_adds_and_gives_the_design_s_own_runs():
     seed = derive(as_seed_sequence(7), Stream.ESTIMATE, Stage.COPIES)
     sel = default_selector(5)
     whole, old, members, copies = real_run_plan(
-        data.X, data.y,
+        data.X,
+        data.y,
         [Copies(4, 6, seed), Copies(2, 3, seed), Copies(2, 3, seed, first_member=3), Copies(2, 6, seed, first_copy=2)],
-        selector=sel, client="synchronous", progress=False,
-    )  # fmt: skip
+        selector=sel,
+        client="synchronous",
+        progress=False,
+    )
     grown = np.concatenate([np.concatenate([old, members], axis=1), copies], axis=0)
     np.testing.assert_array_equal(grown, whole)
 
@@ -118,8 +122,14 @@ def test_a_round_runs_only_what_it_adds_and_gives_the_design_s_own_runs():
 @pytest.mark.slow
 def test_estimate_with_precision_spends_rounds_on_real_runs_and_says_so():
     data = make_microarray(n_feature=150, n_informative=10, effect=2.0, seed=2)
-    kw = dict(selector=default_selector(10), m_ensemble=(1, 5, 20, 40), n_boot=50, client="synchronous",
-              progress=False, seed=5)  # fmt: skip
+    kw = dict(
+        selector=default_selector(10),
+        m_ensemble=(1, 5, 20, 40),
+        n_boot=50,
+        client="synchronous",
+        progress=False,
+        seed=5,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = es.estimate(data.X, data.y, 5, precision=0.001, max_real_runs=400, **kw)
@@ -131,10 +141,24 @@ def test_estimate_with_precision_spends_rounds_on_real_runs_and_says_so():
     # The design it ended on, estimated directly, is the same estimate.
     last = spent.rounds[-1]
     seed = derive(as_seed_sequence(5), Stream.ESTIMATE, Stage.COPIES)
-    (ranks,) = real_run_plan(data.X, data.y, [Copies(last.copies, last.members, seed)], selector=default_selector(10),
-                             client="synchronous", progress=False)  # fmt: skip
-    settings = EstimateSettings(n_feature=150, n_target=5, m_ensemble=(1, 5, 20, 40), n_boot=50, seed=5,
-                                selector=default_selector(10), precision=0.001, max_real_runs=400)  # fmt: skip
+    (ranks,) = real_run_plan(
+        data.X,
+        data.y,
+        [Copies(last.copies, last.members, seed)],
+        selector=default_selector(10),
+        client="synchronous",
+        progress=False,
+    )
+    settings = EstimateSettings(
+        n_feature=150,
+        n_target=5,
+        m_ensemble=(1, 5, 20, 40),
+        n_boot=50,
+        seed=5,
+        selector=default_selector(10),
+        precision=0.001,
+        max_real_runs=400,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         alone = estimate_from_runs(runs_from_copies(ranks, 5), settings, client="synchronous", copy_ranks=ranks)
@@ -156,8 +180,9 @@ def test_precision_settings_are_checked_before_any_work():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize(
@@ -179,8 +204,18 @@ def test_precision_on_the_embedded_default_names_what_it_spent(tmp_path):
     """The README's main command with a precision it cannot reach under its cap (only the
     forest's size shrunk): the answer and the JSON say what was spent and why it stopped."""
     out = tmp_path / "e.json"
-    res = _cli("estimate", "--precision", "0.002", "--max-real-runs", "400", "--n-estimators", "30", "--quiet",
-               "--json", str(out))  # fmt: skip
+    res = _cli(
+        "estimate",
+        "--precision",
+        "0.002",
+        "--max-real-runs",
+        "400",
+        "--n-estimators",
+        "30",
+        "--quiet",
+        "--json",
+        str(out),
+    )
     assert res.returncode == 0, res.stderr
     spent = json.loads(out.read_text())["spending"]
     assert not spent["reached"] and spent["rounds"][-1]["next"] == "cap"

@@ -8,7 +8,8 @@ import pytest
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.surface import best_n_target, n_target_list
+from ensstab_dask.estimates.summary import best_n_target
+from ensstab_dask.estimates.surface import n_target_list
 from ensstab_dask.real.selectors import default_selector
 
 DATA = es.make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)
@@ -124,15 +125,30 @@ def test_with_a_precision_the_other_rows_are_estimates_on_the_copies_the_rounds_
     kw = dict(selector=default_selector(10), m_ensemble=(1, 5, 20, 40), n_boot=50, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = es.estimate(data.X, data.y, [5, 8], precision=0.001, max_real_runs=400, client="synchronous",
-                          progress=False, feature_names=data.feature_names, **kw)  # fmt: skip
+        est = es.estimate(
+            data.X,
+            data.y,
+            [5, 8],
+            precision=0.001,
+            max_real_runs=400,
+            client="synchronous",
+            progress=False,
+            feature_names=data.feature_names,
+            **kw,
+        )
     last = est.spending.rounds[-1]
     assert len(est.spending.rounds) >= 2 and est.real_runs == last.copies * last.members
     assert (est.features.attrs["copies"], est.features.attrs["members"]) == (last.copies, last.members)
     assert est.features["name"].values.tolist() == data.feature_names.tolist()
     seed = derive(as_seed_sequence(5), Stream.ESTIMATE, Stage.COPIES)
-    (ranks,) = real_run_plan(data.X, data.y, [Copies(last.copies, last.members, seed)], selector=kw["selector"],
-                             client="synchronous", progress=False)  # fmt: skip
+    (ranks,) = real_run_plan(
+        data.X,
+        data.y,
+        [Copies(last.copies, last.members, seed)],
+        selector=kw["selector"],
+        client="synchronous",
+        progress=False,
+    )
     settings = EstimateSettings(n_feature=150, n_target=8, precision=0.001, max_real_runs=400, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

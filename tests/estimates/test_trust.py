@@ -136,7 +136,7 @@ def test_a_signal_smaller_than_n_target_is_said_and_still_gets_a_curve(tmp_path,
     k, count = advised(e.warnings[0])
     assert count > k
     there = es.estimate(data.X, data.y, k, **dict(SMALL, selector=default_selector(50), model="onda"))
-    assert f"{there.n_useful_mean:.1f}" == f"{count:.1f}" and there.has_curve, there.warnings
+    assert f"{there.single.n_useful_mean:.1f}" == f"{count:.1f}" and there.has_curve, there.warnings
 
 
 def advised(reason: str) -> tuple[int, float]:
@@ -175,16 +175,37 @@ def _noise_cli_args(tmp_path) -> list[str]:
     path = tmp_path / "noise.csv"
     header = ",".join([f"g{i}" for i in range(X.shape[1])] + ["label"])
     np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=header, comments="")
-    return ["estimate", "--data", str(path), "--label", "label", "--n-target", "10", "--m-stability", "12",
-            "--n-runs", "24", "--m-ensemble", "1,3", "--repeats", "4", "--n-estimators", "20", "--n-boot", "20",
-            "--scheduler", "synchronous", "--quiet"]  # fmt: skip
+    return [
+        "estimate",
+        "--data",
+        str(path),
+        "--label",
+        "label",
+        "--n-target",
+        "10",
+        "--m-stability",
+        "12",
+        "--n-runs",
+        "24",
+        "--m-ensemble",
+        "1,3",
+        "--repeats",
+        "4",
+        "--n-estimators",
+        "20",
+        "--n-boot",
+        "20",
+        "--scheduler",
+        "synchronous",
+        "--quiet",
+    ]
 
 
 @pytest.mark.slow
 def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     """NumPy's warnings inside an estimate reach the user; the guard rails, which the
     summary prints, are not repeated on stderr."""
-    from ensstab_dask.estimates import pipeline as algorithm
+    from ensstab_dask.estimates import single as algorithm
 
     stability_of = algorithm.real_stability_of
 
@@ -201,7 +222,7 @@ def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
-    from ensstab_dask.estimates import pipeline as algorithm
+    from ensstab_dask.estimates import single as algorithm
 
     def broken(*args, **kwargs):
         raise ValueError("an internal function broke")
@@ -224,8 +245,17 @@ def _check(u, p, mean, holds):
     return es.FixedPointCheck(u, p, np.array([mean]), mean, 0.0, 2.0, holds)
 
 
-def _rails(nogueira_lower, *, n_useful_mean=45.0, t_draws=(4, 5), smaller=None, fixed_point=None, power=None,
-           calibration=None, **options):  # fmt: skip
+def _rails(
+    nogueira_lower,
+    *,
+    n_useful_mean=45.0,
+    t_draws=(4, 5),
+    smaller=None,
+    fixed_point=None,
+    power=None,
+    calibration=None,
+    **options,
+):
     """The guard rails on a problem with n_target = 20 and n_runs = 50."""
     found = Findings(20, 50, n_useful_mean, np.array(t_draws), _nog(nogueira_lower), smaller)
     return guard_rails(found, SimulatorFit(fixed_point=fixed_point, power=power, calibration=calibration), **options)
@@ -389,7 +419,7 @@ def test_interval_widens_with_fewer_real_runs():
     many = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(kw, m_stability=24, n_runs=24))
     few = estimate(DATA.X, DATA.y, 10, client="synchronous", **dict(kw, m_stability=6, n_runs=24))
     width = {
-        k: e.intervals["real_stability"][1] - e.intervals["real_stability"][0]
+        k: e.prediction.intervals["real_stability"][1] - e.prediction.intervals["real_stability"][0]
         for k, e in (("many", many), ("few", few))
     }
     assert width["few"] > 1.3 * width["many"], width
@@ -420,8 +450,9 @@ def test_stability_se_falls_back_to_the_jackknife():
         z[np.arange(len(s))[:, None], s] = 1.0
         return u_statistic_variance(similarity_matrix(z, 2000, "jaccard"))
 
-    zero = [s for s in (es.simulate_ensembles(2000, 20, 60, 0.75, size=4, seed=k) for k in range(200))
-            if unbiased(s) <= 0]  # fmt: skip
+    zero = [
+        s for s in (es.simulate_ensembles(2000, 20, 60, 0.75, size=4, seed=k) for k in range(200)) if unbiased(s) <= 0
+    ]
     assert zero, "expected some 4-run samples whose unbiased variance is not positive"
     assert all(pairwise_stability_se(s, 2000) == pytest.approx(jackknife_std(s, 2000)) for s in zero)
     # The jackknife stands in (it is 0 only when every leave-one-out stability is the same).
@@ -449,11 +480,16 @@ def _assert_in_range(e) -> None:
     lo_i, hi_i = index_range(e.settings["index"])
     for m, (lo, hi) in e.curve_interval().items():
         assert lo_i <= lo <= hi <= hi_i, (m, lo, hi)
-    bounds = {"real_stability": (lo_i, hi_i), "p": (0, 1), "n_useful": (0, e.n_feature),
-              "t_uniform": (0, e.settings["n_runs"]), "h": (e.n_target, e.n_feature)}  # fmt: skip
-    for key, (lo, hi) in e.intervals.items():
+    bounds = {
+        "real_stability": (lo_i, hi_i),
+        "p": (0, 1),
+        "n_useful": (0, e.n_feature),
+        "t_uniform": (0, e.settings["n_runs"]),
+        "h": (e.n_target, e.n_feature),
+    }
+    for key, (lo, hi) in e.prediction.intervals.items():
         assert bounds[key][0] <= lo <= hi <= bounds[key][1], (key, lo, hi)
-    assert -1.0 <= e.real_nogueira.lower <= e.real_nogueira.upper <= 1.0
+    assert -1.0 <= e.single.real_nogueira.lower <= e.single.real_nogueira.upper <= 1.0
 
 
 @pytest.mark.slow

@@ -35,9 +35,18 @@ def test_compare_per_m():
     )
     rows = compare(Fake(), naive)
     assert rows[1] == pytest.approx(
-        dict(predicted=0.10, lower=0.05, upper=0.15, predicted_se=0.0, real=0.12, real_se=0.01, z=-2.0, covered=True,
-             within_2se=True)
-    )  # fmt: skip
+        dict(
+            predicted=0.10,
+            lower=0.05,
+            upper=0.15,
+            predicted_se=0.0,
+            real=0.12,
+            real_se=0.01,
+            z=-2.0,
+            covered=True,
+            within_2se=True,
+        )
+    )
     # The combined z: 0.10 off with SEs 0.015 and 0.02, 0.025 together.
     assert rows[5]["z"] == pytest.approx(4.0) and not rows[5]["covered"] and not rows[5]["within_2se"]
     Fake.has_curve = False

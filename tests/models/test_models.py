@@ -12,7 +12,7 @@ import pytest
 import ensstab_dask as es
 from ensstab_dask.checks import MODELS
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates import pipeline as algorithm
+from ensstab_dask.estimates import assemble, on_runs, pipeline, prediction, real_runs
 from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models import REGISTRY, Prediction, SelfCheck, get_model
 from ensstab_dask.models.measured import (
@@ -48,7 +48,8 @@ def test_every_model_is_registered_and_the_pipeline_never_names_one():
     with pytest.raises(ValueError, match="model must be one of"):
         get_model("three-level")
     # The pipeline's code (docstrings aside) holds no model's name: a new model is a new module.
-    for fn in (algorithm.estimate, algorithm.estimate_from_runs, algorithm._real_runs, algorithm._assemble):
+    stages = (real_runs.make_real_runs, on_runs.estimate_on_runs, prediction.predict_with_model, assemble.assemble)
+    for fn in (pipeline.estimate, pipeline._estimate_with, pipeline.estimate_from_runs, *stages):
         tree = ast.parse(inspect.getsource(fn).lstrip())
         body = tree.body[0].body
         if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -85,7 +86,7 @@ def test_the_simulators_are_bit_identical_to_before_the_seam(model):
     before = BEFORE[model]
     point = np.array(before["stability"])
     assert e.curve["stability"].values.tolist() == before["stability"]
-    assert (e.p, e.real_stability, e.n_useful) == (before["p"], before["real_stability"], 7)
+    assert (e.fit.p, e.single.real_stability, e.single.n_useful) == (before["p"], before["real_stability"], 7)
     excess = e.self_check.excess
     assert (excess > 0) == (not e.self_check.passed)
     lower, upper = np.array(before["lower"]), np.array(before["upper"])
@@ -213,7 +214,7 @@ def anchored():
 
 def test_anchored_measures_up_to_b_and_needs_no_other_runs(anchored):
     e = anchored
-    assert e.real_runs == 10 * 20 and np.isnan(e.p)
+    assert e.real_runs == 10 * 20 and e.fit is None
     # Only what it used is recorded: no layout or resample of the paper's runs, no p's fit.
     assert not {"calibration_layout", "resample", "member_resample", "p_method"} & e.settings.keys()
     assert e.curve.attrs["measured_up_to"] == 20 and e.settings["stability_runs"] == 10

@@ -127,8 +127,8 @@ def test_estimate_with_the_random_effects_model():
     onda = es.estimate(data.X, data.y, 10, model="onda", **kw)
     est = es.estimate(data.X, data.y, 10, model="random-effects", **kw)
     # The paper's runs and 10 copies of 10; no check copies (its self-check refits on half of each copy).
-    assert est.real_runs == onda.real_runs - 40 + 100 and est.model == "random-effects"
-    assert est.self_check.sizes == (10,) and est.self_check.copies == 10 and np.isnan(est.p)
+    assert est.real_runs == onda.real_runs - 40 + 100 and est.prediction.model == "random-effects"
+    assert est.self_check.sizes == (10,) and est.self_check.copies == 10 and est.fit is None
     c = est.curve
     assert (c["stability_lower"] <= c["stability"]).all() and (c["stability"] <= c["stability_upper"]).all()
     assert "random-effects model of the real ranks" in est.summary()

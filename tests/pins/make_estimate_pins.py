@@ -24,8 +24,9 @@ from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector
 
 DATA = dict(n_feature=300, n_informative=12, effect=2.0, seed=1)
-SETTINGS = dict(m_ensemble=(1, 3, 5, 30), m_stability=8, n_runs=10, repeats=4, n_boot=20, seed=3, n_target=5,
-                n_estimators=10)  # fmt: skip
+SETTINGS = dict(
+    m_ensemble=(1, 3, 5, 30), m_stability=8, n_runs=10, repeats=4, n_boot=20, seed=3, n_target=5, n_estimators=10
+)
 
 
 def fingerprint(est) -> dict:
@@ -37,11 +38,17 @@ def fingerprint(est) -> dict:
         for name in ("stability", "stability_std", "stability_lower", "stability_upper")
         if name in curve
     }
-    out.update(p=est.p, real_stability=est.real_stability, n_useful=est.n_useful, real_runs=est.real_runs,
-               reliable=est.reliable)  # fmt: skip
+    p = float("nan") if est.fit is None else est.fit.p  # a model without the simulator has no p
+    out.update(
+        p=p,
+        real_stability=est.single.real_stability,
+        n_useful=est.single.n_useful,
+        real_runs=est.real_runs,
+        reliable=est.reliable,
+    )
     check = est.self_check
     out["self_check"] = None if check is None else {k: check.to_dict()[k] for k in ("predicted", "measured", "se")}
-    boot = est.bootstrap
+    boot = est.prediction.bootstrap
     # Rounded to 10 decimals: OpenBLAS picks its kernel by processor, and a kernel's
     # summation order moves the last bits of a least-squares fit, not the tenth decimal.
     out["bootstrap_digest"] = (
@@ -58,8 +65,16 @@ def pinned_estimate(model: str, client="synchronous"):
     s = dict(SETTINGS)
     data = make_microarray(**DATA)
     n_target, n_estimators = s.pop("n_target"), s.pop("n_estimators")
-    return es.estimate(data.X, data.y, n_target, selector=default_selector(n_estimators), model=model, client=client,
-                       progress=False, **s)  # fmt: skip
+    return es.estimate(
+        data.X,
+        data.y,
+        n_target,
+        selector=default_selector(n_estimators),
+        model=model,
+        client=client,
+        progress=False,
+        **s,
+    )
 
 
 if __name__ == "__main__":
@@ -67,8 +82,12 @@ if __name__ == "__main__":
 
     warnings.simplefilter("ignore")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    pins = {"commit": commit, "data": DATA, "settings": SETTINGS,
-            "models": {m: fingerprint(pinned_estimate(m)) for m in MODELS}}  # fmt: skip
+    pins = {
+        "commit": commit,
+        "data": DATA,
+        "settings": SETTINGS,
+        "models": {m: fingerprint(pinned_estimate(m)) for m in MODELS},
+    }
     path = Path(__file__).with_name("estimate_pins.json")
     path.write_text(json.dumps(pins, indent=1) + "\n")
     print(f"wrote {path}")

@@ -72,7 +72,7 @@ def test_dataset_holds_what_the_pictures_need(result):
     assert ds["selection_counts"].sum() == est.settings["n_runs"] * 10
     assert ds["uniform_counts"].sum() == est.settings["n_runs"] * 10
     # The uniform draw kept is the first draw behind t_uniform.
-    assert int(ds["uniform_counts"].max()) == int(est.t_uniform_draws[0])
+    assert int(ds["uniform_counts"].max()) == int(est.single.t_uniform_draws[0])
     np.testing.assert_array_equal(ds["naive_stability"], real["stability"])
     assert ds["calibration_consistent"].dtype == np.int8
     assert ds.attrs["naive_real_runs"] == 8 * max(M)

@@ -50,19 +50,19 @@ def test_two_level_estimate_fits_h_counts_its_runs_and_leaves_the_paper_model_al
     same = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="onda", **SMALL)
     two = es.estimate(DATA.X, DATA.y, 10, client="synchronous", model="two-level", **SMALL)
     np.testing.assert_array_equal(onda.curve["stability"].values, same.curve["stability"].values)
-    assert onda.h is None and onda.model == "onda"
+    assert onda.prediction.h is None and onda.prediction.model == "onda"
     # Same real runs for u and p, plus 4 copies x 5 weak selectors for h.
     assert two.real_runs == onda.real_runs + 20
-    assert (two.n_useful, two.p) == (onda.n_useful, onda.p)
-    assert 10 <= two.h <= two.n_useful and two.curve.attrs["simulator_h"] == two.h
-    lo, hi = two.intervals["h"]
-    assert lo <= two.h <= hi
+    assert (two.single.n_useful, two.fit.p) == (onda.single.n_useful, onda.fit.p)
+    assert 10 <= two.prediction.h <= two.single.n_useful and two.curve.attrs["simulator_h"] == two.prediction.h
+    lo, hi = two.prediction.intervals["h"]
+    assert lo <= two.prediction.h <= hi
     # m = 1 does not depend on h (a copy of one selector draws S_m from all of S'); the
     # band is the paper model's widened by h's uncertainty, never narrowed.
     c = two.curve
     assert (c["stability_lower"] <= c["stability"]).all() and (c["stability"] <= c["stability_upper"]).all()
     d = two.to_dict()
-    assert d["model"] == "two-level" and d["h"] == two.h and d["h_interval"] == [lo, hi]
+    assert d["model"] == "two-level" and d["h"] == two.prediction.h and d["h_interval"] == [lo, hi]
     assert "(h, two-level model): " in two.summary()
 
 

@@ -1,0 +1,133 @@
+"""Stage 1 of the estimate: every real run its model asks for, and what they will cost.
+
+Which runs calibrate the simulator (``calibration_layout``, docs/method.md section 8):
+
+* ``"paper"``: every run on ``resample`` (random halves): the paper's method, one pool
+  of ``max(m_stability, n_runs)`` runs;
+* ``"ensemble"``: p from ``m_stability`` runs in the ensemble's own weak-selector layout
+  (``member_resample``, default a bootstrap sample of a random half, as the naive check's
+  bagging ensembles), n_useful from ``n_runs`` runs on ``resample``: two pools. The
+  default (docs/validation.md compares the layouts);
+* ``"ensemble-all"``: n_useful and p both from one pool in the weak-selector layout.
+
+A model may also ask for real ensemble copies in the naive check's layout
+(:meth:`~ensstab_dask.models.CurveModel.copy_design`) and copies for its self-check alone
+(:meth:`~ensstab_dask.models.CurveModel.check_design`): :class:`EnsembleCopies`. Every run
+goes in one submission (:class:`RealRunner`): item by item, the workers would idle at
+each item's tail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ensstab_dask.budget.cost import check_cost, estimate_cost
+from ensstab_dask.real.runs import Copies, Pool, RealRuns, assemble_runs, pool_sizes, real_run_plan, runs_from_copies
+from ensstab_dask.real.selectors import real_run
+from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
+from ensstab_dask.settings import EstimateSettings
+
+__all__ = ["EnsembleCopies", "RealRunner", "make_real_runs", "check_estimate_cost"]
+
+
+@dataclass(frozen=True)
+class EnsembleCopies:
+    """The real ensemble copies a model asked for, each (copies, weak selectors per copy,
+    n_feature): the model's own (``model``) and those made for its self-check alone
+    (``check``); None where it asked for none (see :mod:`ensstab_dask.models`)."""
+
+    model: np.ndarray | None = field(default=None, repr=False)
+    check: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def runs(self) -> int:
+        """Real runs behind the copies."""
+        return sum(r.shape[0] * r.shape[1] for r in (self.model, self.check) if r is not None)
+
+    def for_features(self) -> np.ndarray | None:
+        """The copies the features' frequencies are counted on: the model's, else the self-check's."""
+        return self.model if self.model is not None else self.check
+
+
+@dataclass(frozen=True)
+class RealRunner:
+    """Where the real runs of an estimate run: the data, the selector (as
+    :func:`~ensstab_dask.real.selectors.make_scorer` made it), the Dask client and whether
+    to draw a progress bar."""
+
+    X: Any = field(repr=False)
+    y: Any = field(repr=False)
+    scorer: Any
+    client: Any
+    progress: bool = False
+
+    def run(self, plan: Sequence[Pool | Copies]) -> list[np.ndarray]:
+        """Every pool and copies of ``plan``, in one submission (:func:`~ensstab_dask.real.runs.real_run_plan`)."""
+        return real_run_plan(
+            self.X, self.y, list(plan), selector=self.scorer, client=self.client, progress=self.progress
+        )
+
+
+def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[RealRuns, EnsembleCopies]:
+    """Stage 1, every real run the model asks for: the paper's pools (as ``calibration_layout``
+    says), its real ensemble copies, and copies for its self-check.
+
+    A model without runs of the paper's gets its single-selector statistics from its
+    copies (:func:`~ensstab_dask.real.runs.runs_from_copies`).
+    """
+    s, curve_model, seed = settings, settings.curve_model, as_seed_sequence(settings.seed)
+    plan: dict[str, Pool | Copies] = {}
+    if curve_model.paper_runs:
+        half_n, member_n = pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability)
+        pools = (("half", half_n, s.resample, Stage.REAL), ("member", member_n, s.member_resample, Stage.MEMBER_RUNS))
+        for name, size, how, stage in pools:
+            if size:
+                plan[name] = Pool(size, how, derive(seed, Stream.ESTIMATE, stage))
+    designs = (
+        ("copies", curve_model.copy_design(), Stage.COPIES),
+        ("check", curve_model.check_design(), Stage.CHECK_COPIES),
+    )
+    for name, design, stage in designs:
+        if design is not None:
+            plan[name] = Copies(*design, derive(seed, Stream.ESTIMATE, stage))
+    made = dict(zip(plan, runner.run(list(plan.values()))))
+    copies = EnsembleCopies(made.pop("copies", None), made.pop("check", None))
+    if made:
+        runs = assemble_runs(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability, **made)
+        return runs.top(s.n_target), copies
+    assert copies.model is not None  # a model without the paper's runs fits copies
+    return runs_from_copies(copies.model, s.n_target), copies
+
+
+def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:
+    """The estimate's real runs and simulated selectors against the cost thresholds, before
+    any work (:func:`~ensstab_dask.budget.cost.check_cost`); a real run is timed on ``X, y``."""
+    s, curve_model = settings, settings.curve_model
+    paper = (
+        sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))
+        if curve_model.paper_runs
+        else 0
+    )
+    real, simulated = estimate_cost(
+        paper_runs=paper,
+        designs=(curve_model.copy_design(), curve_model.check_design()),
+        simulator=curve_model.simulator,
+        m_list=s.m_list,
+        m_stability=s.m_stability,
+        n_runs=s.n_runs,
+        repeats=s.repeats,
+    )
+    if s.max_real_runs is not None:  # what precision's rounds may spend
+        real = max(real, s.max_real_runs)
+    check_cost(
+        "the estimate",
+        n_feature=s.n_feature,
+        real_runs=real,
+        simulated=simulated,
+        allow_large=allow_large,
+        time_one_run=lambda: real_run(X, y, s.n_target, selector=s.selector, resample=s.resample),
+    )

@@ -1,0 +1,555 @@
+"""The parts of an :class:`~ensstab_dask.estimates.result.Estimate`, each a record a reader can name.
+
+* :class:`SingleSelector`: what the real runs measured of the single selector (t_uniform,
+  A[f], its stability and Nogueira's interval, how often each feature was picked);
+* :class:`FittedSimulator`: the paper's simulator fitted to them (p, the fixed point,
+  the calibration); only a model whose curve is the simulator's has one;
+* :class:`CurvePrediction`: the model's curve, its bootstrap and intervals, and what made it;
+* :class:`Verdict`: whether to believe it (``reliable``, the warnings and the notes);
+* :class:`Cost`: the real and simulated runs behind it and the seconds of each stage;
+* :class:`Spending`: with a ``precision``, the rounds of real runs it spent
+  (:mod:`~ensstab_dask.estimates.rounds`).
+
+Each record knows its own part of the estimate's JSON (``to_dict``) and of its Dataset
+(``add_to``); so do the adapters :func:`parts` puts around the self-check, the spending,
+the features and the surface. A part a model did not compute is no record at all: its
+keys are absent from the JSON, not null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, Union
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.estimates.features import feature_rows, stable_features
+from ensstab_dask.indices import NogueiraStability
+from ensstab_dask.models import SelfCheck
+from ensstab_dask.outputs import json_number
+from ensstab_dask.simulator.estimators import PEstimate
+from ensstab_dask.simulator.fixed_point import FixedPointCheck
+
+__all__ = [
+    "Part",
+    "SingleSelector",
+    "FittedSimulator",
+    "CurvePrediction",
+    "Verdict",
+    "Cost",
+    "Round",
+    "Spending",
+    "Smaller",
+    "parts",
+    "json_attrs",
+]
+
+
+class Part(Protocol):
+    """What the estimate's JSON and Dataset read of each of its parts."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset: ...
+
+
+#: What :func:`~ensstab_dask.simulator.estimators.smaller_n_target` found: ``(k, A[f] at k)``;
+#: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
+#: (runs given as subsets, without their rankings, or where the guard rails advise none).
+Smaller = Union[tuple[int, float], Literal[False], None]
+
+
+def json_attrs(part: dict[str, Any]) -> dict[str, Any]:
+    """A part of the JSON as netCDF attributes: a dict's items as ``key_item``, a list as a
+    float array (null as NaN), None as ``"none"``, a bool as 0 or 1."""
+    out: dict[str, Any] = {}
+    for k, v in part.items():
+        if isinstance(v, dict):
+            out.update({f"{k}_{kk}": vv for kk, vv in v.items()})
+        elif isinstance(v, list):
+            out[k] = np.array([np.nan if x is None else x for x in v], dtype=float)
+        elif v is None:
+            out[k] = "none"
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out
+
+
+def _pair(v) -> list | None:
+    return None if v is None else [json_number(v[0]), json_number(v[1])]
+
+
+@dataclass(frozen=True)
+class SingleSelector:
+    """What the real runs measured of the single selector (docs/method.md sections 4-5).
+
+    Attributes
+    ----------
+    n_runs : int
+        Runs behind each draw of t_uniform and A[f].
+    t_uniform_draws : ndarray
+        The chance threshold, one draw per repeat (each the most picks of any feature by
+        ``n_runs`` uniform selectors); ``t_uniform`` and ``t_uniform_std`` are their mean
+        and standard deviation.
+    n_useful_draws : ndarray
+        A[f], one draw per threshold; ``n_useful_mean`` and ``n_useful_std`` likewise.
+    n_useful : int
+        A[f] rounded into [n_target, n_feature]: the value a simulator runs at.
+    real_stability : float
+        The single real selector's stability in the estimate's index.
+    real_nogueira : NogueiraStability
+        The same runs by Nogueira's index, with its 95 % interval.
+    selection_counts, uniform_counts : ndarray
+        Times each feature was in the top n_target of the ``n_runs`` real runs, and of the
+        first draw's uniform runs.
+    smaller : tuple, False or None
+        The smaller n_target the same runs support (:data:`Smaller`).
+    """
+
+    n_runs: int
+    t_uniform_draws: np.ndarray = field(repr=False)
+    n_useful_draws: np.ndarray = field(repr=False)
+    n_useful: int
+    real_stability: float
+    real_nogueira: NogueiraStability
+    selection_counts: np.ndarray = field(repr=False)
+    uniform_counts: np.ndarray = field(repr=False)
+    smaller: Smaller = None
+
+    @property
+    def t_uniform(self) -> float:
+        return float(self.t_uniform_draws.mean())
+
+    @property
+    def t_uniform_std(self) -> float:
+        return float(self.t_uniform_draws.std(ddof=1))
+
+    @property
+    def n_useful_mean(self) -> float:
+        return float(self.n_useful_draws.mean())
+
+    @property
+    def n_useful_std(self) -> float:
+        return float(self.n_useful_draws.std(ddof=1))
+
+    @property
+    def threshold_saturated(self) -> int:
+        """Draws in which t_uniform reached n_runs: no feature can be counted above it there,
+        so those draws of A[f] are 0 whatever the selector (n_runs is too small)."""
+        return int((self.t_uniform_draws >= self.n_runs).sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        nog = self.real_nogueira
+        return {
+            "t_uniform": self.t_uniform,
+            "t_uniform_std": self.t_uniform_std,
+            "n_useful": self.n_useful,
+            "n_useful_mean": self.n_useful_mean,
+            "n_useful_std": self.n_useful_std,
+            "real_stability": self.real_stability,
+            "real_stability_nogueira": {"stability": nog.stability, "lower": nog.lower, "upper": nog.upper},
+        }
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        """The counts over ``feature`` and the draws over ``repeat``, the statistics in ``attrs``."""
+        # Short long_names for xarray's .plot labels (see sweep._var_attrs); the rest in description.
+        runs = {"units": "runs", "description": f"times in the top n_target of {self.n_runs} runs"}
+        real = dict(runs, long_name="times picked (real)", description="real selector: " + runs["description"])
+        uniform = dict(runs, long_name="times picked (uniform)", description="uniform selector: " + runs["description"])
+        ds["selection_counts"] = ("feature", self.selection_counts, real)
+        ds["uniform_counts"] = ("feature", self.uniform_counts, uniform)
+        ds["t_uniform_draws"] = (
+            "repeat",
+            self.t_uniform_draws,
+            {"long_name": "t_uniform", "units": "runs", "description": "t_uniform, one value per repeat"},
+        )
+        ds["n_useful_draws"] = (
+            "repeat",
+            self.n_useful_draws,
+            {"long_name": "n_useful (A[f])", "units": "features", "description": "A[f], one value per repeat"},
+        )
+        ds.attrs.update(json_attrs(self.to_dict()))
+        return ds
+
+
+@dataclass(frozen=True)
+class FittedSimulator:
+    """The paper's simulator fitted to the real runs (docs/method.md sections 5-6).
+
+    Attributes
+    ----------
+    p_fit : PEstimate
+        p from the real stability (``p`` is its value).
+    fixed_point, power : FixedPointCheck or None
+        The fixed point u = A[f_{u,p}] and the same check at a clearly wrong u (whether the
+        first could have failed); None with ``verify=False`` (power: also when there is no
+        larger u to try).
+    calibration : xarray.Dataset or None
+        With ``calibrate=True``, the two surfaces over a (u, p) grid.
+    calibrated : (int, float) or None
+        The (u, p) where both real statistics are matched at once, when the grid has one.
+    """
+
+    p_fit: PEstimate = field(repr=False)
+    fixed_point: FixedPointCheck | None = field(default=None, repr=False)
+    power: FixedPointCheck | None = field(default=None, repr=False)
+    calibration: xr.Dataset | None = field(default=None, repr=False)
+    calibrated: tuple[int, float] | None = None
+
+    @property
+    def p(self) -> float:
+        return float(self.p_fit.p)
+
+    @property
+    def n_useful_v(self) -> float | None:
+        """A[f_(u,p)]: the useful features the fitted simulator itself counts (its mean)."""
+        return None if self.fixed_point is None else self.fixed_point.mean
+
+    @property
+    def n_useful_v_std(self) -> float | None:
+        return None if self.fixed_point is None else self.fixed_point.std
+
+    @property
+    def fixed_point_holds(self) -> bool | None:
+        return None if self.fixed_point is None else self.fixed_point.holds
+
+    @property
+    def fixed_point_power(self) -> bool | None:
+        """Whether the fixed-point check could have failed: it fails at a clearly wrong u."""
+        return None if self.fixed_point is None else self.power is not None and not self.power.holds
+
+    def to_dict(self) -> dict[str, Any]:
+        """``p``; the fixed point's keys when it was checked; ``calibrated`` when the grid ran
+        (null when it found no consistent cell)."""
+        out: dict[str, Any] = {"p": json_number(self.p)}
+        if self.fixed_point is not None:
+            out.update(
+                n_useful_v=self.n_useful_v,
+                n_useful_v_std=self.n_useful_v_std,
+                fixed_point_holds=self.fixed_point_holds,
+                fixed_point_power=self.fixed_point_power,
+            )
+        if self.calibration is not None:
+            c = self.calibrated
+            out["calibrated"] = None if c is None else {"n_useful": c[0], "p": c[1]}
+        return out
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        """The calibration's surfaces as ``calibration_*`` over (``n_useful``, ``p``), the fit in ``attrs``."""
+        if self.calibration is not None:
+            cal = self.calibration
+            for name in ("stability", "n_useful_v", "consistent"):
+                var = cal[name].astype("int8") if cal[name].dtype == bool else cal[name]
+                ds[f"calibration_{name}"] = var.assign_attrs(cal[name].attrs)
+            ds.attrs.update({f"calibration_{k}": v for k, v in cal.attrs.items()})
+        ds.attrs.update(json_attrs(self.to_dict()))
+        return ds
+
+
+@dataclass(frozen=True)
+class CurvePrediction:
+    """The model's curve and what made it.
+
+    Attributes
+    ----------
+    model : str
+        The curve model (:mod:`ensstab_dask.models`).
+    simulator : bool
+        The curve is the paper's simulator's (its cautions apply).
+    curve : xarray.Dataset
+        ``stability`` and ``stability_std`` over ``m_ensemble``, with its interval
+        (``stability_lower``, ``stability_upper``) when there is a bootstrap; all NaN when
+        ``has_curve`` is False.
+    has_curve : bool
+        False when the method has nothing to say.
+    confidence : float
+        Level of ``intervals`` and of the curve's interval.
+    n_boot : int
+        Bootstrap replicates behind them (0: none).
+    intervals : dict
+        The model's parameters' intervals (``t_uniform``, ``n_useful``, ``real_stability``,
+        ``p``, ``h``: those it has).
+    bootstrap : xarray.Dataset or None
+        The replicates (``stability_boot`` over ``boot``, and the parameters').
+    source, interval_of : str
+        What made the curve and what its bootstrap resamples, in words.
+    h, within_copy_stability : int and float, or None
+        The two-level model's preferred-set size and the real statistic it is fitted to.
+    """
+
+    model: str
+    simulator: bool
+    curve: xr.Dataset = field(repr=False)
+    has_curve: bool = True
+    confidence: float = 0.95
+    n_boot: int = 0
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    bootstrap: xr.Dataset | None = field(default=None, repr=False)
+    source: str = ""
+    interval_of: str = "real runs"
+    h: int | None = None
+    within_copy_stability: float | None = None
+
+    def predicted(self) -> dict[int, float]:
+        """Predicted stability for each m_ensemble (NaN when there is no curve)."""
+        return {int(m): float(s) for m, s in zip(self.curve["m_ensemble"].values, self.curve["stability"].values)}
+
+    def curve_interval(self) -> dict[int, tuple[float, float]]:
+        """The ``confidence`` interval of each predicted stability (empty without a bootstrap)."""
+        if "stability_lower" not in self.curve:
+            return {}
+        c = self.curve
+        return {
+            int(m): (float(lo), float(hi))
+            for m, lo, hi in zip(c["m_ensemble"].values, c["stability_lower"].values, c["stability_upper"].values)
+        }
+
+    def curve_se(self) -> dict[int, float]:
+        """The standard error of each predicted stability: the standard deviation of its
+        bootstrap replicates, or without a bootstrap the point's own Monte-Carlo or sampling error."""
+        c = self.curve
+        if self.bootstrap is not None and "stability_boot" in self.bootstrap:
+            sd = np.nanstd(self.bootstrap["stability_boot"].values, axis=0, ddof=1)
+        else:
+            sd = c["stability_std"].values
+        return {int(m): float(v) for m, v in zip(c["m_ensemble"].values, sd)}
+
+    def _model_dict(self) -> dict[str, Any]:
+        """The intervals and what made the curve; ``h`` and its statistic for a model that has them."""
+        out: dict[str, Any] = {"confidence": self.confidence, "n_boot": int(self.n_boot)}
+        out.update({f"{key}_interval": _pair(v) for key, v in self.intervals.items()})
+        out["model"] = self.model
+        if self.h is not None:
+            out["h"] = self.h
+        if self.within_copy_stability is not None:
+            out["within_copy_stability"] = self.within_copy_stability
+        out.update(curve_source=self.source, interval_of=self.interval_of, simulator=self.simulator)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys above, then the curve: ``curve``, ``curve_interval`` and ``curve_std`` by
+        size, null when the method has nothing to say."""
+        out = self._model_dict()
+        if not self.has_curve:
+            return dict(out, curve=None, curve_interval=None, curve_std=None)
+        c = self.curve
+        out["curve"] = {str(m): json_number(s) for m, s in self.predicted().items()}
+        out["curve_interval"] = {str(m): _pair(v) for m, v in self.curve_interval().items()}
+        sizes, std = c["m_ensemble"].values, c["stability_std"].values
+        out["curve_std"] = {str(int(m)): json_number(s) for m, s in zip(sizes, std)}
+        return out
+
+    def dataset(self) -> xr.Dataset:
+        """The curve with its bootstrap replicates: the estimate's Dataset starts here."""
+        ds = self.curve.copy()
+        return ds if self.bootstrap is None else ds.merge(self.bootstrap)
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        ds.attrs.update(json_attrs(self._model_dict()))
+        ds.attrs["has_curve"] = int(self.has_curve)
+        return ds
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether to believe the estimate: ``reliable`` is False whenever ``warnings`` is not
+    empty (each opens with what it means in plain words, up to its first ``": "``);
+    ``notes`` say what is true and worth saying but no reason to doubt it (a selector that
+    finds fewer useful features than ``n_target``, for a model that measures real ensembles)."""
+
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def reliable(self) -> bool:
+        return not self.warnings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reliable": bool(self.reliable), "warnings": list(self.warnings), "notes": list(self.notes)}
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        ds.attrs.update(reliable=int(self.reliable), warnings="\n".join(self.warnings), notes="\n".join(self.notes))
+        return ds
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the estimate spent: runs of the real selector and of the simulated one, and the
+    wall time of each stage (``seconds``, which later stages of the same estimate add to)."""
+
+    real_runs: int
+    simulated_runs: int
+    seconds: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"real_runs": self.real_runs, "simulated_runs": self.simulated_runs, "seconds": self.seconds}
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        ds.attrs.update(real_runs=self.real_runs, simulated_runs=self.simulated_runs)
+        ds.attrs.update({f"seconds_{k}": v for k, v in self.seconds.items()})
+        return ds
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round: the design estimated on, what it cost in all, the half-width it gave at
+    the largest size (and the model band within it), and what came next."""
+
+    copies: int
+    members: int
+    real_runs: int
+    half_width: float
+    band: float
+    next: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "copies": self.copies,
+            "members": self.members,
+            "real_runs": self.real_runs,
+            "half_width": self.half_width,
+            "band": self.band,
+            "next": self.next,
+        }
+
+
+@dataclass(frozen=True)
+class Spending:
+    """How an estimate with a ``precision`` spent its real runs: the rounds, in order."""
+
+    precision: float
+    max_real_runs: int
+    at: int  # the ensemble size the half-width is read at (the largest asked)
+    rounds: tuple[Round, ...]
+    wanted_runs: int | None = None  # where the cap stopped it: the real runs the next round would have had
+    words: Callable[[str], str] = field(default=str, compare=False, repr=False)  # the command line rewords it
+
+    @property
+    def reached(self) -> bool:
+        """Whether the last round's half-width is within the precision asked."""
+        return bool(self.rounds[-1].half_width <= self.precision)
+
+    @property
+    def real_runs(self) -> int:
+        return self.rounds[-1].real_runs
+
+    def sentence(self) -> str:
+        """What was spent and why, in one sentence."""
+        last = self.rounds[-1]
+        n = len(self.rounds)
+        spent = f"{last.real_runs} real runs ({last.copies} copies of {last.members}) in {n} round{'s' * (n > 1)}"
+        if self.reached:
+            return self.words(
+                f"Precision: half-width {last.half_width:.3f} at m = {self.at}, within the {self.precision:g} "
+                f"asked, after {spent}."
+            )
+        if last.next == "cap":
+            why = "the cap on real runs stops it" + (
+                f"; to go on, pass max_real_runs={self.wanted_runs}" if self.wanted_runs else ""
+            )
+        else:
+            why = {"no curve": "the estimate has no curve to narrow"}.get(last.next, last.next)
+        return self.words(
+            f"Precision NOT reached: half-width {last.half_width:.3f} at m = {self.at} > the {self.precision:g} "
+            f"asked, after {spent}: {why}."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "precision": self.precision,
+            "max_real_runs": self.max_real_runs,
+            "at": self.at,
+            "reached": self.reached,
+            "wanted_runs": self.wanted_runs,
+            "rounds": [r.to_dict() for r in self.rounds],
+        }
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The self-check's part: ``self_check`` in the JSON, ``self_check_*`` in ``attrs``."""
+
+    check: SelfCheck
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"self_check": self.check.to_dict()}
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        chk = self.check.to_dict()
+        ds.attrs["self_check_passed"] = int(chk.pop("passed"))
+        ds.attrs["self_check_held_out"] = chk.pop("held_out")
+        for k, v in chk.items():
+            ds.attrs[f"self_check_{k}"] = v if isinstance(v, int) else np.array(v, dtype=float)
+        return ds
+
+
+@dataclass(frozen=True)
+class _Spent:
+    """The rounds of a precision: ``spending`` in the JSON, its sentence in ``attrs``."""
+
+    spending: Spending
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spending": self.spending.to_dict()}
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        ds.attrs.update(spending=self.spending.sentence(), spending_reached=int(self.spending.reached))
+        return ds
+
+
+@dataclass(frozen=True)
+class _Features:
+    """The features: the table's first 100 rows and the stable ones in the JSON;
+    ``feature_*`` over ``feature`` and ``m_measured`` (their sizes are not the curve's)."""
+
+    features: xr.Dataset
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": feature_rows(self.features), "stable_features": stable_features(self.features)}
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        f = self.features.rename({"m_ensemble": "m_measured", "name": "feature_name"})
+        f = f.rename({k: f"feature_{k}" for k in f.data_vars})
+        f.attrs = {}
+        ds = ds.merge(f)
+        ds.attrs.update({f"features_{k}": v for k, v in self.features.attrs.items()})
+        return ds
+
+
+@dataclass(frozen=True)
+class _Surface:
+    """The curve at several n_target: ``surface`` and ``surface_interval`` in the JSON,
+    ``surface_*`` over (``n_target``, ``m_ensemble``)."""
+
+    surface: xr.Dataset
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{k: {m: value}}`` and ``{k: {m: [lo, hi]}}`` (null where there is none)."""
+        values, intervals = {}, {}
+        for k in self.surface["n_target"].values:
+            row = self.surface.sel(n_target=k)
+            m, lo, hi = row["m_ensemble"].values, row["stability_lower"].values, row["stability_upper"].values
+            values[str(int(k))] = {str(int(a)): json_number(v) for a, v in zip(m, row["stability"].values)}
+            intervals[str(int(k))] = {
+                str(int(a)): None if not (np.isfinite(b) and np.isfinite(c)) else [float(b), float(c)]
+                for a, b, c in zip(m, lo, hi)
+            }
+        return {"surface": values, "surface_interval": intervals}
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        renamed = self.surface.rename({k: f"surface_{k}" for k in self.surface.data_vars})
+        return ds.merge(renamed.drop_attrs(deep=False))
+
+
+def parts(est) -> list[Part]:
+    """An estimate's parts, in the order its JSON and Dataset give them: those it has."""
+    out: list[Any] = [est.verdict, est.single, est.fit, est.prediction]
+    out += [None if est.self_check is None else _Checked(est.self_check), est.cost]
+    out += [None if est.spending is None else _Spent(est.spending)]
+    out += [None if est.features is None else _Features(est.features)]
+    out += [None if est.surface is None else _Surface(est.surface)]
+    return [p for p in out if p is not None]
