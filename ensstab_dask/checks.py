@@ -155,10 +155,12 @@ def check_model(model, h, n_target: int, n_useful: int) -> int | None:
     check_choice(model, "model", SIMULATOR_MODELS)
     if model == "onda":
         if h is not None:
-            raise InvalidParameterError(f"h is a parameter of model='two-level' only; got h={h!r} with model='onda'")
+            raise InvalidParameterError("h is a parameter of model='two-level' only, not of model='onda'")
         return None
     if h is None:
-        raise InvalidParameterError("model='two-level' needs h, the size of each ensemble copy's preferred set H")
+        raise InvalidParameterError(
+            "h is needed by model='two-level': the size of each ensemble copy's preferred set H"
+        )
     h = check_int(h, "h", minimum=n_target)
     if h > n_useful:
         raise InvalidParameterError(f"h must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}")

@@ -18,7 +18,6 @@ from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import check_seed
 from ensstab_dask.cli._common import (
     UsageError,
-    _check_model,
     _check_outputs,
     _cluster_options,
     _default_cache_dir,
@@ -42,7 +41,6 @@ from ensstab_dask.sweeps.sweep import sweep
 
 
 def _cmd_simulate(args) -> int:
-    _check_model(args)
     check_seed(args.seed)  # recorded in --json: refused, as the other commands refuse it, if it cannot be
     _check_outputs(argparse.Namespace(json=args.json, output=None, overwrite=args.overwrite))
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
@@ -86,7 +84,6 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    _check_model(args)
     if args.output:
         _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
     ds = sweep(

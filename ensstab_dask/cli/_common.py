@@ -181,14 +181,6 @@ def _dask_config(args) -> dict:
     return config
 
 
-def _check_model(args) -> None:
-    """--model and --h together, in the command line's words (the library names h=, model=)."""
-    if args.h is not None and args.model != "two-level":
-        raise UsageError(f"--h is an option of --model two-level only; got --h {args.h} with --model {args.model}")
-    if args.model == "two-level" and args.h is None:
-        raise UsageError("--model two-level needs --h, the size of each ensemble copy's preferred set")
-
-
 SELECTORS = ("rf", "extra-trees", "logistic")
 
 

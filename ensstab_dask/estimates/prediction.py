@@ -67,6 +67,8 @@ def predict_with_model(ctx: Context, settings: EstimateSettings, found: Findings
     if predictable:
         if curve_model.simulator:
             fit = fit_simulator(ctx, n_useful_mean=found.n_useful_mean, bar=sims)
+            # The model reads the fitted point from its Context, as it reads the real statistics.
+            ctx = replace(ctx, p_hat=fit.p_hat, u_pred=fit.u_pred, p_pred=fit.p_pred)
         prediction = curve_model.predict(ctx, sims)
         with ctx.clock.stage("self_check"):
             check = curve_model.self_check(ctx, prediction)

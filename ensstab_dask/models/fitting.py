@@ -47,14 +47,23 @@ def fixed_point_power(
 @dataclass
 class SimulatorFit:
     """What fitting the paper's simulator found: p, the fixed point and its power, and with
-    ``calibrate=True`` the (u, p) grid (empty for models that are no simulator)."""
+    ``calibrate=True`` the (u, p) grid (empty for models that are no simulator); and the
+    point the simulator predicts at, (``u_pred``, ``p_pred``): A[f] and p, or the
+    calibrated cell when the grid found one."""
 
     p_fit: PEstimate | None = None
+    u_pred: int = 0
+    p_pred: float = float("nan")
     fixed_point: FixedPointCheck | None = None
     power: FixedPointCheck | None = None
     calibration: xr.Dataset | None = None
     calibrated: tuple[int, float] | None = None
     simulated: int = 0
+
+    @property
+    def p_hat(self) -> float:
+        """p fitted to the real stability at A[f] (NaN before it is)."""
+        return float("nan") if self.p_fit is None else float(self.p_fit.p)
 
     @property
     def calibration_empty(self) -> bool:
@@ -65,9 +74,9 @@ class SimulatorFit:
 def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
     """Stages 5 and 6: p from the real stability, the fixed point and its power, and with
     ``calibrate`` the intersection of the two surfaces (``p_method``, ``verify`` and
-    ``calibrate`` are ``ctx.settings``'); sets ``ctx.p_hat`` and the point the simulator
-    predicts at (``ctx.u_pred``, ``ctx.p_pred``)."""
-    out = SimulatorFit()
+    ``calibrate`` are ``ctx.settings``'), on the real statistics ``ctx`` holds; returns them
+    with the point the simulator predicts at."""
+    out = SimulatorFit(u_pred=ctx.n_useful)
     s = ctx.settings
     n_feature, n_target, n_useful = s.n_feature, s.n_target, ctx.n_useful
     # The simulated curve gets repeats x m_stability copies: the mean pairwise index does
@@ -85,7 +94,7 @@ def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
             index=s.index,
             seed=ctx.stream(Stage.P),
         )
-    ctx.p_hat = ctx.p_pred = float(out.p_fit.p)
+    p_hat = out.p_pred = float(out.p_fit.p)
     bar.done()
     out.simulated += len(out.p_fit.evaluations) * p_copies
     if s.verify:
@@ -94,7 +103,7 @@ def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
                 n_feature,
                 n_target,
                 n_useful,
-                ctx.p_hat,
+                p_hat,
                 n_runs=ctx.n_runs,
                 repeats=s.repeats,
                 seed=ctx.stream(Stage.VERIFY),
@@ -103,7 +112,7 @@ def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
                 n_feature,
                 n_target,
                 n_useful,
-                ctx.p_hat,
+                p_hat,
                 n_runs=ctx.n_runs,
                 repeats=s.repeats,
                 seed=ctx.stream(Stage.POWER),
@@ -141,9 +150,9 @@ def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
         progress=False,
     )
     cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
-    cal.attrs.update(estimate_n_useful=n_useful, estimate_p=ctx.p_hat)
+    cal.attrs.update(estimate_n_useful=n_useful, estimate_p=out.p_pred)
     if cal.attrs["any_consistent"]:
         out.calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
-        ctx.u_pred, ctx.p_pred = out.calibrated
+        out.u_pred, out.p_pred = out.calibrated
     out.calibration = cal
     out.simulated += len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)

@@ -219,8 +219,8 @@ def test_negative_list_values_reach_the_range_check(capsys):
 @pytest.mark.parametrize(
     "args, line",
     [
-        (["simulate", "--h", "30"], "--h is an option of --model two-level only; got --h 30 with --model onda"),
-        (["simulate", "--model", "two-level"], "--model two-level needs --h, the size of each ensemble copy's"),
+        (["simulate", "--h", "30"], "--h is a parameter of --model two-level only, not of --model onda"),
+        (["simulate", "--model", "two-level"], "--h is needed by --model two-level: the size of each ensemble copy's"),
         (["sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", "bogus"], "--scheduler must be processes, "),
         (["sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", "tcp://127.0.0.1"], "--scheduler: malformed"),
         (

@@ -2,6 +2,8 @@
 there is taken everywhere an index is (the checks, the measures, an estimate, its words)."""
 
 import dataclasses
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from ensstab_dask.indices import (
     check_index_defined,
     index_of_shared,
     index_range,
+    registry,
     shared_features,
 )
 from ensstab_dask.real.datasets import make_microarray
@@ -94,10 +97,22 @@ def test_an_estimate_runs_with_a_registered_index(sorensen):
     toy = es.estimate(data.X, data.y, 3, index=sorensen, client="synchronous", progress=False, **tiny)
     dice = es.estimate(data.X, data.y, 3, index="dice", client="synchronous", progress=False, **tiny)
     assert toy.settings["index"] == sorensen
-    assert toy.predicted() == dice.predicted() and toy.real_stability == dice.real_stability
+    assert toy.predicted() == dice.predicted() and toy.single.real_stability == dice.single.real_stability
     assert "a Sorensen index of k / 3" in toy.summary()
 
 
 def test_an_unknown_index_is_refused_with_the_registered_ones(sorensen):
     with pytest.raises(InvalidParameterError, match="'jaccard', 'dice', 'kuncheva', 'nogueira', 'sorensen'"):
         es.stability([[0, 1], [1, 2]], 6, index="overlap")
+
+
+def test_the_fifth_index_docs_architecture_shows_is_one_record_that_works(monkeypatch):
+    """docs/architecture.md shows adding an index as one entry of ``INDICES``: that entry,
+    as written there, is a record the package measures with."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    entry = re.search(r"```python\n(\s*\"sorensen\": Index\(.*?\),)\n\s*```", doc, flags=re.S)
+    assert entry, "docs/architecture.md no longer shows the Sorensen entry of INDICES"
+    shown = eval("{" + entry[1] + "}", vars(registry))  # the entry as a dict display, in the registry's names
+    monkeypatch.setitem(INDICES, "sorensen", shown["sorensen"])
+    subsets = [[0, 1, 2], [1, 2, 3], [0, 1, 4]]
+    assert es.stability(subsets, 6, index="sorensen") == es.stability(subsets, 6, index="dice")

@@ -305,7 +305,7 @@ def test_two_level_copies_agree_more_and_the_onda_model_is_untouched():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(model="two-level"), "needs h"),
+        (dict(model="two-level"), "h is needed by"),
         (dict(model="onda", h=5), "model='two-level' only"),
         (dict(model="two-level", h=3), r"h must be >= 4|h must be in"),
         (dict(model="two-level", h=21), r"h must be in \[n_target, n_useful\] = \[4, 20\]"),
