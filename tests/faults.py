@@ -21,8 +21,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: A small sweep: quick, and its store has one chunk per n_useful row.
-SWEEP = ["sweep", "--n-feature", "300", "--n-target", "10", "--m-stability", "5", "--repeats", "2",
-         "--scheduler", "synchronous", "--quiet"]  # fmt: skip
+SWEEP = [
+    "sweep",
+    "--n-feature",
+    "300",
+    "--n-target",
+    "10",
+    "--m-stability",
+    "5",
+    "--repeats",
+    "2",
+    "--scheduler",
+    "synchronous",
+    "--quiet",
+]
 
 
 @dataclass
@@ -51,9 +63,16 @@ def env() -> dict:
 def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 300, preexec=None) -> Ran:
     """``python -m ensstab_dask.cli ARGS``; a run past ``timeout`` is killed and marked."""
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "ensstab_dask.cli", *args], cwd=cwd, env=env(), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=preexec)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ensstab_dask.cli", *args],
+        cwd=cwd,
+        env=env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=preexec,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
         timed_out = False
@@ -120,8 +139,9 @@ def tmpfs_unavailable() -> str:
         return "mounting a small tmpfs needs root on Linux"
     if shutil.which("unshare") is None:
         return "needs util-linux's unshare for a private mount namespace"
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
-                           capture_output=True, timeout=30)  # fmt: skip
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"], capture_output=True, timeout=30
+    )
     return "" if probe.returncode == 0 else f"mounting a tmpfs failed: {probe.stderr.decode().strip()}"
 
 
@@ -139,8 +159,9 @@ cd "$DISK"
 set +e
 {script}
 """
-    return subprocess.run(["unshare", "-m", "sh", "-c", body], capture_output=True, text=True, timeout=timeout,
-                          env=env())  # fmt: skip
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", body], capture_output=True, text=True, timeout=timeout, env=env()
+    )
 
 
 # Sweep stores ----------------------------------------------------------------------------------
@@ -233,9 +254,21 @@ def stopped_scheduler() -> Iterator[str]:
     port_socket.bind(("127.0.0.1", 0))
     port = port_socket.getsockname()[1]
     port_socket.close()
-    proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-                             str(port), "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=env())  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-dashboard",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

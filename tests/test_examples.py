@@ -162,8 +162,10 @@ def check_labels(nb, small: dict, full: dict) -> list[str]:
     for cell, kind, dim, expr in uses:
         text = f"cell {cell}: {dim}={ast.unparse(expr)}"
         try:
-            values = {size: eval(compile(ast.Expression(expr), "<label>", "eval"), dict(ns))
-                      for size, ns in (("full", full), ("small", small))}  # fmt: skip
+            values = {
+                size: eval(compile(ast.Expression(expr), "<label>", "eval"), dict(ns))
+                for size, ns in (("full", full), ("small", small))
+            }
         except NameError as exc:
             problems.append(f"{text}: not computable from the parameter cell ({exc})")
             continue
@@ -276,8 +278,12 @@ def test_the_shell_command_of_examples_readme_writes_a_notebook_with_its_outputs
     (command,) = re.findall(r"```bash\n(.*?)\n```", (EXAMPLES / "README.md").read_text(), flags=re.S)
     (tmp_path / "examples").mkdir()
     shutil.copy(EXAMPLES / "01_quickstart.ipynb", tmp_path / "examples")
-    env = dict(os.environ, ENSSTAB_EXAMPLE_SMALL="1", MPLBACKEND="Agg",
-               PYTHONPATH=os.pathsep.join([str(EXAMPLES.parent), os.environ.get("PYTHONPATH", "")]))  # fmt: skip
+    env = dict(
+        os.environ,
+        ENSSTAB_EXAMPLE_SMALL="1",
+        MPLBACKEND="Agg",
+        PYTHONPATH=os.pathsep.join([str(EXAMPLES.parent), os.environ.get("PYTHONPATH", "")]),
+    )
     res = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     nb = nbformat.read(tmp_path / "runs" / "01_quickstart.ipynb", as_version=4)

@@ -98,8 +98,13 @@ def test_every_flag_a_readme_names_is_the_programs(doc):
     lines = [line for snippet in code for line in snippet.replace("\\\n", " ").splitlines() if FLAG.search(line)]
     alone = re.compile(r"\s*(--[\w-]+(\s+\S+)?\s*)+$")
     # Flags of other programs: on their own lines here, or in the deploy files that run them (dask worker).
-    others = set().union(*(FLAG.findall(f.read_text()) for f in (ROOT / "deploy").rglob("*") if f.suffix in
-                           (".yaml", ".yml", ".sh", ".py", "")  and f.is_file()))  # fmt: skip
+    others = set().union(
+        *(
+            FLAG.findall(f.read_text())
+            for f in (ROOT / "deploy").rglob("*")
+            if f.suffix in (".yaml", ".yml", ".sh", ".py", "") and f.is_file()
+        )
+    )
     checks = []
     for line in lines:
         command = re.search(r"\bensstab (\w[\w-]*)", line)
@@ -113,8 +118,12 @@ def test_every_flag_a_readme_names_is_the_programs(doc):
     for line in lines:
         if alone.match(line):
             checks.append((line, FLAG.findall(line), options[""] | scripts | others))
-    wrong = [f"{flag} in {line.strip()!r}" for line, flags, allowed in checks for flag in flags
-             if flag not in allowed | {"--help"}]  # fmt: skip
+    wrong = [
+        f"{flag} in {line.strip()!r}"
+        for line, flags, allowed in checks
+        for flag in flags
+        if flag not in allowed | {"--help"}
+    ]
     assert wrong == []
 
 
@@ -139,8 +148,12 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     import sys
 
     out, table = tmp_path / "e.json", tmp_path / "features.csv"
-    res = subprocess.run([sys.executable, "-m", "ensstab_dask.cli", "estimate", "--features", str(table), "--json",
-                          str(out)], capture_output=True, text=True, timeout=900)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--features", str(table), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     # The answer in plain words first (after the line naming the data), then the verdict before the numbers.
     assert res.stdout.splitlines()[1].startswith("Answer: two runs of the ensemble")
@@ -319,8 +332,9 @@ def _blocks():
         bench = [c for c in commands if _how(c) == "benchmark"]
         if run:
             # Those that start a cluster take more than a few seconds.
-            slow = any(c.argv[:2] in (["ensstab", "sweep"], ["ensstab", "estimate"], ["ensstab", "validate"])
-                       for c in run)  # fmt: skip
+            slow = any(
+                c.argv[:2] in (["ensstab", "sweep"], ["ensstab", "estimate"], ["ensstab", "validate"]) for c in run
+            )
             yield pytest.param(run, marks=[pytest.mark.slow] if slow else [], id=f"{doc}:{block}")
         if bench:
             what = "; ".join(BENCHMARKS[c.text] for c in bench)
@@ -455,10 +469,34 @@ def test_no_page_names_an_issue(doc):
 
 #: Top-level modules before the package was split into subpackages: a name that starts
 #: with one of them is a stale path.
-OLD_MODULES = {"algorithm", "_sweep", "_stability", "_validation", "estimation", "simulation", "uncertainty",
-               "measured", "naive", "runs", "selectors", "datasets", "accuracy", "calibration", "fixed_point",
-               "fitting", "trust", "validation", "result", "summary", "progress", "storage", "grid", "cost",
-               "report", "random_effects"}  # fmt: skip
+OLD_MODULES = {
+    "algorithm",
+    "_sweep",
+    "_stability",
+    "_validation",
+    "estimation",
+    "simulation",
+    "uncertainty",
+    "measured",
+    "naive",
+    "runs",
+    "selectors",
+    "datasets",
+    "accuracy",
+    "calibration",
+    "fixed_point",
+    "fitting",
+    "trust",
+    "validation",
+    "result",
+    "summary",
+    "progress",
+    "storage",
+    "grid",
+    "cost",
+    "report",
+    "random_effects",
+}
 FILE_SUFFIXES = {"json", "nc", "zarr", "png", "html", "md", "py", "mat", "npz", "csv", "h5ad", "yaml", "sh", "pem"}
 
 

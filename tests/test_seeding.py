@@ -51,8 +51,7 @@ def test_what_a_seed_accepts_and_records():
     assert seed_to_int(12) == 12 and seed_to_int(np.random.SeedSequence(12)) == 12
     spawned = seed_to_int(np.random.SeedSequence(12).spawn(1)[0])
     assert 0 <= spawned <= MAX_SEED and spawned != 12
-    kw = dict(n_useful=[20], p=[0.5], m_ensemble=[1, 3], m_stability=5, repeats=2, client="synchronous",
-              progress=False)  # fmt: skip
+    kw = dict(n_useful=[20], p=[0.5], m_ensemble=[1, 3], m_stability=5, repeats=2, client="synchronous", progress=False)
     ds = es.sweep(200, 5, seed=np.random.default_rng(2), **kw)
     again = es.sweep(200, 5, seed=int(ds.attrs["seed"]), **kw)
     np.testing.assert_array_equal(ds["stability_draws"].values, again["stability_draws"].values)
@@ -66,10 +65,12 @@ def test_n_useful_v_has_common_random_numbers_along_n_useful():
     """The sweep's n_useful_v over u at fixed p: with the streams shared along u (layout
     2), the surface is smoother than with a stream per u (layout 1's keys)."""
     us = list(range(20, 61, 2))
-    ds = es.sweep(500, 10, n_useful=us, p=[0.6], m_ensemble=[20], repeats=1, seed=3, client="synchronous",
-                  progress=False)  # fmt: skip
+    ds = es.sweep(
+        500, 10, n_useful=us, p=[0.6], m_ensemble=[20], repeats=1, seed=3, client="synchronous", progress=False
+    )
     shared = ds["n_useful_v"].squeeze().values
-    per_u = np.array([simulated_n_useful(500, 10, u, 0.6, n_runs=20, seed=derive(3, Stream.SWEEP_N_USEFUL_V, u, 20, 0))
-                      for u in us])  # fmt: skip
+    per_u = np.array(
+        [simulated_n_useful(500, 10, u, 0.6, n_runs=20, seed=derive(3, Stream.SWEEP_N_USEFUL_V, u, 20, 0)) for u in us]
+    )
     rough = [np.abs(np.diff(v, 2)).mean() for v in (shared, per_u)]
     assert rough[0] < 0.5 * rough[1], rough

@@ -43,8 +43,24 @@ SIGNAL_TESTS = [
     "tests/test_outputs.py::test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_traceback",
 ]
 #: 16 x 20 = 320 cells, ensembles of 5: about a minute of work on 2 idle cores.
-SWEEP = ["sweep", "--n-feature", "2000", "--n-target", "20", "--n-useful", "20:320:20", "--p", "0.05:1.0:0.05",
-         "--m-ensemble", "5", "--m-stability", "20", "--repeats", "3", "--quiet"]  # fmt: skip
+SWEEP = [
+    "sweep",
+    "--n-feature",
+    "2000",
+    "--n-target",
+    "20",
+    "--n-useful",
+    "20:320:20",
+    "--p",
+    "0.05:1.0:0.05",
+    "--m-ensemble",
+    "5",
+    "--m-stability",
+    "20",
+    "--repeats",
+    "3",
+    "--quiet",
+]
 
 
 def _env(**extra: str) -> dict:
@@ -52,17 +68,24 @@ def _env(**extra: str) -> dict:
 
 
 def _run(cmd: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=as_a_foreground_job)  # fmt: skip
+    return subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, preexec_fn=as_a_foreground_job
+    )
 
 
 def _pytest(args: list[str], report: Path, timeout: float) -> tuple[bool, str]:
     """Run pytest on ``args``; whether it passed, its summary line and the tests that failed."""
-    proc = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *args],
-                _env(), timeout=timeout)  # fmt: skip
+    proc = _run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *args],
+        _env(),
+        timeout=timeout,
+    )
     cases = ET.parse(report).getroot().iter("testcase") if report.exists() else []
-    failed = [f"{c.get('classname')}::{c.get('name')}" for c in cases
-              if c.find("failure") is not None or c.find("error") is not None]  # fmt: skip
+    failed = [
+        f"{c.get('classname')}::{c.get('name')}"
+        for c in cases
+        if c.find("failure") is not None or c.find("error") is not None
+    ]
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else [proc.stderr[-300:]]
     return proc.returncode == 0, f"{tail[0]}" + (f"; failed: {', '.join(failed)}" if failed else "")
 
@@ -89,8 +112,9 @@ def notebook(i: int, folder: Path, *, full: bool = False) -> tuple[bool, str]:
     saved = dict(os.environ)
     os.environ.update(_env() if full else _env(ENSSTAB_EXAMPLE_SMALL="1"))
     try:
-        nbclient.NotebookClient(nb, timeout=None if full else 3600, kernel_name="python3",
-                                resources={"metadata": {"path": str(folder)}}).execute()  # fmt: skip
+        nbclient.NotebookClient(
+            nb, timeout=None if full else 3600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+        ).execute()
     except Exception as exc:  # noqa: BLE001 - reported as this run's failure, with its message
         return False, f"{type(exc).__name__}: {str(exc)[-1500:]}"
     finally:
@@ -113,8 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of the check")
     parser.add_argument("--hogs", type=int, default=None, help="busy processes (default: two per core)")
     parser.add_argument("--full", action="store_true", help="notebook: the full sizes, not ENSSTAB_EXAMPLE_SMALL=1")
-    parser.add_argument("--keep", type=Path, default=None,
-                        help="folder to keep each run's files in (pytest's JUnit XML, stores, notebooks)")  # fmt: skip
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="folder to keep each run's files in (pytest's JUnit XML, stores, notebooks)",
+    )
     args = parser.parse_args(argv)
     # A SIGTERM must unwind the ``with`` below, or the hogs outlive this run.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
