@@ -26,6 +26,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -447,7 +448,8 @@ def _snippets():
         blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
         first = 1 if doc == README else 0  # the API tour: test_api_tour_runs_as_written
         for i, code in enumerate(blocks[first:], start=first):
-            yield pytest.param(doc, code, id=f"{doc.relative_to(ROOT)}:{i}")
+            # A block inside a list item is indented as the item is.
+            yield pytest.param(doc, textwrap.dedent(code), id=f"{doc.relative_to(ROOT)}:{i}")
 
 
 @pytest.mark.parametrize("doc, code", list(_snippets()))

@@ -75,7 +75,7 @@ class StageBar:
 
 
 class StageClock(dict):
-    """Seconds per stage (the dict itself: what ``Estimate.seconds`` reports), and when
+    """Seconds per stage (the dict itself: what ``Estimate.cost.seconds`` reports), and when
     each stage ran: ``spans[name] = (start, end)`` on ``time.time()``, the clock of
     distributed's task stream, so that a benchmark can line the stages up against the
     tasks and tell which stage kept the cluster waiting (``benchmarks/bench_scaling.py``).
