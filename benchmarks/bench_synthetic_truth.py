@@ -1,7 +1,8 @@
 """The default estimate where the truth is known: a synthetic harness of real-like runs.
 
     python benchmarks/bench_synthetic_truth.py [--replicates 1000] [--regimes flat,between,steep] \
-        [--seed 0] [--json OUT.json] [--compare]
+        [--seed 0] [--json OUT.json] [--compare] [--no-bound] [--naive-copies 20] [--naive-draws 200] \
+        [--oracle-copies 600] [--oracle-members 400]
 
 A fast generator of real-like weak selectors replaces the random forest. Feature ``f``
 has a mean score ``mu_f`` (``n_signal`` graded signal features, the rest 0); ensemble
@@ -23,6 +24,21 @@ through the default estimate's own code (``estimate_from_runs`` on those copies,
 over the mean SE), the SE's calibration (the spread of the points over the mean SE), the
 interval's coverage of the truth, and how often the self-check fails (a false alarm
 where the model's bias is within a quarter of its SE, power where it is not).
+
+The bound (issue 36; ``--no-bound`` skips it): per regime and size, the equal-precision
+speed-up EPS(m) = (naive runs x naive var) / (estimate runs x estimate var) that no
+estimator from G copies of B weak selectors (COPY_DESIGN) can beat, and the one the
+estimate reached. The naive check is ``--naive-copies`` copies of m weak selectors
+(``validate``'s 20 by default), its variance the spread of ``--naive-draws`` simulated
+naive checks. The oracle knows each copy's ensemble of m exactly (member noise removed):
+its variance is that of the mean over pairs of G copies of their expected similarity,
+measured on ``--oracle-copies`` copies with two independent ensembles of
+``--oracle-members`` weak selectors each (see :func:`bound`). The achieved EPS comes from
+the points' real spread over the replicates, and with their bias from their RMSE against
+the truth, never from the reported SE (:func:`achieved`); achieved / bound is the
+oracle's variance over the estimate's. Fewer naive draws, oracle copies or members make
+the run shorter and the bound noisier (roughly sqrt(2 / draws) relative on the naive
+variance, which cancels in achieved / bound).
 
 ``--compare`` also scores other extrapolants on each replicate's copies (lines in
 ``1 / m``, ``a - b / (m + c)``, the law on other fit sizes), by their mean error and RMSE
