@@ -1,7 +1,8 @@
 """The default estimate where the truth is known: a synthetic harness of real-like runs.
 
     python benchmarks/bench_synthetic_truth.py [--replicates 1000] [--regimes flat,between,steep] \
-        [--seed 0] [--json OUT.json] [--compare]
+        [--seed 0] [--json OUT.json] [--compare] [--no-bound] [--naive-copies 20] [--naive-draws 200] \
+        [--oracle-copies 600] [--oracle-members 400]
 
 A fast generator of real-like weak selectors replaces the random forest. Feature ``f``
 has a mean score ``mu_f`` (``n_signal`` graded signal features, the rest 0); ensemble
@@ -23,6 +24,21 @@ through the default estimate's own code (``estimate_from_runs`` on those copies,
 over the mean SE), the SE's calibration (the spread of the points over the mean SE), the
 interval's coverage of the truth, and how often the self-check fails (a false alarm
 where the model's bias is within a quarter of its SE, power where it is not).
+
+The bound (issue 36; ``--no-bound`` skips it): per regime and size, the equal-precision
+speed-up EPS(m) = (naive runs x naive var) / (estimate runs x estimate var) that no
+estimator from G copies of B weak selectors (COPY_DESIGN) can beat, and the one the
+estimate reached. The naive check is ``--naive-copies`` copies of m weak selectors
+(``validate``'s 20 by default), its variance the spread of ``--naive-draws`` simulated
+naive checks. The oracle knows each copy's ensemble of m exactly (member noise removed):
+its variance is that of the mean over pairs of G copies of their expected similarity,
+measured on ``--oracle-copies`` copies with two independent ensembles of
+``--oracle-members`` weak selectors each (see :func:`bound`). The achieved EPS comes from
+the points' real spread over the replicates, and with their bias from their RMSE against
+the truth, never from the reported SE (:func:`achieved`); achieved / bound is the
+oracle's variance over the estimate's. Fewer naive draws, oracle copies or members make
+the run shorter and the bound noisier (roughly sqrt(2 / draws) relative on the naive
+variance, which cancels in achieved / bound).
 
 ``--compare`` also scores other extrapolants on each replicate's copies (lines in
 ``1 / m``, ``a - b / (m + c)``, the law on other fit sizes), by their mean error and RMSE
@@ -99,6 +115,194 @@ def true_curve(regime: Regime, *, n_copies: int, seed: int) -> tuple[np.ndarray,
         value.append(sim[off].mean())
         se.append(u_statistic_se(sim))
     return np.array(value), np.array(se)
+
+
+def _pair_moments(P: np.ndarray, Q: np.ndarray) -> tuple[float, float, float]:
+    """Unbiased E[h(c, d) h(c, d)], E[h(c, d) h(c, e)] and E[h(c, d) h(e, f)] (distinct
+    copies) of a kernel ``h`` measured twice as the symmetric matrices ``P`` and ``Q``
+    (n x n, diagonal ignored) whose noises are independent given the copies, so that the
+    products carry no noise variance: the pairs' squared mean, the copy's covariance and
+    the mean's square of the U-statistic's decomposition."""
+    n = len(P)
+    P, Q = P.astype(np.float64).copy(), Q.astype(np.float64).copy()
+    np.fill_diagonal(P, 0.0)
+    np.fill_diagonal(Q, 0.0)
+    pq = float((P * Q).sum())
+    r, s = P.sum(axis=1), Q.sum(axis=1)
+    rs = float(r @ s)
+    same = pq / (n * (n - 1))
+    one = (rs - pq) / (n * (n - 1) * (n - 2))
+    # Every ordered pair of pairs, less those sharing a copy (4 rs - 2 pq of them).
+    none = (r.sum() * s.sum() - 4.0 * rs + 2.0 * pq) / (n * (n - 1) * (n - 2) * (n - 3))
+    return same, one, float(none)
+
+
+def u_variance(P: np.ndarray, Q: np.ndarray, copies: int) -> float:
+    """The variance of the mean over pairs of ``copies`` copies of the kernel that ``P``
+    and ``Q`` measure (see :func:`_pair_moments`): (2 (G - 2) zeta_1 + zeta_2) / C(G, 2)."""
+    same, one, none = _pair_moments(P, Q)
+    G = copies
+    return (2 * (G - 2) * (one - none) + (same - none)) / (G * (G - 1) / 2)
+
+
+def _tops(ranks: np.ndarray, m: int, blocks: int, rng: np.random.Generator) -> np.ndarray:
+    """The 0/1 membership (n_copies * blocks, N_FEATURE) of the top N_TARGET of each
+    copy's ``blocks`` disjoint ensembles of ``m`` members (its first ``blocks * m``)."""
+    from ensstab_dask.aggregation import aggregate_rankings
+
+    n = len(ranks)
+    tops = aggregate_rankings(ranks[:, : blocks * m].reshape(n * blocks, m, N_FEATURE), N_TARGET, seed=rng)
+    z = np.zeros((n * blocks, N_FEATURE))
+    z[np.arange(n * blocks)[:, None], tops] = 1.0
+    return z
+
+
+def _block_similarity(z: np.ndarray, n: int, blocks: int, chunk: int = 50) -> np.ndarray:
+    """The Jaccard similarity of copy c's ensembles in ``z`` (see :func:`_tops`) with copy
+    d's, averaged over the pairs of their blocks: (n, n), the diagonal meaningless. Made
+    ``chunk`` copies at a time (every top list holds N_TARGET features, so the Jaccard of
+    an intersection i is i / (2 N_TARGET - i), as ``similarity_matrix`` gives it)."""
+    out = np.empty((n, n))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        inter = z[start * blocks : stop * blocks] @ z.T
+        sim = inter / (2.0 * N_TARGET - inter)
+        out[start:stop] = sim.reshape(stop - start, blocks, n, blocks).mean(axis=(1, 3))
+    return out
+
+
+def _jackknife_se(P: np.ndarray, Q: np.ndarray, copies: int, groups: int = 10) -> float:
+    """The grouped jackknife's SE (over ``groups`` groups of the measuring copies) of
+    :func:`u_variance`: how well the oracle's copies pin it."""
+    n = len(P)
+    parts = np.array_split(np.arange(n), groups)
+    values = []
+    for part in parts:
+        keep = np.setdiff1d(np.arange(n), part)
+        values.append(u_variance(P[np.ix_(keep, keep)], Q[np.ix_(keep, keep)], copies))
+    values = np.array(values)
+    return float(np.sqrt((groups - 1) / groups * np.sum((values - values.mean()) ** 2)))
+
+
+def bound(
+    regime: Regime,
+    *,
+    seed: int,
+    design: tuple[int, int] = COPY_DESIGN,
+    naive_copies: int = 20,
+    naive_draws: int = 200,
+    oracle_copies: int = 600,
+    oracle_members: int = 400,
+    max_blocks: int = 16,
+) -> dict:
+    """The naive check's variance and the oracle's at each of SIZES, and the bound on the
+    equal-precision speed-up of a design of ``design`` = (G, B) copies x members.
+
+    The naive check (``naive_copies`` copies of m weak selectors, ``naive_copies * m``
+    real runs; ``validate``'s default is 20): its statistic, the mean over pairs of copies
+    of the top-N_TARGET Jaccard of their aggregated ensembles, drawn ``naive_draws``
+    times (each draw's copies of max(SIZES) members, their first m at size m, as the
+    truth takes them); its variance is the draws' spread. The same variance from the
+    oracle's copies (below, one ensemble of m per copy, by the U-statistic's
+    decomposition) is given too, as a check.
+
+    The oracle knows each copy's ensemble of m exactly (member noise removed): the
+    kernel h_m(c, d), the expected similarity of an ensemble of m of copy c with one of
+    copy d, and over G copies its mean over pairs. Its variance, (2 (G - 2) zeta_1 +
+    zeta_2) / C(G, 2), is the least any estimator from G copies can have. The zetas come
+    from ``oracle_copies`` copies, each with two independent ensembles of
+    ``oracle_members`` weak selectors (A and B): h_m(c, d) is measured once from the A
+    ensembles (the mean over up to ``max_blocks`` disjoint blocks of m of each) and once
+    from the B ones, so that products of the two carry no member noise and the zetas
+    are unbiased whatever the pool size. The bound EPS(m) = (naive runs x naive var) /
+    (G B x oracle var)."""
+    from ensstab_dask.aggregation import aggregate_rankings
+    from ensstab_dask.indices import similarity_matrix
+
+    G, B = design
+    top = max(SIZES)
+    rng = np.random.default_rng([seed, 99, 1])
+    naive = {m: [] for m in SIZES}
+    for _ in range(naive_draws):
+        ranks = regime.copies(naive_copies, top, rng)
+        for m in SIZES:
+            z = np.zeros((naive_copies, N_FEATURE))
+            z[np.arange(naive_copies)[:, None], aggregate_rankings(ranks[:, :m], N_TARGET, seed=rng)] = 1.0
+            sim = similarity_matrix(z, N_FEATURE, "jaccard")
+            naive[m].append(sim[~np.eye(naive_copies, dtype=bool)].mean())
+    rng = np.random.default_rng([seed, 99, 2])
+    K = max(oracle_members, top)
+    blocks = {m: max(1, min(max_blocks, K // m)) for m in SIZES}
+    za = {m: [] for m in SIZES}
+    zb = {m: [] for m in SIZES}
+    batch = max(1, 10_000 // K)
+    for start in range(0, oracle_copies, batch):
+        ranks = regime.copies(min(batch, oracle_copies - start), 2 * K, rng)
+        for m in SIZES:
+            za[m].append(_tops(ranks[:, :K], m, blocks[m], rng))
+            zb[m].append(_tops(ranks[:, K:], m, blocks[m], rng))
+    rows = []
+    for m in SIZES:
+        a, b = np.concatenate(za[m]), np.concatenate(zb[m])
+        P = _block_similarity(a, oracle_copies, blocks[m])
+        Q = _block_similarity(b, oracle_copies, blocks[m])
+        a1 = a.reshape(oracle_copies, blocks[m], N_FEATURE)[:, 0]
+        P1 = similarity_matrix(a1, N_FEATURE, "jaccard")  # one ensemble of m per copy: the naive kernel
+        naive_var = float(np.var(naive[m], ddof=1)) if naive_draws > 1 else float("nan")
+        oracle_var = u_variance(P, Q, G)
+        oracle_se = _jackknife_se(P, Q, G)
+        naive_runs = naive_copies * m
+        rows.append(
+            dict(
+                m=m,
+                naive_mean=float(np.mean(naive[m])) if naive_draws else float("nan"),
+                naive_var=naive_var,
+                naive_var_from_oracle_copies=u_variance(P1, P1, naive_copies),
+                oracle_var=float(oracle_var),
+                oracle_var_se=oracle_se,
+                oracle_blocks=blocks[m],
+                naive_runs=naive_runs,
+                bound_eps=float(naive_runs * naive_var / (G * B * oracle_var)),
+                bound_eps_rel_se=float(oracle_se / oracle_var),
+            )
+        )
+    return dict(
+        design=list(design),
+        naive_copies=naive_copies,
+        naive_draws=naive_draws,
+        oracle_copies=oracle_copies,
+        oracle_members=K,
+        rows=rows,
+    )
+
+
+def achieved(rows: list[dict], reps: list[dict], bound_rows: list[dict], runs: float) -> list[dict]:
+    """The equal-precision speed-up the estimate reached at each size, from its points'
+    real spread over the replicates (never the reported SE), and with its bias, from the
+    RMSE against the truth: (naive runs x naive var) / (``runs`` x the estimate's variance,
+    or its mean squared error); and each over the bound."""
+    point = np.array([r["point"] for r in reps], dtype=float)
+    out = []
+    for i, (r, b) in enumerate(zip(rows, bound_rows)):
+        err = point[:, i] - r["truth"]
+        var = float(np.nanvar(point[:, i], ddof=1))
+        mse = float(np.nanmean(err**2))
+        work = b["naive_runs"] * b["naive_var"]
+        eps, eps_mse = work / (runs * var), work / (runs * mse)
+        out.append(
+            dict(
+                m=r["m"],
+                naive_var=b["naive_var"],
+                sd=float(np.sqrt(var)),
+                rmse=float(np.sqrt(mse)),
+                eps_spread=float(eps),
+                eps_rmse=float(eps_mse),
+                bound_eps=b["bound_eps"],
+                spread_over_bound=float(eps / b["bound_eps"]),
+                rmse_over_bound=float(eps_mse / b["bound_eps"]),
+            )
+        )
+    return out
 
 
 def _grid_fit(shape, grid, sizes, values, cov, targets, *, shrink: float = 0.5) -> np.ndarray:
@@ -290,6 +494,28 @@ def speed_up(rows: list[dict], truth_se: np.ndarray, truth_copies: int, runs: fl
     return [float(20 * r["m"] * v / (runs * r["sd"] ** 2)) for r, v in zip(rows, naive_var)]
 
 
+def _print_bound(limit: dict, runs: float) -> None:
+    G, B = limit["design"]
+    print(
+        f"\nthe bound for {G} x {B} against a naive check of {limit['naive_copies']} copies "
+        f"({limit['naive_draws']} naive draws; the oracle from {limit['oracle_copies']} copies of two ensembles "
+        f"of {limit['oracle_members']}; {limit['seconds']:.0f} s), the estimate at {runs:.0f} real runs, "
+        "its EPS from the points' spread over the replicates (and their RMSE against the truth):"
+    )
+    print(
+        "| m | naive var (from the oracle's copies) | oracle sd | estimate sd | estimate RMSE "
+        "| achieved EPS (spread) | achieved EPS (RMSE) | bound EPS (rel. SE) | achieved / bound (spread, RMSE) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for b, a in zip(limit["rows"], limit["achieved"]):
+        print(
+            f"| {a['m']} | {b['naive_var']:.2e} ({b['naive_var_from_oracle_copies']:.2e}) | "
+            f"{np.sqrt(max(b['oracle_var'], 0.0)):.4f} | {a['sd']:.4f} | {a['rmse']:.4f} | {a['eps_spread']:.1f}x | "
+            f"{a['eps_rmse']:.1f}x | {a['bound_eps']:.1f}x ({b['bound_eps_rel_se']:.0%}) | "
+            f"{a['spread_over_bound']:.2f}, {a['rmse_over_bound']:.2f} |"
+        )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--replicates", type=int, default=1000)
@@ -303,6 +529,11 @@ def main(argv=None) -> None:
     ap.add_argument("--precision", type=float, default=None, help="spend runs in rounds to this half-width at m = 200")
     ap.add_argument("--max-real-runs", type=int, default=1000, help="the rounds' cap, with --precision")
     ap.add_argument("--truth-from", default=None, help="a JSON this script wrote for the same seed: its true curves")
+    ap.add_argument("--no-bound", action="store_true", help="skip the naive check's and the oracle's variances")
+    ap.add_argument("--naive-copies", type=int, default=20, help="copies of the naive check the bound compares with")
+    ap.add_argument("--naive-draws", type=int, default=200, help="simulated naive checks for its variance")
+    ap.add_argument("--oracle-copies", type=int, default=600, help="copies the oracle's variance is measured on")
+    ap.add_argument("--oracle-members", type=int, default=400, help="weak selectors of each of a copy's two ensembles")
     args = ap.parse_args(argv)
     known = None
     if args.truth_from:
@@ -347,6 +578,19 @@ def main(argv=None) -> None:
         runs = spent["runs_mean"] if spent else COPY_DESIGN[0] * COPY_DESIGN[1]
         rows[-1]["speed_up"] = speed_up(rows[:-1], truth_se, args.truth_copies, runs)
         out["regimes"][name] = {"regime": vars(regime), "truth_se": truth_se.tolist(), "rows": rows}
+        if not args.no_bound:
+            t1 = time.perf_counter()
+            limit = bound(
+                regime,
+                seed=args.seed,
+                naive_copies=args.naive_copies,
+                naive_draws=args.naive_draws,
+                oracle_copies=args.oracle_copies,
+                oracle_members=args.oracle_members,
+            )
+            limit["seconds"] = time.perf_counter() - t1
+            limit["achieved"] = achieved(rows[:-1], reps, limit["rows"], runs)
+            out["regimes"][name]["bound"] = limit
         print(
             f"\n## {name} (tau {regime.tau}, sigma {regime.sigma}); {len(reps)} replicates, "
             f"{time.perf_counter() - t0:.0f} s; self-check alarms {rows[-1]['alarm_rate']:.1%}; "
@@ -374,6 +618,8 @@ def main(argv=None) -> None:
                 f"max {spent['runs_max']}; half-width median {spent['half_width_median']:.4f}, "
                 f"95th percentile {spent['half_width_p95']:.4f}"
             )
+        if not args.no_bound:
+            _print_bound(limit, runs)
         beyond = [m for m in SIZES if m > COPY_DESIGN[1]]
         if not args.compare:
             continue
