@@ -1,4 +1,4 @@
-"""An alarm against model error, measured where the truth is known (issue 36, item 5).
+"""An alarm against model error, measured where the truth is known.
 
     python benchmarks/bench_alarm.py [--replicates 200] [--seed 1] [--cases flat@10x20,...,steep@40x5] \
         [--truth-from benchmarks/results/synthetic-truth-seed1.json] [--json OUT.json]
@@ -13,7 +13,7 @@ harness runs it; ``n_boot`` 20, which neither the point nor the check depends on
 the point at every size and the current self-check's verdict, then checks computed on
 the same copies at no extra real runs:
 
-* ``split``: the member split (the issue's candidate). Each copy's first h = ceil(B / 2)
+* ``split``: the member split (the first candidate). Each copy's first h = ceil(B / 2)
   members alone give S(m) for m <= h (the library's ``copy_similarities``); the
   library's extrapolant (the law a - b sqrt(c + 1/m) fitted by GLS on ``law_sizes(h)``,
   c chosen on ``ROOT_C``) predicts S(B), which all B members measure. D = predicted -
@@ -26,7 +26,7 @@ the same copies at no extra real runs:
   mean minus the measured S(B); ``split_u``: ``split`` with the U-statistic SE at the
   fitted c (no refit of c).
 * ``eiv`` (``eiv100``, ``eiv1000``): the law's point at m = 200 (100, 1000) against the
-  errors-in-variables point of issue 36 (a per-feature extrapolation, no curve fit);
+  errors-in-variables point (a per-feature extrapolation, no curve fit);
   jackknife SE over copies.
 * ``either``: current or ``split``; ``w_or_eiv``: ``split_w`` or ``eiv``, each at the
   Bonferroni level; ``proposed``: ``split_w`` at |z| > PROPOSED_Z (chosen on seed 0);
@@ -246,7 +246,7 @@ def split_checks(copies: np.ndarray, seed: int) -> dict:
 
 
 def _eiv(xbar: np.ndarray, s2: np.ndarray, B: int, m: int) -> float:
-    """The errors-in-variables stability at ``m`` (issue 36): each copy's mean ranks shrunk
+    """The errors-in-variables stability at ``m``: each copy's mean ranks shrunk
     towards the overall mean by lambda, lambda^2 = 1 - s2 / (B V) (1 - B / m), the top
     N_TARGET of each compared by Jaccard over pairs of copies."""
     from ensstab_dask.indices.measures import similarity_matrix
