@@ -426,6 +426,38 @@ OUTPUT_CHECKS["python benchmarks/bench_validate.py --report benchmarks/results/v
 )
 
 
+def _times(v: float) -> str:
+    """A speed-up as the pages write it: one decimal under 10, whole above."""
+    return f"{v:.1f}" if v < 10 else f"{v:.0f}"
+
+
+def test_the_cost_line_is_the_bound_files_figures():
+    """The README's equal-precision speed-ups, achieved and bound, and the share of the
+    bound reached are the harness's (seed 1), not numbers typed in; docs/method.md's too."""
+    runs = json.loads((ROOT / "benchmarks" / "results" / "synthetic-truth-bound-seed1.json").read_text())
+    at = {
+        m: [next(a for a in r["bound"]["achieved"] if a["m"] == m) for r in runs["regimes"].values()] for m in (50, 200)
+    }
+
+    def span(m: int, key: str) -> str:
+        values = [a[key] for a in at[m]]
+        return f"{_times(min(values))}-{_times(max(values))}"
+
+    shares = [a["spread_over_bound"] for m in at for a in at[m]]
+    text = " ".join(README.read_text().split())
+    assert (
+        f"the estimate is {span(50, 'eps_spread')} times cheaper than a direct measurement of 20 copies at m = 50 "
+        f"and {span(200, 'eps_spread')} times at m = 200"
+    ) in text
+    assert f"could beat {span(50, 'bound_eps')}x and {span(200, 'bound_eps')}x there" in text
+    assert f"it reaches {min(shares):.0%}-{max(shares):.0%}".replace("%", "") + " %" in text
+    method = " ".join((ROOT / "docs" / "method.md").read_text().split())
+    bounds = {m: " / ".join(_times(a["bound_eps"]) for a in at[m]) for m in at}
+    reached = {m: " / ".join(f"{a['spread_over_bound']:.2f}" for a in at[m]) for m in at}
+    assert f"is {bounds[50]}x at m = 50 and {bounds[200]}x at m = 200" in method
+    assert f"reaches {reached[50]} of it at m = 50 and {reached[200]} at m = 200" in method
+
+
 def test_performance_figures_are_the_benchmarks_files():
     page = ROOT / "docs" / "performance.md"
     scaling = (ROOT / "benchmarks" / "results" / "scaling-2-cores.md").read_text()
