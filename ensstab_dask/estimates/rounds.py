@@ -35,7 +35,7 @@ from ensstab_dask.real.runs import Copies, runs_from_copies
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
-__all__ = ["Round", "Spending", "half_width", "next_design", "spend_in_rounds", "grow_copies", "spend_real_runs"]
+__all__ = ["half_width", "next_design", "spend_in_rounds", "grow_copies", "spend_real_runs"]
 
 #: Copies are added in steps of this many, and at most this factor per round.
 _COPY_STEP, _GROWTH = 5, 4
