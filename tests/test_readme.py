@@ -456,6 +456,7 @@ def test_the_cost_line_is_the_bound_files_figures():
     reached = {m: " / ".join(f"{a['spread_over_bound']:.2f}" for a in at[m]) for m in at}
     assert f"is {bounds[50]}x at m = 50 and {bounds[200]}x at m = 200" in method
     assert f"reaches {reached[50]} of it at m = 50 and {reached[200]} at m = 200" in method
+    assert f"{span(50, 'eps_spread')}x and {span(200, 'eps_spread')}x with simulated naive checks" in method
 
 
 def test_performance_figures_are_the_benchmarks_files():
