@@ -31,21 +31,27 @@ class Predicts(Protocol):
 
     def curve_se(self) -> dict[int, float]: ...
 
+    def curve_band(self) -> dict[int, float]: ...
+
 
 def compare(est: Predicts, naive: xr.Dataset) -> dict[int, dict]:
     """Per ensemble size: the prediction, its interval and standard error, the naive value,
     its SE, the combined z and the verdicts.
 
-    ``z = (predicted - real) / sqrt(predicted_se^2 + real_se^2)``, the combined z
-    (docs/method.md section 11, "Scoring"): an unbiased prediction from 100 real runs is noisier than
-    the 1,000-run naive check, and the naive SE alone would fail it about one size in
-    four. ``predicted_se`` is :meth:`Estimate.curve_se`. ``covered`` when the interval
-    holds the naive value (None when there is no interval: ``n_boot=0`` or no curve);
-    ``within_2se`` when ``|z| <= 2`` (False without a curve: the method had nothing to say).
+    ``z = (predicted - real) / sqrt(predicted_se^2 + (band / 2)^2 + real_se^2)``, the
+    combined z (docs/method.md section 11, "Scoring"): an unbiased prediction from 100 real
+    runs is noisier than the 1,000-run naive check, and the naive SE alone would fail it
+    about one size in four. ``predicted_se`` is :meth:`Estimate.curve_se`, the point's
+    sampling error; ``band`` the model band beyond the measured sizes
+    (:meth:`Estimate.curve_band`, 0 elsewhere), read as a two-SD range of the model's
+    error. ``covered`` when the interval holds the naive value (None when there is no
+    interval: ``n_boot=0`` or no curve); ``within_2se`` when ``|z| <= 2`` (False without
+    a curve: the method had nothing to say).
     """
     pred = est.predicted()
     interval = est.curve_interval()
     spread = est.curve_se()
+    bands = est.curve_band()
     out = {}
     for m, r, se in zip(naive["m_ensemble"].values, naive["stability"].values, naive["stability_se"].values):
         m = int(m)
@@ -53,13 +59,14 @@ def compare(est: Predicts, naive: xr.Dataset) -> dict[int, dict]:
         p = pred.get(m, nan) if est.has_curve else nan
         lo, hi = interval.get(m, (nan, nan)) if est.has_curve else (nan, nan)
         p_se = spread.get(m, 0.0) if est.has_curve else nan
-        both = float(np.hypot(p_se, se))
+        both = float(np.sqrt(p_se**2 + (bands.get(m, 0.0) / 2.0) ** 2 + se**2))
         z = (p - r) / both if np.isfinite(p) and both > 0 else float("nan")
         out[m] = {
             "predicted": float(p),
             "lower": float(lo),
             "upper": float(hi),
             "predicted_se": float(p_se),
+            "band": float(bands.get(m, 0.0)) if est.has_curve else nan,
             "real": float(r),
             "real_se": float(se),
             "z": float(z),
@@ -106,7 +113,9 @@ def comparison_dataset(rows: dict[int, dict]) -> xr.Dataset:
                 column("z"),
                 {
                     "long_name": "combined z",
-                    "description": "(predicted - naive) / sqrt(SE_predicted^2 + SE_naive^2), as compare() gives it",
+                    "description": (
+                        "(predicted - naive) / sqrt(SE_predicted^2 + (band / 2)^2 + SE_naive^2), as compare() gives it"
+                    ),
                 },
             ),
             "compare_within_2se": (

@@ -318,6 +318,13 @@ class CurvePrediction:
             sd = c["stability_std"].values
         return {int(m): float(v) for m, v in zip(c["m_ensemble"].values, sd)}
 
+    def curve_band(self) -> dict[int, float]:
+        """The model band of each predicted stability (``stability_band``: the half-spread
+        of the extrapolation's two ends beyond the measured sizes), 0 where the curve has none."""
+        c = self.curve
+        band = c["stability_band"].values if "stability_band" in c else np.zeros(c.sizes["m_ensemble"])
+        return {int(m): float(v) for m, v in zip(c["m_ensemble"].values, band)}
+
     def _model_dict(self) -> dict[str, Any]:
         """The intervals and what made the curve; ``h`` and its statistic for a model that has them."""
         out: dict[str, Any] = {"confidence": self.confidence, "n_boot": int(self.n_boot)}

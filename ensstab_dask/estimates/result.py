@@ -145,6 +145,10 @@ class Estimate:
         a bootstrap the point's own Monte-Carlo or sampling error."""
         return self.prediction.curve_se()
 
+    def curve_band(self) -> dict[int, float]:
+        """The model band of each predicted stability beyond the measured sizes (0 elsewhere)."""
+        return self.prediction.curve_band()
+
     def feature_table(self):
         """The features as a pandas table, most often kept first: ``name``, ``feature`` (its
         column), ``frequency_m<size>`` per measured size, ``mean_rank`` and the intervals

@@ -42,15 +42,17 @@ _COPY_STEP, _GROWTH = 5, 4
 
 
 def half_width(curve, m: int, confidence: float) -> tuple[float, float]:
-    """``(half-width, band)`` of the curve's interval at size ``m``: half the interval's
-    width, or the normal quantile times the SE without a bootstrap interval; the model
-    band (0 where measured or not carried)."""
+    """``(half-width, band part)`` of the curve's interval at size ``m``: half the
+    interval's width, or the normal quantile times the SE without an interval; the part of
+    it the model band makes (the band read as a two-SD range, at the same quantile; 0
+    where measured or not carried). The two parts add in quadrature."""
     at = curve.sel(m_ensemble=m)
+    q = float(stats.norm.ppf(0.5 + confidence / 2))
     if "stability_lower" in curve:
         width = float(at["stability_upper"] - at["stability_lower"]) / 2.0
     else:
-        width = float(stats.norm.ppf(0.5 + confidence / 2) * at["stability_std"])
-    band = float(at["stability_band"]) if "stability_band" in curve else 0.0
+        width = q * float(at["stability_std"])
+    band = q * float(at["stability_band"]) / 2.0 if "stability_band" in curve else 0.0
     return width, band
 
 
@@ -59,20 +61,21 @@ def next_design(
 ) -> tuple[tuple[int, int] | None, str]:
     """The next round's ``(copies, members)`` and why, or ``(None, reason)`` to stop.
 
-    The larger part of the half-width is grown: the model band (beyond the measured
-    sizes) by doubling the members, the sampling part by the copies it says reach the
-    target (``G (part / allowed)^2``, at most four-fold, in steps of 5). A step the cap
+    The larger part of the half-width is grown: the model band's (beyond the measured
+    sizes) by doubling the members, the sampling part (the half-width without the band's,
+    in quadrature) by the copies it says reach the target (``G (part / allowed)^2``, at
+    most four-fold, in steps of 5). A step the cap
     does not allow falls back to the other part, then to what the cap leaves.
     """
     G, B = design
     if width <= precision:
         return None, "reached"
     room = max_real_runs - G * B
-    sampling = max(width - band, 0.0)
+    sampling = math.sqrt(max(width**2 - band**2, 0.0))
     members = (G, min(2 * B, largest)) if largest > B else None
     copies = None
     if sampling > 0:
-        allowed = precision - band if precision > band else precision / 2.0
+        allowed = math.sqrt(precision**2 - band**2) if precision > band else precision / 2.0
         wanted = G * (sampling / allowed) ** 2
         G2 = min(max(math.ceil(wanted / _COPY_STEP) * _COPY_STEP, G + _COPY_STEP), _GROWTH * G)
         G2 = min(G2, G + (room // B) // _COPY_STEP * _COPY_STEP)

@@ -4,30 +4,30 @@
 its own stratified random half, its ``B`` weak selectors bootstrap samples of it) are a
 small naive check: the stability at every ``m <= B`` is measured on them directly,
 unbiased by construction, with the U-statistic's standard error over the copies
-(:mod:`ensstab_dask.models.measured`). Only ``m > B`` is a model: the law
+(:mod:`ensstab_dask.models.measured`), each size averaged over :data:`MEMBER_DRAWS`
+random choices of each copy's members. Only ``m > B`` is a model: the law
 ``S(m) = a - b sqrt(c + 1/m)``, ``c >= 0`` (docs/method.md section 14.1: ``1 / m`` when
 the copies' limits differ, ``1 / sqrt(m)`` when they do not), fitted by generalised least
 squares to the measured sizes in ``[B/4, B]`` under the copies' covariance of the curve,
 ``c`` chosen on a grid.
 
-Uncertainty: at the fitted ``c`` an extrapolated value is a linear combination of
-measured stabilities, with an exact standard error (a U-statistic over the copies). The
-bootstrap of the copies fits ``c`` again in every replicate, so the choice of ``c`` is
-part of the spread; its deviations are rescaled by the U-statistic's SE over the
-bootstrap's at the fitted ``c``, with Student's t on ``G - 1`` degrees of freedom in place
-of the normal quantile. Beyond ``B`` the interval is widened by the model band, half the
+Uncertainty beyond ``B``: the jackknife over copies, the law's ``c`` chosen again without
+each copy, so that the choice of ``c`` and every copy's member noise are part of the
+standard error (``stability_std``, the point's sampling error). The model band, half the
 spread between the law's two ends (the lines in ``1 / sqrt(m)`` and ``1 / m`` through the
-same sizes): what the measured curve cannot tell. The reported standard error combines
-the bootstrap's (the choice of ``c`` included, without the t factor) and the band read as
-a two-SD range.
+same sizes), is what the measured curve cannot tell (``stability_band``): read as a
+two-SD range of the law's error, it is added in quadrature to the sampling part of the
+interval, whose sampling part is Student's t on ``G - 1`` degrees of freedom.
 
-Self-check: the prediction's law (its ``c``), with ``(a, b)`` fitted to the sizes in
-``[B/4, B/2]`` alone, predicts ``m = B``, which is measured; the difference is one more
-linear combination, with its own exact standard error, estimated from ``G`` copies: a
-``|z|`` above Student's t quantile on ``G - 1`` degrees of freedom fails it. The error it
-shows beyond its noise is carried to the extrapolated sizes in proportion to how far each
-lies beyond ``B`` (in ``1 / sqrt(m)``) against the check's own distance, and added to
-their intervals.
+Self-check (a member split): each copy's first ``h = ceil(B/2)`` weak selectors alone
+measure the curve up to ``h``; the law fitted there (``c`` chosen again, sizes
+``ceil(B/4)..h``) predicts ``S(B)``, which all ``B`` measure. The difference's standard
+error is the jackknife over copies (``c`` chosen again without each copy); ``|z|`` above
+:data:`CHECK_LIMIT` fails it. It sees a law whose shape is wrong over the measured sizes;
+it cannot see an unlucky draw of copies (the interval's job) nor a second rise of the
+curve that starts beyond ``B``. The error it shows beyond its noise is carried to the
+extrapolated sizes in proportion to how far each lies beyond ``B`` (in ``1 / sqrt(m)``)
+against the check's own distance, and added to their intervals.
 
 It needs no single-selector runs of its own: t_uniform, A[f] and the real stability
 that guard against pure noise come from the copies' runs (the first weak selector of
@@ -39,9 +39,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ensstab_dask.indices import PAIRWISE_INDICES
+from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
-from ensstab_dask.models.bootstrap import percentile_interval
 from ensstab_dask.models.measured import (
     ROOT_C,
     copy_similarities,
@@ -54,10 +53,16 @@ from ensstab_dask.models.measured import (
 )
 from ensstab_dask.seeding import Stage, make_rng
 
-__all__ = ["Anchored", "COPY_DESIGN"]
+__all__ = ["Anchored", "COPY_DESIGN", "MEMBER_DRAWS", "CHECK_LIMIT"]
 
 #: (real ensemble copies, weak selectors per copy): 200 real runs, whatever m_ensemble.
 COPY_DESIGN = (10, 20)
+#: Random choices of each copy's members per measured size below ``B``: their noise is
+#: amplified by the extrapolation (benchmarks/results/synthetic-truth.md).
+MEMBER_DRAWS = 256
+#: The member split's self-check fails beyond this |z| (chosen on the synthetic harness
+#: at seed 0: benchmarks/results/alarm.md).
+CHECK_LIMIT = 3.0
 
 
 class Anchored(CurveModel):
@@ -121,43 +126,33 @@ class Anchored(CurveModel):
         s = ctx.settings
         G, B, _ = ranks.shape
         sim = copy_similarities(
-            ranks, s.n_target, range(1, B + 1), aggregate=s.aggregate, index=s.index, seed=ctx.stream(Stage.MEASURED)
+            ranks,
+            s.n_target,
+            range(1, B + 1),
+            draws=MEMBER_DRAWS,
+            aggregate=s.aggregate,
+            index=s.index,
+            seed=ctx.stream(Stage.MEASURED),
         )
         curve, cov = pair_means(sim), curve_covariance(sim)
         c = self._fit_c(curve, cov, B)
         W = self._weights(B, s.m_list, cov, c)
         point_se = np.array([weighted(sim, w) for w in W])
         point, se = point_se[:, 0], point_se[:, 1]
+        beyond = np.asarray(s.m_list) > B
+        if beyond.any():
+            se = np.where(beyond, self._jackknife_se(B, s.m_list, pair_means_without_each(sim).T, cov), se)
         band = self._band(B, s.m_list, cov, curve)
-        std = np.hypot(se, band / 2.0)  # the band read as a two-SD range of the extrapolant
         lower = upper = boot = None
         if s.n_boot:
-            # Copies drawn with replacement; in each replicate the law's c is fitted again,
-            # so its choice is part of the spread. Deviations are rescaled by what the
-            # U-statistic says of the spread at the fitted c (a bootstrap of a mean over
-            # pairs overstates it: pairs of one copy drawn twice are left out), widened by
-            # Student's t over the normal quantile (that SE is itself estimated from G
-            # copies), and the interval by the band.
-            rng = make_rng(ctx.stream(Stage.MEASURED, 1))
-            means = pair_means(sim, rng.integers(G, size=(s.n_boot, G)))
-            fixed = means @ W.T
-            cs = self._fit_c(means, cov, B)
-            refit = np.empty_like(fixed)
-            for value in np.unique(cs):
-                rows = cs == value
-                refit[rows] = means[rows] @ self._weights(B, s.m_list, cov, float(value)).T
-            sd = fixed.std(axis=0, ddof=1)
             tail = 0.5 + s.confidence / 2
-            scale = np.where(sd > 0, se / np.where(sd > 0, sd, 1.0), 0.0)
-            dev = (refit - refit.mean(axis=0)) * scale
-            beyond = np.asarray(s.m_list) > B  # measured sizes keep the U-statistic's SE exactly
-            std = np.where(beyond, np.hypot(dev.std(axis=0, ddof=1), band / 2.0), se)  # the choice of c included
-            reps = point + dev * stats.t.ppf(tail, G - 1) / stats.norm.ppf(tail)
-            lower, upper = np.array([percentile_interval(reps[:, j], s.confidence) for j in range(len(W))]).T
-            lower, upper = lower - band, upper + band
-            boot = ctx.boot_dataset(reps, "bootstrap replicates of the real copies (the law refitted), rescaled")
+            # Sampling error by Student's t (the SE is estimated from G copies), the band
+            # as a two-SD range of the law's own error, in quadrature.
+            half = np.hypot(stats.t.ppf(tail, G - 1) * se, stats.norm.ppf(tail) * band / 2.0)
+            lower, upper = point - half, point + half
+            boot = ctx.boot_dataset(self._replicates(ctx, sim, cov, point, se), self._REPLICATES)
         curve_ds = ctx.curve_dataset(
-            point, std, lower=lower, upper=upper, description="measured (m <= B) or extrapolated ensemble stability"
+            point, se, lower=lower, upper=upper, description="measured (m <= B) or extrapolated ensemble stability"
         )
         curve_ds["stability_band"] = ("m_ensemble", band)
         curve_ds["stability_band"].attrs = {
@@ -173,29 +168,69 @@ class Anchored(CurveModel):
             state={"similarities": sim, "covariance": cov},
         )
 
+    _REPLICATES = "bootstrap replicates of the real copies (the law refitted), scaled to the standard error"
+
+    def _jackknife_se(self, B: int, targets, loo: np.ndarray, cov: np.ndarray) -> np.ndarray:
+        """The jackknife's standard error over copies at ``targets``, ``c`` chosen again
+        on each leave-one-copy-out curve (``loo``: (G, B))."""
+        G = len(loo)
+        cs = np.atleast_1d(self._fit_c(loo, cov, B))
+        reps = np.array([self._weights(B, targets, cov, float(cs[g])) @ loo[g] for g in range(G)])
+        return np.sqrt((G - 1) / G * ((reps - reps.mean(axis=0)) ** 2).sum(axis=0))
+
+    def _replicates(self, ctx: Context, sim, cov, point, se) -> np.ndarray:
+        """Bootstrap replicates of the copies, the law's ``c`` fitted again in each, their
+        deviations scaled so that their standard deviation is the reported SE at every size
+        (a bootstrap of a mean over pairs overstates the spread: pairs of one copy drawn
+        twice are left out): the shape of the spread, at the size the jackknife measured."""
+        s = ctx.settings
+        G, B = sim.shape[1], sim.shape[0]
+        rng = make_rng(ctx.stream(Stage.MEASURED, 1))
+        means = pair_means(sim, rng.integers(G, size=(s.n_boot, G)))
+        cs = self._fit_c(means, cov, B)
+        refit = np.empty((s.n_boot, len(s.m_list)))
+        for value in np.unique(cs):
+            rows = cs == value
+            refit[rows] = means[rows] @ self._weights(B, s.m_list, cov, float(value)).T
+        dev = refit - refit.mean(axis=0)
+        sd = dev.std(axis=0, ddof=1)
+        return point + dev * np.where(sd > 0, se / np.where(sd > 0, sd, 1.0), 0.0)
+
     def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
-        B = ctx.copies().shape[1]
-        if B < 4:
-            return None
-        sim, cov = prediction.state["similarities"], prediction.state["covariance"]
-        curve = pair_means(sim)
-        c = prediction.attrs["law_c"]  # the prediction's law, its (a, b) from the lower half alone
-        fit = np.array([m for m in law_sizes(B) if m <= B // 2])
-        w = np.zeros(B)
-        w[fit - 1] = root_law_weights(fit, cov[np.ix_(fit - 1, fit - 1)], [B], c)[0]
-        w[B - 1] -= 1.0
-        diff, se = weighted(sim, w)
-        measured = float(curve[B - 1])
+        ranks = ctx.copies()
+        s = ctx.settings
+        G, B, _ = ranks.shape
+        h = -(-B // 2)
+        fit = np.arange(max(1, min(-(-B // 4), h - 2)), h + 1)  # law_sizes' rule, from B's own smallest size
+        if G < 4 or len(fit) < 3:
+            return None  # three sizes fit the law's three parameters; four copies make a jackknife
+        half = copy_similarities(
+            ranks[:, :h],
+            s.n_target,
+            fit,
+            draws=MEMBER_DRAWS,
+            aggregate=s.aggregate,
+            index=s.index,
+            seed=ctx.stream(Stage.CHECK),
+        )
+        at_b = prediction.state["similarities"][B - 1]
+        cov = curve_covariance(half)
+        curves = np.vstack([pair_means(half), pair_means_without_each(half).T])  # the copies, then without each
+        cs = np.atleast_1d(fit_root_law(fit, curves, cov))
+        predicted = np.array([root_law_weights(fit, cov, [B], float(c))[0] @ row for c, row in zip(cs, curves)])
+        measured = np.concatenate([[pair_means(at_b[None])[0]], pair_means_without_each(at_b[None])[0]])
+        diff = predicted - measured
+        se = float(np.sqrt((G - 1) / G * ((diff[1:] - diff[1:].mean()) ** 2).sum()))
         return SelfCheck(
             sizes=(B,),
-            predicted=np.array([measured + diff]),
-            measured=np.array([measured]),
+            predicted=predicted[:1],
+            measured=measured[:1],
             se=np.array([se]),
-            copies=ctx.copies().shape[0],
+            copies=G,
             members=B,
-            held_out=f"extrapolated from ensembles of {fit[0]} to {fit[-1]} to m = {B}",
-            # The difference's SE is estimated from G copies: Student's t, not the normal 2.
-            limit=round(float(stats.t.ppf(0.975, ctx.copies().shape[0] - 1)), 2),
+            held_out=f"extrapolated from ensembles of {fit[0]} to {fit[-1]} of each copy's first {h} weak selectors "
+            f"to m = {B}",
+            limit=CHECK_LIMIT,
         )
 
     def widen(self, prediction: Prediction, check: SelfCheck) -> None:
@@ -203,6 +238,6 @@ class Anchored(CurveModel):
         distance beyond ``B`` in ``1 / sqrt(m)`` (measured sizes are not widened)."""
         B = prediction.attrs["measured_up_to"]
         x = 1.0 / np.sqrt(prediction.curve["m_ensemble"].values.astype(float))
-        own = 1.0 / np.sqrt(B // 2) - 1.0 / np.sqrt(B)
+        own = 1.0 / np.sqrt(-(-B // 2)) - 1.0 / np.sqrt(B)
         scale = np.maximum(0.0, 1.0 / np.sqrt(B) - x) / own
         _widen(prediction.curve, check.excess * scale)

@@ -8,9 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
+from synthetic import real_like_copies
 
 import ensstab_dask as es
-from ensstab_dask import rank_scores
 from ensstab_dask.estimates.pipeline import estimate_from_runs
 from ensstab_dask.estimates.rounds import next_design, spend_in_rounds
 from ensstab_dask.exceptions import InvalidParameterError
@@ -21,17 +21,7 @@ from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
 SIZES = (1, 5, 10, 20, 50, 200)
-
-
-def _copies(n_copies: int, members: int, seed: int, *, tau=1.0, sigma=1.0) -> np.ndarray:
-    """Synthetic real-like copies (graded signal, a copy's own shift, a selector's noise), as
-    benchmarks/bench_synthetic_truth.py makes them: ranks (copies, members, 500)."""
-    rng = np.random.default_rng(seed)
-    mu = np.zeros(500)
-    mu[:60] = np.linspace(3.0, 0.0, 60, endpoint=False)
-    shift = tau * rng.standard_normal((n_copies, 1, 500))
-    scores = np.maximum(mu + shift + sigma * rng.standard_normal((n_copies, members, 500)), 0.0)
-    return rank_scores(scores, seed=rng).astype(np.int32)
+_copies = real_like_copies
 
 
 def _on(big: np.ndarray, settings):
@@ -47,14 +37,17 @@ def _on(big: np.ndarray, settings):
 def test_the_larger_part_of_the_half_width_is_grown():
     common = dict(precision=0.03, max_real_runs=1000, largest=200)
     assert next_design((10, 20), 0.025, 0.01, **common) == (None, "reached")
-    # The model band dominates: members double (measured further out).
-    assert next_design((10, 20), 0.06, 0.04, **common) == ((10, 40), "more members per copy")
-    # Sampling dominates: the copies that reach the target, (0.05 / 0.02)^2 x 10 = 62.5 -> capped at 4x.
+    # The model band dominates (0.045 against a sampling part of sqrt(0.06^2 - 0.045^2) = 0.040):
+    # members double (measured further out).
+    assert next_design((10, 20), 0.06, 0.045, **common) == ((10, 40), "more members per copy")
+    # Sampling dominates: the parts add in quadrature, so the sampling part is
+    # sqrt(0.06^2 - 0.01^2) = 0.059 against sqrt(0.03^2 - 0.01^2) = 0.028 allowed:
+    # (0.059 / 0.028)^2 x 10 = 44 copies -> capped at 4x.
     assert next_design((10, 20), 0.06, 0.01, **common) == ((40, 20), "more copies")
-    # Modestly short: (0.035 / 0.02)^2 x 10 = 30.6 -> 35 copies (steps of 5).
-    assert next_design((10, 20), 0.045, 0.01, **common) == ((35, 20), "more copies")
+    # Modestly short: (0.0439 / 0.0283)^2 x 10 = 24.1 -> 25 copies (steps of 5).
+    assert next_design((10, 20), 0.045, 0.01, **common) == ((25, 20), "more copies")
     # Members never beyond the largest size asked; the cap bounds the copies.
-    assert next_design((10, 150), 0.06, 0.04, precision=0.03, max_real_runs=2000, largest=200)[0] == (10, 200)
+    assert next_design((10, 150), 0.06, 0.045, precision=0.03, max_real_runs=2000, largest=200)[0] == (10, 200)
     assert next_design((10, 20), 0.06, 0.01, precision=0.03, max_real_runs=300, largest=200) == (
         (15, 20),
         "more copies",

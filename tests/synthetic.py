@@ -1,0 +1,19 @@
+"""Synthetic real-like ensemble copies for the tests of the measured curve and its checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensstab_dask import rank_scores
+
+
+def real_like_copies(n_copies: int, members: int, seed: int, *, tau: float = 1.0, sigma: float = 1.0) -> np.ndarray:
+    """Ranks (copies, members, 500) of weak selectors as benchmarks/bench_synthetic_truth.py
+    makes them: 60 graded signal features, a copy's own shift ``tau``, a selector's noise
+    ``sigma``, scores below 0 set to 0 (ties broken at random)."""
+    rng = np.random.default_rng(seed)
+    mu = np.zeros(500)
+    mu[:60] = np.linspace(3.0, 0.0, 60, endpoint=False)
+    shift = tau * rng.standard_normal((n_copies, 1, 500))
+    scores = np.maximum(mu + shift + sigma * rng.standard_normal((n_copies, members, 500)), 0.0)
+    return rank_scores(scores, seed=rng).astype(np.int32)
