@@ -379,7 +379,13 @@ def candidates(copies: np.ndarray, seed: int) -> dict[str, list[float]]:
 
 
 def one_estimate(
-    regime: Regime, rep: int, seed: int, n_boot: int, compare: bool = False, precision: tuple | None = None
+    regime: Regime,
+    rep: int,
+    seed: int,
+    n_boot: int,
+    compare: bool = False,
+    precision: tuple | None = None,
+    design: tuple[int, int] = COPY_DESIGN,
 ) -> dict:
     """One replicate: fresh copies through the default estimate's code; with ``precision``
     = (half-width, cap), through its rounds (the library's own ``spend_in_rounds``) on
@@ -391,7 +397,7 @@ def one_estimate(
     from ensstab_dask.settings import EstimateSettings
 
     rng = np.random.default_rng([seed, rep])
-    G, B = COPY_DESIGN
+    G, B = design
     big = regime.copies(precision[1] // B, max(SIZES), rng) if precision else regime.copies(G, B, rng)
     settings = EstimateSettings(
         n_feature=N_FEATURE, n_target=N_TARGET, m_ensemble=SIZES, n_boot=n_boot, seed=rep, model="anchored"
@@ -404,10 +410,10 @@ def one_estimate(
     spent = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = on(COPY_DESIGN)
+        est = on(design)
         if precision:
             est, spent = spend_in_rounds(
-                est, COPY_DESIGN, lambda old, new: on(new), precision=precision[0], max_real_runs=precision[1]
+                est, design, lambda old, new: on(new), precision=precision[0], max_real_runs=precision[1]
             )
     copies = big[:G, :B]
     curve = est.curve
@@ -424,7 +430,7 @@ def one_estimate(
     }
 
 
-def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
+def summarise(truth: np.ndarray, reps: list[dict], design: tuple[int, int] = COPY_DESIGN) -> list[dict]:
     nan = [float("nan")] * len(SIZES)  # an estimate with no curve (a guard rail blocked it) covers nothing
     point = np.array([r["point"] for r in reps], dtype=float)
     se = np.array([r["se"] for r in reps], dtype=float)
@@ -448,7 +454,7 @@ def summarise(truth: np.ndarray, reps: list[dict]) -> list[dict]:
                 zero_se=int((se[:, i] <= 0).sum()),
             )
         )
-    beyond = [i for i, m in enumerate(SIZES) if m > COPY_DESIGN[1]]
+    beyond = [i for i, m in enumerate(SIZES) if m > design[1]]
     errors: dict = {}
     for name in reps[0]["candidates"]:
         values = np.array([r["candidates"][name] for r in reps])
@@ -540,7 +546,9 @@ def main(argv=None) -> None:
     ap.add_argument("--naive-draws", type=int, default=200, help="simulated naive checks for its variance")
     ap.add_argument("--oracle-copies", type=int, default=600, help="copies the oracle's variance is measured on")
     ap.add_argument("--oracle-members", type=int, default=400, help="weak selectors of each of a copy's two ensembles")
+    ap.add_argument("--design", default="10x20", help="copies x weak selectors per copy, GxB (the default's 10x20)")
     args = ap.parse_args(argv)
+    design = tuple(int(v) for v in args.design.split("x"))
     known = None
     if args.truth_from:
         with open(args.truth_from) as fh:
@@ -552,7 +560,7 @@ def main(argv=None) -> None:
 
     out = {
         "sizes": SIZES,
-        "copy_design": COPY_DESIGN,
+        "copy_design": design,
         "seed": args.seed,
         "truth_copies": args.truth_copies,
         "precision": precision,
@@ -576,12 +584,13 @@ def main(argv=None) -> None:
                     [args.n_boot] * args.replicates,
                     [args.compare] * args.replicates,
                     [precision] * args.replicates,
+                    [design] * args.replicates,
                     chunksize=10,
                 )
             )
-        rows = summarise(truth, reps)
+        rows = summarise(truth, reps, design)
         spent = rows[-1]["spending"]
-        runs = spent["runs_mean"] if spent else COPY_DESIGN[0] * COPY_DESIGN[1]
+        runs = spent["runs_mean"] if spent else design[0] * design[1]
         truth_copies = (known or {}).get("truth_copies", args.truth_copies)  # what truth_se was measured on
         rows[-1]["speed_up"] = speed_up(rows[:-1], truth_se, truth_copies, runs)
         out["regimes"][name] = {"regime": vars(regime), "truth_se": truth_se.tolist(), "rows": rows}
@@ -590,6 +599,7 @@ def main(argv=None) -> None:
             limit = bound(
                 regime,
                 seed=args.seed,
+                design=design,
                 naive_copies=args.naive_copies,
                 naive_draws=args.naive_draws,
                 oracle_copies=args.oracle_copies,
@@ -627,7 +637,7 @@ def main(argv=None) -> None:
             )
         if not args.no_bound:
             _print_bound(limit, runs)
-        beyond = [m for m in SIZES if m > COPY_DESIGN[1]]
+        beyond = [m for m in SIZES if m > design[1]]
         if not args.compare:
             continue
         print("\n| extrapolant | " + " | ".join(f"m = {m}: mean error, RMSE" for m in beyond) + " |")

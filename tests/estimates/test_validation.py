@@ -10,6 +10,7 @@ from ensstab_dask.cli import main as cli_main
 from ensstab_dask.estimates.validation import NaiveSettings, compare, naive_cache_path, naive_check, validate
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 
 DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 KW = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, seed=1)
@@ -29,6 +30,9 @@ def test_compare_per_m():
         def curve_se(self):
             return {1: 0.0, 5: 0.015}
 
+        def curve_band(self):
+            return {1: 0.0, 5: 0.0}
+
     naive = xr.Dataset(
         {"stability": ("m_ensemble", [0.12, 0.20]), "stability_se": ("m_ensemble", [0.01, 0.02])},
         coords={"m_ensemble": [1, 5]},
@@ -42,6 +46,7 @@ def test_compare_per_m():
             predicted_se=0.0,
             real=0.12,
             real_se=0.01,
+            band=0.0,
             z=-2.0,
             covered=True,
             within_2se=True,
@@ -49,6 +54,10 @@ def test_compare_per_m():
     )
     # The combined z: 0.10 off with SEs 0.015 and 0.02, 0.025 together.
     assert rows[5]["z"] == pytest.approx(4.0) and not rows[5]["covered"] and not rows[5]["within_2se"]
+    # Beyond the measured sizes the model band, read as a two-SD range, joins them:
+    # a band of 0.06 adds 0.03, so sqrt(0.015^2 + 0.03^2 + 0.02^2) = 0.039.
+    Fake.curve_band = lambda self: {1: 0.0, 5: 0.06}
+    assert compare(Fake(), naive)[5]["z"] == pytest.approx(0.10 / np.sqrt(0.015**2 + 0.03**2 + 0.02**2))
     Fake.has_curve = False
     assert not compare(Fake(), naive)[1]["covered"] and np.isnan(compare(Fake(), naive)[1]["z"])
 
@@ -171,3 +180,26 @@ def test_a_cache_dir_in_the_data_folder_is_refused_before_it_is_made(tmp_path, m
     with pytest.raises(ValueError, match="cache_dir .* lies in the reference data folder"):
         naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=data, client="synchronous")
     assert list(data.iterdir()) == []
+
+
+def test_the_estimates_copies_are_a_naive_check_in_the_same_layout():
+    """The default estimate's real ensemble copies and the naive check are one layout (a
+    stratified random half per copy, bootstrap samples of it as weak selectors): seeded
+    alike, the naive check of 10 copies of 20 makes exactly the estimate's runs, and its
+    measurement at m = 20 (every member, no choice to make) gives what the estimate does."""
+    from ensstab_dask import estimate
+    from ensstab_dask.estimates.real_runs import RealRunner, make_real_runs
+    from ensstab_dask.real.naive import _measure, real_ensemble_runs
+    from ensstab_dask.real.runs import Copies
+    from ensstab_dask.settings import EstimateSettings
+
+    kw = dict(selector=default_selector(10), progress=False)
+    est = estimate(DATA.X, DATA.y, 10, m_ensemble=(5, 20), seed=4, client="synchronous", n_boot=0, **kw)
+    copies = derive(as_seed_sequence(4), Stream.ESTIMATE, Stage.COPIES)
+    naive_runs = real_ensemble_runs(DATA.X, DATA.y, Copies(10, 20, copies), client="synchronous", **kw)
+    settings = EstimateSettings(n_feature=DATA.X.shape[1], n_target=10, m_ensemble=(5, 20), seed=4)
+    runner = RealRunner(DATA.X, DATA.y, default_selector(10), "synchronous")
+    _, made = make_real_runs(runner, settings)
+    np.testing.assert_array_equal(made.model, naive_runs)
+    measured = _measure(naive_runs, [20], 10, DATA.X.shape[1], aggregate="mean_rank", index="jaccard", ss=copies)
+    assert measured.stability[0] == pytest.approx(float(est.curve["stability"].sel(m_ensemble=20)), rel=1e-12)
