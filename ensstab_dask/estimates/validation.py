@@ -249,7 +249,8 @@ class Validation:
         """Per ensemble size, a markdown table: the prediction with its interval, the naive
         check's real value and its standard error (SE), z, whether the interval covers the
         real value, and the verdict: within 2 combined SE of the real value or outside
-        (z and SE combine both sides' standard errors; see :func:`compare`)."""
+        (z and SE combine both sides' standard errors and, beyond the measured sizes, the
+        model band shown beside the prediction's SE; see :func:`compare`)."""
         level = f"{self.estimate.prediction.confidence:.0%}"
         rows = [
             f"| m_ensemble | predicted [{level} bootstrap interval] | SE of prediction | real (naive check) | "
@@ -262,9 +263,9 @@ class Validation:
                 pred += f" [{r['lower']:.3f}, {r['upper']:.3f}]"
             z = z_text(r["z"])
             covered = "n/a" if r["covered"] is None else ("yes" if r["covered"] else "no")
+            se = f"{r['predicted_se']:.3f}" + (f" (band {r['band']:.3f})" if r["band"] > 0 else "")
             rows.append(
-                f"| {m} | {pred} | {r['predicted_se']:.3f} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | "
-                f"{verdict(r)} |"
+                f"| {m} | {pred} | {se} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | {verdict(r)} |"
             )
         return "\n".join(rows)
 
@@ -361,7 +362,7 @@ def validate(
     >>> val = es.validate(data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 3), m_stability=5,
     ...                   n_runs=10, repeats=2, n_boot=0, client="synchronous", progress=False)
     >>> sorted(val.per_m), sorted(val.per_m[3])
-    ([1, 3], ['covered', 'lower', 'predicted', 'predicted_se', 'real', 'real_se', 'upper', 'within_2se', 'z'])
+    ([1, 3], ['band', 'covered', 'lower', 'predicted', 'predicted_se', 'real', 'real_se', 'upper', 'within_2se', 'z'])
     >>> val.estimate.real_runs, int(val.naive.attrs["real_runs"])  # the default model's 10 copies of 20
     (200, 15)
     >>> val.per_m[1]["covered"] is None  # n_boot=0: no interval to cover the naive value

@@ -107,7 +107,18 @@ def test_cli_validate_json_and_rerun(tmp_path, capsys):
     d = json.loads(out.read_text())
     assert set(d["per_m"]) == {"1", "3"}
     row = d["per_m"]["1"]
-    assert set(row) == {"predicted", "lower", "upper", "predicted_se", "real", "real_se", "z", "covered", "within_2se"}
+    assert set(row) == {
+        "predicted",
+        "lower",
+        "upper",
+        "predicted_se",
+        "band",
+        "real",
+        "real_se",
+        "z",
+        "covered",
+        "within_2se",
+    }
     assert d["estimate_real_runs"] == 24 + 6 + 40 and d["naive_real_runs"] == 18 and d["naive_cached"] is False
     assert list(cache.glob("naive-*.nc"))
     assert d["covered"] == sum(r["covered"] for r in d["per_m"].values()) and d["sizes"] == 2
