@@ -30,7 +30,8 @@ import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import check_choice
-from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each, similarity_matrix, u_statistic_se
+from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each, u_statistic_se
+from ensstab_dask.indices.measures import similarity_of_intersections
 from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = [
@@ -100,9 +101,11 @@ def copy_similarities(
         acc = np.zeros((G, G))
         for _ in range(n_draws):
             top = copy_ensembles(ranks, n_target, m, rng, aggregate=aggregate)
-            z = np.zeros((G, n_feature))
-            z[np.arange(G)[:, None], top] = 1.0
-            acc += similarity_matrix(z, n_feature, index)
+            z = np.zeros((G, n_feature), dtype=bool)
+            z[np.arange(G)[:, None], top] = True
+            # Intersections counted by gathering, not by a BLAS product: exact, and no
+            # BLAS threads spinning against the other processes of a busy machine.
+            acc += similarity_of_intersections(z[:, top].sum(axis=2), n_feature, index)
         out[i] = acc / n_draws
         np.fill_diagonal(out[i], np.nan)
     return out
