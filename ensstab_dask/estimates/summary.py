@@ -241,9 +241,10 @@ def _believe(self: EstimateFields) -> str:
         chk = self.self_check
         if chk is None:
             return "Believe it? Yes: none of the method's checks objected."
+        blind = f"; the check cannot see {chk.blind_to}" if chk.blind_to else ""
         return (
             f"Believe it? Yes: checked against {chk.copies} real ensembles of {chk.members} ({chk.held_out}), "
-            "the model matched them within their noise."
+            f"the model matched them within their noise{blind}."
         )
     return f"Believe it? Not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."
 

@@ -193,7 +193,8 @@ class SelfCheck:
     ``held_out`` says in words what was held out; ``copies`` x ``members``: the real
     ensemble copies the measured side comes from. ``limit``: the largest ``|z|`` that
     passes (:data:`CHECK_Z`, or a Student's t quantile where the SE is estimated from a
-    few copies).
+    few copies). ``blind_to``: in words, the errors the check cannot see ("" when the
+    model does not say), which a passing check's answer names.
     """
 
     sizes: tuple[int, ...]
@@ -204,6 +205,7 @@ class SelfCheck:
     members: int
     held_out: str
     limit: float = CHECK_Z
+    blind_to: str = ""
 
     @property
     def z(self) -> np.ndarray:

@@ -231,6 +231,8 @@ class Anchored(CurveModel):
             held_out=f"extrapolated from ensembles of {fit[0]} to {fit[-1]} of each copy's first {h} weak selectors "
             f"to m = {B}",
             limit=CHECK_LIMIT,
+            blind_to=f"an unlucky draw of the copies (the interval covers that) or a rise of the curve that starts "
+            f"beyond m = {B}",
         )
 
     def widen(self, prediction: Prediction, check: SelfCheck) -> None:
