@@ -162,6 +162,33 @@ def _special(path: Path) -> str:
     return ""
 
 
+#: The system's folders of devices, processes and kernel state: no output is written there.
+_SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
+
+
+def _link_chain(path: Path) -> list[Path]:
+    """``path`` and each path its links lead to, hop by hop, unresolved (a link to
+    ``/proc/self/fd/1`` is seen as that, whatever the descriptor is now)."""
+    chain = [path]
+    while chain[-1].is_symlink() and len(chain) < 40:  # the kernel's own limit on hops
+        chain.append(Path(os.path.normpath(chain[-1].parent / os.readlink(chain[-1]))))
+    return chain
+
+
+def _stream(out: Path, target: Path) -> str:
+    """What ``out`` is when it stands for a stream or lies in a system folder (``/dev/stdout``,
+    a link to ``/proc/self/fd/1``, a file in ``/proc``); ``""`` otherwise.
+
+    A link to a process's pipe or socket resolves to a path that does not exist
+    (``/proc/N/fd/pipe:[M]``), so :func:`_special` sees nothing there; a temporary file
+    renamed onto the link would replace it (``/dev/stdout`` itself, as root).
+    """
+    for path in (*_link_chain(Path(os.path.abspath(out))), target):
+        if any(path == folder or folder in path.parents for folder in _SYSTEM_FOLDERS):
+            return f"in the system folder {'/' + path.parts[1]} (a device or a stream; standard output is -)"
+    return ""
+
+
 #: What :func:`ensstab_dask.real.datasets.load_dataset` reads (the suffixes of its table of
 #: formats, a live view): an output never replaces one.
 DATA_SUFFIXES = LOADERS.keys()
@@ -191,7 +218,7 @@ def refuse_to_replace(
         raise InvalidParameterError(f"{name} is an empty path; give a file name")
     out = Path(out)
     target = out.resolve()
-    kind = _special(target)
+    kind = _special(target) or _stream(out, target)
     if kind:
         raise InvalidParameterError(
             f"{name} {str(out)!r} is {kind}, not a regular file: an output never replaces one; choose another path"

@@ -4,10 +4,13 @@ import contextlib
 import json
 import os
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import xarray as xr
+from faults import tmpfs_unavailable
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
@@ -495,3 +498,60 @@ def test_commands_refuse_a_special_file_as_output_before_the_work(tmp_path, caps
         assert _kinds(paths) == before
     finally:
         sock.close()
+
+
+SIMULATE = ["simulate", "--n-feature", "200", "--n-target", "5", "--n-useful", "20", "--m-ensemble", "1,3"]
+
+
+def _ensstab(*args: str, cwd) -> subprocess.CompletedProcess:
+    """The command as a user runs it, its stdout a pipe."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environ = dict(os.environ, PYTHONPATH=root)
+    return subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", *args], cwd=cwd, env=environ, capture_output=True, text=True
+    )
+
+
+def test_a_link_to_a_pipe_of_the_process_is_refused_and_stays_a_link(tmp_path):
+    """A link to /proc/self/fd/1 resolves to a path that does not exist (pipe:[N]): it is
+    refused as a stream, before the work, and never replaced by a file."""
+    link = tmp_path / "out.json"
+    link.symlink_to("/proc/self/fd/1")
+    with pytest.raises(ValueError, match="system folder /proc"):
+        write_json({"a": 1}, link, overwrite=True)
+    proc = _ensstab(*SIMULATE, "--json", str(link), "--overwrite", cwd=tmp_path)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1 and "system folder /proc" in err[0], proc.stderr
+    assert proc.stdout == ""  # refused before the curve was simulated
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+@pytest.mark.skipif(bool(tmpfs_unavailable()), reason=tmpfs_unavailable() or "runs")
+def test_dev_stdout_is_never_replaced_even_by_root(tmp_path):
+    """--json /dev/stdout --overwrite into a pipe, as root: refused in one line, and the
+    link is still a link. /dev here is a private tmpfs stand-in, so that a command that
+    replaced the link would never touch the machine's own."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = (
+        "mount -t tmpfs -o size=1m tmpfs /dev && ln -s /proc/self/fd/1 /dev/stdout && "
+        f"PYTHONPATH={root} {sys.executable} -m ensstab_dask.cli {' '.join(SIMULATE)} --json /dev/stdout "
+        "--overwrite | cat; [ -L /dev/stdout ] && echo STILL-A-LINK"
+    )
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert "STILL-A-LINK" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "--json '/dev/stdout' is in the system folder /dev" in proc.stderr
+
+
+def test_json_dash_writes_the_json_alone_on_stdout(tmp_path):
+    """--json - : standard output holds the JSON and nothing else; the printed lines go to
+    stderr. Other outputs refuse -."""
+    proc = _ensstab(*SIMULATE, "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert set(json.loads(proc.stdout)["curve"]) == {"1", "3"}
+    assert "m_ensemble  stability" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+    proc = _ensstab("estimate", "--features", "-", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "ensstab: error: --features -: only --json writes to standard output; give a file name"
+    )

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 
 import dask
 
-from ensstab_dask.cli._common import UsageError, _dask_config, cli_words, parse_values
+from ensstab_dask.cli._common import STDOUT, UsageError, _dask_config, cli_words, parse_values
 from ensstab_dask.cli._parser import _attach_negative_values, build_parser
 from ensstab_dask.cli._stop import Stop, Terminated, close_interrupted_clusters, stop_signals_handled
 from ensstab_dask.exceptions import EnsstabError, SchedulerLost
@@ -56,6 +56,18 @@ def _log_to_stderr(level: int) -> Iterator[None]:
         log.setLevel(previous)
 
 
+@contextlib.contextmanager
+def _json_on_stdout(args) -> Iterator[None]:
+    """With ``--json -``, standard output carries the JSON alone: the command's printed
+    lines go to stderr meanwhile, and the JSON to the stream that was stdout."""
+    if getattr(args, "json", None) != STDOUT:
+        yield
+        return
+    args.json_stream = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
 def _resumable(args) -> bool:
     """Whether a rerun of this command resumes: a sweep whose store has been made."""
     return getattr(args, "command", None) == "sweep" and bool(args.store) and os.path.exists(args.store)
@@ -86,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with (
                 _log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO),
                 dask.config.set(_dask_config(args)),
+                _json_on_stdout(args),
             ):
                 return args.func(args)
     except SchedulerLost as exc:  # before OSError: it is a ConnectionError

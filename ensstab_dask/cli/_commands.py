@@ -28,6 +28,7 @@ from ensstab_dask.cli._common import (
     _write,
     in_cli_words,
     parse_values,
+    write_json_option,
 )
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
@@ -36,7 +37,7 @@ from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
-from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf, write_json
+from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf
 from ensstab_dask.sweeps.sweep import sweep
 
 
@@ -79,7 +80,7 @@ def _cmd_simulate(args) -> int:
         keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed", "model", "h")
         payload = {k: getattr(args, k) for k in keys}
         payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
-        write_json(payload, args.json, overwrite=args.overwrite)
+        write_json_option(args, payload)
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import json
 import logging
 import os
 import re
@@ -27,6 +28,9 @@ from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarr
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.settings import SETTINGS, EstimateSettings
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
+
+#: The path that names standard output (``--json -``), as in most command-line tools.
+STDOUT = "-"
 
 
 class UsageError(EnsstabError):
@@ -215,6 +219,10 @@ def _check_outputs(args) -> None:
                 f"{first} and {second} name one file, {path}: the second would replace the first; give each its own"
             )
     for option, path in given:
+        if path == STDOUT:
+            if option != "--json":
+                raise UsageError(f"{option} -: only --json writes to standard output; give a file name")
+            continue
         try:
             refuse_to_replace(path, overwrite=args.overwrite, name=option)
         except InvalidParameterError as exc:
@@ -329,9 +337,21 @@ def _write(args, payload: dict, ds, features=None) -> None:
             raise UsageError(f"--features: --model {args.model} ran no real ensemble copies to count features on")
         write_feature_table(features, args.features, overwrite=args.overwrite)
     if args.json:
-        write_json(payload, args.json, overwrite=args.overwrite)
+        write_json_option(args, payload)
     if args.output:
         write_netcdf(ds, args.output, overwrite=args.overwrite)
+
+
+def write_json_option(args, payload: dict) -> None:
+    """``--json``'s output: the file it names, or standard output for ``-`` (where
+    :func:`ensstab_dask.cli.main` has sent the command's printed lines to stderr)."""
+    if args.json != STDOUT:
+        write_json(payload, args.json, overwrite=args.overwrite)
+        return
+    stream = getattr(args, "json_stream", None) or sys.stdout
+    json.dump(payload, stream, indent=2)
+    stream.write("\n")
+    stream.flush()
 
 
 def _default_cache_dir() -> str:

@@ -215,7 +215,12 @@ def _name_the_models(p: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False) -> None:
-    p.add_argument("--json", metavar="OUT.json", type=_path, help="write the results as JSON")
+    p.add_argument(
+        "--json",
+        metavar="OUT.json",
+        type=_path,
+        help="write the results as JSON; - writes them to standard output (the printed lines then go to stderr)",
+    )
     p.add_argument("--output", metavar="OUT.nc", type=_path, help="write the curve and results to netCDF")
     if features:
         p.add_argument(

@@ -53,6 +53,7 @@ __all__ = [
     "feature_rows",
     "stable_features",
     "write_feature_table",
+    "spreadsheet_safe",
 ]
 
 #: The frequency the plain answer calls "kept on nearly every rerun".
@@ -299,12 +300,29 @@ def stable_features(features: xr.Dataset) -> dict:
     }
 
 
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP's list),
+#: and the quote that escapes them, so that a name which begins with it stays recoverable.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def spreadsheet_safe(name: str) -> str:
+    """``name`` as a CSV cell that no spreadsheet runs: a name that begins with ``=``,
+    ``+``, ``-``, ``@``, a tab, a carriage return or ``'`` gets a leading ``'``.
+
+    The real name is the cell without its first character whenever the cell begins with
+    ``'``; every other cell is the name as it is.
+    """
+    return "'" + name if name.startswith(_FORMULA_STARTS) else name
+
+
 def write_feature_table(features: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False):
     """Write :func:`feature_table` as CSV, whole or not at all
-    (:func:`~ensstab_dask.outputs.atomic_output`). Returns the path."""
+    (:func:`~ensstab_dask.outputs.atomic_output`), its names made safe to open in a
+    spreadsheet (:func:`spreadsheet_safe`). Returns the path."""
     # Its header begins with FEATURE_TABLE_HEADER: what lets overwrite=True replace it later
     # (any other CSV file is taken for data, and never replaced).
     table = feature_table(features)
+    table["name"] = [spreadsheet_safe(str(n)) for n in table["name"]]
     with atomic_output(out, overwrite=overwrite) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")
     return out

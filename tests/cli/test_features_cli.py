@@ -114,3 +114,21 @@ def test_the_table_and_another_output_never_name_one_file(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--json and --features name one file, {same}" in err[0]
     assert not same.exists()
+
+
+def test_names_that_a_spreadsheet_would_run_are_escaped(tmp_path):
+    """A name that begins with =, +, -, @ (a formula in a spreadsheet) is written behind a
+    ', and the real name is the cell without it; the JSON keeps the names as they are."""
+    hostile = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "'quoted", "\tTAB"]
+    names = hostile + NAMES[len(hostile) :]
+    X, y = _study()
+    data = tmp_path / "study.npz"
+    np.savez(data, X=X, y=y, feature_names=np.array(names))
+    table, out = tmp_path / "features.csv", tmp_path / "e.json"
+    assert main(["estimate", "--data", str(data), *SMALL, "--features", str(table), "--json", str(out)]) == 0
+    frame = pd.read_csv(table, keep_default_na=False)
+    cells = frame["name"].tolist()
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    assert sorted(frame["name"].str.replace("^'", "", regex=True)) == sorted(names)
+    assert {c for c in cells if c.startswith("'")} == {"'" + n for n in hostile}
+    assert {r["name"] for r in json.loads(out.read_text())["features"]} == set(names)
