@@ -283,3 +283,49 @@ def stopped_scheduler() -> Iterator[str]:
         proc.send_signal(signal.SIGCONT)
         proc.kill()
         proc.wait(30)
+
+
+# Listeners that answer Dask's handshake with something that runs code when unpickled ----------
+
+
+class _Touch:
+    """Unpickled, creates the file at ``path``: what a hostile listener would send."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return exec, (f"open({self.path!r}, 'w').close()",)
+
+
+def dask_message(*frames: bytes) -> bytes:
+    """``frames`` as distributed's TCP comm sends one message: an 8-byte length, the
+    prelude (how many frames, each one's length), then the frames."""
+    import struct
+
+    body = struct.pack(f"<Q{len(frames)}Q", len(frames), *map(len, frames)) + b"".join(frames)
+    return struct.pack("<Q", len(body)) + body
+
+
+def pickling_answer(path: Path, how: str) -> bytes:
+    """A handshake answer that creates ``path`` in whoever unpickles it: ``"pickled"``, a
+    msgpack frame whose ``__Pickled__`` entry points at a pickle (distributed's reader
+    unpickles it), ``"serialized"``, the same through ``__Serialized__`` and dask's pickle
+    serializer, or ``"raw"``, a bare pickle as the message's one frame."""
+    import pickle
+
+    import msgpack
+
+    payload = pickle.dumps(_Touch(path), protocol=5)
+    if how == "pickled":
+        header = msgpack.packb({"num-sub-frames": 0, "pickled-obj": payload}, use_bin_type=True)
+        return dask_message(msgpack.packb({"__Pickled__": 1}, use_bin_type=True), header)
+    if how == "serialized":
+        header = msgpack.packb(
+            {"serializer": "pickle", "num-sub-frames": 1, "writeable": (False,), "type": "x", "type-serialized": b""},
+            use_bin_type=True,
+        )
+        return dask_message(msgpack.packb({"__Serialized__": 1}, use_bin_type=True), header, payload)
+    if how == "raw":
+        return dask_message(payload)
+    raise ValueError(f"how must be 'pickled', 'serialized' or 'raw'; got {how!r}")

@@ -48,7 +48,12 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import pickle
+import random
 import signal
+import ssl
+import struct
+import sys
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
@@ -326,6 +331,11 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
     return cluster
 
 
+#: The longest scheduler address accepted: a scheme, a host name of at most 253 characters
+#: (DNS's limit) or an IPv6 literal, and a port.
+_MAX_ADDRESS = 300
+
+
 def check_address(address: str) -> str:
     """Validate a scheduler address before any connection attempt; return it normalised.
 
@@ -334,6 +344,12 @@ def check_address(address: str) -> str:
     """
     from distributed.comm.addressing import get_address_host_port, normalize_address
 
+    if isinstance(address, str) and len(address) > _MAX_ADDRESS:
+        # Quoted in part: the error is one line, not the whole of what was given.
+        raise InvalidParameterError(
+            f"client: malformed scheduler address {address[:60]!r}... ({len(address):,} characters): a host name "
+            f"has at most 253 characters, an address at most {_MAX_ADDRESS}"
+        )
     try:
         normal = normalize_address(address)
         host, port = get_address_host_port(normal)
@@ -343,6 +359,14 @@ def check_address(address: str) -> str:
         raise InvalidParameterError(
             f"client: malformed scheduler address {address!r}: expected scheme://host:port with port 1-65535"
         )
+    try:
+        # What the resolver will do with it: a name with a label over 63 characters, or
+        # one that IDNA cannot encode, fails there with a UnicodeError, not an OSError.
+        host.encode("idna")
+    except UnicodeError as exc:
+        raise InvalidParameterError(
+            f"client: malformed scheduler address {address!r}: the host name is not a valid DNS name ({exc})"
+        ) from None
     return normal
 
 
@@ -493,6 +517,71 @@ class _NoAnswer(TimeoutError):
     """A listener at the address that did not answer as a Dask scheduler in time."""
 
 
+class _NotDask(OSError):
+    """A listener at the address that answered, but not in Dask's protocol."""
+
+    def __init__(self) -> None:
+        super().__init__("it answered, but not in Dask's protocol: is the port another service's?")
+
+
+#: The largest message the check before the Client reads from an address. A scheduler's
+#: handshake and its identity, asked for no workers, are a few hundred bytes; a length
+#: header claiming more is another service's bytes (an HTTP answer reads as exabytes),
+#: refused before anything is read or allocated.
+_MAX_MESSAGE = 1 << 20
+
+
+def _wire_message(msg: dict) -> bytes:
+    """``msg`` as distributed's TCP comm writes a message of plain data: an 8-byte
+    length, then the frames' prelude (how many frames, each one's length) and the one
+    frame, ``msg`` in msgpack (what :func:`distributed.protocol.dumps` gives for it)."""
+    import msgpack
+
+    frame = msgpack.packb(msg, use_bin_type=True)
+    body = struct.pack("<QQ", 1, len(frame)) + frame
+    return struct.pack("<Q", len(body)) + body
+
+
+async def _read_wire_message(reader: asyncio.StreamReader) -> object:
+    """The next message from ``reader``, its first frame decoded by plain msgpack alone.
+
+    distributed's own reader hands a frame to an object hook that unpickles whatever a
+    ``__Pickled__`` or ``__Serialized__`` entry holds: a listener at the address would run
+    code in this process before it is known to be a scheduler. Plain msgpack builds
+    dicts, lists, strings, numbers and bytes only (an extension type stays an
+    ``ExtType``), and the sizes are bounded before anything is read.
+    """
+    import msgpack
+
+    (total,) = struct.unpack("<Q", await reader.readexactly(8))
+    if not 16 <= total <= _MAX_MESSAGE:
+        raise _NotDask()
+    body = await reader.readexactly(total)
+    (n_frames,) = struct.unpack_from("<Q", body)
+    if not 1 <= n_frames <= total // 8 - 1:
+        raise _NotDask()
+    first = struct.unpack_from("<Q", body, 8)[0]
+    start = 8 * (1 + n_frames)
+    if start + first > total:
+        raise _NotDask()
+    try:
+        return msgpack.unpackb(body[start : start + first], raw=False, strict_map_key=False, use_list=True)
+    except (ValueError, msgpack.UnpackException):  # msgpack's errors, invalid UTF-8 among them
+        raise _NotDask() from None
+
+
+#: OpenSSL's reasons for bytes that are not TLS at all: a tcp:// scheduler talks first, in
+#: Dask's protocol, and another service in its own.
+_NOT_TLS = frozenset(
+    ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE", "UNKNOWN_PROTOCOL")
+)
+
+
+def _not_tls(exc: ssl.SSLError) -> bool:
+    """Whether the TLS handshake failed because the peer does not speak TLS at all."""
+    return isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError)) or getattr(exc, "reason", None) in _NOT_TLS
+
+
 def _handshake(address: str, timeout: float, security) -> None:
     """Connect to ``address``, complete distributed's handshake and have the scheduler
     answer one request (its identity), all within ``timeout`` seconds.
@@ -504,21 +593,94 @@ def _handshake(address: str, timeout: float, security) -> None:
     address (OSError, TimeoutError), with words of its own for these cases. It runs in
     a thread of its own, on an event loop of its own, so that it works from a thread
     whose loop is running (a notebook) and a Ctrl-C meanwhile is raised at once.
-    """
-    from distributed.comm import connect as comm_connect
 
+    It speaks distributed's wire format itself (:func:`_wire_message`,
+    :func:`_read_wire_message`) rather than through ``distributed.comm``, whose reader
+    unpickles what the peer sends: nothing from the address is decoded by anything but
+    plain msgpack before it has answered as a scheduler. The Client, once made, trusts
+    the scheduler, as every Dask client does (docs/clusters.md, "What a client trusts").
+    """
+    from distributed.comm.addressing import get_address_host_port
+
+    tls = address.startswith("tls://")
     args = security.get_connection_args("client") if security is not None else {}
+    if not tls and args.get("require_encryption"):
+        raise InvalidParameterError(
+            f"client: {address} is not a tls:// address, and the dask config requires encryption "
+            "(distributed.comm.require-encryption)"
+        )
+    host, port = get_address_host_port(address)
+    context = args.get("ssl_context") if tls else None
+    if tls and context is None:
+        raise InvalidParameterError(f"client: {address} is a TLS scheduler and no client certificates were given")
     outcome: list = []
 
+    async def open_connection(within: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        # As distributed does: a refused connection is retried, with jittered backoff, until
+        # the connection's own time is up (a scheduler may be starting), and that ends
+        # before the whole check's, so that a port where nothing listens is reported as
+        # distributed reports it, not as a listener that did not answer.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        attempt = 0
+        while True:
+            left = deadline - loop.time()
+            try:
+                return await asyncio.wait_for(
+                    asyncio.open_connection(
+                        host,
+                        port,
+                        ssl=context,
+                        server_hostname=(args.get("server_hostname") or host) if tls else None,
+                    ),
+                    max(left, 0.001),
+                )
+            except ssl.SSLCertVerificationError:
+                raise
+            except (ssl.SSLError, ConnectionResetError, ConnectionAbortedError, EOFError) as exc:
+                if not tls:
+                    raise
+                if isinstance(exc, ssl.SSLError) and not _not_tls(exc):
+                    raise  # the scheduler refused our certificate, or we refused its: the TLS words
+                raise OSError(
+                    "no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
+                ) from None
+            except (OSError, asyncio.TimeoutError) as exc:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise OSError(f"Timed out trying to connect to {address} after {within:.2g} s") from exc
+                await asyncio.sleep(random.uniform(0, min(left, 0.01 * 2**attempt)))
+                attempt += 1
+
     async def ask() -> object:
-        # The connection's own timeout ends first: a port where nothing listens is reported
-        # as distributed reports it, not as a listener that did not answer.
-        comm = await comm_connect(address, timeout=0.9 * timeout, **args)
+        reader, writer = await open_connection(0.9 * timeout)
         try:
-            await comm.write({"op": "identity", "n_workers": 0, "reply": True})
-            return await comm.read()
+            # distributed's handshake: each side sends its settings; ours ask for no
+            # compression, and a scheduler then compresses nothing it sends us.
+            writer.write(
+                _wire_message(
+                    {
+                        "compression": None,
+                        "python": tuple(sys.version_info)[:3],
+                        "pickle-protocol": pickle.HIGHEST_PROTOCOL,
+                    }
+                )
+            )
+            await writer.drain()
+            theirs = await _read_wire_message(reader)
+            if not isinstance(theirs, dict) or "pickle-protocol" not in theirs:
+                raise _NotDask()
+            writer.write(_wire_message({"op": "identity", "n_workers": 0, "reply": True}))
+            await writer.drain()
+            return await _read_wire_message(reader)
+        except asyncio.IncompleteReadError:
+            raise OSError(
+                "it closed the connection without answering as a Dask scheduler: "
+                + ("a tls:// one, or " if not tls else "")
+                + "another service on that port?"
+            ) from None
         finally:
-            comm.abort()
+            writer.transport.abort()
 
     def run() -> None:
         try:
@@ -536,14 +698,14 @@ def _handshake(address: str, timeout: float, security) -> None:
             "service on that port?"
         )
     if isinstance(answer, (OSError, ValueError)):
-        raise answer  # refused, unreachable, a TLS failure: as the Client reports them
-    if isinstance(answer, BaseException) or not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise answer  # refused, unreachable, a TLS failure, not Dask's protocol: as the Client reports them
+    if isinstance(answer, BaseException):
+        raise answer
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
         what = answer.get("type") if isinstance(answer, dict) else None
-        raise OSError(
-            f"it answered, but as a Dask {what}, not the scheduler"
-            if what
-            else "it answered, but not in Dask's protocol: is the port another service's?"
-        )
+        if isinstance(what, str) and what.isidentifier() and len(what) < 40:
+            raise OSError(f"it answered, but as a Dask {what}, not the scheduler")
+        raise _NotDask()
 
 
 def _close_unstarted(exc: BaseException) -> None:

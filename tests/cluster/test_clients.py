@@ -234,3 +234,27 @@ def test_ctrl_c_kills_a_busy_worker_process_at_once_and_no_nanny_restarts_it():
         assert all(w.status.name == "closed" for w in cluster.workers.values())  # closed, so not restarting
         assert not c.scheduler_info()["workers"], "a worker was restarted"
         del busy
+
+
+@pytest.mark.parametrize("host", ["a" * 10_000, "a" * 64, "a..b"])
+def test_a_host_name_no_resolver_takes_is_refused_in_one_line(host, tmp_path):
+    """A 10,000-character --scheduler ended in a UnicodeError traceback from the 'idna'
+    codec (a DNS label has at most 63 characters): it is a malformed address, refused at
+    once in one line of bounded length."""
+    from faults import SWEEP, run_cli
+
+    from ensstab_dask.cluster import check_address
+
+    address = f"tcp://{host}:8786"
+    with pytest.raises(es.InvalidParameterError, match="malformed scheduler address"):
+        check_address(address)
+    ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, cwd=tmp_path, timeout=120)
+    assert ran.one_line_error(), ran.stderr[-3000:]
+    assert "malformed scheduler address" in ran.lines[0] and len(ran.lines[0]) < 400, ran.lines[0][:500]
+
+
+def test_host_names_a_resolver_takes_are_kept():
+    from ensstab_dask.cluster import check_address
+
+    for address in ("tcp://bücher.example:8786", "tcp://[::1]:8786", f"tcp://{'a' * 63}.example:8786"):
+        assert check_address(address) == address

@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from faults import HTTP_ANSWER, SWEEP, http_server, listener, run_cli, stopped_scheduler
+from faults import HTTP_ANSWER, SWEEP, http_server, listener, pickling_answer, run_cli, stopped_scheduler
 
 import ensstab_dask as es
 from ensstab_dask.cluster import connect
@@ -85,6 +85,60 @@ def test_the_cli_says_so_in_one_line_within_its_timeout(kind, tmp_path):
     assert ran.one_line_error(), ran.stderr[-3000:]
     assert f"could not reach the Dask scheduler at {address} within 3 s ({SAID[kind]}" in ran.lines[0]
     assert not (tmp_path / "s.zarr").exists()  # a sweep that cannot start leaves no store
+
+
+@pytest.mark.parametrize("how", ["pickled", "serialized", "raw"])
+def test_a_listener_answering_with_a_pickle_runs_no_code_here(how, tmp_path):
+    """distributed's reader unpickles what a ``__Pickled__`` or ``__Serialized__`` entry
+    holds: the check before the Client ran it (the file was created) and then said the
+    address was not a scheduler. It now reads the answer with plain msgpack alone."""
+    touched = tmp_path / "touched"
+    with listener(pickling_answer(touched, how)) as address:
+        raised = _connect_in_a_thread(address, 5, bound=60)
+        ran = run_cli(
+            *SWEEP,
+            "--n-useful",
+            "20",
+            "--p",
+            "0.5",
+            "--scheduler",
+            address,
+            "--timeout",
+            "5",
+            cwd=tmp_path,
+            timeout=120,
+        )
+    assert not touched.exists(), "the listener's pickle ran in this process"
+    assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+    assert "it answered, but not in Dask's protocol" in str(raised)
+    assert ran.one_line_error(), ran.stderr[-3000:]
+    assert (
+        f"could not reach the Dask scheduler at {address} within 5 s (it answered, but not in Dask's protocol"
+        in (ran.lines[0])
+    )
+
+
+def test_the_check_before_the_client_never_calls_distributeds_decoder(tmp_path, monkeypatch):
+    """Not one call into distributed's message decoder while connect() meets a hostile
+    listener (a spy that counts calls, the decoder itself unchanged): even a bare pickle,
+    which creates nothing, is never handed to it."""
+    import distributed.protocol
+    import distributed.protocol.core
+
+    calls: list = []
+    real = distributed.protocol.core.loads
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    for module in (distributed.protocol, distributed.protocol.core):
+        monkeypatch.setattr(module, "loads", counted)
+    for how in ("pickled", "raw"):
+        with listener(pickling_answer(tmp_path / how, how)) as address:
+            raised = _connect_in_a_thread(address, 5, bound=60)
+        assert isinstance(raised, es.SchedulerUnreachable) and not (tmp_path / how).exists(), repr(raised)
+    assert calls == []
 
 
 def test_a_timeout_that_is_not_a_positive_number_is_refused():
