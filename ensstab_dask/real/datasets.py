@@ -13,6 +13,14 @@
   like a microarray study, generated from a seed, with known informative features.
 
 Every loader ends in :func:`check_data`, which refuses what the method cannot use.
+Then :func:`load_dataset` says in one warning each (the ``ensstab_dask`` logger) what it
+made of a file's slips: repeated feature names are made unique as scanpy's
+``var_names_make_unique`` does (``f0``, ``f0-1``), and samples that repeat an earlier one
+(same values, same label) are counted. A CSV's first column without a name (the row
+names ``DataFrame.to_csv()`` and R's ``write.csv`` write) is read as sample ids, not as a
+feature, and said so; a label column that appears twice is refused. An error names the
+file and what is wrong with it, never the file's contents (a file that is not what its
+name says may be anything).
 :func:`select_classes` keeps the samples of chosen classes (``classes=`` of
 :func:`load_dataset`, the CLI's ``--classes``), and :func:`class_counts` says which
 classes there are and how many samples each has.
@@ -26,7 +34,11 @@ classes to ask the two-class question.
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
+import re
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +54,8 @@ from ensstab_dask.seeding import SeedLike, make_rng
 # scikit-learn, scipy.io, pandas and anndata are imported where they are used (import time;
 # anndata is also optional).
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "Data",
     "Loader",
@@ -51,6 +65,7 @@ __all__ = [
     "check_data",
     "check_n_target",
     "make_microarray",
+    "make_names_unique",
     "reference_dataset",
     "select_classes",
     "class_counts",
@@ -119,6 +134,18 @@ def check_n_target(n_target, n_feature: int) -> int:
     return n_target
 
 
+def _holds_text(X) -> bool:
+    """Whether X (not sparse) holds strings (or Python objects, or rows of different lengths)."""
+    import scipy.sparse
+
+    if scipy.sparse.issparse(X):
+        return False
+    try:
+        return np.asarray(X).dtype.kind in "USO"
+    except (TypeError, ValueError):  # ragged
+        return True
+
+
 def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
     """scikit-learn's refusal of (X, y) as one line that names the parameter and what is allowed."""
     from sklearn.utils.multiclass import type_of_target
@@ -127,7 +154,9 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
     if "Complex data" in msg:  # scikit-learn says ValueError; it is the wrong kind of number
         return InvalidParameterError(f"{'X' if np.iscomplexobj(X) else 'y'} must be real-valued; got complex numbers")
     if "convert" in msg or isinstance(exc, TypeError):
-        return InvalidParameterError(f"X must be a dense numeric (n_samples, n_feature) array: {msg.splitlines()[0]}")
+        if _holds_text(X):  # scikit-learn's message would quote the first value it could not read
+            return InvalidParameterError("X must be a dense numeric (n_samples, n_feature) array; it holds text")
+        return InvalidParameterError(f"X must be a dense numeric (n_samples, n_feature) array: {_reason(exc)}")
     if "inconsistent numbers of samples" in msg:
         return InvalidParameterError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
     if "2D array" in msg or "dim <= 2" in msg:
@@ -151,87 +180,256 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
         return InvalidParameterError(
             f"y must hold class labels (integers or strings), no missing labels; got a {type_of_target(y)!r} target"
         )
-    return InvalidParameterError(f"X, y: {msg.splitlines()[0]}")
+    return InvalidParameterError(f"X, y: {_reason(exc)}")
+
+
+#: A quoted stretch of a message: where a decoder quotes what it read.
+_QUOTED = re.compile(r"b?'[^']*'|b?\"[^\"]*\"")
+
+
+def _reason(exc: BaseException) -> str:
+    """What a reader or decoder said was wrong, without what it quotes of the file: the
+    first line of its message, quoted stretches cut out, at most 120 characters.
+
+    A file that is not what its name says may be anything (``/etc/shadow`` named ``x.csv``),
+    and pandas, NumPy and scikit-learn quote the bytes they could not read.
+
+    Examples
+    --------
+    >>> _reason(ValueError("could not convert string to float: 'root:$6$secret'"))
+    'could not convert string to float: ...'
+    """
+    lines = str(exc).strip().splitlines()
+    text = _QUOTED.sub("...", lines[0]) if lines else type(exc).__name__
+    return text if len(text) <= 120 else text[:119] + "\u2026"
+
+
+def _shown(name) -> str:
+    """A column, key or feature name as a message shows it: quoted, and cut to 40 characters."""
+    text = str(name)
+    return repr(text if len(text) <= 40 else text[:39] + "\u2026")
 
 
 #: What a reader raises on a file that is not what its name says (a decoder's errors, a
-#: truncated file); MemoryError is not among them.
-_UNREADABLE = (ValueError, TypeError, KeyError, EOFError, OSError, NotImplementedError)
+#: truncated file: scipy's .mat reader says IndexError to a short one); MemoryError is not among them.
+_UNREADABLE = (ValueError, TypeError, KeyError, IndexError, EOFError, OSError, NotImplementedError)
+
+
+def _no_label(path: Path, label, holds: str) -> None:
+    """Refuse ``label`` for a format whose file holds its labels: it would be dropped unread."""
+    if label is not None:
+        raise InvalidParameterError(
+            f"label is for .csv and .h5ad files, which have label columns; {path} holds its labels in {holds}: "
+            "leave the label column out"
+        )
+
+
+def _matlab_kind(a: np.ndarray) -> str | None:
+    """What a MATLAB variable is when it is not numbers (as scipy reads it), else None."""
+    if a.dtype.names:
+        return "a struct"
+    if a.dtype.kind == "O":
+        return "a cell array"
+    if a.dtype.kind in "US":
+        return "text (a char array)"
+    return None
 
 
 def _load_mat(path: Path, label=None) -> Data:
-    """A scikit-feature file: ``X`` and ``Y`` (``label`` is not used: the file names its labels)."""
+    """A scikit-feature file: ``X`` and ``Y`` (``label`` is refused: the file names its labels)."""
     from scipy.io import loadmat
     from scipy.io.matlab import MatReadError
 
+    _no_label(path, label, "Y")
     try:
         mat = loadmat(path)
+    except NotImplementedError as exc:  # scipy reads up to v7; v7.3 files are HDF5
+        raise InvalidParameterError(
+            f"{path}: a MATLAB v7.3 (HDF5) .mat file, which scipy cannot read: save it with -v7, or as .npz"
+        ) from exc
     except (*_UNREADABLE, MatReadError) as exc:
-        raise InvalidParameterError(f"{path}: not a readable MATLAB .mat file ({exc})") from exc
+        # "Unknown mat file type, version 57, 57" would give two bytes of the file.
+        why = "no MATLAB header" if "Unknown mat file type" in str(exc) else _reason(exc)
+        raise InvalidParameterError(f"{path}: not a readable MATLAB .mat file ({why})") from exc
     for key in ("X", "Y"):
         if key not in mat:
-            found = sorted(k for k in mat if not k.startswith("__"))
+            found = [_shown(k) for k in sorted(mat) if not k.startswith("__")][:10]
             raise InvalidParameterError(
-                f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found {found}"
+                f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found [{', '.join(found)}]"
             )
-    return Data(mat["X"], np.asarray(mat["Y"]).ravel())
+    X, Y = np.asarray(mat["X"]), np.asarray(mat["Y"])
+    for key, value, what in (("X", X, "a numeric matrix"), ("Y", Y, "a numeric vector of labels")):
+        kind = _matlab_kind(value)
+        if kind is not None:
+            raise InvalidParameterError(f"{path}: {key} must be {what}, not {kind}")
+    # Y stays as it is: check_data takes a column or a row, and names any other shape.
+    return Data(X, Y)
+
+
+#: The first bytes of a zip file (a .npz is one), of a lone .npy array and of a gzip file.
+_ZIP_MAGIC, _NPY_MAGIC, _GZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY", b"\x1f\x8b"
+
+
+def _npz_archive(path: Path):
+    """The archive of a ``.npz`` file, refused by what it starts with when it is not one:
+    NumPy would try a file that is not a zip as a pickle, and advise loading it unsafely."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+    except OSError as exc:
+        raise InvalidParameterError(f"{path}: not a readable .npz file ({_reason(exc)})") from exc
+    save = "numpy.savez(path, X=X, y=y)"
+    if head.startswith(_NPY_MAGIC):
+        raise InvalidParameterError(
+            f"{path}: a single NumPy array (.npy), not a NumPy .npz archive of X and y: save with {save}"
+        )
+    if head.startswith(_GZIP_MAGIC):
+        raise InvalidParameterError(f"{path}: a gzip file, not a NumPy .npz archive: gunzip it, or save with {save}")
+    if not head.startswith(_ZIP_MAGIC):
+        raise InvalidParameterError(f"{path}: not a NumPy .npz archive (the zip of arrays that {save} writes)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (*_UNREADABLE, zipfile.BadZipFile) as exc:
+        raise InvalidParameterError(f"{path}: not a readable NumPy .npz archive ({_reason(exc)})") from exc
 
 
 def _load_npz(path: Path, label=None) -> Data:
-    """``X``, ``y`` (or ``Y``) and optional ``feature_names`` (``label`` is not used: the file
+    """``X``, ``y`` (or ``Y``) and optional ``feature_names`` (``label`` is refused: the file
     names its labels)."""
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except (*_UNREADABLE, zipfile.BadZipFile) as exc:
-        raise InvalidParameterError(f"{path}: not a readable .npz file ({exc})") from exc
+    _no_label(path, label, "its y array")
+    npz = _npz_archive(path)
+    found = ", ".join(_shown(k) for k in sorted(npz.files)[:10])
     if "X" not in npz:
-        raise InvalidParameterError(f"{path}: key 'X' is missing; found {sorted(npz.files)}")
+        raise InvalidParameterError(f"{path}: key 'X' is missing; found [{found}]")
     ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
     if ykey is None:
-        raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing; found {sorted(npz.files)}")
-    try:
-        names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
-        return Data(npz["X"], np.asarray(npz[ykey]).ravel(), names)
-    except ValueError as exc:  # an array of Python objects: reading it would run code from the file
-        raise InvalidParameterError(f"{path}: X, y and feature_names must be numeric or string arrays ({exc})") from exc
+        raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing; found [{found}]")
+    arrays = {}
+    for key in ("X", ykey, "feature_names"):
+        if key not in npz:
+            continue
+        try:
+            arrays[key] = np.asarray(npz[key])
+        except ValueError as exc:  # an array of Python objects: reading it would run code from the file
+            raise InvalidParameterError(
+                f"{path}: X, y and feature_names must be numeric or string arrays; {key} holds Python objects, "
+                "which are not read (unpickling would run code from the file)"
+            ) from exc
+        except (*_UNREADABLE, zipfile.BadZipFile) as exc:
+            raise InvalidParameterError(f"{path}: {key} could not be read ({_reason(exc)})") from exc
+    names = arrays["feature_names"].astype(str) if "feature_names" in arrays else None
+    # y stays as it is: check_data takes a column or a row, and names any other shape.
+    return Data(arrays["X"], arrays[ykey], names)
 
 
-def _label_column(path: Path, columns, label, *, listing: str):
-    """The label column among ``columns``: ``label`` by name or position, or else the one
-    column named label, y, class or target; ``listing`` shows the user what there is."""
+def _label_column(path: Path, columns, label, *, listing: str) -> int:
+    """The position of the label column among ``columns``: ``label`` by name, or else (an
+    int) by position, or else the one column named label, y, class or target; ``listing``
+    shows the user what there is.
+
+    An int that is also a column's name (``0``, where a column is named ``"0"``) is taken
+    as the name, and a warning says so when position and name are different columns.
+    """
+    names = [str(c) for c in columns]
     if label is None:
-        candidates = [c for c in columns if str(c).lower() in ("label", "y", "class", "target")]
-        if len(candidates) != 1:
+        candidates = [i for i, c in enumerate(names) if c.lower() in ("label", "y", "class", "target")]
+        # One name twice is the label given twice: the caller refuses it, by name.
+        if len({names[i] for i in candidates}) != 1:
             raise InvalidParameterError(f"{path}: choose the label column with label=...; {listing}")
         return candidates[0]
-    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
-        if not -len(columns) <= label < len(columns):
-            raise InvalidParameterError(
-                f"{path}: label column index {label} is out of range for {len(columns)} columns"
+    if str(label) in names:
+        at = names.index(str(label))
+        if isinstance(label, (int, np.integer)) and -len(names) <= label < len(names) and label % len(names) != at:
+            logger.warning(
+                "%s: label %s names a column and is a position: the column named %s (column %d) is the label, "
+                "not column %d (%s); to use that one, give its name",
+                path,
+                label,
+                _shown(label),
+                at,
+                label % len(names),
+                _shown(names[label]),
             )
-        return columns[label]
-    if label not in columns:
-        raise InvalidParameterError(f"{path}: label column {label!r} is missing; {listing}")
-    return label
+        return at
+    if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
+        if not -len(names) <= label < len(names):
+            raise InvalidParameterError(f"{path}: label column index {label} is out of range for {len(names)} columns")
+        return int(label) % len(names)
+    raise InvalidParameterError(f"{path}: label column {label!r} is missing; {listing}")
+
+
+#: The names pandas' ``DataFrame.to_csv()`` and R's ``write.csv`` give the row names'
+#: column ('' ), and the name pandas reads such a column as (``Unnamed: 0``).
+_INDEX_NAME = re.compile(r"(Unnamed: \d+)?")
+
+
+def _csv_header(path: Path, frame) -> list[str]:
+    """The header as written: pandas renames a repeated ``f0`` to ``f0.1`` and an empty name
+    to ``Unnamed: 0``, which would hide a repeated label or feature and the row names."""
+    import pandas as pd
+
+    try:
+        row = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    except _UNREADABLE:  # read whole a moment ago: keep pandas' names
+        return [str(c) for c in frame.columns]
+    header = [str(v) for v in row.iloc[0]] if len(row) else []
+    return header if len(header) == len(frame.columns) else [str(c) for c in frame.columns]
 
 
 def _load_csv(path: Path, label=None) -> Data:
-    """One row per sample, a header, and the label column :func:`_label_column` finds."""
+    """One row per sample, a header, and the label column :func:`_label_column` finds.
+
+    Leading columns named '' or ``Unnamed: N`` hold row names (sample ids) and are not
+    features, unless one of them is the label; a label column named twice is refused.
+    """
     import pandas as pd
 
     try:
         frame = pd.read_csv(path)
+    except UnicodeDecodeError as exc:  # its message would quote the byte
+        raise InvalidParameterError(f"{path}: not a readable CSV file (not UTF-8 text, from byte {exc.start})") from exc
     except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
-        raise InvalidParameterError(f"{path}: not a readable CSV file ({exc})") from exc
-    if frame.empty and len(frame.columns):
+        raise InvalidParameterError(f"{path}: not a readable CSV file ({_reason(exc)})") from exc
+    if len(frame.columns) < 2:  # not a data file; its one "column name" is its first line
+        raise InvalidParameterError(
+            f"{path}: the header has {len(frame.columns)} column(s); a CSV data file has a label column and "
+            "feature columns, separated by commas (a tab- or semicolon-separated file is not read as CSV)"
+        )
+    if frame.empty:
         raise InvalidParameterError(f"{path}: a header and no rows; a CSV data file has one row per sample")
-    label = _label_column(path, frame.columns, label, listing=f"columns start {list(frame.columns[:5])}")
-    y = frame[label].to_numpy()
-    features = frame.drop(columns=[label])
-    non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+    header = _csv_header(path, frame)
+    listing = f"columns start [{', '.join(_shown(c) for c in header[:5])}]"
+    at = _label_column(path, header, label, listing=listing)
+    twice = [i for i, name in enumerate(header) if name == header[at]]
+    if len(twice) > 1:
+        raise InvalidParameterError(
+            f"{path}: the label column {_shown(header[at])} appears {len(twice)} times in the header (columns "
+            f"{', '.join(map(str, twice[:-1]))} and {twice[-1]}): all but one would be read as features; remove or "
+            "rename the others"
+        )
+    index = list(itertools.takewhile(lambda i: _INDEX_NAME.fullmatch(header[i]) and i != at, range(len(header))))
+    if index:
+        logger.warning(
+            "%s: the first column%s, named %s, %s read as sample ids (row names, as DataFrame.to_csv() and R's "
+            "write.csv write them), not as features; write the file with index=False to leave them out",
+            path,
+            "s" if len(index) > 1 else "",
+            " and ".join(_shown(header[i]) for i in index),
+            "are" if len(index) > 1 else "is",
+        )
+    keep = [i for i in range(len(header)) if i != at and i not in index]
+    if not keep:
+        raise InvalidParameterError(f"{path}: no feature columns besides the label and the row names")
+    y = frame.iloc[:, at].to_numpy()
+    features = frame.iloc[:, keep]
+    names = [header[i] or str(frame.columns[i]) for i in keep]  # an empty name: pandas' "Unnamed: N"
+    non_numeric = [names[j] for j, c in enumerate(keep) if not pd.api.types.is_numeric_dtype(frame.iloc[:, c])]
     if non_numeric:
-        raise InvalidParameterError(f"{path}: feature columns must be numeric; {non_numeric[:3]} are not")
-    return Data(features.to_numpy(dtype=np.float64), y, np.asarray(features.columns, dtype=str))
+        shown = ", ".join(_shown(c) for c in non_numeric[:3])
+        raise InvalidParameterError(
+            f"{path}: feature columns must be numeric; {len(non_numeric)} are not, the first [{shown}]"
+        )
+    return Data(features.to_numpy(dtype=np.float64), y, np.asarray(names, dtype=str))
 
 
 def _available_bytes() -> int:
@@ -264,7 +462,7 @@ def _dense_float64(path: Path, X) -> np.ndarray:
         # Sparse: convert the stored values only, then allocate the dense array once.
         return X.astype(np.float64).toarray() if sparse else np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # strings or objects in X
-        raise InvalidParameterError(f"{path}: X must be numeric ({exc})") from exc
+        raise InvalidParameterError(f"{path}: X must be numeric ({_reason(exc)})") from exc
 
 
 def _load_h5ad(path: Path, label=None) -> Data:
@@ -277,13 +475,17 @@ def _load_h5ad(path: Path, label=None) -> Data:
             "reading .h5ad needs the anndata package: pip install 'ensstab_dask[anndata]'"
         ) from exc
     try:
-        adata = anndata.read_h5ad(path)
+        with warnings.catch_warnings():
+            # load_dataset says it itself, with what it made of them.
+            warnings.filterwarnings("ignore", message="Variable names are not unique")
+            adata = anndata.read_h5ad(path)
     except _UNREADABLE as exc:  # h5py says OSError to a file that is not HDF5
-        raise InvalidParameterError(f"{path}: not a readable .h5ad file ({exc})") from exc
+        raise InvalidParameterError(f"{path}: not a readable .h5ad file ({_reason(exc)})") from exc
     obs = adata.obs
-    label = _label_column(path, obs.columns, label, listing=f"obs columns are {[str(c) for c in obs.columns]}")
+    listing = f"obs columns are [{', '.join(_shown(c) for c in obs.columns[:20])}]"
+    at = _label_column(path, obs.columns, label, listing=listing)
     # Categorical and string columns become their labels; check_data takes string labels as they are.
-    y = np.asarray(obs[label].to_numpy())
+    y = np.asarray(obs.iloc[:, at].to_numpy())
     return Data(_dense_float64(path, adata.X), y, np.asarray(adata.var_names, dtype=str))
 
 
@@ -414,8 +616,86 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
         raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
     data = LOADERS[suffix](path, label)
     X, y = check_data(data.X, data.y)
-    data = Data(X, y, data.feature_names)
+    data = Data(X, y, _unique_names(path, data.feature_names))
+    _say_repeated_samples(path, X, y)
     return data if classes is None else select_classes(data, classes)
+
+
+def make_names_unique(names) -> np.ndarray:
+    """``names`` with each repeat of a name made unique as scanpy's (anndata's)
+    ``var_names_make_unique`` does: the first stays, the next are ``NAME-1``, ``NAME-2``, ...,
+    skipping any that the names hold already.
+
+    Examples
+    --------
+    >>> make_names_unique(["f0", "f0", "f1", "f0"]).tolist()
+    ['f0', 'f0-1', 'f1', 'f0-2']
+    """
+    names = [str(n) for n in names]
+    taken, counter, seen, out = set(names), {}, set(), []
+    for name in names:
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
+            continue
+        while True:
+            counter[name] = counter.get(name, 0) + 1
+            tentative = f"{name}-{counter[name]}"
+            if tentative not in taken:
+                break
+        taken.add(tentative)
+        out.append(tentative)
+    return np.asarray(out, dtype=str)
+
+
+def _unique_names(path: Path, names: np.ndarray | None) -> np.ndarray | None:
+    """The feature names, repeats made unique (:func:`make_names_unique`) and said in one
+    warning: a feature table would hold two rows of one name, and no one could tell which."""
+    if names is None:
+        return None
+    values, counts = np.unique(np.asarray(names, dtype=str), return_counts=True)
+    if counts.max(initial=1) <= 1:
+        return names
+    repeated = [(v, n) for v, n in zip(values, counts) if n > 1]
+    repeated.sort(key=lambda vn: -vn[1])
+    shown = ", ".join(f"{_shown(v)} x{n}" for v, n in repeated[:3]) + (", ..." if len(repeated) > 3 else "")
+    unique = make_names_unique(names)
+    first = repeated[0][0]
+    example = ", ".join(_shown(u) for u, n in zip(unique, names) if n == first)
+    logger.warning(
+        "%s: %d feature name(s) repeat (%s): made unique as scanpy's var_names_make_unique does (%s)",
+        path,
+        len(repeated),
+        shown,
+        example if len(example) <= 80 else example[:79] + "\u2026",
+    )
+    return unique
+
+
+def _say_repeated_samples(path: Path, X: np.ndarray, y: np.ndarray) -> None:
+    """One warning when samples repeat an earlier one: a resample then draws copies of
+    one sample, and the selection looks more stable than it is."""
+    n = len(X)
+    rows = np.ascontiguousarray(X + 0.0)  # -0.0 and 0.0 are one value
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, row_id = np.unique(keys, return_inverse=True)
+    _, label_id = np.unique(y, return_inverse=True)
+    n_rows = len(np.unique(row_id))
+    n_pairs = len(np.unique(np.column_stack([row_id.ravel(), label_id.ravel()]), axis=0))
+    same, other = n - n_pairs, n_pairs - n_rows
+    if not (same or other):
+        return
+    said = []
+    if same:
+        said.append(f"{same} of {n} samples repeat an earlier one (same values, same label)")
+    if other:
+        said.append(f"{other} repeat an earlier sample's values under another label")
+    logger.warning(
+        "%s: %s: a resample then holds copies of one sample, and the selection looks more stable than it is; "
+        "drop the copies unless they are real replicates",
+        path,
+        "; ".join(said),
+    )
 
 
 def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -> Data:

@@ -156,3 +156,25 @@ def test_cli_estimate_on_h5ad(tmp_path, capsys):
     d = json.loads(out.read_text())
     assert ("  reliable: yes" in printed) == d["reliable"] and ("  reliable: NO" in printed) == (not d["reliable"])
     assert d["n_feature"] == N_VARS and d["n_target"] == 5
+
+
+def test_repeated_var_names_are_made_unique_and_said_once(tmp_path, caplog, capsys):
+    """Repeated gene names were taken as they were, two rows of one name in a feature table;
+    anndata's own warning about them came as a note of another library's."""
+    X, obs, _ = _study()
+    names = [f"gene{j}" for j in range(N_VARS)]
+    names[1] = names[2] = names[3] = "MT-CO1"
+    with pytest.warns(UserWarning, match="Variable names are not unique"):
+        anndata.AnnData(X=X, obs=obs, var=pd.DataFrame(index=names)).write_h5ad(tmp_path / "d.h5ad")
+    d = load_dataset(tmp_path / "d.h5ad", label="condition")
+    assert d.feature_names[:5].tolist() == ["gene0", "MT-CO1", "MT-CO1-1", "MT-CO1-2", "gene4"]
+    said = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.real.datasets"]
+    assert said == [
+        f"{tmp_path / 'd.h5ad'}: 1 feature name(s) repeat ('MT-CO1' x3): made unique as scanpy's "
+        "var_names_make_unique does ('MT-CO1', 'MT-CO1-1', 'MT-CO1-2')"
+    ]
+    args = ["estimate", "--data", str(tmp_path / "d.h5ad"), "--label", "condition", "--n-target", "5"]
+    args += ["--n-estimators", "5", "--m-ensemble", "1,3", "--n-boot", "0", "--scheduler", "synchronous", "--quiet"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count("feature name(s) repeat") == 1 and "other libraries" not in err and "not unique" not in err, err

@@ -1,6 +1,7 @@
 """Datasets (files, reference data, embedded default) and real selector runs."""
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -397,3 +398,276 @@ def test_a_selector_that_does_not_converge_is_said_once_with_the_count(where, tw
     np.testing.assert_array_equal(
         ranks, real_runs(X, y, 5, Pool(12), selector=selector, client="synchronous", progress=False)
     )
+
+
+# What a file holds is never echoed; its slips are said out loud ------------------------------------
+
+SECRET = "root:$6$Zk3vQ9SECRET7hashAbCdEf:19000:0:99999:7:::"
+#: estimate's smallest run, for the cases where the point is what is said while reading the data.
+TINY = ["--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0"]
+TINY += ["--scheduler", "synchronous", "--quiet"]
+
+
+def _write_secret(path: Path) -> None:
+    suffix = path.suffix
+    if suffix == ".csv" and path.stem == "shadow":  # /etc/shadow copied as a CSV: one column, no commas
+        path.write_text((SECRET + "\n") + "daemon:*:19000:0:99999:7:::\n" * 5)
+    elif suffix == ".csv" and path.stem == "latin":  # not UTF-8: the decoder would quote the byte
+        path.write_bytes(b"a,b,label\n\xe9" + SECRET.encode() + b",1,0\n1,2,1\n")
+    elif suffix == ".csv":  # a value that is not a number, in a feature column
+        rows = [f"{SECRET if i == 2 else i},{i},{i % 2}" for i in range(6)]
+        path.write_text("a,b,label\n" + "\n".join(rows) + "\n")
+    elif suffix == ".npz" and path.stem == "strings":  # numbers as text: scikit-learn would quote the first
+        np.savez(path, X=np.full((6, 3), SECRET), y=[0, 1] * 3)
+    elif suffix == ".mat" and path.stem == "chars":
+        savemat(path, {"X": np.array([SECRET] * 6), "Y": np.array([[0], [1]] * 3)})
+    else:  # the secret file itself, named as a data file
+        path.write_text(SECRET + "\n")
+
+
+@pytest.mark.parametrize(
+    "name", ["shadow.csv", "latin.csv", "values.csv", "secret.npz", "strings.npz", "secret.mat", "chars.mat"]
+)
+def test_an_error_names_the_file_and_what_is_wrong_never_its_contents(tmp_path, name, capsys):
+    """``--data /etc/shadow`` copied as ``x.csv`` printed the file's first line: the CSV's
+    one "column name" was listed as the columns to choose the label from."""
+    from ensstab_dask.cli import main
+
+    path = tmp_path / name
+    _write_secret(path)
+    with pytest.raises(es.InvalidParameterError) as info:
+        load_dataset(path)
+    assert "SECRET" not in str(info.value)
+    assert name in str(info.value) or name.startswith("strings")  # check_data names X, not the file
+    assert main(["estimate", "--data", str(path), *TINY]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ensstab: error: ") and "SECRET" not in err, err
+    assert "Zk3vQ9" not in err and "$6$" not in err
+
+
+def test_a_csv_of_one_column_is_not_a_data_file(tmp_path):
+    _write_secret(tmp_path / "shadow.csv")
+    with pytest.raises(es.InvalidParameterError, match=r"shadow.csv: the header has 1 column\(s\); a CSV data file"):
+        load_dataset(tmp_path / "shadow.csv", label="y")
+
+
+def _csv(path: Path, header: list[str], X: np.ndarray, y, *, index=None) -> Path:
+    columns = [*header]
+    rows = []
+    for i, (row, label) in enumerate(zip(X, y)):
+        cells = [repr(float(v)) for v in row]
+        rows.append(",".join(([str(index[i])] if index is not None else []) + cells + [str(label)]))
+    path.write_text(",".join(columns) + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _dataset(n: int = 30, p: int = 6):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((n, p)), np.repeat([0, 1], n // 2)
+
+
+def _warned(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.real.datasets"]
+
+
+def test_repeated_csv_feature_names_are_made_unique_as_scanpy_does_and_said(tmp_path, caplog):
+    """``f0`` twice was read as ``f0`` and ``f0.1`` (pandas' renaming) without a word."""
+    X, y = _dataset()
+    path = _csv(tmp_path / "d.csv", ["f0", "f0", "f2", "f0", "f4", "f0-1", "label"], X, y)
+    d = load_dataset(path)
+    assert d.feature_names.tolist() == ["f0", "f0-2", "f2", "f0-3", "f4", "f0-1", "label"][:-1]
+    np.testing.assert_allclose(d.X, X)
+    (said,) = _warned(caplog)
+    assert said.startswith(f"{path}: 1 feature name(s) repeat ('f0' x3): made unique as scanpy's var_names_make_unique")
+    assert "('f0', 'f0-2', 'f0-3')" in said
+
+
+def test_make_names_unique_is_anndatas_rule():
+    anndata = pytest.importorskip("anndata")
+    pd = pytest.importorskip("pandas")
+    names = ["a", "a", "b", "a", "a-1", "b", ""]
+    with pytest.warns(UserWarning):
+        ours = es.real.datasets.make_names_unique(names).tolist()
+        theirs = anndata.utils.make_index_unique(pd.Index(names)).tolist()
+    assert ours == theirs == ["a", "a-2", "b", "a-3", "a-1", "b-1", ""]
+
+
+def test_npz_feature_names_all_equal_are_made_unique_and_said(tmp_path, caplog):
+    X, y = _dataset()
+    np.savez(tmp_path / "d.npz", X=X, y=y, feature_names=np.array(["gene"] * X.shape[1]))
+    d = load_dataset(tmp_path / "d.npz")
+    assert d.feature_names.tolist() == ["gene"] + [f"gene-{i}" for i in range(1, X.shape[1])]
+    (said,) = _warned(caplog)
+    assert "1 feature name(s) repeat ('gene' x6)" in said
+
+
+@pytest.mark.parametrize("label", [None, "label", -1])
+def test_a_label_column_given_twice_is_refused(tmp_path, label):
+    """The second ``label`` became a feature, ranked among the first."""
+    X, y = _dataset()
+    path = _csv(
+        tmp_path / "d.csv",
+        ["f0", "label", "f2", "f3", "f4", "f5", "label"],
+        np.column_stack([X[:, :1], y, X[:, 2:]]),
+        y,
+    )
+    with pytest.raises(
+        es.InvalidParameterError,
+        match=r"d.csv: the label column 'label' appears 2 times in the header \(columns 1 and 6\)",
+    ):
+        load_dataset(path, label=label)
+
+
+@pytest.mark.parametrize("written", ["pandas", "R", "twice"])
+def test_the_row_names_column_is_read_as_sample_ids_not_a_feature(tmp_path, written, caplog):
+    """``DataFrame.to_csv()`` writes the index as a first column named ''; sorted by class,
+    that column (``Unnamed: 0``) was the 2nd best feature."""
+    pd = pytest.importorskip("pandas")
+    X, y = _dataset()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(label=y)
+    path = tmp_path / "d.csv"
+    if written == "pandas":
+        frame.sort_values("label").to_csv(path)
+        index = ["''"]
+    elif written == "R":  # write.csv: a quoted empty name, the row names as strings
+        frame.index = [f"sample{i}" for i in range(len(frame))]
+        frame.to_csv(path, quoting=1)
+        index = ["''"]
+    else:  # written, read back without index_col, written again
+        frame.to_csv(path)
+        pd.read_csv(path).to_csv(path)
+        index = ["''", "'Unnamed: 0'"]
+    d = load_dataset(path)
+    assert d.feature_names.tolist() == [f"f{j}" for j in range(X.shape[1])]
+    assert d.X.shape == X.shape
+    (said,) = _warned(caplog)
+    assert said.startswith(f"{path}: the first column") and " and ".join(index) in said
+    assert "read as sample ids" in said and "index=False" in said
+
+
+def test_repeated_samples_are_counted_in_one_warning(tmp_path, caplog):
+    X, y = _dataset()
+    np.savez(tmp_path / "d.npz", X=np.vstack([X, X]), y=np.concatenate([y, y]))
+    load_dataset(tmp_path / "d.npz")
+    (said,) = _warned(caplog)
+    assert said.startswith(f"{tmp_path / 'd.npz'}: 30 of 60 samples repeat an earlier one (same values, same label)")
+    caplog.clear()
+    X2 = np.vstack([X, X[:3] * -0.0 + X[:3]])  # one value, -0.0 and 0.0 alike
+    np.savez(tmp_path / "e.npz", X=X2, y=np.concatenate([y, 1 - y[:3]]))
+    load_dataset(tmp_path / "e.npz")
+    (said,) = _warned(caplog)
+    assert "3 repeat an earlier sample's values under another label" in said and "same label" not in said
+    caplog.clear()
+    load_dataset(_csv(tmp_path / "ok.csv", [f"f{j}" for j in range(6)] + ["label"], X, y))
+    assert _warned(caplog) == []
+
+
+def test_the_cli_says_each_slip_in_one_line_and_runs(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    from ensstab_dask.cli import main
+
+    X, y = _dataset()
+    frame = pd.DataFrame(X, columns=["f0", "f0", "f2", "f3", "f4", "f5"]).assign(label=y)
+    pd.concat([frame, frame]).reset_index(drop=True).to_csv(tmp_path / "d.csv")
+    assert main(["estimate", "--data", str(tmp_path / "d.csv"), *TINY]) == 0
+    lines = capsys.readouterr().err.strip().splitlines()
+    said = [line for line in lines if line.startswith(str(tmp_path / "d.csv"))]
+    assert len(said) == 3, lines
+    assert "read as sample ids" in said[0] and "('f0' x2)" in said[1] and "30 of 60 samples repeat" in said[2]
+
+
+def test_a_label_that_is_a_column_name_and_a_position_is_the_name_and_said(tmp_path, caplog, capsys):
+    """``--label 0`` where a column is named ``0`` took the first column, by position."""
+    from ensstab_dask.cli import main
+    from ensstab_dask.cli._common import _load
+    from ensstab_dask.cli._parser import build_parser
+
+    X, y = _dataset()
+    path = _csv(tmp_path / "d.csv", [f"f{j}" for j in range(6)] + ["0"], X, y)
+    d = load_dataset(path, label=0)
+    assert d.y.tolist() == y.tolist() and d.feature_names.tolist() == [f"f{j}" for j in range(6)]
+    (said,) = _warned(caplog)
+    assert said == (
+        f"{path}: label 0 names a column and is a position: the column named '0' (column 6) is the label, "
+        "not column 0 ('f0'); to use that one, give its name"
+    )
+    data, _, _ = _load(build_parser().parse_args(["estimate", "--data", str(path), "--label", "0"]))
+    assert data.y.tolist() == y.tolist()
+    # Where the name is the position, or no column has that name, there is nothing to say.
+    caplog.clear()
+    path = _csv(tmp_path / "e.csv", ["0"] + [f"f{j}" for j in range(1, 6)] + ["label"], X, y)
+    assert load_dataset(path, label=-1).y.tolist() == y.tolist()
+    assert load_dataset(path, label="label").y.tolist() == y.tolist()
+    assert _warned(caplog) == []
+    assert main(["estimate", "--data", str(path), "--label", "0", *TINY]) == 2  # X[:, 0] is no class label
+    assert "y must hold class labels" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", [".mat", ".npz"])
+def test_a_label_column_for_a_format_without_columns_is_refused(tmp_path, suffix, capsys):
+    """``--label`` on a .mat or .npz file was dropped without a word."""
+    from ensstab_dask.cli import main
+
+    X, y = _dataset()
+    path = tmp_path / f"d{suffix}"
+    savemat(path, {"X": X, "Y": y[:, None]}) if suffix == ".mat" else np.savez(path, X=X, y=y)
+    with pytest.raises(es.InvalidParameterError, match=r"^label is for .csv and .h5ad files, which have label columns"):
+        load_dataset(path, label="y")
+    assert main(["estimate", "--data", str(path), "--label", "y", *TINY]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ensstab: error: --label is for .csv and .h5ad files") and f"{path} holds its labels" in err
+    assert load_dataset(path).y.tolist() == y.tolist()
+
+
+def test_a_two_column_y_is_named_by_its_shape(tmp_path):
+    """It was "30 samples in X, 60 labels in y": the loader had flattened it."""
+    X, y = _dataset()
+    np.savez(tmp_path / "d.npz", X=X, y=np.column_stack([y, y]))
+    with pytest.raises(
+        es.InvalidParameterError, match=r"^y must be 1-D \(one label per sample\); got shape \(30, 2\)$"
+    ):
+        load_dataset(tmp_path / "d.npz")
+    savemat(tmp_path / "d.mat", {"X": X, "Y": np.column_stack([y, y])})
+    with pytest.raises(es.InvalidParameterError, match=r"got shape \(30, 2\)$"):
+        load_dataset(tmp_path / "d.mat")
+    savemat(tmp_path / "row.mat", {"X": X, "Y": y[None, :]})  # a row of labels is one label per sample
+    assert load_dataset(tmp_path / "row.mat").y.tolist() == y.tolist()
+
+
+def test_a_file_named_npz_that_is_not_an_archive_is_called_what_it_is(tmp_path):
+    """numpy's answer was to load it unsafely with allow_pickle; a lone .npy was a traceback."""
+    import gzip
+
+    X, y = _dataset()
+    np.savez(tmp_path / "real.npz", X=X, y=y)
+    (tmp_path / "gz.npz").write_bytes(gzip.compress((tmp_path / "real.npz").read_bytes()))
+    (tmp_path / "text.npz").write_text("X,y\n1,0\n")
+    np.save(tmp_path / "lone.npy", X)
+    (tmp_path / "lone.npy").rename(tmp_path / "lone.npz")
+    (tmp_path / "cut.npz").write_bytes((tmp_path / "real.npz").read_bytes()[:300])
+    expected = {
+        "gz.npz": "a gzip file, not a NumPy .npz archive: gunzip it",
+        "text.npz": re.escape("not a NumPy .npz archive (the zip of arrays that numpy.savez(path, X=X, y=y) writes)"),
+        "lone.npz": r"a single NumPy array \(.npy\), not a NumPy .npz archive of X and y",
+        "cut.npz": "not a readable NumPy .npz archive",
+    }
+    for name, match in expected.items():
+        with pytest.raises(es.InvalidParameterError, match=match) as info:
+            load_dataset(tmp_path / name)
+        assert "pickle" not in str(info.value), str(info.value)
+
+
+def test_a_mat_file_whose_x_is_not_numbers_says_what_it_is(tmp_path):
+    """A cell array X was "setting an array element with a sequence"."""
+    X, y = _dataset()
+    cells = np.empty((len(X), 1), dtype=object)
+    for i, row in enumerate(X):
+        cells[i, 0] = row
+    savemat(tmp_path / "cell.mat", {"X": cells, "Y": y[:, None]})
+    with pytest.raises(es.InvalidParameterError, match=r"cell.mat: X must be a numeric matrix, not a cell array$"):
+        load_dataset(tmp_path / "cell.mat")
+    labels = np.empty((len(y), 1), dtype=object)
+    labels[:, 0] = ["a" if v else "b" for v in y]
+    savemat(tmp_path / "celly.mat", {"X": X, "Y": labels})
+    with pytest.raises(es.InvalidParameterError, match=r"Y must be a numeric vector of labels, not a cell array$"):
+        load_dataset(tmp_path / "celly.mat")
