@@ -39,6 +39,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,15 @@ import xarray as xr
 from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLocked, StoreMismatch
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
 from ensstab_dask.sweeps.digests import cell_digests
+from ensstab_dask.sweeps.integrity import (
+    INTEGRITY_ATTR,
+    StoreMetadata,
+    file_problems,
+    integrity_record,
+    metadata_digest,
+    read_metadata,
+    seal,
+)
 from ensstab_dask.sweeps.lock import check_store_path
 
 # atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
@@ -65,6 +75,7 @@ __all__ = [
     "atomic_output",
     "refuse_to_replace",
     "open_store",
+    "Inspection",
 ]
 
 COMPLETED = "completed"
@@ -85,6 +96,35 @@ BOOKKEEPING = (COMPLETED, DIGEST)
 #: error (re-raised as it is: the store may be fine) and not MemoryError.
 _DAMAGE = (ValueError, RuntimeError, KeyError, TypeError, IndexError, EOFError, OSError)
 SETTINGS_ATTR = "ensstab_settings"
+
+#: What each kind of damage asks the user to do; a rerun does what the advice says.
+RERUN = "rerun the sweep to recompute them"
+FRESH = (
+    "a rerun cannot repair a store's files or metadata: move the store aside (or delete it) and run the sweep "
+    "into a fresh store"
+)
+EDITED = "a rerun refuses a store edited so: move the store aside (or delete it) and run the sweep into a fresh store"
+REMOVE = "remove what is named (a rerun then recomputes the cells it held), or move the store aside and start afresh"
+
+
+@dataclass
+class Inspection:
+    """What :meth:`SweepStore.inspect` found: ``problems``, each one line naming what is
+    damaged, and ``advice``, what to do about them (the first kind found decides);
+    ``notes``, what the store cannot prove (written before checksums or digests);
+    ``done``, the completion mask (None when the store could not be read that far);
+    ``state``, the store read once (as :meth:`SweepStore.load` ``(completion=True)``)."""
+
+    problems: list[str] = field(default_factory=list)
+    advice: str = ""
+    notes: list[str] = field(default_factory=list)
+    done: np.ndarray | None = None
+    state: xr.Dataset | None = None
+
+    def add(self, problems: list[str], advice: str) -> None:
+        self.problems += problems
+        if problems and not self.advice:
+            self.advice = advice
 
 
 def _agree(have, recorded) -> bool:
@@ -182,6 +222,7 @@ class SweepStore:
         template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
         with atomic_output(store.path, overwrite=False, directory=True) as tmp, _quiet_consolidation():
             template.to_zarr(tmp, compute=False, mode="w-", consolidated=True)
+            seal(Path(tmp), COMPLETED)
         return store
 
     def settings(self) -> dict:
@@ -278,44 +319,171 @@ class SweepStore:
         return done & (want != state[DIGEST].values) & ~self.damaged(state)  # a cell with no data is damaged
 
     def checked(self) -> xr.Dataset:
-        """The store read once and checked as ``verify`` checks it, for a reader that trusts
-        what it gets (``export``, ``report``): its metadata against its record, and data
-        that are their cells' behind every cell marked done, else :class:`StoreDamaged`.
+        """The store read once and checked as ``verify`` checks it (:meth:`inspect`), for a
+        reader that trusts what it gets (``export``, ``report``): a store with any problem
+        raises :class:`StoreDamaged`, one line naming what is damaged and what to do.
         Cells not marked done are NaN in every variable, even where a running sweep has
         written their data and not yet its flag. ``completed`` is kept."""
-        self.settings()
-        problems = self.provenance_problems()
-        if problems:
+        found = self.inspect()
+        if found.problems:
             raise StoreDamaged(
-                f"store {str(self.path)!r} was edited or damaged since it was made: " + "; ".join(problems)
+                f"store {str(self.path)!r} is damaged: " + "; ".join(found.problems) + f"; {found.advice} "
+                f"(ensstab verify {str(self.path)!r} lists it all)"
             )
-        state = self.load(completion=True)
-        damaged, misplaced = int(self.damaged(state).sum()), int(self.misplaced(state).sum())
-        if damaged:
-            bad = [str(c.relative_to(self.path)) for c in self.unreadable_chunks()]
-            why = f"chunks {', '.join(bad)} fail their checksum or cannot be read" if bad else "a chunk deleted?"
-            raise StoreDamaged(
-                f"store {str(self.path)!r}: {damaged} cells are marked done but hold no data ({why}); "
-                "rerun the sweep to recompute them"
-            )
-        if misplaced:
-            raise StoreDamaged(
-                f"store {str(self.path)!r}: {MISPLACED.format(n=misplaced)}; rerun the sweep to recompute them"
-            )
+        state = found.state
         done = state[COMPLETED].astype(bool)
         for name in [n for n in state.data_vars if n not in BOOKKEEPING]:
             state[name] = state[name].where(done)
         return state.drop_vars(DIGEST, errors="ignore")
 
+    def structure_problems(self) -> tuple[list[str], str, StoreMetadata | None]:
+        """What is wrong with the store's files and metadata, checked before any of it is
+        opened by zarr, and what to do about it: an entry that is a link or a special file
+        (:func:`~ensstab_dask.sweeps.integrity.file_problems`), a chunk's path that is a
+        folder, a ``zarr.json`` missing or damaged or differing from its consolidated copy,
+        metadata changed since the store was made (its checksum), cell digests missing from
+        a store made with them. Returns ``(problems, advice, metadata)``; ``metadata`` is
+        None when the files alone are wrong (nothing was read)."""
+        found = file_problems(self.path)
+        if found:
+            return found, REMOVE, None
+        meta = read_metadata(self.path)
+        folders = [
+            f"chunk {path.relative_to(self.path)} is a folder, not a chunk file"
+            for name in meta.arrays
+            for path in meta.chunk_paths(self.path, name)
+            if path.is_dir()
+        ]
+        if folders:
+            return folders, REMOVE, meta
+        problems = list(meta.problems)
+        record = integrity_record(meta.attrs)
+        if record is not None:
+            if DIGEST not in meta.arrays:
+                problems.append(f"{DIGEST} is missing, yet the store was made with cell digests")
+        elif meta.consolidated and DIGEST not in meta.arrays and (self.path / DIGEST).exists():
+            problems.append(f"{DIGEST} is not in the store's metadata, yet its folder is there")
+        return problems, FRESH, meta
+
+    @staticmethod
+    def metadata_changed(meta: StoreMetadata) -> list[str]:
+        """The metadata's checksum, recorded when the store was made, against its metadata
+        now: the store's writes never change it. Empty for a store made before it."""
+        record = integrity_record(meta.attrs)
+        if record is None or record.get("metadata") == metadata_digest(meta.attrs, meta.arrays):
+            return []
+        return ["its metadata (a zarr.json) was changed since the store was made: it fails its checksum"]
+
+    def layout_problems(self, template: xr.Dataset, meta: StoreMetadata) -> list[str]:
+        """Arrays whose dtype or shape is not what the sweep's template makes (an edited
+        ``zarr.json``): data read through them would be garbage, and a rerun would write
+        into them."""
+        problems = []
+        for name, var in template.variables.items():
+            have = meta.arrays.get(str(name))
+            if have is None:
+                if meta.arrays and name != DIGEST:  # no digest: a store written before them
+                    problems.append(f"array {name} is missing from the store's metadata")
+                continue
+            try:
+                dtype = np.dtype(have.get("data_type"))
+            except TypeError:
+                dtype = None
+            if dtype != var.dtype:
+                stored = have.get("data_type")
+                problems.append(f"array {name} has dtype {stored!r} in the store, not {str(var.dtype)!r}")
+            if list(have.get("shape", [])) != list(var.shape):
+                problems.append(f"array {name} has shape {have.get('shape')} in the store, not {list(var.shape)}")
+        return problems
+
+    def _template(self) -> xr.Dataset | None:
+        """The template the store's settings record makes (None when it makes none, as a
+        record of another version may not)."""
+        from ensstab_dask.sweeps.grid import SweepRequest, make_plan
+
+        record = self.settings()
+        keys = [f for f in SweepRequest.__dataclass_fields__ if f in record]
+        try:
+            return make_plan(SweepRequest(**{k: record[k] for k in keys})).template()
+        except (ValueError, TypeError):
+            return None
+
+    def inspect(self) -> Inspection:
+        """Every check ``verify`` makes, in order, each only once the ones before it pass:
+        the store's files and metadata (:meth:`structure_problems`; nothing is opened
+        before), the settings record, the arrays' dtypes and shapes against the sweep's
+        template, the attributes and coordinates against the record
+        (:meth:`provenance_problems`), every chunk's checksum, the completion record's
+        chunks, data behind every cell marked done (:meth:`damaged`) and the cells'
+        digests (:meth:`misplaced`). A damaged settings record raises
+        :class:`StoreDamaged`, its cause chained."""
+        out = Inspection()
+        problems, advice, meta = self.structure_problems()
+        if meta is not None and not (meta.attrs or meta.arrays or (self.path / "zarr.json").exists()):
+            self.settings()  # a folder that is no store: the error it always was
+        if meta is None or (problems and not meta.attrs):  # nothing more can be read safely
+            out.add(problems, advice)
+            return out
+        self.settings()  # a damaged record is the error it always was
+        if problems:
+            out.add(problems, advice)
+            return out
+        template = self._template()
+        if template is not None:
+            out.add(self.layout_problems(template, meta), FRESH)
+            if out.problems:
+                return out
+        out.add([f"edited or damaged since it was made: {p}" for p in self.provenance_problems()], EDITED)
+        # The checksum says only that the metadata changed: named when nothing above said what.
+        out.add(self.metadata_changed(meta) if not out.problems else [], FRESH)
+        if out.problems:
+            return out
+        if not self.has_checksums():
+            out.notes.append("written before chunk checksums, so a flipped bit in it cannot be detected")
+        if not self.has_digests():
+            out.notes.append(
+                "written before cell digests, so a chunk moved within it or copied from another store cannot be "
+                "detected"
+            )
+        state = self.load(completion=True)
+        out.state, out.done = state, state[COMPLETED].values.astype(bool)
+        unreadable = [c.relative_to(self.path) for c in self.unreadable_chunks()]
+        out.add([f"chunk {c} fails its checksum or cannot be read" for c in unreadable], RERUN)
+        out.add(
+            [f"chunk {c.relative_to(self.path)} of the completion record is missing" for c in self.lost_flags()], RERUN
+        )
+        damaged, misplaced = int(self.damaged(state).sum()), int(self.misplaced(state).sum())
+        if damaged:
+            out.add([f"{damaged} cells are marked done but hold no data"], RERUN)
+        if misplaced:
+            out.add([MISPLACED.format(n=misplaced)], RERUN)
+        return out
+
     def check(self, settings: dict, template: xr.Dataset) -> None:
         """Raise :class:`StoreMismatch` naming every setting or grid that differs, and
         :class:`StoreDamaged` when the store's own metadata contradicts its record."""
+        problems, advice, meta = self.structure_problems()
+        if meta is not None and not (meta.attrs or meta.arrays or (self.path / "zarr.json").exists()):
+            self.settings()  # a folder that is no store: the error it always was
+        if problems:
+            if meta is not None and meta.attrs:
+                self.settings()  # a damaged record is the error it always was
+            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {advice}")
         stored = self.settings()
+        own = self._template()  # the store's own, from its record: the request's may differ
+        problems = [] if own is None else self.layout_problems(own, meta)
+        if problems:
+            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {FRESH}")
         problems = self.provenance_problems()
         if problems:
             raise StoreDamaged(
-                f"store {str(self.path)!r} was edited or damaged since it was made: " + "; ".join(problems)
+                f"store {str(self.path)!r} was edited or damaged since it was made: "
+                + "; ".join(problems)
+                + f"; {EDITED}"
             )
+        problems = self.metadata_changed(meta)
+        if problems:
+            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {FRESH}")
         diffs = [
             f"{k}: {stored.get(k)!r} in the store, {settings.get(k)!r} requested"
             for k in sorted(set(stored) | set(settings))
@@ -345,7 +513,7 @@ class SweepStore:
     def has_digests(self) -> bool:
         """Whether the store's cells carry a digest (:func:`~ensstab_dask.sweeps.digests.cell_digests`;
         older stores do not)."""
-        return (self.path / DIGEST).is_dir()
+        return (self.path / DIGEST / "zarr.json").is_file()
 
     def unreadable_chunks(self) -> list[Path]:
         """The chunk files of the cell variables that fail their checksum or cannot be read."""
@@ -362,6 +530,29 @@ class SweepStore:
                 except _DAMAGE:
                     found.append(self.path / name / arr.metadata.encode_chunk_key(key))
         return found
+
+    def lost_flags(self) -> list[Path]:
+        """The chunk files of the completion record that are missing from a store made
+        with all of them (:func:`~ensstab_dask.sweeps.integrity.seal`): a chunk deleted;
+        none for a store made before (a missing one there means "not started")."""
+        meta = read_metadata(self.path)
+        if integrity_record(meta.attrs) is None or COMPLETED not in meta.arrays:
+            return []
+        return [p for p in meta.chunk_paths(self.path, COMPLETED) if not os.path.lexists(p)]
+
+    def restore_flags(self) -> int:
+        """Write the completion record's missing chunks (:meth:`lost_flags`) as zeros, "not
+        done", so that a resume leaves none missing. The caller holds the writer lock."""
+        import zarr
+
+        lost = self.lost_flags()
+        if lost:
+            with zarr.config.set({"array.write_empty_chunks": True}):  # zarr skips chunks of fill values
+                arr = zarr.open_array(str(self.path / COMPLETED), mode="r+")
+                for path in lost:
+                    key = tuple(int(k) for k in path.relative_to(self.path / COMPLETED).parts[1:])
+                    arr[tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))] = 0
+        return len(lost)
 
     def drop_unreadable(self) -> int:
         """Remove the chunk files that failed their checksum when :meth:`load` read the
@@ -440,6 +631,7 @@ class SweepStore:
             if name not in ds.dims:  # index coordinates are already in memory
                 ds[name] = xr.Variable(ds[name].dims, self._values(ds, str(name)), ds[name].attrs, ds[name].encoding)
         ds.attrs.pop(SETTINGS_ATTR, None)
+        ds.attrs.pop(INTEGRITY_ATTR, None)
         return ds if completion else ds.drop_vars(list(BOOKKEEPING), errors="ignore")
 
 

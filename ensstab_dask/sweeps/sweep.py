@@ -283,6 +283,11 @@ def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
     dropped = sw.drop_unreadable()
     if dropped:
         logger.warning("sweep: %d chunks of %s failed their checksum or could not be read: removed", dropped, sw.path)
+    # The completion record's chunks all exist in a sound store: one deleted (or just
+    # dropped) is written back as "not done", and its cells are recomputed below.
+    restored = sw.restore_flags()
+    if restored:
+        logger.warning("sweep: %d chunks of the completion record of %s were missing: rewritten", restored, sw.path)
     damaged, misplaced = sw.damaged(state), sw.misplaced(state)
     if damaged.any():
         logger.warning(
