@@ -457,7 +457,7 @@ class EstimateSettings:
             )
         # Before any real run: the prediction's largest cell, and the p fit's many copies.
         check_cell_memory(self.n_feature, self.n_target, max(self.m_list), self.m_stability, self.n_runs)
-        check_cell_memory(self.n_feature, self.n_target, 1, self.m_stability * self.repeats, self.n_runs)
+        check_cell_memory(self.n_feature, self.n_target, 1, self.m_stability, self.n_runs, repeats=self.repeats)
 
     def _check_precision(self, design: tuple[int, int] | None) -> None:
         """``precision`` needs a model that measures copies (it grows them in rounds);

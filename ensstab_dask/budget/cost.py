@@ -54,14 +54,15 @@ def estimate_cost(
 def check_cost(
     what: str,
     *,
-    n_feature: int,
+    n_feature: int | None,
     real_runs: int = 0,
     simulated: int = 0,
     allow_large: bool = False,
     time_one_run: Callable[[], object] | None = None,
 ) -> None:
     """Refuse ``what`` above the thresholds unless ``allow_large``; ``time_one_run`` makes
-    one real run (only when refusing), to say how long the real runs would take here."""
+    one real run (only when refusing), to say how long the real runs would take here.
+    ``n_feature`` None (the data not read yet): the counts are said without their time."""
     if allow_large or (real_runs <= MAX_REAL_RUNS and simulated <= MAX_SIMULATED):
         return
     parts = []
@@ -74,10 +75,11 @@ def check_cost(
             text += f" (one took {one:.2f} s here: {_duration(real_runs * one)} on one core)"
         parts.append(text)
     if simulated > MAX_SIMULATED:
-        seconds = simulated * selector_seconds(n_feature)
-        parts.append(
-            f"{simulated:,} simulated selectors ({_duration(seconds)} on one core at the simulator's measured rate)"
-        )
+        text = f"{simulated:,} simulated selectors"
+        if n_feature is not None:
+            seconds = simulated * selector_seconds(n_feature)
+            text += f" ({_duration(seconds)} on one core at the simulator's measured rate)"
+        parts.append(text)
     raise InvalidParameterError(
         f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
         "simulated selectors run without asking; check the sizes, or pass allow_large=True to run it"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ensstab_dask.exceptions import InvalidParameterError
 
-__all__ = ["cell_bytes", "check_cell_memory"]
+__all__ = ["CellTooLarge", "cell_bytes", "check_cell_memory"]
 
 
 def cell_bytes(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int | None) -> int:
@@ -24,17 +24,31 @@ def cell_bytes(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: 
     return rankings + stability + 12 * 2**20
 
 
-def check_cell_memory(n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int | None) -> None:
+class CellTooLarge(InvalidParameterError):
+    """A cell that would need more than half this machine's memory."""
+
+
+def check_cell_memory(
+    n_feature: int, n_target: int, m: int, m_stability: int, n_runs: int | None, *, repeats: int | None = None
+) -> None:
     """Refuse, before any work, a cell that would need more than half this machine's memory
-    (``n_runs`` None: a stability alone, as ``simulate`` computes)."""
+    (``n_runs`` None: a stability alone, as ``simulate`` computes). ``repeats``: the cell
+    holds the p fit's ``repeats`` x ``m_stability`` copies, and the message names both."""
     import psutil
 
-    need = cell_bytes(n_feature, n_target, m, m_stability, n_runs)
+    copies = m_stability if repeats is None else repeats * m_stability
+    need = cell_bytes(n_feature, n_target, m, copies, n_runs)
     total = psutil.virtual_memory().total
     if need > total // 2:
         runs = "" if n_runs is None else f", n_runs={n_runs}"
-        raise InvalidParameterError(
-            f"one cell (m_ensemble={m}, m_stability={m_stability}{runs}, n_feature={n_feature}) would need about "
-            f"{need / 2**30:.1f} GiB of memory, more than half of this machine's {total / 2**30:.1f} GiB: lower "
-            f"m_ensemble, m_stability or {'n_runs' if runs else 'n_feature'}"
+        sizes = (
+            f"m_ensemble={m}, m_stability={m_stability}"
+            if repeats is None
+            else (f"the p fit's repeats={repeats} x m_stability={m_stability} copies")
+        )
+        lower = "m_ensemble, m_stability" if repeats is None else "repeats, m_stability"
+        raise CellTooLarge(
+            f"one cell ({sizes}{runs}, n_feature={n_feature}) would need about {need / 2**30:.1f} GiB of memory, "
+            f"more than half of this machine's {total / 2**30:.1f} GiB: lower {lower} or "
+            f"{'n_runs' if runs else 'n_feature'}"
         )

@@ -90,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = Stop(lambda terminated: _stopped_line(args, terminated))
     try:
         with stop_signals_handled(stop):
-            args = parser.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else argv))
+            words = sys.argv[1:] if argv is None else list(argv)
+            args = parser.parse_args(_attach_negative_values(words))
+            args.typed = {word.split("=")[0] for word in words if word.startswith("--")}
             if args.command is None:
                 parser.print_help()
                 return 2

@@ -26,6 +26,7 @@ from ensstab_dask.cli._common import (
     _n_targets,
     _report_input,
     _write,
+    check_before_the_data,
     in_cli_words,
     parse_values,
     write_json_option,
@@ -33,11 +34,12 @@ from ensstab_dask.cli._common import (
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import validate
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
+from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
-from ensstab_dask.sweeps.storage import MISPLACED, StoreDamaged, SweepStore, export_netcdf
+from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf
 from ensstab_dask.sweeps.sweep import sweep
 
 
@@ -151,41 +153,33 @@ def _cmd_verify(args) -> int:
     store = SweepStore(args.store)
     if not store.path.exists():
         raise UsageError(f"{args.store}: no such store")
+    if not store.path.is_dir():
+        raise UsageError(f"{args.store}: not a sweep store (a store is a folder, like sweep.zarr)")
     try:
-        store.settings()
-        problems = store.provenance_problems()
-        state = store.load(completion=True)
-        damaged, misplaced = int(store.damaged(state).sum()), int(store.misplaced(state).sum())
+        found = store.inspect()  # what export and report check too
     except StoreDamaged as exc:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 1
-    done = store.completed()
-    if not store.has_checksums():
-        print(f"{args.store}: note: written before chunk checksums, so a flipped bit in it cannot be detected")
-    unreadable = store.unreadable_chunks()
-    for path in unreadable:
-        print(f"{args.store}: chunk {path.relative_to(store.path)} fails its checksum or cannot be read")
-    for p in problems:
-        print(f"{args.store}: edited or damaged since it was made: {p}")
-    if damaged:
-        print(f"{args.store}: {damaged} cells are marked done but hold no data; rerun the sweep to recompute them")
-    if misplaced:
-        print(f"{args.store}: {MISPLACED.format(n=misplaced)}; rerun the sweep to recompute them")
-    elif not store.has_digests():
-        print(
-            f"{args.store}: note: written before cell digests, so a chunk moved within it or copied from another "
-            "store cannot be detected"
-        )
-    verdict = "damaged" if problems or damaged or misplaced or unreadable else "ok"
-    print(f"{args.store}: {verdict}; {int(done.sum())} of {done.size} cells done")
-    return 1 if verdict == "damaged" else 0
+    for note in found.notes:
+        print(f"{args.store}: note: {note}")
+    for problem in found.problems:
+        print(f"{args.store}: {problem}")
+    if found.problems:
+        done = "" if found.done is None else f"{int(found.done.sum())} of {found.done.size} cells done; "
+        print(f"{args.store}: damaged; {done}{found.advice}")
+        return 1
+    print(f"{args.store}: ok; {int(found.done.sum())} of {found.done.size} cells done")
+    return 0
 
 
 def _cmd_estimate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
     n_target = _n_targets(args, several=not args.validate)
-    options = _estimate_options(args)  # each checked before the data are read
+    options = _estimate_options(args)
+    check_before_the_data(args, options, n_target, naive=args.validate)
+    if args.features and get_model(args.model).copy_design() is None:
+        raise UsageError(f"--features: --model {args.model} runs no real ensemble copies to count features on")
     data, source, data_line = _load(args)
     if args.validate and options["resample"] != "half":
         print(
@@ -253,7 +247,8 @@ def _cmd_validate(args) -> int:
         raise UsageError(f"--cache-dir: {exc}") from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
     n_target = _n_targets(args, several=False)
-    options = _estimate_options(args)  # each checked before the data are read
+    options = _estimate_options(args)
+    check_before_the_data(args, options, n_target, naive=True)
     data, source, data_line = _load(args)
     print(data_line)
     with warnings.catch_warnings():

@@ -19,12 +19,17 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.budget.cost import MAX_REAL_RUNS
+from ensstab_dask.budget.memory import CellTooLarge
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.estimates.features import write_feature_table
+from ensstab_dask.estimates.real_runs import check_estimate_cost
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
+from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
+from ensstab_dask.real.naive import check_naive_cost
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.settings import SETTINGS, EstimateSettings
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
@@ -321,9 +326,52 @@ def _estimate_options(args) -> dict:
     return {**options, "allow_large": args.yes}
 
 
+#: The trees of one real run that the cost thresholds count (``--n-estimators``' default).
+DEFAULT_TREES = 300
+
+
+def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False) -> None:
+    """What the options decide alone, before the data are read: each one (by
+    :func:`_estimate_options`), the settings that must go together, what they cost
+    (the estimate's runs and, with ``naive``, the naive check's: the counts alone, untimed)
+    and the trees of ``--n-estimators``; and a warning for each option typed that
+    ``--model`` does not use."""
+    n_target = max(n_targets) if isinstance(n_targets, list) else n_targets
+    # A stand-in problem: the checks that need the data's own size run again on the data.
+    chosen = {k: v for k, v in options.items() if k != "allow_large"}
+    try:
+        settings = EstimateSettings(n_feature=n_target + 1, n_target=n_target, **chosen)
+    except CellTooLarge:  # the last of the checks: said again on the data, with their own size
+        settings = None
+    if settings is None:
+        return
+    real, _ = check_estimate_cost(None, None, settings, allow_large=args.yes)
+    if naive:
+        real += check_naive_cost(
+            None, None, n_target, m_ensemble=settings.m_list, m_stability=settings.m_stability, allow_large=args.yes
+        )
+    trees = real * args.n_estimators
+    if args.selector != "logistic" and not args.yes and trees > MAX_REAL_RUNS * DEFAULT_TREES:
+        raise UsageError(
+            f"--n-estimators {args.n_estimators}: the {real:,} real runs would grow {trees:,} trees, as many as "
+            f"{trees // DEFAULT_TREES:,} runs of the default {DEFAULT_TREES} trees, above the {MAX_REAL_RUNS:,} real "
+            "runs run without asking; check the size, or pass --yes to run it"
+        )
+    for dest, option in args.cli_options.items():
+        setting = dest.removeprefix("no_")
+        if setting in USED_WHEN and option in args.typed and args.model not in models_using(setting):
+            print(
+                f"ensstab: warning: {option} is not used by --model {args.model} (only by --model "
+                f"{', '.join(models_using(setting))}); ignored",
+                file=sys.stderr,
+            )
+
+
 def _n_targets(args, *, several: bool):
     """--n-target as the library takes it: an int, or (``several``) a list of them."""
     values = parse_values(args.n_target, int, name="--n-target")
+    for value in values:  # the bound by the data's features waits for the data
+        check_int(value, "n_target", minimum=1)
     if len(values) > 1 and not several:
         what = "--validate compares" if getattr(args, "validate", False) else "validate compares"
         raise UsageError(f"--n-target: {what} one n_target with the naive check; got {len(values)} values")

@@ -103,9 +103,11 @@ def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[Real
     return runs_from_copies(copies.model, s.n_target), copies
 
 
-def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> None:
+def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> tuple[int, int]:
     """The estimate's real runs and simulated selectors against the cost thresholds, before
-    any work (:func:`~ensstab_dask.budget.cost.check_cost`); a real run is timed on ``X, y``."""
+    any work (:func:`~ensstab_dask.budget.cost.check_cost`); a real run is timed on ``X, y``
+    (``X`` None: the data are not read yet, and the counts are priced alone). Returns the
+    counts, (real runs, simulated selectors)."""
     s, curve_model = settings, settings.curve_model
     paper = (
         sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))
@@ -125,9 +127,12 @@ def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) 
         real = max(real, s.max_real_runs)
     check_cost(
         "the estimate",
-        n_feature=s.n_feature,
+        n_feature=None if X is None else s.n_feature,
         real_runs=real,
         simulated=simulated,
         allow_large=allow_large,
-        time_one_run=lambda: real_run(X, y, s.n_target, selector=s.selector, resample=s.resample),
+        time_one_run=None
+        if X is None
+        else lambda: real_run(X, y, s.n_target, selector=s.selector, resample=s.resample),
     )
+    return real, simulated

@@ -147,3 +147,56 @@ def test_each_setting_is_refused_by_its_own_check_before_the_data_are_read(tmp_p
     are read: here the data file does not exist, and the option is what is refused."""
     assert cli_main([command, *option, "--data", str(tmp_path / "absent.csv")]) == 2
     assert needle in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "option, needle",
+    [
+        (["--n-target", "0"], "--n-target must be >= 1; got 0"),
+        (["--n-target", "5,0"], "--n-target must be >= 1; got 0"),
+        (["--max-real-runs", "300"], "--max-real-runs caps the rounds of real runs that a precision asks for"),
+        (["--model", "onda", "--precision", "0.05"], "--model onda does not measure real ensemble copies"),
+        (["--n-runs", "1000"], "--n-runs must be at most 200 with --model anchored"),
+        (["--model", "anchored", "--calibrate"], "--calibrate calibrates the paper's simulator"),
+        (["--n-estimators", "1000000000"], "--n-estimators 1000000000: the "),
+        (["--model", "onda", "--m-ensemble", "1:1000000:1"], "simulated selectors"),
+    ],
+)
+@pytest.mark.parametrize("command", ["estimate", "validate"])
+def test_options_that_do_not_go_together_or_cost_too_much_are_refused_before_the_data(
+    tmp_path, capsys, command, option, needle
+):
+    """What the options decide alone (settings that must go together, the cost of the sizes
+    and of --n-estimators) is refused before the data are read: here --data names a file
+    that does not exist, and the option is what is refused, with nothing printed before."""
+    assert cli_main([command, *option, "--data", str(tmp_path / "absent.csv")]) == 2
+    assert needle in one_line_error(capsys)
+
+
+def test_model_features_without_copies_is_refused_before_the_data(tmp_path, capsys):
+    """--features with a model that runs no real ensemble copies: refused before the work,
+    not after it (when the results would be lost)."""
+    table = tmp_path / "f.csv"
+    assert cli_main(["estimate", "--model", "onda", "--features", str(table), "--data", str(tmp_path / "x.csv")]) == 2
+    assert "--features: --model onda runs no real ensemble copies" in one_line_error(capsys)
+    assert not table.exists()
+
+
+@pytest.mark.parametrize(
+    "option", [["--p-method", "grid"], ["--resample", "0.5"], ["--calibration-layout", "ensemble"], ["--no-verify"]]
+)
+def test_an_option_the_model_does_not_use_is_said_in_one_line(tmp_path, capsys, option):
+    """--model anchored with an option of the paper's models: a warning that names it, then
+    the work goes on (here it stops at the absent data file, after the warning)."""
+    assert cli_main(["estimate", *option, "--data", str(tmp_path / "absent.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith(f"ensstab: warning: {option[0]} is not used by --model anchored (only by --model onda")
+    assert err[1].startswith("ensstab: error: --data")
+
+
+def test_too_many_repeats_are_blamed_on_repeats(capsys):
+    """The p fit's cell holds repeats x m_stability copies: the refusal names both, not an
+    m_stability nobody typed."""
+    assert cli_main(["estimate", "--model", "onda", "--repeats", "1000000000", "--quiet"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "repeats=1000000000 x m_stability=50" in line and "50000000000" not in line, line
