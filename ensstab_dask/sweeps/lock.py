@@ -22,17 +22,32 @@ from ensstab_dask.outputs import check_writable, umask_mode
 
 __all__ = ["writer_lock", "lock_path", "check_store_path"]
 
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
 
 def check_store_path(store: str | os.PathLike) -> None:
     """Refuse a store path that no sweep can write: a symbolic link to nothing (writing
-    through it would make a store somewhere the user did not name) or one in a folder this
-    process may not write in. :func:`writer_lock` runs it before it makes the lock file, so
-    it comes before any cluster is started."""
+    through it would make a store somewhere the user did not name), anything there that is
+    not a folder (a device, a FIFO, a file), or one in a folder this process may not write
+    in. :func:`writer_lock` runs it before it makes the lock file, so it comes before any
+    cluster is started and no lock is made beside what is refused."""
     path = Path(store)
     if path.is_symlink() and not path.exists():
         raise InvalidParameterError(
             f"store: {str(path)!r} is a symbolic link to {os.readlink(path)!r}, which does not exist; "
             "give the store's own path, or remove the link"
+        )
+    if path.exists() and not path.is_dir():
+        # A store is a folder: a device, a FIFO or a file is refused before its lock is made beside it.
+        mode = path.stat().st_mode
+        kind = next((k for test, k in _KINDS if test(mode)), "a file")
+        raise InvalidParameterError(
+            f"store: {str(path)!r} is {kind}, not a store: a store is a folder (like sweep.zarr); choose another path"
         )
     try:
         check_writable(path)

@@ -1,7 +1,10 @@
 """A damaged or edited store is never trusted: recomputed, or refused naming the store."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -337,3 +340,170 @@ def test_an_incomplete_export_shows_only_the_cells_marked_done(tmp_path, capsys)
     assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 0  # what report draws: the same cells
     assert cli_main(["verify", str(store)]) == 0
     assert capsys.readouterr().out.strip().endswith("ok; 4 of 8 cells done")
+
+
+# Nothing outside the store is read or written; no file of it is trusted unchecked -------------
+
+CLI_SWEEP = [
+    "sweep",
+    "--n-feature",
+    "300",
+    "--n-target",
+    "10",
+    "--n-useful",
+    "20,40",
+    "--p",
+    "0.5,0.9",
+    "--m-ensemble",
+    "1,3",
+    "--m-stability",
+    "5",
+    "--repeats",
+    "2",
+    "--seed",
+    "3",
+    "-q",
+]
+
+
+def _tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ensstab: error: "), err
+    return err[0]
+
+
+def test_a_resume_never_writes_through_a_linked_chunk_folder(tmp_path, capsys):
+    store, _ = make(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(store / "stability" / "c")  # a resume would recompute every cell into it
+    (store / "stability" / "c").symlink_to(outside, target_is_directory=True)
+    assert cli_main([*CLI_SWEEP, "--store", str(store)]) == 2
+    line = _one_line_error(capsys)
+    assert "stability/c is a symbolic link" in line and str(outside) in line, line
+    assert list(outside.iterdir()) == []
+    with pytest.raises(StoreDamaged, match="stability/c is a symbolic link"):
+        es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    assert list(outside.iterdir()) == []
+    assert cli_main(["verify", str(store)]) == 1
+    assert "stability/c is a symbolic link" in capsys.readouterr().out
+    assert cli_main(["export", str(store), str(tmp_path / "x.nc")]) == 2
+    assert "stability/c is a symbolic link" in _one_line_error(capsys)
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 2
+    assert "stability/c is a symbolic link" in _one_line_error(capsys)
+    assert not (tmp_path / "x.nc").exists() and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_a_damaged_completion_chunk_is_never_exported_nor_reported(tmp_path, capsys, damage):
+    store, _ = make(tmp_path)
+    victim = chunks(store, "completed")[0]
+    flip_a_bit(victim) if damage == "flip" else _truncate(victim)
+    assert cli_main(["verify", str(store)]) == 1
+    assert f"chunk {victim.relative_to(store)} fails its checksum" in capsys.readouterr().out
+    for argv in (
+        ["export", str(store), str(tmp_path / "x.nc"), "--allow-incomplete"],
+        ["report", str(store), "-o", str(tmp_path / "r")],
+    ):
+        assert cli_main(argv) == 2
+        line = _one_line_error(capsys)
+        assert f"chunk {victim.relative_to(store)} fails its checksum" in line and "verify" in line, line
+    assert not (tmp_path / "x.nc").exists() and not (tmp_path / "r").exists()
+
+
+def test_a_deleted_completion_chunk_is_damage_and_a_rerun_repairs_it(tmp_path, capsys):
+    store, ref = make(tmp_path)
+    victim = chunks(store, "completed")[0]
+    victim.unlink()
+    assert cli_main(["verify", str(store)]) == 1
+    assert f"chunk {victim.relative_to(store)} of the completion record is missing" in capsys.readouterr().out
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 2
+    again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    np.testing.assert_array_equal(again["stability_draws"].values, ref["stability_draws"].values)
+    assert victim.is_file() and cli_main(["verify", str(store)]) == 0
+
+
+def _drop_digests(store: Path) -> None:
+    shutil.rmtree(store / "cell_digest")
+    meta = json.loads((store / "zarr.json").read_text())
+    meta["consolidated_metadata"]["metadata"].pop("cell_digest")
+    (store / "zarr.json").write_text(json.dumps(meta))
+
+
+def test_deleted_digests_and_swapped_chunks_are_damage_not_an_old_store(tmp_path, capsys):
+    store, _ = make(tmp_path)
+    _drop_digests(store)
+    _swap_rows(store)
+    assert cli_main(["verify", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "cell_digest is missing, yet the store was made with cell digests" in out and ": ok;" not in out, out
+    with pytest.raises(StoreDamaged, match="cell_digest is missing"):
+        export_netcdf(store, tmp_path / "x.nc")
+    assert cli_main(["report", str(store), "-o", str(tmp_path / "r")]) == 2
+    assert "cell_digest is missing" in _one_line_error(capsys)
+    with pytest.raises(StoreDamaged, match="cell_digest is missing.*fresh store"):
+        es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+
+
+def test_a_dtype_edit_is_refused_by_the_rerun_verify_advises(tmp_path, capsys):
+    """verify's advice must be what a rerun does: a store whose metadata was edited is not
+    repaired by a rerun, so verify says to start a fresh store, and the rerun refuses it."""
+    store, _ = make(tmp_path)
+    for meta_path in (store / "stability" / "zarr.json", store / "zarr.json"):  # the array's and the consolidated
+        text = meta_path.read_text()
+        meta_path.write_text(text.replace('"data_type": "float64"', '"data_type": "float32"', 1))
+    before = _tree(store)
+    assert cli_main(["verify", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "damaged" in out and "fresh store" in out and "rerun the sweep to recompute" not in out, out
+    assert cli_main([*CLI_SWEEP, "--store", str(store)]) == 2
+    line = _one_line_error(capsys)
+    assert "fresh store" in line and str(store) in line, line
+    assert _tree(store) == before
+    assert cli_main(["export", str(store), str(tmp_path / "x.nc")]) == 2
+    assert "fresh store" in _one_line_error(capsys)
+
+
+def _run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", *argv], capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.parametrize(
+    "command, where",
+    [("verify", "zarr.json"), ("export", "stability/c/0/0/0"), ("report", "completed/c/1/0/1")],
+)
+def test_a_fifo_in_a_store_is_refused_not_waited_on(tmp_path, command, where):
+    store, _ = make(tmp_path)
+    (store / where).unlink()
+    os.mkfifo(store / where)
+    argv = {
+        "verify": ["verify", str(store)],
+        "export": ["export", str(store), str(tmp_path / "x.nc")],
+        "report": ["report", str(store), "-o", str(tmp_path / "r")],
+    }[command]
+    try:
+        ran = _run(argv)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{command} waited on a FIFO in the store for 120 s")
+    assert ran.returncode in (1, 2) and "Traceback" not in ran.stderr, ran.stderr
+    assert f"{where} is a FIFO" in ran.stdout + ran.stderr
+
+
+def test_a_chunk_replaced_by_a_folder_is_one_line_on_resume(tmp_path, capsys):
+    store, _ = make(tmp_path)
+    victim = chunks(store, "stability")[0]
+    victim.unlink()
+    victim.mkdir()
+    (victim / "mine.txt").write_text("kept")
+    assert cli_main([*CLI_SWEEP, "--store", str(store)]) == 2
+    line = _one_line_error(capsys)
+    assert f"chunk {victim.relative_to(store)} is a folder" in line, line
+    assert (victim / "mine.txt").read_text() == "kept"
+    assert cli_main(["verify", str(store)]) == 1
+    assert f"chunk {victim.relative_to(store)} is a folder" in capsys.readouterr().out

@@ -141,3 +141,22 @@ def test_a_second_writer_through_a_linked_name_meets_the_same_lock(tmp_path):
         with pytest.raises(StoreLocked, match="being written by another sweep"):
             with writer_lock(alias):
                 pass
+
+
+@pytest.mark.parametrize("kind", ["fifo", "file", "link-to-fifo"])
+def test_a_store_path_that_is_no_folder_is_refused_before_any_lock(tmp_path, kind):
+    import os
+
+    target = tmp_path / "S.zarr"
+    if kind == "file":
+        target.write_text("mine\n")
+    else:
+        os.mkfifo(tmp_path / "f" if kind == "link-to-fifo" else target)
+        if kind == "link-to-fifo":
+            target.symlink_to(tmp_path / "f")
+    want = {"fifo": "is a FIFO", "file": "is a file", "link-to-fifo": "is a FIFO"}[kind]
+    with pytest.raises(es.InvalidParameterError, match=f"store: .* {want}, not a store"):
+        es.sweep(200, 10, n_useful=[10], p=[0.5], m_ensemble=[1], m_stability=2, repeats=1, store=target,
+                 client="synchronous", progress=False)  # fmt: skip
+    assert not lock_path(target).exists() and not (tmp_path / ".S.zarr.lock").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["S.zarr"] + (["f"] if kind == "link-to-fifo" else []))
