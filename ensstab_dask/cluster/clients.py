@@ -178,14 +178,16 @@ _CONNECTION_ERRORS = (
 
 def _connection_lost(exc: BaseException, c: Client) -> bool:
     """Whether ``exc``, raised while ``c`` was in use, means the scheduler is gone."""
+    from distributed.client import ClosedClientError
     from distributed.comm.core import CommClosedError
 
     if isinstance(exc, CommClosedError):
         return True
     # The same types also mean other things (a full disk, a task cancelled by the user):
     # only a client that is no longer running ("connecting" while it tries to reconnect,
-    # then "closing", "closed") says the scheduler went.
-    return isinstance(exc, _CONNECTION_ERRORS) and getattr(c, "status", "running") != "running"
+    # then "closing", "closed") says the scheduler went. A client that closed itself
+    # once the scheduler was gone refuses work with ClosedClientError.
+    return isinstance(exc, (*_CONNECTION_ERRORS, ClosedClientError)) and getattr(c, "status", "running") != "running"
 
 
 @contextlib.contextmanager

@@ -4,15 +4,31 @@ they land, a progress bar in completion order."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ensstab_dask.cluster.clients import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard, progress_bar
+from ensstab_dask.exceptions import SchedulerLost
 
-__all__ = ["map_shared", "run_tasks", "Display"]
+__all__ = ["map_shared", "run_tasks", "Display", "SILENCE_NOTED_AFTER"]
+
+logger = logging.getLogger("ensstab_dask.cluster")  # the public name, not the private module's
+
+#: Seconds without a finished task, without a connected worker or a sign of life from one
+#: (its heartbeats, as the scheduler records them), after which a line on the
+#: ``ensstab_dask.cluster`` logger says so and what to do; again at doubling intervals
+#: while it lasts. The work goes on waiting: on a shared cluster workers come back and
+#: join (a batch queue, an autoscaler), and Ctrl-C stops it.
+SILENCE_NOTED_AFTER = 20.0
+#: Seconds without a finished task before the cluster is asked whether it is still there;
+#: then asked every _CHECK_EVERY s, each question given _ASK_WITHIN s to be answered.
+_QUIET, _CHECK_EVERY, _ASK_WITHIN = 5.0, 2.0, 5.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,7 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
     # data, and releasing one call's futures can then delete the next call's inputs
     # (dask/distributed#4612).
     remote = c.scatter(list(shared), broadcast=True, hash=False) if shared else []
+    watch = _Watch(c)
     todo = iter(range(len(tasks)))
     in_flight: dict = {}
 
@@ -96,7 +113,8 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
     # a client connected by address is deliberately not the default.
     running = as_completed(submit(len(tasks) if window is None else window), loop=c.loop)
     try:
-        for fut in running:
+        while (fut := _next_landed(running, watch)) is not None:
+            watch.progress()
             if fut.status in ("error", "cancelled"):
                 break  # raised by the gather below
             if fut.status != "finished":
@@ -128,8 +146,98 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
             raise RuntimeError(f"{len(in_flight)} tasks finished without their results being handed on")
         return None
     except BaseException:
-        c.cancel([f for f, _ in in_flight.values()])
+        # Best effort, and never in place of what is being raised: a client whose scheduler
+        # has just died is closed, and cancelling on it raises ClosedClientError.
+        if c.status == "running":
+            with contextlib.suppress(Exception):
+                c.cancel([f for f, _ in in_flight.values()])
         raise
+
+
+def _next_landed(running, watch: _Watch):
+    """The next future of ``running`` to land, or None once none is left; ``watch``
+    looks at the cluster meanwhile (a plain ``next`` waits without a word)."""
+    while not running.has_ready():
+        if running.is_empty():
+            return None
+        watch.check()
+        time.sleep(0.05)
+    return next(running)
+
+
+class _Watch:
+    """Whether a cluster that has finished no task for a while is still there: its
+    scheduler answering, a worker connected and alive. Says so in one line
+    (:data:`SILENCE_NOTED_AFTER`) where none is, and raises :class:`SchedulerLost` once
+    the scheduler has not answered for dask's ``distributed.comm.timeouts.tcp`` (how long
+    an open connection may stay silent before distributed declares it dead; a stopped
+    scheduler keeps its connections open, so nothing else ever would)."""
+
+    def __init__(self, c) -> None:
+        import dask
+        from dask.utils import parse_timedelta
+
+        self.c = c
+        self.address = c.scheduler.address
+        self.gone_after = parse_timedelta(dask.config.get("distributed.comm.timeouts.tcp"), default="seconds") or 30.0
+        self.progress()
+
+    def progress(self) -> None:
+        """A task has landed: the cluster works."""
+        now = time.monotonic()
+        if getattr(self, "noted", None):
+            logger.warning("the Dask cluster at %s works again: the work goes on", self.address)
+        self.checked_at = self.scheduler_at = self.worker_at = self.quiet_since = now
+        self.heartbeat: float | None = None
+        self.noted: dict[str, float] = {}  # what was noted: when to note it again
+
+    def check(self) -> None:
+        """Ask the scheduler, if nothing has landed for a while and it is time to."""
+        now = time.monotonic()
+        if now - self.quiet_since < _QUIET or now - self.checked_at < _CHECK_EVERY:
+            return
+        self.checked_at = now
+        try:
+            info = self.c.sync(self.c.scheduler.identity, n_workers=-1, callback_timeout=_ASK_WITHIN)
+        except TimeoutError:  # asyncio's too; a closed connection is an OSError, raised as it is
+            info = None
+        now = time.monotonic()
+        if info is None:
+            silent = now - self.scheduler_at
+            if silent >= self.gone_after:
+                raise SchedulerLost(
+                    f"the Dask scheduler at {self.address} has not answered for {silent:.0f} s while work was running "
+                    "(stopped, overloaded, or cut off from this machine?)"
+                )
+            return
+        self.scheduler_at = now
+        workers = info.get("workers") or {}
+        heartbeat = max((w.get("last_seen") or 0.0 for w in workers.values()), default=None)
+        if heartbeat is not None and self.heartbeat is not None and heartbeat > self.heartbeat:
+            self.worker_at = now
+        self.heartbeat = heartbeat
+        silent = now - self.worker_at
+        if not workers:
+            self._note(
+                "none",
+                silent,
+                f"no worker has been connected to the Dask scheduler at {self.address} for {silent:.0f} s: the work "
+                f"waits for one to join (start one with: dask worker {self.address}); Ctrl-C stops it",
+            )
+        else:
+            self._note(
+                "silent",
+                silent,
+                f"no worker of the Dask scheduler at {self.address} has answered for {silent:.0f} s ({len(workers)} "
+                "connected, none sending heartbeats: stopped, or its machine overloaded or cut off?): the work waits "
+                "for one to answer or to join; Ctrl-C stops it",
+            )
+
+    def _note(self, what: str, silent: float, line: str) -> None:
+        due = self.noted.get(what, SILENCE_NOTED_AFTER)
+        if silent >= due:
+            logger.warning("%s", line)
+            self.noted[what] = min(2 * silent, silent + 600.0)
 
 
 def map_shared(fn, shared: tuple, tasks: list[tuple], *, client: ClientLike = None) -> list:
