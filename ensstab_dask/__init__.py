@@ -5,6 +5,7 @@ Selectors": a two-parameter simulator (n_useful, p) of a weak feature selector i
 to a few real runs and predicts the stability of ensembles of that selector.
 """
 
+from ensstab_dask import _early_stop  # noqa: F401 - first: a stop signal during the imports below
 from ensstab_dask._version import __version__
 from ensstab_dask.aggregation import aggregate_rankings, rank_scores, top_k
 from ensstab_dask.cluster import connect

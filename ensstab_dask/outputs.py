@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
+import hashlib
 import json
 import math
 import os
@@ -53,11 +55,25 @@ def _writer_tag() -> str:
     return f"{os.getpid()}@{socket.gethostname().replace('.', '_')}"
 
 
+#: The longest output name a temporary name keeps whole; a longer one is cut and given a
+#: digest of the whole (:func:`_temp_stem`), so that the temporary name fits the file system.
+_STEM_MAX = 120
+
+
+def _temp_stem(target: Path) -> str:
+    """``target``'s name as its temporary names begin: whole, or cut with a digest."""
+    name = target.name
+    if len(os.fsencode(name)) <= _STEM_MAX:
+        return name
+    digest = hashlib.sha1(os.fsencode(name)).hexdigest()[:12]
+    return os.fsdecode(os.fsencode(name)[:80]).rstrip("\ufffd") + "~" + digest
+
+
 def temp_prefix(target: Path) -> str:
     """Prefix of a temporary file or folder for ``target``: hidden, beside it, and naming
     the writing process and host, so that :func:`clean_leftovers` can tell a dead
     writer's (only on its own host: another host's pids cannot be checked from here)."""
-    return f".{target.name}.{_writer_tag()}."
+    return f".{_temp_stem(target)}.{_writer_tag()}."
 
 
 def _alive(pid: int) -> bool:
@@ -78,8 +94,9 @@ def clean_leftovers(target: Path) -> list[Path]:
     """
     removed = []
     host = _writer_tag().split("@", 1)[1]
-    for path in target.parent.glob(f".{target.name}.*.tmp"):
-        pid, _, where = path.name[len(target.name) + 2 :].split(".")[0].partition("@")
+    stem = _temp_stem(target)
+    for path in target.parent.glob(f".{glob.escape(stem)}.*.tmp"):
+        pid, _, where = path.name[len(stem) + 2 :].split(".")[0].partition("@")
         if where != host or not pid.isdigit() or _alive(int(pid)):
             continue
         shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
@@ -166,6 +183,21 @@ def _special(path: Path) -> str:
 _SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"), Path("/sys"))
 
 
+def _check_name_length(out: Path, name: str) -> None:
+    """Refuse a path the file system cannot hold (a name longer than its limit, 255 bytes
+    on most), before the work rather than at the write after it."""
+    folder = out.parent if str(out.parent) else Path(".")
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX") if folder.is_dir() else 255
+    except (OSError, ValueError):
+        limit = 255
+    if len(os.fsencode(out.name)) > limit:
+        raise InvalidParameterError(
+            f"{name}: the file name {out.name[:40]!r}... is {len(os.fsencode(out.name))} bytes long, more than the "
+            f"{limit} this file system allows; choose a shorter name"
+        )
+
+
 def _link_chain(path: Path) -> list[Path]:
     """``path`` and each path its links lead to, hop by hop, unresolved (a link to
     ``/proc/self/fd/1`` is seen as that, whatever the descriptor is now)."""
@@ -217,6 +249,7 @@ def refuse_to_replace(
     if not os.fspath(out).strip():  # Path("") would be the working folder
         raise InvalidParameterError(f"{name} is an empty path; give a file name")
     out = Path(out)
+    _check_name_length(out, name)
     target = out.resolve()
     kind = _special(target) or _stream(out, target)
     if kind:

@@ -555,3 +555,22 @@ def test_json_dash_writes_the_json_alone_on_stdout(tmp_path):
     assert proc.returncode == 2 and proc.stderr.strip() == (
         "ensstab: error: --features -: only --json writes to standard output; give a file name"
     )
+
+
+def test_long_output_names_are_written_or_refused_before_the_work(tmp_path, capsys):
+    """A 240-byte name is written (its temporary name is cut to fit, and a dead writer's
+    leftover of it is cleaned); a name longer than the file system allows is refused in
+    one line before the curve is simulated, not after it."""
+    from ensstab_dask.outputs import clean_leftovers, temp_prefix
+
+    long = tmp_path / ("a" * 235 + ".json")
+    assert cli_main([*SIMULATE, "--json", str(long)]) == 0
+    assert json.loads(long.read_text())["curve"].keys() == {"1", "3"}
+    leftover = tmp_path / (temp_prefix(long).replace(str(os.getpid()), "999999999") + "x.tmp")
+    leftover.write_text("")
+    assert len(leftover.name) < 255 and clean_leftovers(long) == [leftover]
+    capsys.readouterr()
+    too_long = tmp_path / ("b" * 260 + ".json")
+    assert cli_main([*SIMULATE, "--json", str(too_long)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("ensstab: error: --json: the file name") and "255" in err

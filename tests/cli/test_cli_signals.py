@@ -296,3 +296,29 @@ def test_only_a_sweep_with_a_store_is_told_to_resume(tmp_path):
     assert not _resumable(parser.parse_args(["export", str(store), str(tmp_path / "x.nc")]))
     assert not _resumable(parser.parse_args(["verify", str(store)]))
     assert not _resumable(parser.parse_args(["estimate"]))
+
+
+@pytest.mark.parametrize(
+    "sig, line, status", [(signal.SIGINT, INTERRUPTED, 130), (signal.SIGTERM, "ensstab: terminated", 143)]
+)
+def test_a_stop_signal_while_the_libraries_are_imported_is_one_line(sig, line, status):
+    """Before the command's own handling starts (its imports take seconds on a busy machine),
+    a stop signal still ends it with its line and status, not Python's traceback of the
+    import. The signal is sent once the process has begun to import the package."""
+    for delay in (0.2, 0.4, 0.7):
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "ensstab_dask.cli", "estimate", "--quiet"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        time.sleep(delay)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=PATIENCE)
+        if "ensstab_dask._early_stop" not in err:
+            continue  # the signal came before the package began to import: Python's own, not ours
+        lines = [ln for ln in err.splitlines() if not ln.startswith("import time:")]
+        assert proc.returncode == status and lines == [line], (delay, proc.returncode, lines[-5:])
+        return
+    pytest.skip("the process had not begun to import the package 0.7 s after its start (a loaded machine)")
