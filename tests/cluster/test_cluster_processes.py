@@ -474,3 +474,134 @@ def test_the_scheduler_dying_between_two_results_is_scheduler_lost(start_cluster
     with pytest.raises(es.SchedulerLost, match=f"lost the connection to the Dask scheduler at {c.address}"):
         with connect(c.address, timeout=3) as client:
             run_tasks(time.sleep, [(0.1,)] * 8, client=client, on_result=on_result, window=1)
+
+
+# A remote cluster that goes silent mid-sweep: said in one line, within bounded time --------
+
+
+class _Watched:
+    """The sweep CLI on ``cluster`` (one worker), its stderr read line by line as it comes."""
+
+    def __init__(self, cluster: ProcessCluster, store: Path, out: Path, env: dict | None = None):
+        self.proc = subprocess.Popen(
+            _sweep_cli_args(cluster.address, store) + ["--output", str(out)],
+            env=dict(_env(), **(env or {})),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)
+        self.reader.start()
+
+    def wait_for_line(self, needle: str, within: float) -> float:
+        """Seconds until a stderr line holding ``needle`` came, the sweep still running."""
+        start = time.monotonic()
+        while not any(needle in line for line in self.lines):
+            assert self.proc.poll() is None, f"the sweep ended ({self.proc.returncode}): {''.join(self.lines)[-3000:]}"
+            assert time.monotonic() - start < within, f"no {needle!r} within {within} s: {''.join(self.lines)}"
+            time.sleep(0.1)
+        return time.monotonic() - start
+
+    def finish(self, timeout: float) -> int:
+        try:
+            code = self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(10)
+        return code
+
+
+def _start_worker(cluster: ProcessCluster, name: str) -> subprocess.Popen:
+    """One more ``dask worker`` for ``cluster``, in a session of its own (killed with it)."""
+    return subprocess.Popen(
+        ["dask", "worker", cluster.address, "--host", "127.0.0.1", "--nthreads", "1", "--memory-limit", "0"]
+        + ["--name", name, "--dashboard-address", "127.0.0.1:0", "--local-directory", str(cluster.run_dir / name)],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def test_a_remote_cluster_whose_only_worker_dies_says_so_and_goes_on_with_a_new_one(start_cluster, reference, tmp_path):
+    """Its only worker (nanny and all) SIGKILLed mid-sweep: the client waited without a
+    word. It says, in one line within SILENCE_NOTED_AFTER and a margin, that no worker is
+    connected and how to start one, goes on waiting, and finishes with the one started."""
+    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
+
+    c = start_cluster("lone", n_workers=1)
+    store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    run = _Watched(c, store, out)
+    worker = None
+    try:
+        wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
+        os.killpg(c.pid("worker-1"), signal.SIGKILL)
+        run.wait_for_line(
+            f"no worker has been connected to the Dask scheduler at {c.address}", SILENCE_NOTED_AFTER + 40
+        )
+        assert f"dask worker {c.address}" in "".join(run.lines)
+        worker = _start_worker(c, "worker-new")
+        assert run.finish(240) == 0, "".join(run.lines)[-3000:]
+    finally:
+        if worker is not None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(30)
+    assert "works again" in "".join(run.lines)
+    assert "Traceback" not in "".join(run.lines)
+    with xr.open_dataset(out) as ds:
+        assert_same(reference, ds.load())
+
+
+def test_a_remote_cluster_whose_only_worker_is_stopped_says_so_and_goes_on_when_it_answers(
+    start_cluster, reference, tmp_path
+):
+    """Its only worker SIGSTOPped: still connected, it sends no heartbeat. Said in one line,
+    and the sweep finishes once the worker is continued."""
+    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
+
+    c = start_cluster("frozen", n_workers=1)
+    store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    run = _Watched(c, store, out)
+    try:
+        wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
+        os.killpg(c.pid("worker-1"), signal.SIGSTOP)
+        run.wait_for_line(f"no worker of the Dask scheduler at {c.address} has answered for", SILENCE_NOTED_AFTER + 40)
+    finally:
+        os.killpg(c.pid("worker-1"), signal.SIGCONT)
+    assert run.finish(240) == 0, "".join(run.lines)[-3000:]
+    assert "works again" in "".join(run.lines) and "Traceback" not in "".join(run.lines)
+    with xr.open_dataset(out) as ds:
+        assert_same(reference, ds.load())
+
+
+def test_a_stopped_remote_scheduler_ends_the_sweep_in_one_line_and_a_fresh_cluster_resumes(
+    start_cluster, reference, tmp_path, caplog
+):
+    """The scheduler SIGSTOPped mid-sweep keeps its connections open, so nothing in
+    distributed ever gave up: the client waited without a word. Once it has not answered
+    for distributed.comm.timeouts.tcp (15 s here; distributed wants 11 s at least), the sweep ends with one line, exit
+    status 1, and the store resumes on another cluster."""
+    c = start_cluster("stopped", n_workers=1)
+    store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    run = _Watched(c, store, out, env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__TCP": "15s"})
+    try:
+        wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
+        os.killpg(c.pid("scheduler"), signal.SIGSTOP)
+        start = time.monotonic()
+        code = run.finish(120)
+        took = time.monotonic() - start
+    finally:
+        os.killpg(c.pid("scheduler"), signal.SIGCONT)
+    lines = "".join(run.lines).strip().splitlines()
+    assert code == 1 and len(lines) == 1, lines
+    assert f"the Dask scheduler at {c.address} has not answered for" in lines[0] and "resume" in lines[0], lines[0]
+    assert 15 <= took < 15 + 40
+    c.stop()
+    done = blocks_done(store)
+    fresh = start_cluster("fresh")
+    ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
+    assert computed == N_CELLS - done
+    assert_same(reference, ds)
