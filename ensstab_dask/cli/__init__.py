@@ -17,6 +17,7 @@ import errno
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 
 import dask
@@ -68,6 +69,24 @@ def _json_on_stdout(args) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _warnings_in_one_line() -> Iterator[None]:
+    """A warning that reaches the command (a library's, the selector's summary) is one line
+    on stderr, ``ensstab: warning: MESSAGE (CATEGORY)``, not Python's two lines with the
+    file, line and source that raised it."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = " ".join(str(message).split())
+        print(f"ensstab: warning: {text} ({category.__name__})", file=sys.stderr)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
 def _resumable(args) -> bool:
     """Whether a rerun of this command resumes: a sweep whose store has been made."""
     return getattr(args, "command", None) == "sweep" and bool(args.store) and os.path.exists(args.store)
@@ -101,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO),
                 dask.config.set(_dask_config(args)),
                 _json_on_stdout(args),
+                _warnings_in_one_line(),
             ):
                 return args.func(args)
     except SchedulerLost as exc:  # before OSError: it is a ConnectionError

@@ -15,6 +15,7 @@ import argparse
 import re
 import shlex
 
+import numpy as np
 import pytest
 
 from ensstab_dask.checks import DEFAULT_MODEL
@@ -154,3 +155,25 @@ def test_the_report_speaks_of_a_simulation_only_for_a_simulator():
         assert f"with the {REGISTRY[model].interval_of} it was fitted on" in caption
         rows = dict(_estimate_rows(ds))
         assert ("p" in rows) == simulator and rows["model behind the curve"] == f"{model}: its source"
+
+
+def test_a_warning_is_one_line_in_the_commands_words(tmp_path):
+    """The selector's convergence summary (a scikit-learn ConvergenceWarning) is printed as
+    one ``ensstab: warning:`` line, not in Python's format with the source line under it."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    X = np.minimum(np.exp(rng.normal(size=(62, 200)) * 20), 1e37)  # lbfgs gives up on such scales
+    np.savez(tmp_path / "wild.npz", X=X, y=np.repeat([0, 1], 31))
+    args = "--selector logistic --n-target 10 --m-ensemble 1,5 --n-boot 0 --scheduler synchronous --quiet".split()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--data", "wild.npz", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 0 and lines, proc.stderr
+    assert all(line.startswith("ensstab: ") for line in lines), lines
+    assert any("did not converge in" in line and line.endswith("(ConvergenceWarning)") for line in lines), lines
