@@ -399,7 +399,11 @@ def _load_csv(path: Path, label=None) -> Data:
         raise InvalidParameterError(f"{path}: a header and no rows; a CSV data file has one row per sample")
     header = _csv_header(path, frame)
     listing = f"columns start [{', '.join(_shown(c) for c in header[:5])}]"
-    at = _label_column(path, header, label, listing=listing)
+    pandas_names = [str(c) for c in frame.columns]
+    if isinstance(label, str) and label not in header and label in pandas_names:
+        at = pandas_names.index(label)  # the name pandas gives it: "Unnamed: 0", "f0.1"
+    else:
+        at = _label_column(path, header, label, listing=listing)
     twice = [i for i, name in enumerate(header) if name == header[at]]
     if len(twice) > 1:
         raise InvalidParameterError(
@@ -427,7 +431,7 @@ def _load_csv(path: Path, label=None) -> Data:
     if non_numeric:
         shown = ", ".join(_shown(c) for c in non_numeric[:3])
         raise InvalidParameterError(
-            f"{path}: feature columns must be numeric; {len(non_numeric)} are not, the first [{shown}]"
+            f"{path}: feature columns must be numeric; {len(non_numeric)} of {len(keep)} are not, the first [{shown}]"
         )
     return Data(features.to_numpy(dtype=np.float64), y, np.asarray(names, dtype=str))
 
@@ -490,7 +494,7 @@ def _load_h5ad(path: Path, label=None) -> Data:
 
 
 #: Reads one data format: ``loader(path, label)``, ``label`` the label column as
-#: :func:`load_dataset` takes it (a format whose file names its labels does not use it),
+#: :func:`load_dataset` takes it (a format whose file names its labels refuses one given),
 #: returning the file's ``Data`` unchecked (:func:`load_dataset` checks it).
 Loader = Callable[[Path, Any], Data]
 
@@ -578,8 +582,10 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
         fit), its ``var_names`` are the feature names; reading it needs the optional
         ``anndata`` package (``pip install 'ensstab_dask[anndata]'``).
     label : str or int, optional
-        CSV and ``.h5ad`` only: the label column (for ``.h5ad``, a column of ``obs``), by
-        name or position (default: the one column named label, y, class or target).
+        CSV and ``.h5ad`` only (refused for ``.mat`` and ``.npz``, whose files hold their
+        labels): the label column (for ``.h5ad``, a column of ``obs``), by name or position
+        (default: the one column named label, y, class or target). An int that is also a
+        column's name is that column (a warning says so where the position is another).
         Categorical and string labels are taken as they are.
     classes : sequence or str, optional
         Keep only the samples of these classes (at least two; :func:`select_classes`),
@@ -591,6 +597,19 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
     Data
         ``X, y, feature_names, informative = load_dataset(...)``; names where the file
         has them, else None.
+
+    Raises
+    ------
+    InvalidParameterError
+        A file that is not what its suffix says, or holds what the method cannot use; the
+        message names the file and what is wrong, never what the file holds.
+
+    Notes
+    -----
+    What was made of a file's slips is said in one warning each on the ``ensstab_dask``
+    logger: feature names repeated (made unique as scanpy's ``var_names_make_unique``
+    does, :func:`make_names_unique`), a CSV's row names read as sample ids, samples that
+    repeat an earlier one (counted), an int ``label`` taken as a column's name.
 
     Examples
     --------
@@ -672,17 +691,36 @@ def _unique_names(path: Path, names: np.ndarray | None) -> np.ndarray | None:
     return unique
 
 
+def _row_hashes(X: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of a float64 X, equal for equal rows (-0.0 and 0.0 alike):
+    integer arithmetic, so no summation order changes it, over about 64 MiB of rows at a time."""
+    weights = np.random.default_rng(0).integers(1, 2**63, size=X.shape[1], dtype=np.uint64) | np.uint64(1)
+    hashes = np.empty(len(X), dtype=np.uint64)
+    step = max(1, 2**23 // max(1, X.shape[1]))
+    for start in range(0, len(X), step):
+        bits = np.ascontiguousarray(X[start : start + step] + 0.0).view(np.uint64)
+        hashes[start : start + step] = (bits * weights).sum(axis=1, dtype=np.uint64)  # wraps around, as meant
+    return hashes
+
+
 def _say_repeated_samples(path: Path, X: np.ndarray, y: np.ndarray) -> None:
     """One warning when samples repeat an earlier one: a resample then draws copies of
     one sample, and the selection looks more stable than it is."""
     n = len(X)
-    rows = np.ascontiguousarray(X + 0.0)  # -0.0 and 0.0 are one value
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, row_id = np.unique(keys, return_inverse=True)
-    _, label_id = np.unique(y, return_inverse=True)
+    # Rows whose hash is shared by another are the only ones that can repeat: they alone are
+    # compared whole (a single-cell X may be most of the memory there is).
+    keys = _row_hashes(X)
+    _, key_id, key_count = np.unique(keys, return_inverse=True, return_counts=True)
+    shared = np.flatnonzero(key_count[key_id.ravel()] > 1)
+    if not len(shared):
+        return
+    rows = np.ascontiguousarray(X[shared] + 0.0)  # -0.0 and 0.0 are one value
+    whole = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, row_id = np.unique(whole, return_inverse=True)
+    _, label_id = np.unique(np.asarray(y)[shared], return_inverse=True)
     n_rows = len(np.unique(row_id))
     n_pairs = len(np.unique(np.column_stack([row_id.ravel(), label_id.ravel()]), axis=0))
-    same, other = n - n_pairs, n_pairs - n_rows
+    same, other = len(shared) - n_pairs, n_pairs - n_rows
     if not (same or other):
         return
     said = []
