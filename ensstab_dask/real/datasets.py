@@ -635,7 +635,12 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
         raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
     data = LOADERS[suffix](path, label)
     X, y = check_data(data.X, data.y)
-    data = Data(X, y, _unique_names(path, data.feature_names))
+    names = data.feature_names
+    if names is not None and np.shape(names) != (X.shape[1],):  # else refused only once the work is done
+        raise InvalidParameterError(
+            f"{path}: feature_names must hold one name per feature of X ({X.shape[1]}); got shape {np.shape(names)}"
+        )
+    data = Data(X, y, _unique_names(path, names))
     _say_repeated_samples(path, X, y)
     return data if classes is None else select_classes(data, classes)
 

@@ -673,3 +673,14 @@ def test_a_mat_file_whose_x_is_not_numbers_says_what_it_is(tmp_path):
     savemat(tmp_path / "celly.mat", {"X": X, "Y": labels})
     with pytest.raises(es.InvalidParameterError, match=r"Y must be a numeric vector of labels, not a cell array$"):
         load_dataset(tmp_path / "celly.mat")
+
+
+@pytest.mark.parametrize("names", [["a", "b", "c"], [["a"] * 6] * 2], ids=["too few", "2-D"])
+def test_feature_names_of_another_shape_are_refused_when_read(tmp_path, names):
+    """Too few names were refused only once the work was done; a 2-D array of them was a traceback."""
+    X, y = _dataset()
+    np.savez(tmp_path / "d.npz", X=X, y=y, feature_names=np.array(names))
+    with pytest.raises(
+        es.InvalidParameterError, match=r"d.npz: feature_names must hold one name per feature of X \(6\)"
+    ):
+        load_dataset(tmp_path / "d.npz")
