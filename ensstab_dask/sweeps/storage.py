@@ -174,19 +174,21 @@ def _consolidate(path: Path) -> None:
         zarr.consolidate_metadata(str(path))
 
 
-def open_store(path: str | os.PathLike) -> xr.Dataset:
+def open_store(path: str | os.PathLike, *, chunks: str | None = "auto") -> xr.Dataset:
     """A sweep store opened lazily: metadata and index coordinates are read, values only
     when asked for.
 
     The store's consolidated metadata is read in one go. A store written before
     ensstab_dask wrote it has none and is read from its per-array metadata, without the
     warning ``xr.open_zarr`` would give (the next sweep on it adds the metadata).
+    ``chunks``: as for ``xr.open_zarr``; None reads each variable through zarr alone, no
+    dask graph, which is quicker for a store read whole at once.
     """
     try:
-        return xr.open_zarr(path, consolidated=True)
+        return xr.open_zarr(path, consolidated=True, chunks=chunks)
     except (KeyError, ValueError):
         # No consolidated metadata; any other problem raises again here, from the per-array metadata.
-        return xr.open_zarr(path, consolidated=False)
+        return xr.open_zarr(path, consolidated=False, chunks=chunks)
 
 
 class SweepStore:
@@ -204,6 +206,7 @@ class SweepStore:
         # removes them without reading the store a second time.
         self._seen_unreadable: list[Path] | None = None
         self._key: bytes | None = None
+        self._record: dict | None = None  # the settings record, read once: it never changes
 
     # -- creation and checks -------------------------------------------------
     @classmethod
@@ -227,6 +230,8 @@ class SweepStore:
 
     def settings(self) -> dict:
         """The settings record, written with the template."""
+        if self._record is not None:
+            return dict(self._record)
         try:
             ds = open_store(self.path)
         except PermissionError:
@@ -246,7 +251,8 @@ class SweepStore:
             raise StoreDamaged(
                 f"store {str(self.path)!r}: its settings record is damaged ({why}); it cannot be trusted"
             ) from exc
-        return record
+        self._record = record
+        return dict(record)
 
     def provenance_problems(self) -> list[str]:
         """What the store's attributes and coordinates say that its settings record does not.
@@ -255,7 +261,8 @@ class SweepStore:
         ``seed`` attribute or ``p`` coordinate would otherwise be exported as if true.
         """
         stored = self.settings()
-        ds = open_store(self.path)  # lazily: only the coordinates named in the record are read
+        # lazily: only the coordinates named in the record are read
+        ds = open_store(self.path, chunks=None)
         problems = []
         for key, value in stored.items():
             if value is None:  # "derived" (n_runs=None is n_runs = m_ensemble): nothing to compare
@@ -447,7 +454,7 @@ class SweepStore:
             )
         state = self.load(completion=True)
         out.state, out.done = state, state[COMPLETED].values.astype(bool)
-        unreadable = [c.relative_to(self.path) for c in self.unreadable_chunks()]
+        unreadable = [c.relative_to(self.path) for c in self._seen_unreadable or []]  # what load found
         out.add([f"chunk {c} fails its checksum or cannot be read" for c in unreadable], RERUN)
         out.add(
             [f"chunk {c.relative_to(self.path)} of the completion record is missing" for c in self.lost_flags()], RERUN
@@ -616,7 +623,7 @@ class SweepStore:
         docstring); one of a coordinate is :class:`StoreDamaged`, naming it."""
         self._seen_unreadable = []
         try:
-            ds = open_store(self.path)
+            ds = open_store(self.path, chunks=None)  # read whole: no dask graph per variable
         except PermissionError:
             raise
         except _DAMAGE as exc:
