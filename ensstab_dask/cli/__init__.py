@@ -75,16 +75,18 @@ def _warnings_in_one_line() -> Iterator[None]:
     on stderr, ``ensstab: warning: MESSAGE (CATEGORY)``, not Python's two lines with the
     file, line and source that raised it."""
 
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
+    def one_line(message, category, filename, lineno, line=None) -> str:
         text = " ".join(str(message).split())
-        print(f"ensstab: warning: {text} ({category.__name__})", file=sys.stderr)
+        return f"ensstab: warning: {text} ({category.__name__})\n"
 
-    previous = warnings.showwarning
-    warnings.showwarning = show
+    # The format, not the display: what records warnings (catch_warnings, a notebook's
+    # hook) keeps working.
+    previous = warnings.formatwarning
+    warnings.formatwarning = one_line
     try:
         yield
     finally:
-        warnings.showwarning = previous
+        warnings.formatwarning = previous
 
 
 def _resumable(args) -> bool:
