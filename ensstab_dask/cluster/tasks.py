@@ -96,8 +96,8 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
     # hash=False: content-hashed keys would be shared by back-to-back calls with the same
     # data, and releasing one call's futures can then delete the next call's inputs
     # (dask/distributed#4612).
-    remote = c.scatter(list(shared), broadcast=True, hash=False) if shared else []
     watch = _Watch(c)
+    remote = _scatter(c, shared, watch) if shared else []
     todo = iter(range(len(tasks)))
     in_flight: dict = {}
 
@@ -154,6 +154,19 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
         raise
 
 
+def _scatter(c, shared: tuple, watch: _Watch) -> list:
+    """``shared`` on every worker, once there is one: distributed's scatter waits for a
+    worker as long as the client's timeout, then raises TimeoutError ("No valid workers
+    found"); here the wait goes on, said in one line as any wait for a worker is."""
+    while True:
+        try:
+            return c.scatter(list(shared), broadcast=True, hash=False)
+        except TimeoutError:
+            if c.status != "running" or watch.workers() != 0:
+                raise  # a lost scheduler (reported as such by connect), or not for want of a worker
+        watch.wait_for_a_worker()
+
+
 def _next_landed(running, watch: _Watch):
     """The next future of ``running`` to land, or None once none is left; ``watch``
     looks at the cluster meanwhile (a plain ``next`` waits without a word)."""
@@ -180,23 +193,34 @@ class _Watch:
         self.c = c
         self.address = c.scheduler.address
         self.gone_after = parse_timedelta(dask.config.get("distributed.comm.timeouts.tcp"), default="seconds") or 30.0
+        self.heartbeat: float | None = None  # the newest worker heartbeat the scheduler had, at the last look
+        self.noted: dict[str, float] = {}  # what was noted: when to note it again
         self.progress()
 
     def progress(self) -> None:
         """A task has landed: the cluster works."""
         now = time.monotonic()
-        if getattr(self, "noted", None):
+        if self.noted:
             logger.warning("the Dask cluster at %s works again: the work goes on", self.address)
         self.checked_at = self.scheduler_at = self.worker_at = self.quiet_since = now
-        self.heartbeat: float | None = None
-        self.noted: dict[str, float] = {}  # what was noted: when to note it again
+        self.noted = {}
 
     def check(self) -> None:
         """Ask the scheduler, if nothing has landed for a while and it is time to."""
         now = time.monotonic()
-        if now - self.quiet_since < _QUIET or now - self.checked_at < _CHECK_EVERY:
-            return
-        self.checked_at = now
+        if now - self.quiet_since >= _QUIET and now - self.checked_at >= _CHECK_EVERY:
+            self.workers()
+
+    def wait_for_a_worker(self) -> None:
+        """Return once the scheduler has a worker, asking every few seconds meanwhile."""
+        while not self.workers():
+            time.sleep(_CHECK_EVERY)
+
+    def workers(self) -> int | None:
+        """How many workers the scheduler has (None: it did not answer), and a line on
+        what is wrong if it has been so too long; SchedulerLost once it has not answered
+        for ``gone_after`` seconds."""
+        self.checked_at = time.monotonic()
         try:
             info = self.c.sync(self.c.scheduler.identity, n_workers=-1, callback_timeout=_ASK_WITHIN)
         except TimeoutError:  # asyncio's too; a closed connection is an OSError, raised as it is
@@ -209,12 +233,12 @@ class _Watch:
                     f"the Dask scheduler at {self.address} has not answered for {silent:.0f} s while work was running "
                     "(stopped, overloaded, or cut off from this machine?)"
                 )
-            return
+            return None
         self.scheduler_at = now
         workers = info.get("workers") or {}
         heartbeat = max((w.get("last_seen") or 0.0 for w in workers.values()), default=None)
-        if heartbeat is not None and self.heartbeat is not None and heartbeat > self.heartbeat:
-            self.worker_at = now
+        if heartbeat is not None and (self.heartbeat is None or heartbeat > self.heartbeat):
+            self.worker_at = now  # a heartbeat since the last look, or a worker where there was none
         self.heartbeat = heartbeat
         silent = now - self.worker_at
         if not workers:
@@ -232,6 +256,7 @@ class _Watch:
                 "connected, none sending heartbeats: stopped, or its machine overloaded or cut off?): the work waits "
                 "for one to answer or to join; Ctrl-C stops it",
             )
+        return len(workers)
 
     def _note(self, what: str, silent: float, line: str) -> None:
         due = self.noted.get(what, SILENCE_NOTED_AFTER)

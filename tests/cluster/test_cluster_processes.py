@@ -10,6 +10,7 @@ idleness and workers 60 s after their scheduler is gone.
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import shutil
 import signal
@@ -605,3 +606,44 @@ def test_a_stopped_remote_scheduler_ends_the_sweep_in_one_line_and_a_fresh_clust
     ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
     assert computed == N_CELLS - done
     assert_same(reference, ds)
+
+
+def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster):
+    """The data go to the workers first: with none connected, distributed's scatter gave up
+    after the connect timeout with a TimeoutError traceback ("No valid workers found").
+    The wait goes on, said in one line, and the work is done once a worker joins."""
+    from ensstab_dask.cluster import connect, run_tasks
+    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
+
+    c = start_cluster("empty", n_workers=1)
+    with connect(c.address, timeout=3) as client:
+        os.killpg(c.pid("worker-1"), signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while client.nthreads() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not client.nthreads(), "the killed worker is still listed"
+
+        said: list[str] = []
+        joined: list[subprocess.Popen] = []
+
+        class Heard(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                said.append(record.getMessage())
+                if "no worker has been connected" in record.getMessage() and not joined:
+                    joined.append(_start_worker(c, "worker-late"))
+
+        heard = Heard()
+        log = logging.getLogger("ensstab_dask.cluster")
+        log.addHandler(heard)
+        start = time.monotonic()
+        try:
+            # A function the workers can import: this module is not on their path.
+            out = run_tasks(operator.getitem, [(k,) for k in range(4)], shared=(np.arange(10.0),), client=client)
+        finally:
+            log.removeHandler(heard)
+            for worker in joined:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(30)
+    assert out == [0.0, 1.0, 2.0, 3.0]
+    assert joined and time.monotonic() - start >= SILENCE_NOTED_AFTER
+    assert any(f"dask worker {c.address}" in line for line in said), said
