@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -35,6 +36,8 @@ from ensstab_dask.seeding import SeedLike
 from ensstab_dask.settings import Constraint, Seed, Sizes, validate_params
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
+
+logger = logging.getLogger("ensstab_dask.validate")
 
 # Bump when the naive check's streams or layout change: old cache files then miss.
 # 3: halves and bootstraps stratified by class.
@@ -62,14 +65,65 @@ def _check_cache_dir(cache_dir) -> None:
         raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
 
 
+#: The attribute of a cache file holding its checksum (:func:`content_checksum`).
+CHECKSUM_ATTR = "ensstab_checksum"
+# What a reader adds to a curve: not part of what was computed, so not checksummed.
+_NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
+
+
+def _plain(value):
+    """An attribute's value as JSON: NumPy scalars and arrays (as a netCDF file gives them
+    back) the same as the Python values they were written from."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def content_checksum(ds: xr.Dataset) -> str:
+    """A BLAKE2b of everything a naive curve holds: every variable's name, dimensions,
+    dtype, shape and values (NaN in one canonical form), and its attributes (but what a
+    reader adds: the checksum itself, ``cached``, ``cache_file``). The same for the
+    Dataset written and for the one read back from its netCDF file; a flipped bit in a
+    value (or a name, or an attribute) changes it."""
+    h = hashlib.blake2b(digest_size=32)
+    for name in sorted(str(n) for n in ds.variables):
+        values = np.asarray(ds[name].values)
+        if values.dtype.kind == "f":
+            values = np.where(np.isnan(values), np.nan, values)  # one NaN, whatever its bits on disk
+        head = [name, [str(d) for d in ds[name].dims], values.dtype.str, list(values.shape)]
+        h.update(json.dumps(head).encode())
+        h.update(np.ascontiguousarray(values).tobytes() if values.dtype.kind != "O" else repr(values.tolist()).encode())
+    attrs = {str(k): v for k, v in ds.attrs.items() if k not in _NOT_CHECKSUMMED}
+    h.update(json.dumps(attrs, sort_keys=True, default=_plain).encode())
+    return h.hexdigest()
+
+
 def _read_cached(path: Path) -> xr.Dataset | None:
-    """A cached naive curve, or None when the file cannot be read (it is then recomputed
-    and replaced: a cache is never a reason to fail)."""
+    """A cached naive curve whose checksum holds, or None, when the file cannot be read,
+    has no checksum (written before cache files had one) or fails it: the curve is then
+    recomputed and the file replaced, and a warning (logger ``ensstab_dask.validate``)
+    says which file and why. A cache is never a reason to fail, nor reused unchecked."""
+    why = None
     try:
-        with xr.open_dataset(path) as cached:
-            return cached.load()
+        if not path.is_file():  # opened, a FIFO would wait for a writer forever
+            why = "it is not a regular file"
+        else:
+            with xr.open_dataset(path) as cached:
+                ds = cached.load()
     except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss
+        why = "it cannot be read"
+    if why is None:
+        recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
+        if recorded is None:
+            why = "it has no checksum (written before cache files had one), so it cannot be checked"
+        elif recorded != content_checksum(ds):
+            why = "it fails its checksum (the file was changed or damaged)"
+    if why is not None:
+        logger.warning("validate: cached naive curve %s not reused: %s; recomputing it", path, why)
         return None
+    return ds
 
 
 @dataclass(frozen=True)
@@ -160,7 +214,8 @@ def naive_check(
         allow_large=allow_large,
     )
     if path is not None:
-        write_netcdf(ds, path, overwrite=True)
+        # The checksum travels inside the file: a copy damaged later fails it and is never reused.
+        write_netcdf(ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)}), path, overwrite=True)
         ds.attrs["cache_file"] = str(path)
     ds.attrs["cached"] = 0
     return ds

@@ -175,6 +175,41 @@ def test_a_damaged_cache_file_is_recomputed(tmp_path):
     assert third.attrs["cached"] == 1
 
 
+def _flip_a_bit_of(path, value: float) -> None:
+    """Flip one bit of ``value`` where the file stores it (little-endian float64)."""
+    data = bytearray(path.read_bytes())
+    at = data.find(np.float64(value).tobytes())
+    assert at >= 0, "the value is not stored as plain bytes"
+    data[at + 6] ^= 0x10  # an exponent bit: 0.28 becomes another plausible number
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["value", "no-checksum"])
+def test_a_cached_curve_that_fails_its_checksum_is_recomputed_and_said(tmp_path, caplog, damage):
+    first = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
+    (path,) = tmp_path.glob("naive-*.nc")
+    if damage == "value":
+        _flip_a_bit_of(path, float(first["stability"].values[0]))
+        with xr.open_dataset(path) as damaged:  # still a readable file, with a wrong number in it
+            assert float(damaged["stability"].values[0]) != float(first["stability"].values[0])
+        said = "fails its checksum"
+    else:  # as cache files were written before they had a checksum
+        with xr.open_dataset(path) as old:
+            ds = old.load()
+        del ds.attrs["ensstab_checksum"]
+        ds.to_netcdf(path)
+        said = "has no checksum"
+    with caplog.at_level("WARNING", logger="ensstab_dask.validate"):
+        again = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
+    assert again.attrs["cached"] == 0
+    np.testing.assert_array_equal(again["stability"].values, first["stability"].values)
+    lines = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.validate"]
+    assert len(lines) == 1 and str(path) in lines[0] and said in lines[0] and "recomputing" in lines[0], lines
+    third = naive_check(DATA.X, DATA.y, 10, NaiveSettings(**KW), cache_dir=tmp_path, client="synchronous")
+    assert third.attrs["cached"] == 1  # the file was replaced by the recomputed curve, checksum and all
+    np.testing.assert_array_equal(third["stability"].values, first["stability"].values)
+
+
 def test_a_cache_dir_in_the_data_folder_is_refused_before_it_is_made(tmp_path, monkeypatch, capsys):
     """Refused by its own name, before any work and before the folder is made (it was made,
     and the refusal, after the whole estimate and naive check, named --output)."""
