@@ -2,8 +2,10 @@
 
     python benchmarks/probe_replay.py [--only 2,5] [--list]
 
-The cases come from ``probe_cases_silent`` (silently wrong answers, lost files) and, where
-it is present, ``probe_cases_loud`` (hangs, tracebacks, noisy output); each defines
+The cases come from ``probe_cases_silent`` (silently wrong answers, lost files), where
+they are present ``probe_cases_loud`` (hangs, tracebacks, noisy output), and the fourth
+round's ``probe_cases_outputs``, ``probe_cases_stores``, ``probe_cases_data`` and
+``probe_cases_schedulers`` (numbered 100 + the item); each defines
 ``CASES``, a list of :class:`probe_cases_common.Case`. Every case runs in its own empty
 temporary folder and returns its class (:data:`probe_cases_common.CLASSES`): ``error``,
 a clear one-line error; ``right``, the right answer; or ``silent``, ``hang``,
@@ -28,7 +30,15 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from probe_cases_common import CLASSES, FAILING  # noqa: E402
 
-MODULES = ("probe_cases_silent", "probe_cases_loud")
+MODULES = (
+    "probe_cases_silent",
+    "probe_cases_loud",
+    # round 4: numbered 100 + the item
+    "probe_cases_outputs",
+    "probe_cases_stores",
+    "probe_cases_data",
+    "probe_cases_schedulers",
+)
 
 
 def load_cases() -> list:

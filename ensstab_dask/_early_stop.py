@@ -28,7 +28,8 @@ def _is_the_command() -> bool:
     return "-m" in argv and argv[argv.index("-m") + 1 :][:1] == ["ensstab_dask.cli"]
 
 
-def _end(signum: int, frame) -> None:
+def end(signum: int, frame) -> None:
+    """The handler: the command's line for ``signum`` on stderr, and its exit status at once."""
     word, status = _ENDINGS[signum]
     os.write(2, f"ensstab: {word}\n".encode())
     os._exit(status)  # nothing is computed yet: no output to finish, no cluster to close
@@ -41,7 +42,7 @@ def install() -> None:
     try:
         for signum in _ENDINGS:
             if signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
-                signal.signal(signum, _end)
+                signal.signal(signum, end)
     except ValueError:  # not the main thread: the command's own handling will do
         pass
 

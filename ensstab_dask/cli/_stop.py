@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
+from ensstab_dask import _early_stop
+
 __all__ = ["GRACE_S", "Stop", "Terminated", "stop_signals_handled", "close_interrupted_clusters"]
 
 #: Seconds the orderly shutdown has after a stop signal; then the process ends regardless.
@@ -204,7 +206,8 @@ def stop_signals_handled(stop: Stop) -> Iterator[None]:
         yield
         return
     defaults: dict[int, Any] = {signal.SIGINT: signal.default_int_handler}
-    taken = [s for s in _stop_signals() if signal.getsignal(s) is defaults.get(s, signal.SIG_DFL)]
+    # The package's own handler of the imports (ensstab_dask._early_stop) counts as the default.
+    taken = [s for s in _stop_signals() if signal.getsignal(s) in (defaults.get(s, signal.SIG_DFL), _early_stop.end)]
     for s in taken:
         signal.signal(s, stop.on_signal)
     watcher = _Watcher(stop) if signal.SIGINT in taken else None
