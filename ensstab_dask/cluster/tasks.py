@@ -126,7 +126,7 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
             advance(i)
             if on_result is not None:
                 del in_flight[fut.key]
-                on_result(i, fut.result())
+                on_result(i, _result(fut, watch))
                 fut.release()
                 for new in submit(1):
                     running.add(new)
@@ -162,9 +162,22 @@ def _scatter(c, shared: tuple, watch: _Watch) -> list:
         try:
             return c.scatter(list(shared), broadcast=True, hash=False)
         except TimeoutError:
-            if c.status != "running" or watch.workers() != 0:
+            if c.status != "running" or watch.workers() not in (0, None):
                 raise  # a lost scheduler (reported as such by connect), or not for want of a worker
         watch.wait_for_a_worker()
+
+
+def _result(fut, watch: _Watch):
+    """The result of the finished ``fut``. Fetching it asks the scheduler where it is: one
+    stopped meanwhile would hold this call forever, so the wait is cut into short ones,
+    and ``watch`` raises SchedulerLost once the scheduler has been silent too long."""
+    while True:
+        try:
+            return fut.result(timeout=_ASK_WITHIN)
+        except TimeoutError:  # distributed's TimeoutError is this one
+            if fut.status == "error":
+                raise  # the task's own TimeoutError
+            watch.workers()
 
 
 def _next_landed(running, watch: _Watch):
