@@ -285,7 +285,10 @@ def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
         logger.warning("sweep: %d chunks of %s failed their checksum or could not be read: removed", dropped, sw.path)
     # The completion record's chunks all exist in a sound store: one deleted (or just
     # dropped) is written back as "not done", and its cells are recomputed below.
-    restored = sw.restore_flags()
+    try:
+        restored = sw.restore_flags()
+    except OSError as exc:
+        raise _block_not_written(sw, exc) from exc
     if restored:
         logger.warning("sweep: %d chunks of the completion record of %s were missing: rewritten", restored, sw.path)
     damaged, misplaced = sw.damaged(state), sw.misplaced(state)
