@@ -189,6 +189,11 @@ CASES = [
     ),
     Case(
         111,
+        "--m-ensemble 1:1000000:1 with the default model: refused before any run",
+        _refused("estimate", "--m-ensemble", "1:1000000:1", needle="memory", timeout=60),
+    ),
+    Case(
+        111,
         "--n-estimators 1000000000 priced before any work",
         _before_the_data("--n-estimators", "1000000000", needle="trees"),
     ),
