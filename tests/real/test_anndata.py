@@ -14,7 +14,7 @@ import scipy.sparse
 
 from ensstab_dask.cli import main
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real import datasets
+from ensstab_dask.real import formats
 from ensstab_dask.real.datasets import load_dataset
 
 anndata = pytest.importorskip("anndata", reason="anndata is not installed (pip install '.[test]' or '.[anndata]')")
@@ -98,7 +98,7 @@ def test_h5ad_missing_labels_and_junk_files_are_refused(tmp_path):
 def test_h5ad_too_large_to_densify_is_refused_before_densifying(tmp_path, monkeypatch):
     path = tmp_path / "study.h5ad"
     _write(path, sparse=True)
-    monkeypatch.setattr(datasets, "_available_bytes", lambda: 1000)
+    monkeypatch.setattr(formats, "_available_bytes", lambda: 1000)
     with pytest.raises(InvalidParameterError, match=r"X \(30 obs x 60 vars\) needs .* as a dense float64 array"):
         load_dataset(path, label="condition")
 
