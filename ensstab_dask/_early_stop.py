@@ -15,7 +15,7 @@ import signal
 import sys
 
 #: The line and exit status of each stop signal, as the command says them.
-_ENDINGS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+_ENDINGS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 if hasattr(signal, "SIGHUP"):
     _ENDINGS[signal.SIGHUP] = ("terminated", 129)
 

@@ -333,7 +333,8 @@ def make_names_unique(names) -> np.ndarray:
     ['f0', 'f0-1', 'f1', 'f0-2']
     """
     names = [str(n) for n in names]
-    taken, counter, seen, out = set(names), {}, set(), []
+    taken, seen, out = set(names), set(), []
+    counter: dict[str, int] = {}
     for name in names:
         if name not in seen:
             seen.add(name)
