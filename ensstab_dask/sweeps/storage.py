@@ -104,7 +104,10 @@ FRESH = (
     "into a fresh store"
 )
 EDITED = "a rerun refuses a store edited so: move the store aside (or delete it) and run the sweep into a fresh store"
-REMOVE = "remove what is named (a rerun then recomputes the cells it held), or move the store aside and start afresh"
+REMOVE = (
+    "remove what is named, then run verify again: it says whether a rerun recomputes what was there or the store "
+    "must be started afresh"
+)
 
 
 @dataclass
@@ -229,9 +232,12 @@ class SweepStore:
         return store
 
     def settings(self) -> dict:
-        """The settings record, written with the template."""
+        """The settings record, written with the template (read once). A store holding a
+        link or a special file is :class:`StoreDamaged` before anything in it is opened."""
         if self._record is not None:
             return dict(self._record)
+        if self.path.is_dir() and (found := file_problems(self.path)):  # before zarr opens any of it
+            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(found) + f"; {REMOVE}")
         try:
             ds = open_store(self.path)
         except PermissionError:

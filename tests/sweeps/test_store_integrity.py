@@ -476,7 +476,13 @@ def _run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize(
     "command, where",
-    [("verify", "zarr.json"), ("export", "stability/c/0/0/0"), ("report", "completed/c/1/0/1")],
+    [
+        ("verify", "zarr.json"),
+        ("export", "stability/c/0/0/0"),
+        ("report", "completed/c/1/0/1"),
+        ("report", "zarr.json"),
+        ("verify", "p/zarr.json"),
+    ],
 )
 def test_a_fifo_in_a_store_is_refused_not_waited_on(tmp_path, command, where):
     store, _ = make(tmp_path)
