@@ -48,17 +48,12 @@ import concurrent.futures
 import contextlib
 import logging
 import os
-import pickle
-import random
 import signal
-import ssl
-import struct
-import sys
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
 
 from ensstab_dask.checks import check_real
+from ensstab_dask.cluster.handshake import handshake
 from ensstab_dask.exceptions import InvalidParameterError, SchedulerLost, SchedulerUnreachable
 
 # distributed is imported inside the functions that use it: it takes half a second to import,
@@ -487,7 +482,7 @@ def connect(
     timeout = check_real(timeout, "timeout", minimum=0.0, open_minimum=True)
     failure: SchedulerUnreachable | None = None
     try:
-        _handshake(address, timeout, security)
+        handshake(address, timeout, security)
         c = Client(address, timeout=f"{timeout}s", security=security, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         # tornado's "IOStream is not idle; cannot convert to SSL": the TLS handshake began on
@@ -513,201 +508,6 @@ def connect(
             yield c
     finally:
         c.close()
-
-
-class _NoAnswer(TimeoutError):
-    """A listener at the address that did not answer as a Dask scheduler in time."""
-
-
-class _NotDask(OSError):
-    """A listener at the address that answered, but not in Dask's protocol."""
-
-    def __init__(self) -> None:
-        super().__init__("it answered, but not in Dask's protocol: is the port another service's?")
-
-
-#: The largest message the check before the Client reads from an address. A scheduler's
-#: handshake and its identity, asked for no workers, are a few hundred bytes; a length
-#: header claiming more is another service's bytes (an HTTP answer reads as exabytes),
-#: refused before anything is read or allocated.
-_MAX_MESSAGE = 1 << 20
-
-
-def _wire_message(msg: dict) -> bytes:
-    """``msg`` as distributed's TCP comm writes a message of plain data: an 8-byte
-    length, then the frames' prelude (how many frames, each one's length) and the one
-    frame, ``msg`` in msgpack (what :func:`distributed.protocol.dumps` gives for it)."""
-    import msgpack
-
-    frame = msgpack.packb(msg, use_bin_type=True)
-    body = struct.pack("<QQ", 1, len(frame)) + frame
-    return struct.pack("<Q", len(body)) + body
-
-
-async def _read_wire_message(reader: asyncio.StreamReader) -> object:
-    """The next message from ``reader``, its first frame decoded by plain msgpack alone.
-
-    distributed's own reader hands a frame to an object hook that unpickles whatever a
-    ``__Pickled__`` or ``__Serialized__`` entry holds: a listener at the address would run
-    code in this process before it is known to be a scheduler. Plain msgpack builds
-    dicts, lists, strings, numbers and bytes only (an extension type stays an
-    ``ExtType``), and the sizes are bounded before anything is read.
-    """
-    import msgpack
-
-    (total,) = struct.unpack("<Q", await reader.readexactly(8))
-    if not 16 <= total <= _MAX_MESSAGE:
-        raise _NotDask()
-    body = await reader.readexactly(total)
-    (n_frames,) = struct.unpack_from("<Q", body)
-    if not 1 <= n_frames <= total // 8 - 1:
-        raise _NotDask()
-    first = struct.unpack_from("<Q", body, 8)[0]
-    start = 8 * (1 + n_frames)
-    if start + first > total:
-        raise _NotDask()
-    try:
-        return msgpack.unpackb(body[start : start + first], raw=False, strict_map_key=False, use_list=True)
-    except (ValueError, msgpack.UnpackException):  # msgpack's errors, invalid UTF-8 among them
-        raise _NotDask() from None
-
-
-#: OpenSSL's reasons for bytes that are not TLS at all: a tcp:// scheduler talks first, in
-#: Dask's protocol, and another service in its own.
-_NOT_TLS = frozenset(
-    ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE", "UNKNOWN_PROTOCOL")
-)
-
-
-def _not_tls(exc: ssl.SSLError) -> bool:
-    """Whether the TLS handshake failed because the peer does not speak TLS at all."""
-    return isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError)) or getattr(exc, "reason", None) in _NOT_TLS
-
-
-def _handshake(address: str, timeout: float, security) -> None:
-    """Connect to ``address``, complete distributed's handshake and have the scheduler
-    answer one request (its identity), all within ``timeout`` seconds.
-
-    ``distributed.Client``'s timeout bounds the TCP connection only: a listener that
-    accepts and then never answers (a stopped scheduler, a silent service) holds it
-    forever, and another service's answer (an HTTP server's) is read as a message of
-    absurd length (a MemoryError). Raises what ``Client`` raises for an unreachable
-    address (OSError, TimeoutError), with words of its own for these cases. It runs in
-    a thread of its own, on an event loop of its own, so that it works from a thread
-    whose loop is running (a notebook) and a Ctrl-C meanwhile is raised at once.
-
-    It speaks distributed's wire format itself (:func:`_wire_message`,
-    :func:`_read_wire_message`) rather than through ``distributed.comm``, whose reader
-    unpickles what the peer sends: nothing from the address is decoded by anything but
-    plain msgpack before it has answered as a scheduler. The Client, once made, trusts
-    the scheduler, as every Dask client does (docs/clusters.md, "What a client trusts").
-    """
-    from distributed.comm.addressing import get_address_host_port
-
-    tls = address.startswith("tls://")
-    args = security.get_connection_args("client") if security is not None else {}
-    if not tls and args.get("require_encryption"):
-        raise InvalidParameterError(
-            f"client: {address} is not a tls:// address, and the dask config requires encryption "
-            "(distributed.comm.require-encryption)"
-        )
-    host, port = get_address_host_port(address)
-    context = args.get("ssl_context") if tls else None
-    if tls and context is None:
-        raise InvalidParameterError(f"client: {address} is a TLS scheduler and no client certificates were given")
-    outcome: list = []
-
-    async def open_connection(within: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        # As distributed does: a refused connection is retried, with jittered backoff, until
-        # the connection's own time is up (a scheduler may be starting), and that ends
-        # before the whole check's, so that a port where nothing listens is reported as
-        # distributed reports it, not as a listener that did not answer.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
-        attempt = 0
-        while True:
-            left = deadline - loop.time()
-            try:
-                return await asyncio.wait_for(
-                    asyncio.open_connection(
-                        host,
-                        port,
-                        ssl=context,
-                        server_hostname=(args.get("server_hostname") or host) if tls else None,
-                    ),
-                    max(left, 0.001),
-                )
-            except ssl.SSLCertVerificationError:
-                raise
-            except (ssl.SSLError, ConnectionResetError, ConnectionAbortedError, EOFError) as exc:
-                if not tls:
-                    raise
-                if isinstance(exc, ssl.SSLError) and not _not_tls(exc):
-                    raise  # the scheduler refused our certificate, or we refused its: the TLS words
-                raise OSError(
-                    "no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
-                ) from None
-            except (OSError, asyncio.TimeoutError) as exc:
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise OSError(f"Timed out trying to connect to {address} after {within:.2g} s") from exc
-                await asyncio.sleep(random.uniform(0, min(left, 0.01 * 2**attempt)))
-                attempt += 1
-
-    async def ask() -> object:
-        reader, writer = await open_connection(0.9 * timeout)
-        try:
-            # distributed's handshake: each side sends its settings; ours ask for no
-            # compression, and a scheduler then compresses nothing it sends us.
-            writer.write(
-                _wire_message(
-                    {
-                        "compression": None,
-                        "python": tuple(sys.version_info)[:3],
-                        "pickle-protocol": pickle.HIGHEST_PROTOCOL,
-                    }
-                )
-            )
-            await writer.drain()
-            theirs = await _read_wire_message(reader)
-            if not isinstance(theirs, dict) or "pickle-protocol" not in theirs:
-                raise _NotDask()
-            writer.write(_wire_message({"op": "identity", "n_workers": 0, "reply": True}))
-            await writer.drain()
-            return await _read_wire_message(reader)
-        except asyncio.IncompleteReadError:
-            raise OSError(
-                "it closed the connection without answering as a Dask scheduler: "
-                + ("a tls:// one, or " if not tls else "")
-                + "another service on that port?"
-            ) from None
-        finally:
-            writer.transport.abort()
-
-    def run() -> None:
-        try:
-            outcome.append(asyncio.run(asyncio.wait_for(ask(), timeout)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            outcome.append(exc)
-
-    probe = threading.Thread(target=run, name="ensstab-handshake", daemon=True)
-    probe.start()
-    probe.join(timeout + 5.0)  # the loop itself stops at timeout; the margin is for a loaded machine
-    answer = outcome[0] if outcome else asyncio.TimeoutError()
-    if type(answer) in (asyncio.TimeoutError, TimeoutError):  # wait_for's, not a connection's OSError
-        raise _NoAnswer(
-            "it accepted the connection but gave no Dask handshake and no answer: a stopped scheduler, or another "
-            "service on that port?"
-        )
-    if isinstance(answer, (OSError, ValueError)):
-        raise answer  # refused, unreachable, a TLS failure, not Dask's protocol: as the Client reports them
-    if isinstance(answer, BaseException):
-        raise answer
-    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
-        what = answer.get("type") if isinstance(answer, dict) else None
-        if isinstance(what, str) and what.isidentifier() and len(what) < 40:
-            raise OSError(f"it answered, but as a Dask {what}, not the scheduler")
-        raise _NotDask()
 
 
 def _close_unstarted(exc: BaseException) -> None:

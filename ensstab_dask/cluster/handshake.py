@@ -1,0 +1,209 @@
+"""The check before a :class:`distributed.Client` is made for an address: that a Dask
+scheduler answers there, within the connect timeout, and that nothing the address sends
+runs code in this process meanwhile.
+
+``distributed.Client``'s timeout bounds the TCP connection only: a listener that accepts
+and then never answers (a stopped scheduler, a silent service) holds it forever, and
+another service's answer (an HTTP server's) is read as a message of absurd length. And
+distributed's own reader hands what the peer sends to an object hook that unpickles any
+``__Pickled__`` or ``__Serialized__`` entry: a listener at a mistyped or hostile address
+would run code in the client before it was known to be a scheduler. So the check speaks
+distributed's wire format itself, over a connection of its own (TLS with the client's
+certificates for ``tls://``), and decodes what comes back with plain msgpack alone, every
+size bounded before it is read. The Client, once made, trusts the scheduler as every Dask
+client does (docs/clusters.md, "What a Dask client trusts").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+import random
+import ssl
+import struct
+import sys
+import threading
+
+from ensstab_dask.exceptions import InvalidParameterError
+
+__all__ = ["handshake"]
+
+
+class _NoAnswer(TimeoutError):
+    """A listener at the address that did not answer as a Dask scheduler in time."""
+
+
+class _NotDask(OSError):
+    """A listener at the address that answered, but not in Dask's protocol."""
+
+    def __init__(self) -> None:
+        super().__init__("it answered, but not in Dask's protocol: is the port another service's?")
+
+
+#: The largest message read from an address. A scheduler's handshake and its identity,
+#: asked for no workers, are a few hundred bytes; a length header claiming more is another
+#: service's bytes (an HTTP answer reads as exabytes), refused before anything is read or
+#: allocated.
+_MAX_MESSAGE = 1 << 20
+
+#: OpenSSL's reasons for bytes that are not TLS at all: a tcp:// scheduler talks first, in
+#: Dask's protocol, and another service in its own.
+_NOT_TLS = frozenset(
+    ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE", "UNKNOWN_PROTOCOL")
+)
+
+
+def _not_tls(exc: ssl.SSLError) -> bool:
+    """Whether the TLS handshake failed because the peer does not speak TLS at all."""
+    return isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError)) or getattr(exc, "reason", None) in _NOT_TLS
+
+
+def _wire_message(msg: dict) -> bytes:
+    """``msg`` as distributed's TCP comm writes a message of plain data: an 8-byte
+    length, then the frames' prelude (how many frames, each one's length) and the one
+    frame, ``msg`` in msgpack (what :func:`distributed.protocol.dumps` gives for it)."""
+    import msgpack
+
+    frame = msgpack.packb(msg, use_bin_type=True)
+    body = struct.pack("<QQ", 1, len(frame)) + frame
+    return struct.pack("<Q", len(body)) + body
+
+
+async def _read_wire_message(reader: asyncio.StreamReader) -> object:
+    """The next message from ``reader``, its first frame decoded by plain msgpack alone:
+    dicts, lists, strings, numbers and bytes (an extension type stays an ``ExtType``),
+    never an object of a class the peer names."""
+    import msgpack
+
+    (total,) = struct.unpack("<Q", await reader.readexactly(8))
+    if not 16 <= total <= _MAX_MESSAGE:
+        raise _NotDask()
+    body = await reader.readexactly(total)
+    (n_frames,) = struct.unpack_from("<Q", body)
+    if not 1 <= n_frames <= total // 8 - 1:
+        raise _NotDask()
+    first = struct.unpack_from("<Q", body, 8)[0]
+    start = 8 * (1 + n_frames)
+    if start + first > total:
+        raise _NotDask()
+    try:
+        return msgpack.unpackb(body[start : start + first], raw=False, strict_map_key=False, use_list=True)
+    except (ValueError, msgpack.UnpackException):  # msgpack's errors, invalid UTF-8 among them
+        raise _NotDask() from None
+
+
+async def _open(
+    address: str, context: ssl.SSLContext | None, server_hostname: str | None, within: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to ``address`` (TLS with ``context`` when given), within ``within`` s.
+
+    As distributed does: a refused connection is retried, with jittered backoff, until
+    the time is up (a scheduler may be starting), and that ends before the whole check's,
+    so that a port where nothing listens is reported as distributed reports it, not as a
+    listener that did not answer.
+    """
+    from distributed.comm.addressing import get_address_host_port
+
+    host, port = get_address_host_port(address)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    attempt = 0
+    while True:
+        try:
+            connecting = asyncio.open_connection(host, port, ssl=context, server_hostname=server_hostname)
+            return await asyncio.wait_for(connecting, max(deadline - loop.time(), 0.001))
+        except ssl.SSLCertVerificationError:
+            raise
+        except (ssl.SSLError, ConnectionResetError, ConnectionAbortedError, EOFError) as exc:
+            if context is None:
+                raise
+            if isinstance(exc, ssl.SSLError) and not _not_tls(exc):
+                raise  # the scheduler refused our certificate, or we refused its: the TLS words
+            raise OSError(
+                "no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
+            ) from None
+        except (OSError, asyncio.TimeoutError) as exc:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise OSError(f"Timed out trying to connect to {address} after {within:.2g} s") from exc
+            await asyncio.sleep(random.uniform(0, min(left, 0.01 * 2**attempt)))
+            attempt += 1
+
+
+async def _ask(address: str, context: ssl.SSLContext | None, server_hostname: str | None, timeout: float) -> object:
+    """distributed's handshake with ``address``, then its answer to ``identity``."""
+    reader, writer = await _open(address, context, server_hostname, 0.9 * timeout)
+    try:
+        # Each side sends its settings; ours ask for no compression, and a scheduler then
+        # compresses nothing it sends us.
+        mine = {"compression": None, "python": tuple(sys.version_info)[:3], "pickle-protocol": pickle.HIGHEST_PROTOCOL}
+        writer.write(_wire_message(mine))
+        await writer.drain()
+        theirs = await _read_wire_message(reader)
+        if not isinstance(theirs, dict) or "pickle-protocol" not in theirs:
+            raise _NotDask()
+        writer.write(_wire_message({"op": "identity", "n_workers": 0, "reply": True}))
+        await writer.drain()
+        return await _read_wire_message(reader)
+    except asyncio.IncompleteReadError:
+        raise OSError(
+            "it closed the connection without answering as a Dask scheduler: "
+            + ("a tls:// one, or " if context is None else "")
+            + "another service on that port?"
+        ) from None
+    finally:
+        writer.transport.abort()
+
+
+def _verdict(answer: object) -> None:
+    """Raise what ``answer`` (what :func:`_ask` returned or raised) says is wrong, if anything."""
+    if type(answer) in (asyncio.TimeoutError, TimeoutError):  # wait_for's, not a connection's OSError
+        raise _NoAnswer(
+            "it accepted the connection but gave no Dask handshake and no answer: a stopped scheduler, or another "
+            "service on that port?"
+        )
+    if isinstance(answer, BaseException):
+        raise answer  # refused, unreachable, a TLS failure, not Dask's protocol: as the Client reports them
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        what = answer.get("type") if isinstance(answer, dict) else None
+        if isinstance(what, str) and what.isidentifier() and len(what) < 40:
+            raise OSError(f"it answered, but as a Dask {what}, not the scheduler")
+        raise _NotDask()
+
+
+def handshake(address: str, timeout: float, security) -> None:
+    """Connect to ``address``, complete distributed's handshake and have the scheduler
+    answer one request (its identity), all within ``timeout`` seconds; decode nothing it
+    sends but by plain msgpack (module docstring).
+
+    Raises what ``distributed.Client`` raises for an unreachable address (OSError,
+    TimeoutError), with words of its own for a listener that is not a scheduler. It runs
+    in a thread of its own, on an event loop of its own, so that it works from a thread
+    whose loop is running (a notebook) and a Ctrl-C meanwhile is raised at once.
+    """
+    from distributed.comm.addressing import get_address_host_port
+
+    tls = address.startswith("tls://")
+    args = security.get_connection_args("client") if security is not None else {}
+    if not tls and args.get("require_encryption"):
+        raise InvalidParameterError(
+            f"client: {address} is not a tls:// address, and the dask config requires encryption "
+            "(distributed.comm.require-encryption)"
+        )
+    context = args.get("ssl_context") if tls else None
+    if tls and context is None:
+        raise InvalidParameterError(f"client: {address} is a TLS scheduler and no client certificates were given")
+    # As distributed's TLS connector: the configured name, else the address's host.
+    server_hostname = (args.get("server_hostname") or get_address_host_port(address)[0]) if tls else None
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(asyncio.run(asyncio.wait_for(_ask(address, context, server_hostname, timeout), timeout)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append(exc)
+
+    probe = threading.Thread(target=run, name="ensstab-handshake", daemon=True)
+    probe.start()
+    probe.join(timeout + 5.0)  # the loop itself stops at timeout; the margin is for a loaded machine
+    _verdict(outcome[0] if outcome else asyncio.TimeoutError())
