@@ -18,8 +18,9 @@ values below; this is the one place that documents them.
 * an address such as ``"tcp://10.0.0.5:8786"`` (or ``tls://...``): a client is
   connected within dask's connect timeout or :class:`SchedulerUnreachable` is raised:
   the connection, distributed's handshake and the scheduler's first answer all within
-  it (a stopped scheduler, or another service on the port, is refused in that time); a
-  malformed address raises ValueError at once.
+  it (a stopped scheduler, or another service on the port, is refused in that time, and
+  nothing it sends is unpickled: :mod:`~ensstab_dask.cluster.handshake`); a malformed
+  address raises ValueError at once.
 
 How long to wait for a scheduler and the certificates of a ``tls://`` one come from
 dask's own configuration, as for ``distributed.Client(address)``:
