@@ -26,7 +26,23 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["INTEGRITY_ATTR", "StoreMetadata", "file_problems", "read_metadata", "metadata_digest", "seal"]
+import numpy as np
+
+__all__ = [
+    "Inspection",
+    "structure_problems",
+    "metadata_changed",
+    "layout_problems",
+    "lost_chunks",
+    "restore_chunks",
+    "INTEGRITY_ATTR",
+    "StoreMetadata",
+    "file_problems",
+    "read_metadata",
+    "metadata_digest",
+    "seal",
+    "integrity_record",
+]
 
 #: The root attribute that records how a store was made (see the module docstring).
 INTEGRITY_ATTR = "ensstab_integrity"
@@ -34,7 +50,40 @@ INTEGRITY_ATTR = "ensstab_integrity"
 #: digested, every chunk of the completion record written, the metadata checksummed.
 INTEGRITY_FORMAT = 1
 
-_SPECIAL = (
+#: What each kind of damage asks the user to do; a rerun does what the advice says.
+RERUN = "rerun the sweep to recompute them"
+FRESH = (
+    "a rerun cannot repair a store's files or metadata: move the store aside (or delete it) and run the sweep "
+    "into a fresh store"
+)
+EDITED = "a rerun refuses a store edited so: move the store aside (or delete it) and run the sweep into a fresh store"
+REMOVE = (
+    "remove what is named, then run verify again: it says whether a rerun recomputes what was there or the store "
+    "must be started afresh"
+)
+
+
+@dataclass
+class Inspection:
+    """What :meth:`~ensstab_dask.sweeps.storage.SweepStore.inspect` found: ``problems``,
+    each one line naming what is damaged, and ``advice``, what to do about them (the first
+    kind found decides); ``notes``, what the store cannot prove (written before checksums
+    or digests); ``done``, the completion mask (None when the store could not be read that
+    far); ``state``, the store read once (as ``SweepStore.load(completion=True)``)."""
+
+    problems: list[str] = field(default_factory=list)
+    advice: str = ""
+    notes: list[str] = field(default_factory=list)
+    done: np.ndarray | None = None
+    state: object = None
+
+    def add(self, problems: list[str], advice: str) -> None:
+        self.problems += problems
+        if problems and not self.advice:
+            self.advice = advice
+
+
+_KINDS = (
     (stat.S_ISFIFO, "a FIFO"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
@@ -43,7 +92,7 @@ _SPECIAL = (
 
 
 def _what(mode: int) -> str:
-    for test, kind in _SPECIAL:
+    for test, kind in _KINDS:
         if test(mode):
             return kind
     return "not a regular file"
@@ -189,3 +238,88 @@ def integrity_record(attrs: dict) -> dict | None:
     except (TypeError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
+
+
+def structure_problems(root: Path, digest: str) -> tuple[list[str], str, StoreMetadata | None]:
+    """What is wrong with the files and metadata of the store at ``root``, checked before
+    zarr opens any of it, and what to do about it: an entry that is a link or a special
+    file (:func:`file_problems`), a chunk's path that is a folder, a ``zarr.json`` missing
+    or damaged or differing from its consolidated copy, the cell digests (array
+    ``digest``) missing from a store made with them. Returns ``(problems, advice,
+    metadata)``; ``metadata`` is None when the files alone are wrong (nothing was read)."""
+    found = file_problems(root)
+    if found:
+        return found, REMOVE, None
+    meta = read_metadata(root)
+    folders = [
+        f"chunk {path.relative_to(root)} is a folder, not a chunk file"
+        for name in meta.arrays
+        for path in meta.chunk_paths(root, name)
+        if path.is_dir()
+    ]
+    if folders:
+        return folders, REMOVE, meta
+    problems = list(meta.problems)
+    if integrity_record(meta.attrs) is not None:
+        if digest not in meta.arrays:
+            problems.append(f"{digest} is missing, yet the store was made with cell digests")
+    elif meta.consolidated and digest not in meta.arrays and (root / digest).exists():
+        problems.append(f"{digest} is not in the store's metadata, yet its folder is there")
+    return problems, FRESH, meta
+
+
+def metadata_changed(meta: StoreMetadata) -> list[str]:
+    """The metadata's checksum, recorded when the store was made, against its metadata
+    now: the store's writes never change it. Empty for a store made before it."""
+    record = integrity_record(meta.attrs)
+    if record is None or record.get("metadata") == metadata_digest(meta.attrs, meta.arrays):
+        return []
+    return ["its metadata (a zarr.json) was changed since the store was made: it fails its checksum"]
+
+
+def layout_problems(template, meta: StoreMetadata, *, optional: tuple[str, ...] = ()) -> list[str]:
+    """Arrays whose dtype or shape is not what the sweep's ``template`` (an xarray
+    Dataset) makes, or that are missing (but the ``optional`` ones, absent from older
+    stores): an edited ``zarr.json``, through which data would be read as garbage and a
+    rerun would write."""
+    problems = []
+    for name, var in template.variables.items():
+        have = meta.arrays.get(str(name))
+        if have is None:
+            if meta.arrays and name not in optional:
+                problems.append(f"array {name} is missing from the store's metadata")
+            continue
+        try:
+            dtype = np.dtype(have.get("data_type"))
+        except TypeError:
+            dtype = None
+        if dtype != var.dtype:
+            problems.append(f"array {name} has dtype {have.get('data_type')!r} in the store, not {str(var.dtype)!r}")
+        if list(have.get("shape", [])) != list(var.shape):
+            problems.append(f"array {name} has shape {have.get('shape')} in the store, not {list(var.shape)}")
+    return problems
+
+
+def lost_chunks(root: Path, name: str) -> list[Path]:
+    """The chunk files of array ``name`` missing from a store made with all of them
+    (:func:`seal`; the completion record): a chunk deleted. None for a store made before
+    (a missing one there means "not started")."""
+    meta = read_metadata(root)
+    if integrity_record(meta.attrs) is None or name not in meta.arrays:
+        return []
+    return [p for p in meta.chunk_paths(root, name) if not os.path.lexists(p)]
+
+
+def restore_chunks(root: Path, name: str) -> int:
+    """Write the missing chunks of array ``name`` (:func:`lost_chunks`) as zeros ("not
+    done", for the completion record). The caller holds the writer lock. Returns how many."""
+    import zarr
+
+    lost = lost_chunks(root, name)
+    if lost:
+        with zarr.config.set({"array.write_empty_chunks": True}):  # zarr skips chunks of fill values
+            arr = zarr.open_array(str(root / name), mode="r+")
+            for path in lost:
+                key = tuple(int(k) for k in path.relative_to(root / name).parts[1:])
+                arr[tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))] = 0
+    return len(lost)

@@ -39,7 +39,6 @@ import json
 import os
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,13 +48,19 @@ from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLo
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
 from ensstab_dask.sweeps.digests import cell_digests
 from ensstab_dask.sweeps.integrity import (
+    EDITED,
+    FRESH,
     INTEGRITY_ATTR,
-    StoreMetadata,
+    REMOVE,
+    RERUN,
+    Inspection,
     file_problems,
-    integrity_record,
-    metadata_digest,
-    read_metadata,
+    layout_problems,
+    lost_chunks,
+    metadata_changed,
+    restore_chunks,
     seal,
+    structure_problems,
 )
 from ensstab_dask.sweeps.lock import check_store_path
 
@@ -96,38 +101,6 @@ BOOKKEEPING = (COMPLETED, DIGEST)
 #: error (re-raised as it is: the store may be fine) and not MemoryError.
 _DAMAGE = (ValueError, RuntimeError, KeyError, TypeError, IndexError, EOFError, OSError)
 SETTINGS_ATTR = "ensstab_settings"
-
-#: What each kind of damage asks the user to do; a rerun does what the advice says.
-RERUN = "rerun the sweep to recompute them"
-FRESH = (
-    "a rerun cannot repair a store's files or metadata: move the store aside (or delete it) and run the sweep "
-    "into a fresh store"
-)
-EDITED = "a rerun refuses a store edited so: move the store aside (or delete it) and run the sweep into a fresh store"
-REMOVE = (
-    "remove what is named, then run verify again: it says whether a rerun recomputes what was there or the store "
-    "must be started afresh"
-)
-
-
-@dataclass
-class Inspection:
-    """What :meth:`SweepStore.inspect` found: ``problems``, each one line naming what is
-    damaged, and ``advice``, what to do about them (the first kind found decides);
-    ``notes``, what the store cannot prove (written before checksums or digests);
-    ``done``, the completion mask (None when the store could not be read that far);
-    ``state``, the store read once (as :meth:`SweepStore.load` ``(completion=True)``)."""
-
-    problems: list[str] = field(default_factory=list)
-    advice: str = ""
-    notes: list[str] = field(default_factory=list)
-    done: np.ndarray | None = None
-    state: xr.Dataset | None = None
-
-    def add(self, problems: list[str], advice: str) -> None:
-        self.problems += problems
-        if problems and not self.advice:
-            self.advice = advice
 
 
 def _agree(have, recorded) -> bool:
@@ -349,89 +322,18 @@ class SweepStore:
             state[name] = state[name].where(done)
         return state.drop_vars(DIGEST, errors="ignore")
 
-    def structure_problems(self) -> tuple[list[str], str, StoreMetadata | None]:
-        """What is wrong with the store's files and metadata, checked before any of it is
-        opened by zarr, and what to do about it: an entry that is a link or a special file
-        (:func:`~ensstab_dask.sweeps.integrity.file_problems`), a chunk's path that is a
-        folder, a ``zarr.json`` missing or damaged or differing from its consolidated copy,
-        metadata changed since the store was made (its checksum), cell digests missing from
-        a store made with them. Returns ``(problems, advice, metadata)``; ``metadata`` is
-        None when the files alone are wrong (nothing was read)."""
-        found = file_problems(self.path)
-        if found:
-            return found, REMOVE, None
-        meta = read_metadata(self.path)
-        folders = [
-            f"chunk {path.relative_to(self.path)} is a folder, not a chunk file"
-            for name in meta.arrays
-            for path in meta.chunk_paths(self.path, name)
-            if path.is_dir()
-        ]
-        if folders:
-            return folders, REMOVE, meta
-        problems = list(meta.problems)
-        record = integrity_record(meta.attrs)
-        if record is not None:
-            if DIGEST not in meta.arrays:
-                problems.append(f"{DIGEST} is missing, yet the store was made with cell digests")
-        elif meta.consolidated and DIGEST not in meta.arrays and (self.path / DIGEST).exists():
-            problems.append(f"{DIGEST} is not in the store's metadata, yet its folder is there")
-        return problems, FRESH, meta
-
-    @staticmethod
-    def metadata_changed(meta: StoreMetadata) -> list[str]:
-        """The metadata's checksum, recorded when the store was made, against its metadata
-        now: the store's writes never change it. Empty for a store made before it."""
-        record = integrity_record(meta.attrs)
-        if record is None or record.get("metadata") == metadata_digest(meta.attrs, meta.arrays):
-            return []
-        return ["its metadata (a zarr.json) was changed since the store was made: it fails its checksum"]
-
-    def layout_problems(self, template: xr.Dataset, meta: StoreMetadata) -> list[str]:
-        """Arrays whose dtype or shape is not what the sweep's template makes (an edited
-        ``zarr.json``): data read through them would be garbage, and a rerun would write
-        into them."""
-        problems = []
-        for name, var in template.variables.items():
-            have = meta.arrays.get(str(name))
-            if have is None:
-                if meta.arrays and name != DIGEST:  # no digest: a store written before them
-                    problems.append(f"array {name} is missing from the store's metadata")
-                continue
-            try:
-                dtype = np.dtype(have.get("data_type"))
-            except TypeError:
-                dtype = None
-            if dtype != var.dtype:
-                stored = have.get("data_type")
-                problems.append(f"array {name} has dtype {stored!r} in the store, not {str(var.dtype)!r}")
-            if list(have.get("shape", [])) != list(var.shape):
-                problems.append(f"array {name} has shape {have.get('shape')} in the store, not {list(var.shape)}")
-        return problems
-
-    def _template(self) -> xr.Dataset | None:
-        """The template the store's settings record makes (None when it makes none, as a
-        record of another version may not)."""
-        from ensstab_dask.sweeps.grid import SweepRequest, make_plan
-
-        record = self.settings()
-        keys = [f for f in SweepRequest.__dataclass_fields__ if f in record]
-        try:
-            return make_plan(SweepRequest(**{k: record[k] for k in keys})).template()
-        except (ValueError, TypeError):
-            return None
-
-    def inspect(self) -> Inspection:
+    def inspect(self, *, template: xr.Dataset | None = None) -> Inspection:
         """Every check ``verify`` makes, in order, each only once the ones before it pass:
-        the store's files and metadata (:meth:`structure_problems`; nothing is opened
-        before), the settings record, the arrays' dtypes and shapes against the sweep's
-        template, the attributes and coordinates against the record
-        (:meth:`provenance_problems`), every chunk's checksum, the completion record's
-        chunks, data behind every cell marked done (:meth:`damaged`) and the cells'
-        digests (:meth:`misplaced`). A damaged settings record raises
-        :class:`StoreDamaged`, its cause chained."""
+        the store's files and metadata (:func:`~ensstab_dask.sweeps.integrity.structure_problems`;
+        nothing is opened before), the settings record, the arrays' dtypes and shapes
+        against ``template`` (the sweep's, when the caller has it), the attributes and
+        coordinates against the record (:meth:`provenance_problems`), the metadata's
+        checksum, every chunk's checksum, the completion record's chunks, data behind
+        every cell marked done (:meth:`damaged`) and the cells' digests
+        (:meth:`misplaced`). A damaged settings record raises :class:`StoreDamaged`, its
+        cause chained."""
         out = Inspection()
-        problems, advice, meta = self.structure_problems()
+        problems, advice, meta = structure_problems(self.path, DIGEST)
         if meta is not None and not (meta.attrs or meta.arrays or (self.path / "zarr.json").exists()):
             self.settings()  # a folder that is no store: the error it always was
         if meta is None or (problems and not meta.attrs):  # nothing more can be read safely
@@ -441,14 +343,13 @@ class SweepStore:
         if problems:
             out.add(problems, advice)
             return out
-        template = self._template()
         if template is not None:
-            out.add(self.layout_problems(template, meta), FRESH)
+            out.add(layout_problems(template, meta, optional=(DIGEST,)), FRESH)
             if out.problems:
                 return out
         out.add([f"edited or damaged since it was made: {p}" for p in self.provenance_problems()], EDITED)
         # The checksum says only that the metadata changed: named when nothing above said what.
-        out.add(self.metadata_changed(meta) if not out.problems else [], FRESH)
+        out.add(metadata_changed(meta) if not out.problems else [], FRESH)
         if out.problems:
             return out
         if not self.has_checksums():
@@ -462,9 +363,8 @@ class SweepStore:
         out.state, out.done = state, state[COMPLETED].values.astype(bool)
         unreadable = [c.relative_to(self.path) for c in self._seen_unreadable or []]  # what load found
         out.add([f"chunk {c} fails its checksum or cannot be read" for c in unreadable], RERUN)
-        out.add(
-            [f"chunk {c.relative_to(self.path)} of the completion record is missing" for c in self.lost_flags()], RERUN
-        )
+        lost = lost_chunks(self.path, COMPLETED)
+        out.add([f"chunk {c.relative_to(self.path)} of the completion record is missing" for c in lost], RERUN)
         damaged, misplaced = int(self.damaged(state).sum()), int(self.misplaced(state).sum())
         if damaged:
             out.add([f"{damaged} cells are marked done but hold no data"], RERUN)
@@ -475,7 +375,7 @@ class SweepStore:
     def check(self, settings: dict, template: xr.Dataset) -> None:
         """Raise :class:`StoreMismatch` naming every setting or grid that differs, and
         :class:`StoreDamaged` when the store's own metadata contradicts its record."""
-        problems, advice, meta = self.structure_problems()
+        problems, advice, meta = structure_problems(self.path, DIGEST)
         if meta is not None and not (meta.attrs or meta.arrays or (self.path / "zarr.json").exists()):
             self.settings()  # a folder that is no store: the error it always was
         if problems:
@@ -483,10 +383,6 @@ class SweepStore:
                 self.settings()  # a damaged record is the error it always was
             raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {advice}")
         stored = self.settings()
-        own = self._template()  # the store's own, from its record: the request's may differ
-        problems = [] if own is None else self.layout_problems(own, meta)
-        if problems:
-            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {FRESH}")
         problems = self.provenance_problems()
         if problems:
             raise StoreDamaged(
@@ -494,9 +390,6 @@ class SweepStore:
                 + "; ".join(problems)
                 + f"; {EDITED}"
             )
-        problems = self.metadata_changed(meta)
-        if problems:
-            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {FRESH}")
         diffs = [
             f"{k}: {stored.get(k)!r} in the store, {settings.get(k)!r} requested"
             for k in sorted(set(stored) | set(settings))
@@ -506,6 +399,10 @@ class SweepStore:
             raise StoreMismatch(
                 f"store {str(self.path)!r} was made with different settings; it was left untouched. " + "; ".join(diffs)
             )
+        # The same settings: the request's template is the store's own.
+        problems = layout_problems(template, meta, optional=(DIGEST,)) or metadata_changed(meta)
+        if problems:
+            raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {FRESH}")
 
     # -- progress ----------------------------------------------------------------
     def completed(self) -> np.ndarray:
@@ -544,28 +441,11 @@ class SweepStore:
                     found.append(self.path / name / arr.metadata.encode_chunk_key(key))
         return found
 
-    def lost_flags(self) -> list[Path]:
-        """The chunk files of the completion record that are missing from a store made
-        with all of them (:func:`~ensstab_dask.sweeps.integrity.seal`): a chunk deleted;
-        none for a store made before (a missing one there means "not started")."""
-        meta = read_metadata(self.path)
-        if integrity_record(meta.attrs) is None or COMPLETED not in meta.arrays:
-            return []
-        return [p for p in meta.chunk_paths(self.path, COMPLETED) if not os.path.lexists(p)]
-
     def restore_flags(self) -> int:
-        """Write the completion record's missing chunks (:meth:`lost_flags`) as zeros, "not
-        done", so that a resume leaves none missing. The caller holds the writer lock."""
-        import zarr
-
-        lost = self.lost_flags()
-        if lost:
-            with zarr.config.set({"array.write_empty_chunks": True}):  # zarr skips chunks of fill values
-                arr = zarr.open_array(str(self.path / COMPLETED), mode="r+")
-                for path in lost:
-                    key = tuple(int(k) for k in path.relative_to(self.path / COMPLETED).parts[1:])
-                    arr[tuple(slice(k * c, (k + 1) * c) for k, c in zip(key, arr.chunks))] = 0
-        return len(lost)
+        """Write the completion record's missing chunks as zeros, "not done" (a store made
+        with all of them: :func:`~ensstab_dask.sweeps.integrity.restore_chunks`), so that
+        a resume leaves none missing. The caller holds the writer lock."""
+        return restore_chunks(self.path, COMPLETED)
 
     def drop_unreadable(self) -> int:
         """Remove the chunk files that failed their checksum when :meth:`load` read the
