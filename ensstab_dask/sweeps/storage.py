@@ -15,6 +15,13 @@ Layout of a store ``S.zarr``:
   store, or copied from another sweep's store, no longer matches its cells' digests, and
   those cells read as damaged (:meth:`SweepStore.misplaced`). Stores written before the
   digest have none and are read as before.
+* the store's files and metadata, checked before zarr opens anything
+  (:mod:`~ensstab_dask.sweeps.integrity`): no link, no special file, no folder where a
+  chunk belongs, metadata unchanged since the store was made (its checksum, with the
+  record that the store has digests and every chunk of ``completed``).
+
+``verify``, ``export`` and ``report`` run one inspection (:meth:`SweepStore.inspect`)
+and a resume the same checks before it writes (:meth:`SweepStore.check`).
 
 One sweep writes a store at a time: it holds the store's lock
 (:func:`~ensstab_dask.sweeps.lock.writer_lock`). The chunks' checksums and the cells'
