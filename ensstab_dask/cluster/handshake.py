@@ -164,6 +164,10 @@ def _verdict(answer: object) -> None:
         )
     if isinstance(answer, BaseException):
         raise answer  # refused, unreachable, a TLS failure, not Dask's protocol: as the Client reports them
+    if isinstance(answer, dict) and answer.get("status") == "uncaught-error":
+        # A Dask server whose identity takes no n_workers: a worker or a nanny. Its error
+        # comes pickled, and stays unread.
+        raise OSError("it answered in Dask's protocol, but not as a scheduler: a worker's or a nanny's address?")
     if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
         what = answer.get("type") if isinstance(answer, dict) else None
         if isinstance(what, str) and what.isidentifier() and len(what) < 40:

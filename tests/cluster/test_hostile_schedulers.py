@@ -148,3 +148,15 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused():
         with pytest.raises(ValueError, match="timeout must be"):
             with connect("tcp://127.0.0.1:9", timeout=timeout):
                 pass
+
+
+def test_a_real_scheduler_passes_the_check_and_a_worker_is_named_as_one(two_process_client):
+    """The check speaks distributed's wire format itself: a real scheduler answers it, and
+    a worker's address, given by mistake, is named for what it is."""
+    from ensstab_dask.cluster.handshake import handshake
+
+    handshake(two_process_client.scheduler.address, 30, None)  # raises if the scheduler's answer is refused
+    worker = next(iter(two_process_client.scheduler_info()["workers"]))
+    raised = _connect_in_a_thread(worker, 30, bound=90)
+    assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+    assert "it answered in Dask's protocol, but not as a scheduler: a worker's" in str(raised)
