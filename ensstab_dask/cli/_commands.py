@@ -168,7 +168,9 @@ def _cmd_verify(args) -> int:
         done = "" if found.done is None else f"{int(found.done.sum())} of {found.done.size} cells done; "
         print(f"{args.store}: damaged; {done}{found.advice}")
         return 1
-    print(f"{args.store}: ok; {int(found.done.sum())} of {found.done.size} cells done")
+    mask = found.done
+    assert mask is not None  # read whole whenever no problem was found
+    print(f"{args.store}: ok; {int(mask.sum())} of {mask.size} cells done")
     return 0
 
 

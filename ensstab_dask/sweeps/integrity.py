@@ -25,8 +25,12 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = [
     "Inspection",
@@ -75,7 +79,7 @@ class Inspection:
     advice: str = ""
     notes: list[str] = field(default_factory=list)
     done: np.ndarray | None = None
-    state: object = None
+    state: xr.Dataset | None = None
 
     def add(self, problems: list[str], advice: str) -> None:
         self.problems += problems
@@ -177,8 +181,9 @@ def read_metadata(root: Path) -> StoreMetadata:
         out.problems.append(f"zarr.json is damaged (not valid JSON metadata: {exc})")
         return out
     out.attrs = meta.get("attributes") or {}
-    consolidated = (meta.get("consolidated_metadata") or {}).get("metadata")
-    out.consolidated = isinstance(consolidated, dict)
+    found = (meta.get("consolidated_metadata") or {}).get("metadata")
+    out.consolidated = isinstance(found, dict)
+    consolidated: dict = found if isinstance(found, dict) else {}
     names = set(consolidated) if out.consolidated else set()
     names |= {p.parent.name for p in root.glob("*/zarr.json")}
     for name in sorted(names):
@@ -196,7 +201,7 @@ def read_metadata(root: Path) -> StoreMetadata:
                 out.problems.append(f"{name}/zarr.json is not in the store's consolidated metadata (zarr.json)")
             elif own != consolidated[name]:
                 out.problems.append(f"{name}/zarr.json differs from its copy in the store's zarr.json")
-        chosen = own if own is not None else (consolidated or {}).get(name)
+        chosen = own if own is not None else consolidated.get(name)
         if isinstance(chosen, dict) and chosen.get("node_type", "array") == "array":
             out.arrays[name] = chosen
     return out

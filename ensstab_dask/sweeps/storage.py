@@ -8,7 +8,6 @@ Layout of a store ``S.zarr``:
   the same chunks, set to 1 for a block's cells only *after* the block's data are
   written. Zarr writes each chunk file atomically (temporary file, then rename), so a
   block that was being written when the run died is not marked and is recomputed.
-
 * ``cell_digest``, a keyed BLAKE2b of each cell's values (every variable, every
   repeat) and its place in the grid, keyed by the settings record (the seed, the grid):
   written with the block's data, before its completion flag. A chunk moved within the
@@ -28,13 +27,13 @@ One sweep writes a store at a time: it holds the store's lock
 digests are made in :mod:`~ensstab_dask.sweeps.digests`; a store is written to netCDF
 through :func:`~ensstab_dask.outputs.write_netcdf`, like every other output.
 
-A store is created under a temporary name and renamed into place (:func:`atomic_output`),
-so a store either does not exist or has its full template and settings. Opening a store
-with different settings refuses, naming them, and changes nothing.
+A store is created under a temporary name and renamed into place (:func:`atomic_output`), so a store either
+does not exist or has its full template and settings. Opening a store with different settings refuses, naming
+them, and changes nothing.
 
-The template is written with consolidated metadata (one read opens the store, and
-``xr.open_zarr`` does not warn); block writes change no metadata, so it stays current.
-Stores written before that get it the next time a sweep resumes them.
+The template is written with consolidated metadata (one read opens the store, and ``xr.open_zarr`` does not
+warn); block writes change no metadata, so it stays current. Stores written before that get it the next time a
+sweep resumes them.
 """
 
 from __future__ import annotations
@@ -47,6 +46,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import xarray as xr
@@ -101,18 +101,16 @@ MISPLACED = (
 BOOKKEEPING = (COMPLETED, DIGEST)
 
 
-#: What reading a damaged store raises: a codec's error on a corrupted chunk (numcodecs:
-#: RuntimeError or ValueError), a decoder's on garbled metadata (ValueError, KeyError,
-#: TypeError; zarr's own errors are ValueErrors), an I/O error on a truncated file
-#: (OSError, EOFError), an index error on a chunk of the wrong shape. Not a permission
-#: error (re-raised as it is: the store may be fine) and not MemoryError.
+#: What reading a damaged store raises: a codec's error on a corrupted chunk (numcodecs: RuntimeError or ValueError), a
+#: decoder's on garbled metadata (ValueError, KeyError, TypeError; zarr's own errors are ValueErrors), an I/O error on a
+#: truncated file (OSError, EOFError), an index error on a chunk of the wrong shape. Not a permission error (re-raised
+#: as it is: the store may be fine) and not MemoryError.
 _DAMAGE = (ValueError, RuntimeError, KeyError, TypeError, IndexError, EOFError, OSError)
 SETTINGS_ATTR = "ensstab_settings"
 
 
 def _agree(have, recorded) -> bool:
-    """Whether a stored value agrees with its record; a scalar record (``n_runs=20``)
-    agrees with a coordinate holding it in every cell."""
+    """Whether a stored value agrees with its record (a scalar one with a coordinate holding it in every cell)."""
     have, recorded = np.asarray(have), np.asarray(recorded)
     if recorded.ndim == 0 and have.ndim > 0:
         return bool(have.size) and bool(np.all(have == recorded))
@@ -157,7 +155,7 @@ def _consolidate(path: Path) -> None:
         zarr.consolidate_metadata(str(path))
 
 
-def open_store(path: str | os.PathLike, *, chunks: str | None = "auto") -> xr.Dataset:
+def open_store(path: str | os.PathLike, *, chunks: Literal["auto"] | None = "auto") -> xr.Dataset:
     """A sweep store opened lazily: metadata and index coordinates are read, values only
     when asked for.
 
@@ -324,6 +322,7 @@ class SweepStore:
                 f"(ensstab verify {str(self.path)!r} lists it all)"
             )
         state = found.state
+        assert state is not None  # read whole whenever no problem was found
         done = state[COMPLETED].astype(bool)
         for name in [n for n in state.data_vars if n not in BOOKKEEPING]:
             state[name] = state[name].where(done)
@@ -407,6 +406,7 @@ class SweepStore:
                 f"store {str(self.path)!r} was made with different settings; it was left untouched. " + "; ".join(diffs)
             )
         # The same settings: the request's template is the store's own.
+        assert meta is not None  # structure_problems reads it whenever it finds no problem
         problems = layout_problems(template, meta, optional=(DIGEST,)) or metadata_changed(meta)
         if problems:
             raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {FRESH}")
