@@ -183,11 +183,17 @@ def _result(fut, watch: _Watch):
 def _next_landed(running, watch: _Watch):
     """The next future of ``running`` to land, or None once none is left; ``watch``
     looks at the cluster meanwhile (a plain ``next`` waits without a word)."""
+    # as_completed's own wait: woken as soon as a future lands, else every 0.1 s.
+    landed = getattr(running, "thread_condition", None)
     while not running.has_ready():
         if running.is_empty():
             return None
         watch.check()
-        time.sleep(0.05)
+        if landed is None:
+            time.sleep(0.05)
+        else:
+            with landed:
+                landed.wait(timeout=0.1)
     return next(running)
 
 
