@@ -20,7 +20,7 @@ The checks that involve several parameters (the model against ``calibrate`` and
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import InitVar, dataclass, fields
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -403,6 +403,9 @@ class EstimateSettings:
     model: str = DEFAULTS["model"]
     precision: float | None = DEFAULTS["precision"]
     max_real_runs: int | None = DEFAULTS["max_real_runs"]
+    #: False for a stand-in problem before the data are read (the command line's checks):
+    #: every check but a cell's memory, which grows with the data's size.
+    data_known: InitVar[bool] = True
 
     #: What each field may be, checked in this order (scikit-learn's ``_parameter_constraints``).
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
@@ -423,12 +426,14 @@ class EstimateSettings:
         constraints = {name: c for name, c in cls._parameter_constraints.items() if name in values}
         return validate_params(constraints, values, cls._derived_defaults)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, data_known: bool) -> None:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         given_n_runs = self.n_runs is not None
         for name, value in validate_params(self._parameter_constraints, values, self._derived_defaults).items():
             object.__setattr__(self, name, value)  # frozen: set once, here
         self._check_together(given_n_runs=given_n_runs)
+        if data_known:
+            self._check_memory()
 
     def _check_together(self, *, given_n_runs: bool) -> None:
         """The checks that involve several settings, after each one alone."""
@@ -455,7 +460,9 @@ class EstimateSettings:
                 f"index {self.index!r} is not a mean over pairs of copies; model={self.model!r} supports "
                 + ", ".join(map(repr, curve_model.indices))
             )
-        # Before any real run: the prediction's largest cell, and the p fit's many copies.
+
+    def _check_memory(self) -> None:
+        """Before any real run: the prediction's largest cell, and the p fit's many copies."""
         check_cell_memory(self.n_feature, self.n_target, max(self.m_list), self.m_stability, self.n_runs)
         check_cell_memory(self.n_feature, self.n_target, 1, self.m_stability, self.n_runs, repeats=self.repeats)
 

@@ -54,7 +54,8 @@ def estimate_cost(
 def check_cost(
     what: str,
     *,
-    n_feature: int | None,
+    n_feature: int,
+    at_least: bool = False,
     real_runs: int = 0,
     simulated: int = 0,
     allow_large: bool = False,
@@ -62,7 +63,8 @@ def check_cost(
 ) -> None:
     """Refuse ``what`` above the thresholds unless ``allow_large``; ``time_one_run`` makes
     one real run (only when refusing), to say how long the real runs would take here.
-    ``n_feature`` None (the data not read yet): the counts are said without their time."""
+    ``at_least``: ``n_feature`` is a stand-in smaller than the data's (not read yet), and
+    the simulated selectors' time is said as a lower bound."""
     if allow_large or (real_runs <= MAX_REAL_RUNS and simulated <= MAX_SIMULATED):
         return
     parts = []
@@ -75,11 +77,11 @@ def check_cost(
             text += f" (one took {one:.2f} s here: {_duration(real_runs * one)} on one core)"
         parts.append(text)
     if simulated > MAX_SIMULATED:
-        text = f"{simulated:,} simulated selectors"
-        if n_feature is not None:
-            seconds = simulated * selector_seconds(n_feature)
-            text += f" ({_duration(seconds)} on one core at the simulator's measured rate)"
-        parts.append(text)
+        seconds = simulated * selector_seconds(n_feature)
+        parts.append(
+            f"{simulated:,} simulated selectors ({'at least ' if at_least else ''}{_duration(seconds)} on one core "
+            "at the simulator's measured rate)"
+        )
     raise InvalidParameterError(
         f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
         "simulated selectors run without asking; check the sizes, or pass allow_large=True to run it"

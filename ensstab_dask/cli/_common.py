@@ -20,7 +20,6 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.budget.cost import MAX_REAL_RUNS
-from ensstab_dask.budget.memory import CellTooLarge
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
 from ensstab_dask.estimates.features import write_feature_table
@@ -29,7 +28,6 @@ from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputN
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
-from ensstab_dask.real.naive import check_naive_cost
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.settings import SETTINGS, EstimateSettings
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
@@ -332,26 +330,22 @@ DEFAULT_TREES = 300
 
 def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False) -> None:
     """What the options decide alone, before the data are read: each one (by
-    :func:`_estimate_options`), the settings that must go together, what they cost
-    (the estimate's runs and, with ``naive``, the naive check's: the counts alone, untimed)
-    and the trees of ``--n-estimators``; and a warning for each option typed that
-    ``--model`` does not use."""
+    :func:`_estimate_options`), the settings that must go together, the simulated selectors
+    (their time at least the simulator's rate on the smallest problem) and the trees of
+    ``--n-estimators`` over the estimate's real runs (and, with ``naive``, the naive
+    check's); and a warning for each option typed that ``--model`` does not use. The real
+    runs' own count is priced on the data, where one of them is timed."""
     n_target = max(n_targets) if isinstance(n_targets, list) else n_targets
     # A stand-in problem: the checks that need the data's own size run again on the data.
     chosen = {k: v for k, v in options.items() if k != "allow_large"}
-    try:
-        settings = EstimateSettings(n_feature=n_target + 1, n_target=n_target, **chosen)
-    except CellTooLarge:  # the last of the checks: said again on the data, with their own size
-        settings = None
-    if settings is None:
-        return
+    settings = EstimateSettings(n_feature=n_target + 1, n_target=n_target, **chosen, data_known=False)
     real, _ = check_estimate_cost(None, None, settings, allow_large=args.yes)
     if naive:
-        real += check_naive_cost(
-            None, None, n_target, m_ensemble=settings.m_list, m_stability=settings.m_stability, allow_large=args.yes
-        )
+        real += settings.m_stability * max(settings.m_list)  # the naive check's, timed on the data
     trees = real * args.n_estimators
-    if args.selector != "logistic" and not args.yes and trees > MAX_REAL_RUNS * DEFAULT_TREES:
+    # At most the default trees, the real runs' own count (priced on the data) says it all.
+    big_trees = args.n_estimators > DEFAULT_TREES and args.selector != "logistic"
+    if big_trees and not args.yes and trees > MAX_REAL_RUNS * DEFAULT_TREES:
         raise UsageError(
             f"--n-estimators {args.n_estimators}: the {real:,} real runs would grow {trees:,} trees, as many as "
             f"{trees // DEFAULT_TREES:,} runs of the default {DEFAULT_TREES} trees, above the {MAX_REAL_RUNS:,} real "

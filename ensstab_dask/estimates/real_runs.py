@@ -106,8 +106,9 @@ def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[Real
 def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> tuple[int, int]:
     """The estimate's real runs and simulated selectors against the cost thresholds, before
     any work (:func:`~ensstab_dask.budget.cost.check_cost`); a real run is timed on ``X, y``
-    (``X`` None: the data are not read yet, and the counts are priced alone). Returns the
-    counts, (real runs, simulated selectors)."""
+    (``X`` None: the data are not read yet, and only the simulated selectors are priced, at
+    least at the simulator's rate on ``settings``' problem). Returns the counts, (real runs,
+    simulated selectors)."""
     s, curve_model = settings, settings.curve_model
     paper = (
         sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))
@@ -127,8 +128,9 @@ def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) 
         real = max(real, s.max_real_runs)
     check_cost(
         "the estimate",
-        n_feature=None if X is None else s.n_feature,
-        real_runs=real,
+        n_feature=s.n_feature,
+        at_least=X is None,
+        real_runs=0 if X is None else real,
         simulated=simulated,
         allow_large=allow_large,
         time_one_run=None

@@ -40,16 +40,15 @@ def check_naive_cost(
 ) -> int:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
     threshold (:func:`~ensstab_dask.budget.cost.check_cost`), one of them timed on ``(X, y)`` when
-    refused (``X`` None: the data are not read yet, and the count is priced alone): callers
-    that run it after other work (validation) check it first. Returns the count."""
+    refused: callers that run it after other work (validation) check it first. Returns the count."""
     m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_cost(
         "the naive check",
-        n_feature=None if X is None else np.shape(X)[1],
+        n_feature=np.shape(X)[1],
         real_runs=m_stability * max(m_list),
         allow_large=allow_large,
-        time_one_run=None if X is None else lambda: real_run(X, y, n_target, selector=selector),
+        time_one_run=lambda: real_run(X, y, n_target, selector=selector),
     )
     return m_stability * max(m_list)
 

@@ -7,6 +7,7 @@ import pytest
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
+from ensstab_dask.settings import EstimateSettings
 
 SIMULATE = "simulate --n-feature 200 --n-target 5 --n-useful 20 --m-ensemble 1 --m-stability 5".split()
 SMALL_SWEEP = dict(
@@ -195,8 +196,11 @@ def test_an_option_the_model_does_not_use_is_said_in_one_line(tmp_path, capsys, 
 
 
 def test_too_many_repeats_are_blamed_on_repeats(capsys):
-    """The p fit's cell holds repeats x m_stability copies: the refusal names both, not an
-    m_stability nobody typed."""
-    assert cli_main(["estimate", "--model", "onda", "--repeats", "1000000000", "--quiet"]) == 2
-    line = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "repeats=1000000000 x m_stability=50" in line and "50000000000" not in line, line
+    """--repeats 1e9 is refused before the data by what it costs; the p fit's cell, which
+    holds repeats x m_stability copies, names both, not an m_stability nobody typed."""
+    assert cli_main(["estimate", "--model", "onda", "--repeats", "1000000000", "--data", "absent.csv"]) == 2
+    line = one_line_error(capsys)
+    assert "simulated selectors" in line and "50000000000" not in line, line
+    with pytest.raises(ValueError, match=r"the p fit's repeats=1000000000 x m_stability=50 copies") as caught:
+        EstimateSettings(n_feature=2000, n_target=20, model="onda", repeats=10**9)
+    assert "m_stability=50000000000" not in str(caught.value)
