@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "atomic_output",
+    "special_kind",
     "refuse_to_replace",
     "write_json",
     "write_netcdf",
@@ -161,13 +162,9 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def _special(path: Path) -> str:
-    """What ``path`` is when it is a special file (``"a FIFO"``, ...); ``""`` for a regular
-    file, a directory or nothing there."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return ""
+def special_kind(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is when it is a special file (``"a FIFO"``,
+    ``"a character device"``, ...); ``""`` for a regular file, a directory or a link."""
     for test, kind in (
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
@@ -177,6 +174,15 @@ def _special(path: Path) -> str:
         if test(mode):
             return kind
     return ""
+
+
+def _special(path: Path) -> str:
+    """What ``path`` is when it is a special file (:func:`special_kind`, links followed);
+    ``""`` for a regular file, a directory or nothing there."""
+    try:
+        return special_kind(os.stat(path).st_mode)
+    except OSError:
+        return ""
 
 
 #: The system's folders of devices, processes and kernel state: no output is written there.

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ensstab_dask.outputs import special_kind
+
 if TYPE_CHECKING:
     import xarray as xr
 
@@ -87,19 +89,8 @@ class Inspection:
             self.advice = advice
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
 def _what(mode: int) -> str:
-    for test, kind in _KINDS:
-        if test(mode):
-            return kind
-    return "not a regular file"
+    return special_kind(mode) or "not a regular file"
 
 
 def file_problems(root: Path) -> list[str]:

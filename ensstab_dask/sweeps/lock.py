@@ -18,16 +18,9 @@ import stat
 from pathlib import Path
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, StoreLocked
-from ensstab_dask.outputs import check_writable, umask_mode
+from ensstab_dask.outputs import check_writable, special_kind, umask_mode
 
 __all__ = ["writer_lock", "lock_path", "check_store_path"]
-
-_KINDS = (
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 def check_store_path(store: str | os.PathLike) -> None:
@@ -45,7 +38,7 @@ def check_store_path(store: str | os.PathLike) -> None:
     if path.exists() and not path.is_dir():
         # A store is a folder: a device, a FIFO or a file is refused before its lock is made beside it.
         mode = path.stat().st_mode
-        kind = next((k for test, k in _KINDS if test(mode)), "a file")
+        kind = special_kind(mode) or "a file"
         raise InvalidParameterError(
             f"store: {str(path)!r} is {kind}, not a store: a store is a folder (like sweep.zarr); choose another path"
         )
