@@ -28,6 +28,7 @@ from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputN
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
+from ensstab_dask.real.naive import naive_real_runs
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.settings import SETTINGS, EstimateSettings
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
@@ -341,7 +342,7 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
     settings = EstimateSettings(n_feature=n_target + 1, n_target=n_target, **chosen, data_known=False)
     real, _ = check_estimate_cost(None, None, settings, allow_large=args.yes)
     if naive:
-        real += settings.m_stability * max(settings.m_list)  # the naive check's, timed on the data
+        real += naive_real_runs(settings.m_list, settings.m_stability)  # priced on the data, where one is timed
     trees = real * args.n_estimators
     # At most the default trees, the real runs' own count (priced on the data) says it all.
     big_trees = args.n_estimators > DEFAULT_TREES and args.selector != "logistic"

@@ -29,28 +29,32 @@ from ensstab_dask.real.runs import Copies, real_run_plan
 from ensstab_dask.real.selectors import check_resample_classes, describe_selector, real_run
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
-__all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "LAYOUTS"]
+__all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "naive_real_runs", "LAYOUTS"]
 
 #: How the weak selectors of a real ensemble see the data (docs/method.md section 8).
 LAYOUTS = ("bagging", "independent")
 
 
+def naive_real_runs(m_ensemble, m_stability: int) -> int:
+    """The naive check's real runs: ``m_stability`` copies of the largest ensemble."""
+    return m_stability * max(m_ensemble)
+
+
 def check_naive_cost(
     X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None, allow_large: bool = False
-) -> int:
+) -> None:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
     threshold (:func:`~ensstab_dask.budget.cost.check_cost`), one of them timed on ``(X, y)`` when
-    refused: callers that run it after other work (validation) check it first. Returns the count."""
+    refused: callers that run it after other work (validation) check it first."""
     m_list = check_m_ensemble(m_ensemble)
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_cost(
         "the naive check",
         n_feature=np.shape(X)[1],
-        real_runs=m_stability * max(m_list),
+        real_runs=naive_real_runs(m_list, m_stability),
         allow_large=allow_large,
         time_one_run=lambda: real_run(X, y, n_target, selector=selector),
     )
-    return m_stability * max(m_list)
 
 
 def real_ensemble_runs(
