@@ -26,8 +26,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from bench_validate import load
 
-DATASETS = {"colon": 20, "lymphoma": 40, "prostate": 60}
+DATASETS = {"colon": 20, "lymphoma": 40, "prostate": 60, "prostate-3level": 60}
 
 
 def main(argv=None) -> int:
@@ -47,7 +48,6 @@ def main(argv=None) -> int:
     from ensstab_dask import estimate
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.estimates.validation import NaiveSettings, naive_check
-    from ensstab_dask.real.datasets import reference_dataset
     from ensstab_dask.real.selectors import default_selector
 
     sizes = [int(v) for v in args.sizes.split(",")]
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     out = []
     with local_cluster() as cluster, Client(cluster) as client:
         for name in args.datasets.split(","):
-            data, n_target = reference_dataset(name), DATASETS[name]
+            data, n_target = load(name), DATASETS[name]
             t0 = time.perf_counter()
             settings = NaiveSettings(
                 m_ensemble=naive_sizes, m_stability=20, selector=default_selector(), seed=args.naive_seed

@@ -1,10 +1,11 @@
-"""The validation harness on the four datasets: the estimate against the naive check.
+"""The validation harness on five datasets: the estimate against the naive check.
 
     ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--seeds 0,1] [--models onda,anchored] \
         [--json OUT.json] [--variants] [--m-ensemble 1,5,10,20,30,50]
 
-For the embedded default and Colon, Lymphoma and Prostate (their paper settings,
-n_target 20, 20, 40, 60), with the default random forest (300 trees), m_stability = 20
+For the embedded default, Colon, Lymphoma and Prostate (their paper settings, n_target
+20, 20, 40, 60) and Prostate cut into three levels per feature as Colon and Lymphoma are
+(``prostate-3level``, n_target 60; :func:`ensstab_dask.real.datasets.discretize`), with the default random forest (300 trees), m_stability = 20
 and m_ensemble 1, 5, 10, 20, 30, 50 (or ``--m-ensemble``), on one local Dask cluster:
 
 * ``validate`` with the estimate's defaults, for each model in ``--models`` and each
@@ -41,7 +42,7 @@ import numpy as np
 
 from ensstab_dask.checks import MODELS
 
-DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60}
+DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60, "prostate-3level": 60}
 VARIANTS = [
     ("paper", 50),
     ("ensemble", 50),
@@ -55,9 +56,14 @@ M_LIST = [1, 5, 10, 20, 30, 50]
 
 
 def load(name):
-    from ensstab_dask.real.datasets import make_microarray, reference_dataset
+    """A dataset by name: ``default`` (the embedded one), a reference dataset, or one with
+    ``-3level`` appended, cut into -2 / 0 / 2 per feature (:func:`discretize`) as
+    scikit-feature's discretized sets are (Colon and Lymphoma already are; Prostate is not)."""
+    from ensstab_dask.real.datasets import discretize, make_microarray, reference_dataset
 
-    return make_microarray(seed=0) if name == "default" else reference_dataset(name)
+    base, _, cut = name.partition("-")
+    data = make_microarray(seed=0) if base == "default" else reference_dataset(base)
+    return discretize(data) if cut == "3level" else data
 
 
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:

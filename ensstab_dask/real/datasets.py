@@ -57,6 +57,7 @@ __all__ = [
     "Loader",
     "LOADERS",
     "data_formats",
+    "discretize",
     "load_dataset",
     "check_data",
     "check_n_target",
@@ -433,6 +434,29 @@ def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -
             f"(scikit-feature's datasets page: {REFERENCE_SOURCE})"
         )
     return load_dataset(Path(folder) / REFERENCE_FILES[key])
+
+
+def discretize(data: Data, *, width: float = 0.5) -> Data:
+    """``data`` with each feature cut into three levels, as scikit-feature's discretized
+    expression sets are made: -2 below ``-width`` standard deviations of the feature's mean,
+    2 above ``+width``, 0 between (a constant feature is all 0).
+
+    At the default 0.5 about 40 % of the values are 0, as in Colon and Lymphoma. Many
+    features then share their values, and a selector's scores tie often.
+
+    Examples
+    --------
+    >>> from ensstab_dask.real.datasets import discretize, make_microarray
+    >>> levels = discretize(make_microarray(n_feature=50, seed=0)).X
+    >>> sorted(set(levels.ravel().tolist()))
+    [-2.0, 0.0, 2.0]
+    """
+    width = check_real(width, "width", minimum=0.0)
+    X = np.asarray(data.X, dtype=np.float64)
+    sd = X.std(axis=0)
+    z = np.divide(X - X.mean(axis=0), sd, out=np.zeros_like(X), where=sd > 0)
+    levels = np.where(z > width, 2.0, np.where(z < -width, -2.0, 0.0))
+    return data._replace(X=levels)
 
 
 def make_microarray(
