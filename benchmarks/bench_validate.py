@@ -5,8 +5,9 @@
 
 For the embedded default, Colon, Lymphoma and Prostate (their paper settings, n_target
 20, 20, 40, 60) and Prostate cut into three levels per feature as Colon and Lymphoma are
-(``prostate-3level``, n_target 60; :func:`ensstab_dask.real.datasets.discretize`), with the default random forest (300 trees), m_stability = 20
-and m_ensemble 1, 5, 10, 20, 30, 50 (or ``--m-ensemble``), on one local Dask cluster:
+(``prostate-3level``, n_target 60; ``real.datasets.discretize``), with the default random
+forest (300 trees), m_stability = 20 and m_ensemble 1, 5, 10, 20, 30, 50 (or
+``--m-ensemble``), on one local Dask cluster:
 
 * ``validate`` with the estimate's defaults, for each model in ``--models`` and each
   seed in ``--seeds`` (independent naive checks and estimates: choose settings on seed 0,

@@ -24,7 +24,7 @@ from ensstab_dask.checks import AGGREGATES, check_choice, check_int
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.seeding import SeedLike, make_rng
 
-__all__ = ["aggregate_rankings", "ensemble_scores", "top_k", "rank_scores"]
+__all__ = ["aggregate_rankings", "copy_ensembles", "ensemble_scores", "top_k", "rank_scores"]
 
 
 def ensemble_scores(ranks: np.ndarray, n_target: int, aggregate: str = "mean_rank") -> np.ndarray:
@@ -235,3 +235,46 @@ def rank_scores(scores: np.ndarray, *, seed: SeedLike = 0, descending: bool = Tr
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(1, n + 1)[None, :].repeat(len(flat), 0), axis=1)
     return ranks.reshape(*lead, n).astype(np.int64)
+
+
+def copy_ensembles(
+    ranks: np.ndarray, n_target: int, m: int, rng: np.random.Generator, *, aggregate: str = "mean_rank"
+) -> np.ndarray:
+    """What each real ensemble copy's ensemble of ``m`` weak selectors keeps: ``m`` of its
+    ``B`` members drawn at random (all of them at ``m = B``), aggregated, the top
+    ``n_target`` taken.
+
+    The one way copies become ensembles: the estimate's measured curve, the features'
+    selection frequencies and the naive check (which passes each copy's first ``m``
+    members, so ``m = B``) all call it, so they share the members' law, the aggregation
+    and its tie-breaks.
+
+    Parameters
+    ----------
+    ranks : int array, shape (G, B, n_feature)
+        Ranks of the ``B`` weak selectors of each of ``G`` copies.
+    n_target : int
+        Features an ensemble keeps.
+    m : int
+        Members per ensemble, in ``[1, B]``.
+    rng : numpy.random.Generator
+        Consumed for the members of each copy in turn, then for the tie-breaks.
+    aggregate : str
+        The ensemble algorithm (:func:`aggregate_rankings`).
+
+    Returns
+    -------
+    ndarray of int64, shape (G, n_target)
+        One ensemble per copy, each row sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ensstab_dask as es
+    >>> ranks = es.simulate_rankings(30, 5, 10, 0.8, size=12, seed=0).reshape(3, 4, 30)
+    >>> copy_ensembles(ranks, 5, 2, np.random.default_rng(0)).shape  # 3 copies, 5 features each
+    (3, 5)
+    """
+    G, B, _ = ranks.shape
+    chosen = np.stack([ranks[c, np.sort(rng.choice(B, m, replace=False))] for c in range(G)])
+    return aggregate_rankings(chosen, n_target, aggregate=aggregate, seed=rng)

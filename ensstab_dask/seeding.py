@@ -49,7 +49,7 @@ class Stream(enum.IntEnum):
     SWEEP_STABILITY = 5  # sweep cell: (SWEEP_STABILITY, m_ensemble, repeat), shared along n_useful and p
     SWEEP_N_USEFUL_V = 6  # sweep cell: (SWEEP_N_USEFUL_V, n_runs, repeat), shared along n_useful and p
     REAL_RUNS = 7  # real run i: (REAL_RUNS, i)
-    REAL_ENSEMBLE = 8  # naive check: copy c's half (.., c), member j (.., c, j + 1), ties (.., c, 0)
+    REAL_ENSEMBLE = 8  # naive check: copy c's half (.., c), member j (.., c, j + 1), ties at size m (.., 0, 0, m)
     ESTIMATE = 9  # stages of the whole estimate: (ESTIMATE, stage, ...)
     PREDICTION = 10  # leave-one-out fold i of prediction_accuracy: (PREDICTION, i)
     COPY_SETS = 11  # two-level model: each ensemble copy's preferred set H, copy after copy

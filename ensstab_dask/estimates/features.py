@@ -5,7 +5,7 @@ own random half of the samples, its weak selectors bootstrap samples of that hal
 ``G`` independent reruns of an ensemble study. At each measured size ``m`` (1, the
 sizes of ``m_ensemble`` up to ``B``, and ``B``), each copy's ensemble of ``m`` of its
 weak selectors keeps ``n_target`` features
-(:func:`~ensstab_dask.models.measured.copy_ensembles`, one draw of members per copy); a
+(:func:`~ensstab_dask.aggregation.copy_ensembles`, one draw of members per copy); a
 feature's *selection frequency* is the fraction of the ``G`` copies whose ensemble keeps
 it. Given the data, the copies are independent draws of one random procedure, so a
 feature's count is binomial: its interval is Clopper and Pearson's. The *mean rank* is
@@ -32,8 +32,8 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.models.measured import copy_ensembles
 from ensstab_dask.outputs import atomic_output, json_number
 from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
 from ensstab_dask.settings import EstimateSettings

@@ -40,8 +40,9 @@ __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", 
 logger = logging.getLogger("ensstab_dask.validate")
 
 # Bump when the naive check's streams or layout change: old cache files then miss.
-# 3: halves and bootstraps stratified by class.
-_NAIVE_FORMAT = 3
+# 3: halves and bootstraps stratified by class. 4: ensembles made by
+# aggregation.copy_ensembles (the estimate's), tie-breaks from one stream per size.
+_NAIVE_FORMAT = 4
 
 
 def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:

@@ -6,8 +6,9 @@ half; :func:`~ensstab_dask.real.naive.real_ensemble_runs`) are a small naive che
 ``m <= B`` the stability of real ensembles of ``m`` weak selectors is a mean over pairs
 of copies, measured without any model (docs/method.md section 11; docs/anchored_model.md).
 
-* :func:`copy_ensembles`: what each copy's real ensemble of ``m`` of its weak selectors
-  keeps (the selection frequencies of the features are counted on them too).
+* :func:`~ensstab_dask.aggregation.copy_ensembles` (one place for the measured curve, the
+  features' selection frequencies and the naive check): what each copy's real ensemble of
+  ``m`` of its weak selectors keeps.
 * :func:`copy_similarities`: per size ``m``, the matrix of similarities between the
   copies' ensembles of ``m``, averaged over several random choices of the ``m``
   members of each copy (every choice is an ensemble of ``m`` independent weak selectors
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensstab_dask.aggregation import aggregate_rankings
+from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.checks import check_choice
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each, u_statistic_se
 from ensstab_dask.indices.measures import similarity_of_intersections
@@ -36,7 +37,6 @@ from ensstab_dask.seeding import SeedLike, make_rng
 
 __all__ = [
     "copy_similarities",
-    "copy_ensembles",
     "pair_means",
     "curve_covariance",
     "extrapolate",
@@ -109,21 +109,6 @@ def copy_similarities(
         out[i] = acc / n_draws
         np.fill_diagonal(out[i], np.nan)
     return out
-
-
-def copy_ensembles(
-    ranks: np.ndarray, n_target: int, m: int, rng: np.random.Generator, *, aggregate: str = "mean_rank"
-) -> np.ndarray:
-    """What each copy's ensemble of ``m`` weak selectors keeps: ``m`` of its ``B`` members
-    drawn at random (all of them at ``m = B``), aggregated, the top ``n_target`` taken.
-
-    ``ranks``: (G, B, n_feature); ``rng`` is consumed for the members of each copy in
-    turn, then for the aggregation's tie-breaks. Returns (G, n_target) feature indices,
-    each row sorted: one real ensemble per copy, each on its own half of the data.
-    """
-    G, B, _ = ranks.shape
-    chosen = np.stack([ranks[c, np.sort(rng.choice(B, m, replace=False))] for c in range(G)])
-    return aggregate_rankings(chosen, n_target, aggregate=aggregate, seed=rng)
 
 
 def pair_means(sim: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
-from ensstab_dask.aggregation import aggregate_rankings
+from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, check_int, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike
@@ -215,17 +215,16 @@ class _Measured:
 
 def _measure(ranks: np.ndarray, m_list, n_target: int, n_feature: int, *, aggregate: str, index: str, ss) -> _Measured:
     """Each copy's ensemble of its first m weak selectors, for every m, and the stability
-    of those ensembles across the copies. ``ranks``: as :func:`real_ensemble_runs` gives them."""
+    of those ensembles across the copies. ``ranks``: as :func:`real_ensemble_runs` gives them.
+
+    The ensembles come from :func:`~ensstab_dask.aggregation.copy_ensembles`, the estimate's
+    own, on the first m members (so every one of them): one layout, one aggregation and one
+    law of tie-breaks for the naive check and the estimate's copies."""
     out = _Measured([], [], [], [], [], [])
     for m in m_list:
-        chosen = np.stack(
-            [
-                aggregate_rankings(
-                    ranks[copy, :m], n_target, aggregate=aggregate, seed=make_rng(ss, Stream.REAL_ENSEMBLE, copy, 0, m)
-                )
-                for copy in range(len(ranks))  # one ensemble per copy
-            ]
-        )
+        # (copy 0, member 0) is no member's stream: it is kept for the aggregation.
+        rng = make_rng(ss, Stream.REAL_ENSEMBLE, 0, 0, m)
+        chosen = copy_ensembles(ranks[:, :m], n_target, m, rng, aggregate=aggregate)
         out.stability.append(stability_of_subsets(chosen, n_feature, index))
         out.selected.append(chosen)
         out.stability_se.append(stability_se(chosen, n_feature, index))

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import ensstab_dask as es
-from ensstab_dask.aggregation import aggregate_rankings
+from ensstab_dask.aggregation import aggregate_rankings, copy_ensembles
 from ensstab_dask.estimates.features import (
     FREQUENT,
     check_feature_memory,
@@ -20,7 +20,7 @@ from ensstab_dask.estimates.features import (
     selection_frequencies,
     stable_features,
 )
-from ensstab_dask.models.measured import copy_ensembles, copy_similarities
+from ensstab_dask.models.measured import copy_similarities
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.settings import EstimateSettings
 from ensstab_dask.simulator.kernel import simulate_rankings
