@@ -1,6 +1,6 @@
 """The default estimate where the truth is known: a synthetic harness of real-like runs.
 
-    python benchmarks/bench_synthetic_truth.py [--replicates 1000] [--regimes flat,between,steep] \
+    python benchmarks/bench_synthetic_truth.py [--replicates 1000] [--regimes flat,between,steep,tied] \
         [--seed 0] [--json OUT.json] [--compare] [--no-bound] [--naive-copies 20] [--naive-draws 200] \
         [--oracle-copies 600] [--oracle-members 400]
 
@@ -12,8 +12,9 @@ importance of a feature it never used), so null features tie often, and the rank
 ties at random as real runs do (:func:`ensstab_dask.rank_scores`). The regimes differ by
 how much of the noise is the copy's (``tau``, which no ensemble averages away) and how
 much the weak selector's (``sigma``, which an ensemble of ``m`` divides by ``sqrt(m)``):
-``flat`` (the curve settles early), ``steep`` (it still climbs at m = 200) and
-``between``.
+``flat`` (the curve settles early), ``steep`` (it still climbs at m = 200),
+``between``, and ``tied``: ``between`` with its scores rounded down to whole numbers and
+20 signal features repeated as columns, so that scores tie as on discretized data.
 
 The true curve at each size is a mean over ``--truth-copies`` copies of ``m`` weak
 selectors (every pair of copies; its standard error is printed and is far below the
@@ -69,6 +70,8 @@ class Regime:
     tau: float  # the copy's own shift of a feature's score (no ensemble averages it away)
     sigma: float  # the weak selector's noise (an ensemble of m divides it by sqrt(m))
     top: float = 3.0  # the strongest signal feature's mean; the others fall linearly to 0
+    step: float = 0.0  # scores rounded down to multiples of it (0: not), so that many tie
+    duplicated: int = 0  # the last null features replaced by copies of the first signal features
 
     def means(self) -> np.ndarray:
         mu = np.zeros(N_FEATURE)
@@ -83,6 +86,10 @@ class Regime:
         shift = self.tau * rng.standard_normal((n_copies, 1, N_FEATURE))
         noise = self.sigma * rng.standard_normal((n_copies, members, N_FEATURE))
         scores = np.maximum(mu + shift + noise, 0.0)
+        if self.step:
+            scores = np.floor(scores / self.step) * self.step
+        if self.duplicated:  # a column repeated in the data: its score ties with the original's
+            scores[..., N_FEATURE - self.duplicated :] = scores[..., : self.duplicated]
         return rank_scores(scores, seed=rng).astype(np.int32)
 
 
@@ -90,6 +97,9 @@ REGIMES = {
     "flat": Regime("flat", tau=1.0, sigma=1.0),
     "between": Regime("between", tau=0.5, sigma=1.5),
     "steep": Regime("steep", tau=0.2, sigma=2.0),
+    # ``between`` with its scores cut to whole numbers and 20 signal features repeated, as
+    # on discretized expression data, where a forest's importances tie often.
+    "tied": Regime("tied", tau=0.5, sigma=1.5, step=1.0, duplicated=20),
 }
 
 
