@@ -7,13 +7,28 @@ import numpy as np
 from ensstab_dask import rank_scores
 
 
-def real_like_copies(n_copies: int, members: int, seed: int, *, tau: float = 1.0, sigma: float = 1.0) -> np.ndarray:
+def real_like_copies(
+    n_copies: int,
+    members: int,
+    seed: int,
+    *,
+    tau: float = 1.0,
+    sigma: float = 1.0,
+    step: float = 0.0,
+    duplicated: int = 0,
+) -> np.ndarray:
     """Ranks (copies, members, 500) of weak selectors as benchmarks/bench_synthetic_truth.py
     makes them: 60 graded signal features, a copy's own shift ``tau``, a selector's noise
-    ``sigma``, scores below 0 set to 0 (ties broken at random)."""
+    ``sigma``, scores below 0 set to 0 (ties broken at random). Its ``tied`` regime: scores
+    rounded down to multiples of ``step``, the last ``duplicated`` features copies of the
+    first signal features."""
     rng = np.random.default_rng(seed)
     mu = np.zeros(500)
     mu[:60] = np.linspace(3.0, 0.0, 60, endpoint=False)
     shift = tau * rng.standard_normal((n_copies, 1, 500))
     scores = np.maximum(mu + shift + sigma * rng.standard_normal((n_copies, members, 500)), 0.0)
+    if step:
+        scores = np.floor(scores / step) * step
+    if duplicated:
+        scores[..., 500 - duplicated :] = scores[..., :duplicated]
     return rank_scores(scores, seed=rng).astype(np.int32)
