@@ -32,9 +32,24 @@ import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError
 
-__all__ = ["SeedLike", "Stream", "Stage", "as_seed_sequence", "derive", "make_rng", "seed_to_int", "int_from"]
+__all__ = [
+    "SeedLike",
+    "Stream",
+    "Stage",
+    "STREAM_LAYOUT",
+    "as_seed_sequence",
+    "derive",
+    "make_rng",
+    "seed_to_int",
+    "int_from",
+]
 
 SeedLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
+
+# Bump when the meaning of a stream changes: a sweep's store of another layout is then
+# refused, and a cached real run (:mod:`ensstab_dask.real.run_cache`) is not reused.
+# 2: common random numbers along n_useful; the kernel's draws independent of its batching.
+STREAM_LAYOUT = 2
 
 
 class Stream(enum.IntEnum):

@@ -29,6 +29,8 @@ live in their own modules.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import warnings as _warnings
 from collections.abc import Sequence
 
@@ -46,6 +48,7 @@ from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.models.fitting import fixed_point_power
 from ensstab_dask.models.onda import predict_curve
 from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
 from ensstab_dask.real.selectors import make_scorer
 from ensstab_dask.seeding import SeedLike
@@ -69,6 +72,8 @@ __all__ = [
     "assemble_runs",
     "pool_sizes",
 ]
+
+cache_logger = logging.getLogger("ensstab_dask.cache")
 
 
 def estimate(
@@ -99,6 +104,7 @@ def estimate(
     precision: float | None = None,
     max_real_runs: int | None = None,
     feature_names=None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
@@ -183,6 +189,13 @@ def estimate(
     feature_names : sequence of str, optional
         One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.features`);
         default: the columns of a pandas ``X``, else ``x0, x1, ...``.
+    cache_dir : path, optional
+        An existing folder where the real runs are cached (:mod:`ensstab_dask.real.run_cache`):
+        an estimate on the same data, selector and seed reuses the runs an earlier one made
+        (whatever its ``n_target``, ``m_ensemble`` or ``precision``) and runs only those it
+        lacks; a run read back is the run made, bit for bit. How many were reused is said
+        on the ``ensstab_dask.cache`` logger (INFO). None: nothing cached. A plain callable
+        selector is never cached.
 
     Returns
     -------
@@ -243,11 +256,14 @@ def estimate(
     check_surface(settings.curve_model, n_targets)
     check_feature_memory(settings)
     scorer = make_scorer(selector)
+    cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)
 
     with connect(client) as c:
         note_dashboard(c, progress)
-        runner = RealRunner(X, y, scorer, "synchronous" if c is None else c, progress)
+        runner = RealRunner(X, y, scorer, "synchronous" if c is None else c, progress, cache)
         est = _estimate_with(runner, settings, n_targets[1:], names)
+    if cache is not None:
+        cache_logger.info("reused %d real runs from %s (ran %d)", cache.reused, cache_dir, cache.fresh)
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est

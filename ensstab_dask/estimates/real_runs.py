@@ -26,12 +26,22 @@ from typing import Any
 import numpy as np
 
 from ensstab_dask.budget.cost import check_cost, estimate_cost
-from ensstab_dask.real.runs import Copies, Pool, RealRuns, assemble_runs, pool_sizes, real_run_plan, runs_from_copies
+from ensstab_dask.real.run_cache import RunCache
+from ensstab_dask.real.runs import (
+    Copies,
+    Pool,
+    RealRuns,
+    assemble_runs,
+    check_plan_classes,
+    pool_sizes,
+    real_run_plan,
+    runs_from_copies,
+)
 from ensstab_dask.real.selectors import real_run
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
-__all__ = ["EnsembleCopies", "RealRunner", "make_real_runs", "check_estimate_cost"]
+__all__ = ["EnsembleCopies", "RealRunner", "make_real_runs", "real_run_items", "check_estimate_cost"]
 
 
 @dataclass(frozen=True)
@@ -56,29 +66,34 @@ class EnsembleCopies:
 @dataclass(frozen=True)
 class RealRunner:
     """Where the real runs of an estimate run: the data, the selector (as
-    :func:`~ensstab_dask.real.selectors.make_scorer` made it), the Dask client and whether
-    to draw a progress bar."""
+    :func:`~ensstab_dask.real.selectors.make_scorer` made it), the Dask client, whether
+    to draw a progress bar, and the cache of real runs (:class:`~ensstab_dask.real.run_cache.RunCache`;
+    None: every run is made)."""
 
     X: Any = field(repr=False)
     y: Any = field(repr=False)
     scorer: Any
     client: Any
     progress: bool = False
+    cache: RunCache | None = None
 
     def run(self, plan: Sequence[Pool | Copies]) -> list[np.ndarray]:
-        """Every pool and copies of ``plan``, in one submission (:func:`~ensstab_dask.real.runs.real_run_plan`)."""
-        return real_run_plan(
-            self.X, self.y, list(plan), selector=self.scorer, client=self.client, progress=self.progress
-        )
+        """Every pool and copies of ``plan``, in one submission (:func:`~ensstab_dask.real.runs.real_run_plan`):
+        with a cache, only the runs it lacks, the same runs bit for bit."""
+
+        def run_plan(items: list[Pool | Copies]) -> list[np.ndarray]:
+            return real_run_plan(
+                self.X, self.y, items, selector=self.scorer, client=self.client, progress=self.progress
+            )
+
+        if self.cache is None:
+            return run_plan(list(plan))
+        return self.cache.run(list(plan), self.X.shape[1], run_plan)
 
 
-def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[RealRuns, EnsembleCopies]:
-    """Stage 1, every real run the model asks for: the paper's pools (as ``calibration_layout``
-    says), its real ensemble copies, and copies for its self-check.
-
-    A model without runs of the paper's gets its single-selector statistics from its
-    copies (:func:`~ensstab_dask.real.runs.runs_from_copies`).
-    """
+def real_run_items(settings: EstimateSettings) -> dict[str, Pool | Copies]:
+    """The real runs the model asks for, by name: the paper's pools (``half``, ``member``,
+    as ``calibration_layout`` says), its copies (``copies``) and its self-check's (``check``)."""
     s, curve_model, seed = settings, settings.curve_model, as_seed_sequence(settings.seed)
     plan: dict[str, Pool | Copies] = {}
     if curve_model.paper_runs:
@@ -94,6 +109,17 @@ def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[Real
     for name, design, stage in designs:
         if design is not None:
             plan[name] = Copies(*design, derive(seed, Stream.ESTIMATE, stage))
+    return plan
+
+
+def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[RealRuns, EnsembleCopies]:
+    """Stage 1, every real run the model asks for: the paper's pools (as ``calibration_layout``
+    says), its real ensemble copies, and copies for its self-check.
+
+    A model without runs of the paper's gets its single-selector statistics from its
+    copies (:func:`~ensstab_dask.real.runs.runs_from_copies`).
+    """
+    s, plan = settings, real_run_items(settings)
     made = dict(zip(plan, runner.run(list(plan.values()))))
     copies = EnsembleCopies(made.pop("copies", None), made.pop("check", None))
     if made:
@@ -105,11 +131,14 @@ def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[Real
 
 def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> tuple[int, int]:
     """The estimate's real runs and simulated selectors against the cost thresholds, before
-    any work (:func:`~ensstab_dask.budget.cost.check_cost`); a real run is timed on ``X, y``
+    any work (:func:`~ensstab_dask.budget.cost.check_cost`), and ``y``'s classes against
+    the runs (:func:`~ensstab_dask.real.runs.check_plan_classes`); a real run is timed on ``X, y``
     (``X`` None: the data are not read yet, and only the simulated selectors are priced, at
     least at the simulator's rate on ``settings``' problem). Returns the counts, (real runs,
     simulated selectors)."""
     s, curve_model = settings, settings.curve_model
+    if y is not None:  # a class too small for the runs: said here, before any cluster starts
+        check_plan_classes(y, list(real_run_items(settings).values()))
     paper = (
         sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))
         if curve_model.paper_runs

@@ -23,7 +23,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from scipy import stats
 
 from ensstab_dask.cluster.progress import StageClock
@@ -31,6 +30,7 @@ from ensstab_dask.estimates.on_runs import estimate_on_runs
 from ensstab_dask.estimates.real_runs import EnsembleCopies, RealRunner
 from ensstab_dask.estimates.records import Round, Spending
 from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.real.run_cache import grow_copies
 from ensstab_dask.real.runs import Copies, runs_from_copies
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
@@ -119,13 +119,6 @@ def spend_in_rounds(
             break
         est, design = grow(design, new), new
     return est, Spending(precision, max_real_runs, largest, tuple(rounds), wanted_runs)
-
-
-def grow_copies(old: np.ndarray, extra_members: np.ndarray | None, extra_copies: np.ndarray | None) -> np.ndarray:
-    """The copy ranks of the grown design: ``old`` (G, B, F), its copies' new members
-    (G, B2 - B, F) and the new copies (G2 - G, B2, F)."""
-    ranks = old if extra_members is None else np.concatenate([old, extra_members], axis=1)
-    return ranks if extra_copies is None else np.concatenate([ranks, extra_copies], axis=0)
 
 
 def spend_real_runs(

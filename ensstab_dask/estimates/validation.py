@@ -28,7 +28,15 @@ from ensstab_dask.estimates.comparison import compare, verdict, z_text
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.outputs import json_number, refuse_to_replace, write_netcdf
+from ensstab_dask.outputs import json_number
+from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CHECKSUM_ATTR: re-exported
+    CHECKSUM_ATTR,
+    check_cache_dir,
+    content_checksum,
+    hash_data,
+    read_checked,
+    write_checked,
+)
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.selectors import describe_selector
@@ -48,83 +56,18 @@ _NAIVE_FORMAT = 4
 def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
     """Where :func:`naive_check` keeps the naive curve of these data and settings."""
     X, y = check_data(X, y, n_target=n_target)
-    h = hashlib.sha256()
-    for arr in (X, y):
-        arr = np.ascontiguousarray(arr)
-        h.update(f"{arr.dtype.str}{arr.shape}".encode())
-        h.update(arr.tobytes())
+    h = hash_data(hashlib.sha256(), X, y)
     settings = dict(settings, n_target=int(n_target), format=_NAIVE_FORMAT)
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     return Path(cache_dir) / f"naive-{h.hexdigest()[:20]}.nc"
-
-
-def _check_cache_dir(cache_dir) -> None:
-    """A cache folder that exists and where a cache file may be written (not the reference
-    data folder, nor inside a store): checked before any work."""
-    refuse_to_replace(cache_dir, directory=True, overwrite=False, name="cache_dir")
-    if not Path(cache_dir).is_dir():
-        raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
-
-
-#: The attribute of a cache file holding its checksum (:func:`content_checksum`).
-CHECKSUM_ATTR = "ensstab_checksum"
-# What a reader adds to a curve: not part of what was computed, so not checksummed.
-_NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
-
-
-def _plain(value):
-    """An attribute's value as JSON: NumPy scalars and arrays (as a netCDF file gives them
-    back) the same as the Python values they were written from."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)
-
-
-def content_checksum(ds: xr.Dataset) -> str:
-    """A BLAKE2b of everything a naive curve holds: every variable's name, dimensions,
-    dtype, shape and values (NaN in one canonical form), and its attributes (but what a
-    reader adds: the checksum itself, ``cached``, ``cache_file``). The same for the
-    Dataset written and for the one read back from its netCDF file; a flipped bit in a
-    value (or a name, or an attribute) changes it."""
-    h = hashlib.blake2b(digest_size=32)
-    for name in sorted(str(n) for n in ds.variables):
-        values = np.asarray(ds[name].values)
-        if values.dtype.kind == "f":
-            values = np.where(np.isnan(values), np.nan, values)  # one NaN, whatever its bits on disk
-        head = [name, [str(d) for d in ds[name].dims], values.dtype.str, list(values.shape)]
-        h.update(json.dumps(head).encode())
-        h.update(np.ascontiguousarray(values).tobytes() if values.dtype.kind != "O" else repr(values.tolist()).encode())
-    attrs = {str(k): v for k, v in ds.attrs.items() if k not in _NOT_CHECKSUMMED}
-    h.update(json.dumps(attrs, sort_keys=True, default=_plain).encode())
-    return h.hexdigest()
 
 
 def _read_cached(path: Path) -> xr.Dataset | None:
     """A cached naive curve whose checksum holds, or None, when the file cannot be read,
     has no checksum (written before cache files had one) or fails it: the curve is then
     recomputed and the file replaced, and a warning (logger ``ensstab_dask.validate``)
-    says which file and why. A cache is never a reason to fail, nor reused unchecked."""
-    why = None
-    try:
-        if not path.is_file():  # opened, a FIFO would wait for a writer forever
-            why = "it is not a regular file"
-        else:
-            with xr.open_dataset(path) as cached:
-                ds = cached.load()
-    except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss
-        why = "it cannot be read"
-    if why is None:
-        recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
-        if recorded is None:
-            why = "it has no checksum (written before cache files had one), so it cannot be checked"
-        elif recorded != content_checksum(ds):
-            why = "it fails its checksum (the file was changed or damaged)"
-    if why is not None:
-        logger.warning("validate: cached naive curve %s not reused: %s; recomputing it", path, why)
-        return None
-    return ds
+    says which file and why (:func:`~ensstab_dask.real.cache_files.read_checked`)."""
+    return read_checked(path, logger=logger, what="validate: cached naive curve")
 
 
 @dataclass(frozen=True)
@@ -189,7 +132,7 @@ def naive_check(
     # A callable is described by its name only, which does not identify it: not cached.
     cacheable = naive.selector is None or hasattr(naive.selector, "get_params")
     if cache_dir is not None and cacheable:
-        _check_cache_dir(cache_dir)
+        check_cache_dir(cache_dir)
         path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
         ds = _read_cached(path) if path.exists() else None
         if ds is not None:
@@ -215,8 +158,7 @@ def naive_check(
         allow_large=allow_large,
     )
     if path is not None:
-        # The checksum travels inside the file: a copy damaged later fails it and is never reused.
-        write_netcdf(ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)}), path, overwrite=True)
+        write_checked(ds, path)
         ds.attrs["cache_file"] = str(path)
     ds.attrs["cached"] = 0
     return ds
@@ -390,7 +332,8 @@ def validate(
     m_ensemble, m_stability, selector, aggregate, index, seed
         Shared by the estimate and the naive check (see :func:`~ensstab_dask.estimate`).
     cache_dir : path, optional
-        Where the naive check is cached; None: not cached.
+        Where the naive check and the estimate's real runs are cached (:func:`naive_check`,
+        :mod:`ensstab_dask.real.run_cache`); None: not cached.
     client
         Where everything runs (see :mod:`ensstab_dask.cluster`).
     data : str
@@ -427,12 +370,12 @@ def validate(
 
     m_list = check_m_ensemble(m_ensemble)
     seed = check_seed(seed)  # once: the estimate and the naive check share it
-    for bad in ("X", "y", "n_target", "client"):
+    for bad in ("X", "y", "n_target", "client", "cache_dir"):
         if bad in estimate_options:
             raise InvalidParameterError(f"validate() got {bad!r} twice")
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
     if cache_dir is not None:
-        _check_cache_dir(cache_dir)
+        check_cache_dir(cache_dir)
     # Before the estimate's work, not after it: a naive check too large to run.
     check_naive_cost(
         X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
@@ -449,6 +392,7 @@ def validate(
             client=target,
             progress=progress,
             allow_large=allow_large,
+            cache_dir=cache_dir,
             **common,
             **estimate_options,
         )

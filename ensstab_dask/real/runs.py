@@ -21,8 +21,9 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.selectors import (
     Scorer,
+    _min_per_class,
     _run_batch,
-    check_resample_classes,
+    check_resample,
     convergence_counted,
     make_scorer,
     member_ranks,
@@ -40,6 +41,7 @@ __all__ = [
     "pool_sizes",
     "real_subsets",
     "runs_from_copies",
+    "check_plan_classes",
 ]
 
 
@@ -72,11 +74,13 @@ def real_runs(
 @dataclass(frozen=True)
 class Pool:
     """``n_runs`` independent real runs on ``resample``; run ``i`` seeded
-    ``derive(seed, Stream.REAL_RUNS, i)``."""
+    ``derive(seed, Stream.REAL_RUNS, i)``. ``first``: runs ``first ..`` of the pool, the
+    same runs as in a larger pool (how a cached pool grows)."""
 
     n_runs: int
     resample: str | float = "half"
     seed: SeedLike = 0
+    first: int = 0
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,46 @@ class Copies:
     first_member: int = 0
 
 
+# What each weak selector of a copy sees, as a resample of all the data: "bagging" a
+# bootstrap sample of the copy's random half, "independent" its own half, the "-full"
+# layouts a bootstrap sample of the data or all of it.
+_LAYOUT_RESAMPLE = {"bagging": "bagging", "independent": "half", "bagging-full": "bootstrap", "independent-full": None}
+_COPY_WORDS = {
+    "bagging": "each copy a random half of the samples, each weak selector a bootstrap sample of it",
+    "independent": "each weak selector a random half of the samples",
+    "bagging-full": "each weak selector a bootstrap sample of the samples",
+}
+
+
+def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
+    """Refuse labels ``y`` with a class too small for some run of ``plan``: before any
+    cluster starts, in one line naming the class, its count and what needs more.
+
+    A resample without some class fits the selector on fewer classes than the data has
+    (:func:`~ensstab_dask.real.selectors.check_resample_classes`)."""
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    small, count = labels.tolist()[counts.argmin()], int(counts.min())
+    for item in plan:
+        if isinstance(item, Pool):
+            resample, what = item.resample, f"the real runs on resample={item.resample!r}"
+        else:
+            resample = _LAYOUT_RESAMPLE.get(item.layout, "half")
+            what = f"the real ensemble copies (layout {item.layout!r}: {_COPY_WORDS.get(item.layout, '')})"
+        if resample is None:
+            continue
+        need = _min_per_class(check_resample(resample))
+        if count < need:
+            raise InvalidParameterError(
+                f"y: class {small!r} has {count} sample{'s' * (count != 1)}; {what} need at least {need} samples "
+                "of every class, so that each resample holds all classes: drop or merge that class"
+            )
+
+
 def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
     """The tasks of one plan item: ``(kind, ...)`` as :func:`_run_task` takes them."""
     ss = as_seed_sequence(item.seed)
     if isinstance(item, Pool):
-        seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(item.n_runs)]
+        seeds = [derive(ss, Stream.REAL_RUNS, i) for i in range(item.first, item.first + item.n_runs)]
         return [("pool", item.resample, seeds[i : i + batch_size]) for i in range(0, item.n_runs, batch_size)]
     tasks = []
     for copy in range(item.first_copy, item.first_copy + item.copies):
@@ -165,10 +204,10 @@ def real_run_plan(
     for item in plan:
         if isinstance(item, Pool):
             check_int(item.n_runs, "n_runs", minimum=1)
-            check_resample_classes(y, item.resample)  # here, not in a worker's traceback
         else:
             check_int(item.copies, "copies", minimum=1)
             check_int(item.members, "members", minimum=1)
+    check_plan_classes(y, plan)  # here, not in a worker's traceback
     scorer = make_scorer(selector)
     per_item = [_plan_tasks(item, batch_size) for item in plan]
     tasks = [task for item_tasks in per_item for task in item_tasks]

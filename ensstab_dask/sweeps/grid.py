@@ -27,7 +27,7 @@ from ensstab_dask.checks import (
     check_seed,
 )
 from ensstab_dask.indices import INDICES, check_index_defined
-from ensstab_dask.seeding import SeedLike, Stream, derive
+from ensstab_dask.seeding import STREAM_LAYOUT, SeedLike, Stream, derive
 from ensstab_dask.simulator.estimators import simulated_n_useful
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.digests import chunk_codecs
@@ -41,11 +41,9 @@ __all__ = [
     "plan_blocks",
     "Block",
     "cell_seconds",
+    "STREAM_LAYOUT",
 ]
 
-# Bump when the meaning of a cell's random streams changes: old stores are then refused.
-# 2: common random numbers along n_useful; the kernel's draws independent of its batching.
-STREAM_LAYOUT = 2
 TARGET_TASK_SECONDS = 0.5
 MIN_TASKS = 64  # small sweeps are still cut into enough tasks to keep every worker busy
 DIMS = ("n_useful", "p", "m_ensemble")

@@ -1,0 +1,124 @@
+"""Cache files that check themselves: the one way a cached result is keyed, written and read back.
+
+A cache file is a netCDF Dataset with its checksum inside it (:data:`CHECKSUM_ATTR`,
+:func:`content_checksum`), written atomically (:func:`~ensstab_dask.outputs.write_netcdf`).
+:func:`read_checked` gives it back only when the checksum holds; a file that cannot be
+read, has no checksum or fails it is a cache miss, said by a warning on the caller's
+logger, and the caller recomputes it. A cache is never a reason to fail, nor reused
+unchecked. The naive check (:mod:`ensstab_dask.estimates.validation`) and the estimate's
+real runs (:mod:`ensstab_dask.real.run_cache`) cache through here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.outputs import refuse_to_replace, write_netcdf
+
+__all__ = [
+    "CHECKSUM_ATTR",
+    "content_checksum",
+    "hash_data",
+    "data_digest",
+    "check_cache_dir",
+    "read_checked",
+    "write_checked",
+]
+
+#: The attribute of a cache file holding its checksum (:func:`content_checksum`).
+CHECKSUM_ATTR = "ensstab_checksum"
+# What a reader adds to a cached Dataset: not part of what was computed, so not checksummed.
+_NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
+
+
+def hash_data(h, X, y):
+    """``h`` (a :mod:`hashlib` object) updated with the dtype, shape and bytes of ``X`` then
+    ``y``; returns ``h``."""
+    for arr in (X, y):
+        arr = np.ascontiguousarray(arr)
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes())
+    return h
+
+
+def data_digest(X, y) -> str:
+    """A SHA-256 of the data (:func:`hash_data`): the same for equal arrays, whatever their
+    memory layout; another for a changed value, dtype or shape."""
+    return hash_data(hashlib.sha256(), X, y).hexdigest()
+
+
+def check_cache_dir(cache_dir) -> None:
+    """A cache folder that exists and where a cache file may be written (not the reference
+    data folder, nor inside a store): checked before any work."""
+    refuse_to_replace(cache_dir, directory=True, overwrite=False, name="cache_dir")
+    if not Path(cache_dir).is_dir():
+        raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
+
+
+def _plain(value):
+    """An attribute's value as JSON: NumPy scalars and arrays (as a netCDF file gives them
+    back) the same as the Python values they were written from."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def content_checksum(ds: xr.Dataset) -> str:
+    """A BLAKE2b of everything a cached Dataset holds: every variable's name, dimensions,
+    dtype, shape and values (NaN in one canonical form), and its attributes (but what a
+    reader adds: the checksum itself, ``cached``, ``cache_file``). The same for the
+    Dataset written and for the one read back from its netCDF file; a flipped bit in a
+    value (or a name, or an attribute) changes it."""
+    h = hashlib.blake2b(digest_size=32)
+    for name in sorted(str(n) for n in ds.variables):
+        values = np.asarray(ds[name].values)
+        if values.dtype.kind == "f":
+            values = np.where(np.isnan(values), np.nan, values)  # one NaN, whatever its bits on disk
+        head = [name, [str(d) for d in ds[name].dims], values.dtype.str, list(values.shape)]
+        h.update(json.dumps(head).encode())
+        h.update(np.ascontiguousarray(values).tobytes() if values.dtype.kind != "O" else repr(values.tolist()).encode())
+    attrs = {str(k): v for k, v in ds.attrs.items() if k not in _NOT_CHECKSUMMED}
+    h.update(json.dumps(attrs, sort_keys=True, default=_plain).encode())
+    return h.hexdigest()
+
+
+def write_checked(ds: xr.Dataset, path: str | os.PathLike) -> Path:
+    """Write ``ds`` to ``path`` atomically, its checksum inside it: a copy damaged later
+    fails it and is never reused."""
+    return write_netcdf(ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)}), path, overwrite=True)
+
+
+def read_checked(path: Path, *, logger: logging.Logger, what: str) -> xr.Dataset | None:
+    """The cache file at ``path`` when its checksum holds (the checksum attribute taken
+    off), else None: when the file cannot be read, has no checksum (written before cache
+    files had one) or fails it. Then a warning on ``logger`` says ``what`` was not reused,
+    which file and why, and that it is recomputed."""
+    why = None
+    try:
+        if not path.is_file():  # opened, a FIFO would wait for a writer forever
+            why = "it is not a regular file"
+        else:
+            with xr.open_dataset(path) as cached:
+                ds = cached.load()
+    except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss
+        why = "it cannot be read"
+    if why is None:
+        recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
+        if recorded is None:
+            why = "it has no checksum (written before cache files had one), so it cannot be checked"
+        elif recorded != content_checksum(ds):
+            why = "it fails its checksum (the file was changed or damaged)"
+    if why is not None:
+        logger.warning("%s %s not reused: %s; recomputing it", what, path, why)
+        return None
+    return ds
