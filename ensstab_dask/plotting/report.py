@@ -27,7 +27,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting.common import _attr, _dataset, _is_estimate, _is_sweep
-from ensstab_dask.plotting.cost import plot_cost, total_seconds
+from ensstab_dask.plotting.cost import DIRECT_COPIES, plot_cost, total_seconds
 from ensstab_dask.plotting.curve import plot_stability_curve
 from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_surface
 from ensstab_dask.plotting.fit import plot_calibration, plot_fixed_point, plot_selection_counts, plot_surface
@@ -92,10 +92,9 @@ EXPLAIN = {
     "cost": (
         "Cost",
         "Wall time. The estimate gives the whole curve for one measured cost (blue). Measuring one ensemble size "
-        "m directly needs m_stability x m real runs: the dashed black line is that count times the seconds per "
-        "real run timed in the naive check (or, without one, in the estimate's own runs), scaled, not timed m by "
-        "m. The black dot is the naive check as it was run and timed, at the largest m. The label at the right "
-        "is the speed-up at the largest m.",
+        "m directly with {direct_copies} copies needs {direct_copies} x m real runs: the dashed black line is "
+        "that count times the seconds per real run timed in {rate_from}, scaled, not timed m by m.{naive_dot} "
+        "{ratio_words}",
     ),
 }
 
@@ -318,7 +317,9 @@ def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
 
 def _caption_words(ds: xr.Dataset, kind: str, parameter_names: Mapping[str, str]) -> dict[str, str]:
     """What the captions' placeholders say for this result: the parameters as the caller
-    names them, and for an estimate what its model ran (a simulation or none)."""
+    names them, and for an estimate what its model ran (a simulation or none) and what
+    its cost picture draws (the naive check as run, and so a ratio at equal precision,
+    only when there was one)."""
     words = {p: parameter_names.get(p, p) for p in ("real_stability", "n_useful")}
     if kind == "estimate":
         simulator = bool(int(ds.attrs.get("simulator", 1)))  # a file older than the attribute: a simulator
@@ -328,7 +329,36 @@ def _caption_words(ds: xr.Dataset, kind: str, parameter_names: Mapping[str, str]
             interval_of=str(ds.attrs.get("interval_of", "real runs")),
             and_simulation=" and with the simulation" if simulator else "",
         )
+        words.update(_cost_words(ds))
     return words
+
+
+def _cost_words(ds: xr.Dataset) -> dict[str, str]:
+    """The cost caption's placeholders: it describes only what :func:`plot_cost` draws."""
+    if "naive_seconds" not in ds.attrs:
+        return dict(
+            direct_copies=str(DIRECT_COPIES),
+            rate_from="the estimate's own runs (no naive check was run)",
+            naive_dot="",
+            ratio_words="The label at the right is the speed-up in time at the largest m: it compares real runs "
+            "only, not precision, and a direct measurement of as many copies may be more precise than the "
+            "estimate; without a naive check there is no measured variance to compare them at equal precision "
+            "(ensstab validate runs one).",
+        )
+    ratio = "naive_stability_se" in ds and "compare_predicted_se" in ds
+    return dict(
+        direct_copies=str(int(ds.attrs["naive_m_stability"])),
+        rate_from="the naive check",
+        naive_dot=" The black dot is the naive check as it was run and timed, at the largest m.",
+        ratio_words="The label at the right is the speed-up in time at the largest m (real runs only)"
+        + (
+            ", then the ratio at equal precision: (naive runs x naive variance) / (estimate runs x estimate "
+            "variance), each variance its standard error squared; above 1 the estimate is the cheaper way to "
+            "that precision, below 1 measuring directly is."
+            if ratio
+            else "; this result stored no standard errors to compare them at equal precision."
+        ),
+    )
 
 
 _STYLE = """
@@ -355,8 +385,8 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_
         )
         parts.append(
             f"<p>The estimate ran the real base selector a few times, {e(how)} how stable ensembles of it will be: "
-            "how much the selected features agree when the study is repeated on new data "
-            "(1 = always the same features, 0 = no overlap).</p>"
+            "how much the selected features agree when the study is repeated, each time on its own random half of "
+            "the same samples (1 = always the same features, 0 = no overlap).</p>"
         )
         rows = _estimate_rows(ds)
     else:

@@ -32,8 +32,8 @@ M = (1, 2, 3)
 
 
 @pytest.fixture(scope="module")
-def est_ds():
-    """A small estimate with calibration surfaces and the naive check, as a Dataset."""
+def est_and_real():
+    """A small estimate with calibration surfaces, and the naive check of the same problem."""
     from sklearn.ensemble import ExtraTreesClassifier
 
     data = make_microarray(seed=2, n_samples=40, n_feature=300, n_informative=15)
@@ -44,6 +44,13 @@ def est_ds():
         warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
         est = es.estimate(data.X, data.y, 10, repeats=4, calibrate=True, n_runs=24, n_boot=20, model="onda", **kw)
     real = es.real_ensemble_stability(data.X, data.y, 10, **kw)
+    return est, real
+
+
+@pytest.fixture(scope="module")
+def est_ds(est_and_real):
+    """The estimate with the naive check, as a Dataset."""
+    est, real = est_and_real
     return est.to_dataset(real)
 
 
@@ -247,6 +254,8 @@ def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
     # The estimate keeps its own words, and opens with its answer.
     estimate = write_report(est_ds, tmp_path / "estimate").read_text()
     assert "a bootstrap over them" in estimate
+    # The runs are random halves of the same samples, not new data.
+    assert "new data" not in estimate and "random half of the same samples" in estimate
     assert estimate.index("<pre>Answer: ") < estimate.index("<table>")
 
 
@@ -271,6 +280,55 @@ def test_cost_picture_does_not_call_scaled_times_measured(est_ds):
     assert "(measured)" in as_run.get_label()
     assert as_run.get_ydata()[0] == pytest.approx(est_ds.attrs["naive_seconds"])
     assert as_run.get_xdata()[0] == max(M)
+
+
+def test_cost_picture_and_caption_say_what_is_compared(est_and_real, est_ds):
+    """Without a naive check: time at the naive check's copies count, labelled runs only, and
+    a caption without the dot it does not draw. With one: the ratio at equal precision is
+    (naive runs x naive SE^2) / (estimate runs x estimate SE^2) per size, and is said."""
+    from ensstab_dask.estimates.validation import NaiveSettings
+    from ensstab_dask.plotting.cost import DIRECT_COPIES, cost_words, equal_precision_ratio
+    from ensstab_dask.plotting.report import EXPLAIN, _caption_words
+
+    est, real = est_and_real
+    alone = est.to_dataset()
+    assert DIRECT_COPIES == NaiveSettings.m_stability == 20
+    table = plotting.cost_table(alone)
+    np.testing.assert_array_equal(table["naive_real_runs"], DIRECT_COPIES * np.array(M))
+    assert "equal_precision_ratio" not in table and table.attrs["compared"] == "runs only, not at equal precision"
+    ax = plotting.plot_cost(alone, ax=_report_axes())
+    (label,) = [t.get_text() for t in ax.texts]
+    assert label == cost_words(table) and "not at equal precision" in label
+    assert not [ln for ln in ax.get_lines() if ln.get_label().startswith("naive check as run")]
+    caption = EXPLAIN["cost"][1].format_map(_caption_words(alone, "estimate", {}))
+    assert "black dot" not in caption and "not precision" in caption and "20 x m real runs" in caption
+
+    table = plotting.cost_table(est_ds)
+    copies = int(real.attrs["m_stability"])
+    want = copies * np.array(M) * est_ds["naive_stability_se"].values ** 2
+    want /= est.real_runs * np.array([est.curve_se()[m] for m in M]) ** 2
+    np.testing.assert_allclose(table["equal_precision_ratio"], want)
+    np.testing.assert_allclose(
+        table["equal_precision_ratio"],
+        equal_precision_ratio(
+            copies * np.array(M), real["stability_se"].values, est.real_runs, list(est.curve_se().values())
+        ),
+    )
+    assert table.attrs["compared"] == "equal precision"
+    ax = plotting.plot_cost(est_ds, ax=_report_axes())
+    (label,) = [t.get_text() for t in ax.texts]
+    assert label.endswith(f"{float(table['equal_precision_ratio'][-1]):.2g}x at equal precision")
+    caption = EXPLAIN["cost"][1].format_map(_caption_words(est_ds, "estimate", {}))
+    assert "black dot" in caption and "equal precision" in caption and f"{copies} x m real runs" in caption
+
+
+def test_equal_precision_ratio_is_runs_times_variance():
+    from ensstab_dask.plotting.cost import equal_precision_ratio
+
+    # Four times the runs at half the standard error: the same work, ratio 1.
+    assert float(equal_precision_ratio(400, 0.02, 100, 0.04)) == pytest.approx(1.0)
+    assert float(equal_precision_ratio(1000, 0.01, 200, 0.01)) == pytest.approx(5.0)
+    assert np.isnan(equal_precision_ratio(1000, 0.0, 200, 0.01)) and np.isnan(equal_precision_ratio(1000, 0.01, 200, 0))
 
 
 # xarray's own labels -----------------------------------------------------------------------
