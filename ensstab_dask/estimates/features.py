@@ -48,6 +48,12 @@ __all__ = [
     "check_feature_memory",
     "copy_features",
     "false_stable_bound",
+    "mb_pfer",
+    "mb_cutoff",
+    "copies_needed",
+    "copies_for_pfer",
+    "CUTOFF_GRID",
+    "cutoff_of",
     "selection_frequencies",
     "feature_table",
     "feature_rows",
@@ -136,24 +142,105 @@ def false_stable_bound(n_target: int, n_feature: int, copies: int, threshold: fl
     no worse than random guessing), and those below ``t`` reach the threshold by the
     binomial chance of ``copies`` copies, at most ``q * max_{pi <= t} P(Bin(G, pi) >= r) / pi``
     in all (their probabilities sum to at most ``q``). The bound is the smallest sum over ``t``.
+    It exceeds :func:`mb_pfer` at ``threshold`` for every finite ``copies`` and tends to it
+    as ``copies`` grows.
     """
     if threshold <= 0.5:
         return float("nan")
     q, p, G = float(n_target), float(n_feature), int(copies)
     r = math.ceil(threshold * G - 1e-9)
     t = np.linspace(0.5, threshold, 201)[1:]
-    pi = t[:, None] * np.linspace(1.0, 4000.0, 4000)[None, :] / 4000.0  # (0, t] for each t
-    chance = (stats.binom.sf(r - 1, G, pi) / pi).max(axis=1)
+    # The largest binomial term over pi <= t, for every t at once: a running maximum over one
+    # grid of (0, threshold] that holds each t.
+    pi = np.union1d(t, threshold * np.arange(1, 2001) / 2000.0)
+    chance = np.maximum.accumulate(stats.binom.sf(r - 1, G, pi) / pi)[np.searchsorted(pi, t)]
     return float((q * q / ((2.0 * t - 1.0) * p) + q * chance).min())
 
 
+def mb_pfer(n_target: int, n_feature: int, cutoff: float) -> float:
+    """Meinshausen and Buhlmann's bound on the expected number of features of no signal
+    whose selection probability reaches ``cutoff``: ``q^2 / ((2 cutoff - 1) p)``, what R's
+    stabs reports as the PFER (``q = n_target``, ``p = n_feature``); NaN for a cutoff of 1/2
+    or less.
+
+    It assumes exact selection probabilities, that is infinitely many copies; the list of
+    stable features obeys :func:`false_stable_bound`, which adds the error of finitely many.
+
+    Examples
+    --------
+    >>> mb_pfer(20, 2000, 0.9)
+    0.25
+    """
+    if cutoff <= 0.5:
+        return float("nan")
+    return n_target**2 / ((2.0 * cutoff - 1.0) * n_feature)
+
+
+def mb_cutoff(n_target: int, n_feature: int, pfer: float) -> float:
+    """The cutoff at which :func:`mb_pfer` equals ``pfer``: ``(q^2 / (pfer p) + 1) / 2``, as
+    R's stabs gives it. A value above 1 means no cutoff bounds the PFER by ``pfer``
+    (:func:`~ensstab_dask.checks.check_pfer` refuses it).
+
+    Examples
+    --------
+    >>> mb_cutoff(20, 2000, 1.0)
+    0.6
+    """
+    return (n_target**2 / (pfer * n_feature) + 1.0) / 2.0
+
+
+def copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, *, most: int = 500) -> int | None:
+    """The fewest copies ``G`` from which on :func:`false_stable_bound` at ``cutoff`` is at
+    most ``pfer`` for every number of copies up to ``most``; None when none is.
+
+    The bound is not monotone in ``G`` (the count a feature needs, ``ceil(cutoff G)``, moves
+    in steps), so the fewest copies that meet it once can be followed by more that do not:
+    this is the count from which more copies keep it met. No ``G`` is when :func:`mb_pfer`
+    at ``cutoff`` is ``pfer`` or more: the finite-copies bound exceeds it at every ``G``.
+    """
+    if not mb_pfer(n_target, n_feature, cutoff) < pfer:
+        return None
+    met = [false_stable_bound(n_target, n_feature, G, cutoff) <= pfer for G in range(1, most + 1)]
+    if not met[-1]:
+        return None
+    return 1 if all(met) else most + 1 - next(i for i, ok in enumerate(reversed(met)) if not ok)
+
+
+#: The cutoffs :func:`copies_for_pfer` tries: the multiples of 0.05 above 1/2.
+CUTOFF_GRID = tuple(round(0.55 + 0.05 * i, 2) for i in range(10))
+
+
+def copies_for_pfer(n_target: int, n_feature: int, pfer: float, *, most: int = 500) -> tuple[float, int] | None:
+    """The fewest copies that bound the expected false stable features by ``pfer`` at a
+    finite number of copies, with the lowest cutoff of :data:`CUTOFF_GRID` that does it with
+    them: ``(cutoff, copies)`` (:func:`copies_needed`); None when no cutoff of the grid does
+    within ``most`` copies.
+
+    At :func:`mb_cutoff` itself no finite number of copies reaches ``pfer`` (the finite-copies
+    bound exceeds Meinshausen and Buhlmann's, which equals ``pfer`` there, and tends to it
+    only as the copies grow without end): a bound of ``pfer`` that holds for the copies
+    measured needs a higher cutoff, and this is the one of the grid that needs the fewest.
+    """
+    found = [(G, c) for c in CUTOFF_GRID if (G := copies_needed(n_target, n_feature, c, pfer, most=most)) is not None]
+    if not found:
+        return None
+    G, c = min(found)
+    return c, G
+
+
+def cutoff_of(settings: EstimateSettings) -> float:
+    """The cutoff the stable features are kept at: :func:`mb_cutoff` of the ``pfer`` asked
+    for, else the ``cutoff``."""
+    if settings.pfer is not None:
+        return mb_cutoff(settings.n_target, settings.n_feature, settings.pfer)
+    return settings.cutoff
+
+
 def _clopper_pearson(copies: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Clopper and Pearson's interval of a binomial proportion, for every count 0..copies."""
-    c, a = np.arange(copies + 1), (1.0 - confidence) / 2.0
-    with np.errstate(invalid="ignore"):
-        lower = np.where(c > 0, stats.beta.ppf(a, c, copies - c + 1), 0.0)
-        upper = np.where(c < copies, stats.beta.ppf(1.0 - a, c + 1, copies - c), 1.0)
-    return lower, upper
+    """Clopper and Pearson's interval of a binomial proportion, for every count 0..copies
+    (scipy's exact interval of :func:`scipy.stats.binomtest`)."""
+    ends = [stats.binomtest(c, copies).proportion_ci(confidence, method="exact") for c in range(copies + 1)]
+    return np.array([e.low for e in ends]), np.array([e.high for e in ends])
 
 
 def selection_frequencies(
@@ -165,6 +252,8 @@ def selection_frequencies(
     seed: SeedLike = 0,
     confidence: float = 0.95,
     names=None,
+    cutoff: float = FREQUENT,
+    pfer: float | None = None,
 ) -> xr.Dataset:
     """Each feature's selection frequency at each size, with its interval, and its mean rank.
 
@@ -184,14 +273,21 @@ def selection_frequencies(
         Level of the Clopper-Pearson intervals.
     names : sequence of str, optional
         The features' names (:func:`feature_names_of`).
+    cutoff : float
+        The frequency a stable feature reaches (:func:`stable_features`), in (1/2, 1].
+    pfer : float, optional
+        The bound on the expected false stable features asked for, when ``cutoff`` is its
+        :func:`mb_cutoff`: the copies that bound needs are then found (:func:`copies_for_pfer`).
 
     Returns
     -------
     xarray.Dataset
         ``frequency``, ``frequency_lower``, ``frequency_upper`` and ``count`` over
         (``feature``, ``m_ensemble``), ``mean_rank`` over ``feature``, the names as the
-        ``name`` coordinate; the copies, the threshold :data:`FREQUENT` and
-        :func:`false_stable_bound` at it in ``attrs``.
+        ``name`` coordinate; in ``attrs`` the copies, the ``threshold`` (``cutoff``),
+        :func:`false_stable_bound` and :func:`mb_pfer` at it, and with a ``pfer`` the
+        ``copies_needed`` and the ``copies_needed_cutoff`` of :func:`copies_for_pfer` (left
+        out when none is found).
 
     Examples
     --------
@@ -239,10 +335,16 @@ def selection_frequencies(
         "members": int(B),
         "confidence": float(confidence),
         "interval": "Clopper-Pearson over the copies",
-        "threshold": FREQUENT,
-        "false_stable_bound": false_stable_bound(n_target, n_feature, G, FREQUENT),
+        "threshold": float(cutoff),
+        "false_stable_bound": false_stable_bound(n_target, n_feature, G, cutoff),
         "bound": BOUND_NAME,
+        "mb_pfer": mb_pfer(n_target, n_feature, cutoff),
     }
+    if pfer is not None:
+        ds.attrs["pfer"] = float(pfer)
+        enough = copies_for_pfer(n_target, n_feature, pfer)
+        if enough is not None:
+            ds.attrs.update(copies_needed_cutoff=enough[0], copies_needed=enough[1])
     return ds
 
 
@@ -282,8 +384,11 @@ def feature_rows(features: xr.Dataset, top: int = 100) -> list[dict]:
 
 
 def stable_features(features: xr.Dataset) -> dict:
-    """The features an ensemble of the largest size keeps on at least :data:`FREQUENT` of the
-    copies, most often kept first, with the bound on how many of them are expected by chance."""
+    """The features an ensemble of the largest size keeps on at least the cutoff's share of
+    the copies (``attrs["threshold"]``), most often kept first, with the bound on how many of
+    them are expected by chance at these copies, Meinshausen and Buhlmann's at the cutoff
+    (``mb_pfer``) and, for a ``pfer`` asked for, the copies it needs (``None`` for keys an
+    older file lacks)."""
     order = _order(features)
     freq = features["frequency"].values[order, -1]
     kept = freq >= features.attrs["threshold"] - 1e-12
@@ -297,7 +402,14 @@ def stable_features(features: xr.Dataset) -> dict:
         "bound": str(features.attrs["bound"]),
         "most_frequent": str(features["name"].values[order[0]]),
         "most_frequent_frequency": float(freq[0]),
+        **{key: _attr(features, key) for key in ("mb_pfer", "pfer", "copies_needed", "copies_needed_cutoff")},
     }
+
+
+def _attr(features: xr.Dataset, key: str):
+    """A number of the features' ``attrs`` as JSON holds it; None when absent."""
+    value = features.attrs.get(key)
+    return None if value is None else int(value) if key == "copies_needed" else json_number(value)
 
 
 #: The first characters that make a spreadsheet read a cell as a formula (OWASP's list),

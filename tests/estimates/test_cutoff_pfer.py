@@ -1,0 +1,92 @@
+"""The stable features' cutoff and PFER: Meinshausen and Buhlmann's formula both ways (as R's
+stabs computes it), the finite-copies bound the list obeys, and the copies a stated PFER needs."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ensstab_dask.estimates.features import (
+    CUTOFF_GRID,
+    _clopper_pearson,
+    copies_for_pfer,
+    copies_needed,
+    false_stable_bound,
+    mb_cutoff,
+    mb_pfer,
+    selection_frequencies,
+    stable_features,
+)
+from ensstab_dask.simulator.kernel import simulate_rankings
+
+
+@pytest.mark.parametrize("q, p", [(20, 2000), (5, 100), (50, 20000), (10, 500)])
+@pytest.mark.parametrize("cutoff", [0.55, 0.6, 0.75, 0.9, 1.0])
+def test_mb_pfer_and_cutoff_are_the_formula_and_invert_each_other(q, p, cutoff):
+    # stabs: PFER = q^2 / ((2 cutoff - 1) p), cutoff = (q^2 / (PFER p) + 1) / 2, written out here.
+    assert mb_pfer(q, p, cutoff) == pytest.approx(q * q / ((2 * cutoff - 1) * p), rel=1e-15)
+    assert mb_cutoff(q, p, mb_pfer(q, p, cutoff)) == pytest.approx(cutoff, rel=1e-12)
+    assert mb_pfer(q, p, mb_cutoff(q, p, 1.3)) == pytest.approx(1.3, rel=1e-12)
+
+
+def test_the_figures_the_docs_quote():
+    assert mb_pfer(20, 2000, 0.9) == pytest.approx(0.25)
+    assert mb_cutoff(20, 2000, 1.0) == pytest.approx(0.6)
+    assert math.isnan(mb_pfer(20, 2000, 0.5))
+    assert mb_cutoff(20, 2000, 0.1) > 1  # below q^2/p = 0.2 no cutoff bounds it (the settings refuse it)
+
+
+@pytest.mark.parametrize("cutoff", [0.6, 0.75, 0.9])
+def test_the_finite_copies_bound_exceeds_mb_and_tends_to_it(cutoff):
+    q, p = 20, 2000
+    bounds = [false_stable_bound(q, p, G, cutoff) for G in (10, 100, 1000)]
+    assert all(b > mb_pfer(q, p, cutoff) for b in bounds)
+    assert bounds[0] > bounds[1] > bounds[2]
+
+
+def test_copies_needed_is_the_count_from_which_on_the_bound_holds():
+    q, p = 20, 2000
+    G = copies_needed(q, p, 0.9, 1.0)
+    bounds = [false_stable_bound(q, p, g, 0.9) for g in range(1, 501)]
+    assert all(b <= 1.0 for b in bounds[G - 1 :]) and bounds[G - 2] > 1.0
+    assert G == 21  # 16 copies meet it once, 20 do not: the count moves in steps of ceil(0.9 G)
+    assert bounds[15] <= 1.0 and bounds[19] > 1.0
+    # A lower cutoff needs more copies; a looser PFER fewer.
+    assert copies_needed(q, p, 0.75, 1.0) > G > copies_needed(q, p, 0.9, 2.0)
+
+
+def test_no_copies_reach_the_pfer_at_mbs_own_cutoff():
+    """At MB's cutoff for a PFER the finite-copies bound is above that PFER at every G."""
+    q, p = 20, 2000
+    assert copies_needed(q, p, mb_cutoff(q, p, 1.0), 1.0) is None
+    assert copies_needed(q, p, 0.9, mb_pfer(q, p, 0.9)) is None
+    cutoff, G = copies_for_pfer(q, p, 1.0)
+    assert cutoff in CUTOFF_GRID and cutoff > mb_cutoff(q, p, 1.0)
+    assert G == min(g for c in CUTOFF_GRID if (g := copies_needed(q, p, c, 1.0)) is not None)
+    assert false_stable_bound(q, p, G, cutoff) <= 1.0
+
+
+def test_clopper_pearson_is_scipys_exact_interval_and_the_beta_quantiles():
+    lower, upper = _clopper_pearson(10, 0.95)
+    c = np.arange(11)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(c > 0, stats.beta.ppf(0.025, c, 11 - c), 0.0)
+        hi = np.where(c < 10, stats.beta.ppf(0.975, c + 1, 10 - c), 1.0)
+    np.testing.assert_allclose(lower, lo, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(upper, hi, rtol=1e-12, atol=1e-15)
+
+
+def test_the_list_is_kept_at_the_cutoff_and_says_both_bounds():
+    ranks = simulate_rankings(60, 5, 10, 0.8, size=10 * 8, seed=0).reshape(10, 8, 60)
+    ds = selection_frequencies(ranks, 5, [1, 8], seed=1, cutoff=0.7)
+    st = stable_features(ds)
+    freq = ds["frequency"].sel(m_ensemble=8).values
+    assert len(st["names"]) == int((freq >= 0.7 - 1e-12).sum()) and st["threshold"] == 0.7
+    assert st["mb_pfer"] == pytest.approx(mb_pfer(5, 60, 0.7))
+    assert st["expected_false_at_most"] == pytest.approx(false_stable_bound(5, 60, 10, 0.7))
+    assert st["pfer"] is None and st["copies_needed"] is None
+    cut = mb_cutoff(5, 60, 1.0)
+    st = stable_features(selection_frequencies(ranks, 5, [1, 8], seed=1, cutoff=cut, pfer=1.0))
+    assert st["threshold"] == pytest.approx(cut) and st["mb_pfer"] == pytest.approx(1.0)
+    assert (st["copies_needed_cutoff"], st["copies_needed"]) == copies_for_pfer(5, 60, 1.0)
