@@ -223,7 +223,15 @@ def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> st
 
 
 def _plateau(m: list[int], shared: np.ndarray, k: int) -> str:
-    """The size beyond which more members add less than a 20th of n_target shared features."""
+    """The size beyond which more members add less than a 20th of n_target shared features;
+    on a curve that falls somewhere, where it is highest instead (its notes say where it falls)."""
+    if np.any(np.diff(shared) < 0):
+        top = int(np.argmax(shared))
+        member = "member" if m[top] == 1 else "members"
+        return (
+            f"More members do not always help here: the curve is highest at {m[top]} {member} "
+            f"({shared[top]:.1f} of {k}) and falls between some sizes (see the notes)."
+        )
     gain = max(1.0, _HARDLY * k)
     enough = next(size for size, r in zip(m, shared) if shared[-1] - r < gain)
     what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")

@@ -13,9 +13,11 @@ not know the method's symbols.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import xarray as xr
 
 from ensstab_dask.estimates.records import Smaller, Verdict
 from ensstab_dask.indices import NogueiraStability
@@ -24,7 +26,18 @@ from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
 
-__all__ = ["guard_rails", "verdict", "Findings", "blocking_reasons", "caution_reasons", "notes", "headline"]
+__all__ = [
+    "guard_rails",
+    "verdict",
+    "Findings",
+    "blocking_reasons",
+    "caution_reasons",
+    "notes",
+    "headline",
+    "curve_shape_notes",
+    "reach_notes",
+    "FAR_BEYOND",
+]
 
 
 def headline(reason: str) -> str:
@@ -142,6 +155,47 @@ def notes(
     if not simulator and not saturated and real_nogueira.lower > 0.0 and n_useful_mean <= n_target:
         return [fewer_useful_than_asked(n_useful_mean, n_target, simulator=False, smaller=smaller)]
     return []
+
+
+def curve_shape_notes(m: Sequence[int], stability: Sequence[float], measured_up_to: int | None = None) -> list[str]:
+    """What the curve's shape shows, said as it is: a measured value above the extrapolated
+    one at the next size (the law starts below what was measured), and each size from which
+    the curve falls. ``measured_up_to``: the largest measured size (None: a simulated curve).
+    Sizes without a value are passed over."""
+    pairs = [(int(a), float(v)) for a, v in zip(m, stability) if np.isfinite(v)]
+    out = []
+    for (a, va), (b, vb) in zip(pairs, pairs[1:]):
+        if vb >= va:
+            continue
+        if measured_up_to is not None and a <= measured_up_to < b:
+            out.append(
+                f"the measured value at m = {a} ({va:.3f}) is above the extrapolated {vb:.3f} at m = {b}: the "
+                "law's extrapolation starts below what was measured, so the sizes above it may be underestimated"
+            )
+        else:
+            out.append(
+                f"the curve falls from m = {a} ({va:.3f}) to m = {b} ({vb:.3f}): more weak selectors make this "
+                "ensemble less stable there, or the curve's noise is larger than the step"
+            )
+    return out
+
+
+#: How far beyond the largest measured size a curve may reach before a note says that its
+#: answer there rests on the law's extrapolation alone.
+FAR_BEYOND = 10
+
+
+def reach_notes(m: Sequence[int], measured_up_to: int | None) -> list[str]:
+    """A note when the largest size asked is more than :data:`FAR_BEYOND` times the largest
+    measured one: nothing real was measured there, only the law's extrapolation says it."""
+    if measured_up_to is None or not m or max(m) <= FAR_BEYOND * measured_up_to:
+        return []
+    top = max(m)
+    return [
+        f"the answer at m = {top} is {top / measured_up_to:,.0f}x the largest size measured on real ensembles "
+        f"(m = {measured_up_to}): there it rests on the law's extrapolation alone, which the self-check at the "
+        "measured sizes does not test"
+    ]
 
 
 def caution_reasons(
@@ -265,11 +319,16 @@ def verdict(
     verify: bool,
     simulator: bool,
     n_useful: int,
+    curve: xr.Dataset | None = None,
+    measured_up_to: int | None = None,
 ) -> Verdict:
     """The estimate's :class:`~ensstab_dask.estimates.records.Verdict`: the reasons of
     :func:`guard_rails` as its warnings, and its :func:`notes`. ``predicted``: a curve was
     predicted; ``verify``: the fixed point was to be checked; ``simulator``: the curve is
-    the paper's simulator's, fitted as ``fit``; ``n_useful``: the value it simulates."""
+    the paper's simulator's, fitted as ``fit``; ``n_useful``: the value it simulates.
+    ``curve`` (its ``stability`` over ``m_ensemble``) and ``measured_up_to`` (the largest
+    size measured on real ensembles, None for a simulated curve) add the notes of its shape
+    (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
     _, blocking, cautions = guard_rails(
         found,
         fit,
@@ -286,4 +345,7 @@ def verdict(
         saturated=int((found.t_draws >= found.n_runs).sum()),
         smaller=found.smaller,
     )
+    if curve is not None and predicted:
+        m = [int(v) for v in curve["m_ensemble"].values]
+        said += curve_shape_notes(m, curve["stability"].values, measured_up_to) + reach_notes(m, measured_up_to)
     return Verdict(warnings=blocking + cautions, notes=said)

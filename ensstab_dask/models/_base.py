@@ -22,7 +22,7 @@ interval, so that the interval covers the error the model was seen to make.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -305,6 +305,12 @@ class CurveModel:
     def source(self, prediction: Prediction) -> str:
         """What made the curve, for the summary."""
         raise NotImplementedError
+
+    def measured_up_to(self, attrs: Mapping[str, Any]) -> int | None:
+        """The largest ensemble size the curve measures on real ensembles, from its
+        prediction's ``attrs`` (larger sizes are extrapolated); None when no size is
+        measured (a simulated curve)."""
+        return None
 
     def stages(self, n_boot: int) -> list[str]:
         """The simulation stages :meth:`predict` reports to the progress bar, in order."""

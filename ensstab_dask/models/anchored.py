@@ -36,6 +36,9 @@ each copy for the stability: runs on independent halves).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from scipy import stats
 
@@ -85,6 +88,9 @@ class Anchored(CurveModel):
             f"measured on real ensemble copies up to m_ensemble = {B}, extrapolated beyond by the law "
             "a - b sqrt(c + 1/m) with a model band"
         )
+
+    def measured_up_to(self, attrs: Mapping[str, Any]) -> int | None:
+        return int(attrs["measured_up_to"])
 
     def stages(self, n_boot: int) -> list[str]:
         return ["measured curve"]

@@ -1,0 +1,57 @@
+"""A curve's shape and reach said as they are: a measured point above the next extrapolated
+one, a curve that falls, an answer far beyond the measured sizes (notes of the verdict, so
+in the JSON and the summary), and the plateau's words on a falling curve."""
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.estimates.summary import _plateau
+from ensstab_dask.estimates.trust import FAR_BEYOND, Findings, curve_shape_notes, reach_notes, verdict
+from ensstab_dask.indices import NogueiraStability
+from ensstab_dask.models import get_model
+from ensstab_dask.models.fitting import SimulatorFit
+
+
+def test_a_rising_curve_has_no_shape_note():
+    assert curve_shape_notes([1, 5, 20, 50], [0.1, 0.3, 0.5, 0.55], 20) == []
+    assert curve_shape_notes([1, 5], [0.1, 0.1], None) == []  # flat is not falling
+
+
+def test_a_measured_point_above_the_extrapolated_next_one_is_said():
+    notes = curve_shape_notes([1, 5, 20, 30, 50], [0.1, 0.25, 0.301, 0.296, 0.31], 20)
+    assert notes == [
+        "the measured value at m = 20 (0.301) is above the extrapolated 0.296 at m = 30: the law's extrapolation "
+        "starts below what was measured, so the sizes above it may be underestimated"
+    ]
+
+
+def test_a_dip_is_said_as_a_fall_and_a_nan_is_passed_over():
+    notes = curve_shape_notes([1, 5, 10, 20], [0.3, 0.2, np.nan, 0.25], None)
+    assert len(notes) == 1 and notes[0].startswith("the curve falls from m = 1 (0.300) to m = 5 (0.200)")
+
+
+def test_the_reach_note_comes_beyond_the_factor():
+    assert reach_notes([1, 20 * FAR_BEYOND], 20) == []
+    (note,) = reach_notes([1, 100000], 20)
+    assert note.startswith("the answer at m = 100000 is 5,000x the largest size measured on real ensembles (m = 20)")
+    assert reach_notes([1, 100000], None) == []  # a simulated curve measures no size
+
+
+def test_the_verdict_carries_the_notes_into_the_record():
+    nog = NogueiraStability(stability=0.3, variance=1e-4, lower=0.28, upper=0.32, alpha=0.05, n_subsets=50)
+    found = Findings(20, 50, 45.0, np.array([4, 5]), nog)
+    curve = xr.Dataset({"stability": ("m_ensemble", [0.1, 0.301, 0.296])}, coords={"m_ensemble": [1, 20, 100000]})
+    judged = verdict(
+        found, SimulatorFit(), None, predicted=True, verify=True, simulator=False, n_useful=45, curve=curve,
+        measured_up_to=get_model("anchored").measured_up_to({"measured_up_to": 20}),
+    )  # fmt: skip
+    assert not judged.warnings and len(judged.notes) == 2
+    assert "above the extrapolated 0.296" in judged.notes[0] and "5,000x" in judged.notes[1]
+    assert get_model("onda").measured_up_to({}) is None
+
+
+def test_the_plateau_never_says_more_add_less_on_a_falling_curve():
+    said = _plateau([1, 5, 10, 20], np.array([8.0, 6.0, 6.5, 7.0]), 20)
+    assert "more add less" not in said and "highest at 1 member" in said
+    rising = _plateau([1, 5, 10, 20], np.array([4.0, 8.0, 9.5, 9.9]), 20)
+    assert rising.startswith("Beyond about 10 members, more add less than 1 shared feature")
