@@ -81,7 +81,7 @@ from sklearn.ensemble import RandomForestClassifier
 data = make_microarray(seed=0)
 selector = RandomForestClassifier(n_estimators=N_TREES, max_features="sqrt", n_jobs=1)
 sizes = dict(m_ensemble=M_ENSEMBLE, m_stability=M_STABILITY, n_runs=N_RUNS, repeats=REPEATS)
-est = es.estimate(data.X, data.y, 20, selector=selector, client=client, **sizes)
+est = es.estimate(data.X, data.y, 20, selector=selector, client=client, feature_names=data.feature_names, **sizes)
 print(est.summary())
 
 # %% [markdown]

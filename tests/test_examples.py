@@ -68,6 +68,9 @@ def test_notebook_runs(path, tmp_path, monkeypatch, request):
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     if "cluster_by_address" in path.stem:
         assert "ENSSTAB_SCHEDULER not set" not in outputs  # it really used the cluster
+    if path.stem == "01_quickstart":  # the report it points to is there after it ran, where it said
+        index = tmp_path / "quickstart-output" / "report" / "index.html"
+        assert index.is_file() and f"report: {index.resolve()}" in outputs
     # Small sizes must not turn the selector into chance: with no curve, the estimate skips
     # its prediction and the notebook its pictures, so the full-size path would go untested.
     assert "no curve is predicted" not in outputs and "no prediction to draw" not in outputs

@@ -36,8 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 MAIN_COMMAND = ROOT / "benchmarks" / "results" / "main-command.json"
-# "from 200 real runs instead of the 2,500 a direct measurement would need"
-RUNS_CLAIM = re.compile(r"from (\d[\d,]*) real runs instead of the (\d[\d,]*) a direct")
+# "from 200 real runs; a direct measurement of the same curve with 20 copies of each ensemble takes 1,000"
+RUNS_CLAIM = re.compile(
+    r"from (\d[\d,]*) real runs; a direct measurement of the same curve with (\d+) copies of\s+each ensemble "
+    r"takes (\d[\d,]*) \(`ensstab validate --m-stability (\d+)` runs both\)"
+)
+VALIDATION = ROOT / "benchmarks" / "results" / "validation.json"
 # "On 2 cores, about 50 s (median of 3 runs of `python benchmarks/bench_main_command.py`"
 TIME_CLAIM = re.compile(
     r"On (\d+) cores, about (\d+) s \(median\s+of (\d+) runs of\s+`python\s+benchmarks/bench_main_command.py`"
@@ -51,16 +55,20 @@ def _number(text: str) -> int:
 def test_the_readme_states_the_default_real_runs_and_the_measured_time():
     from ensstab_dask.checks import DEFAULT_MODEL
     from ensstab_dask.cli._parser import build_parser
+    from ensstab_dask.estimates.validation import NaiveSettings
     from ensstab_dask.models import get_model
+    from ensstab_dask.real.naive import naive_real_runs
 
-    text = README.read_text()
-    runs, naive = RUNS_CLAIM.search(text).groups()
+    text = " ".join(README.read_text().split())
+    runs, copies, naive, flag = RUNS_CLAIM.search(text).groups()
     model = get_model(DEFAULT_MODEL)
     # The default model makes its copies and nothing else (the slow test below counts them).
     assert not model.paper_runs and model.check_design() is None
     assert _number(runs) == math.prod(model.copy_design())
-    cli = build_parser().parse_args(["estimate"])
-    assert _number(naive) == cli.m_stability * max(int(m) for m in cli.m_ensemble.split(","))
+    # The direct measurement priced is the naive check's default, and the command quoted runs that.
+    cli = build_parser().parse_args(["validate", "--m-stability", flag])
+    assert int(copies) == int(flag) == NaiveSettings.m_stability == cli.m_stability
+    assert _number(naive) == naive_real_runs([int(m) for m in cli.m_ensemble.split(",")], int(copies))
     # The time is the benchmark's median, on the cores it says, from the file it wrote.
     cores, seconds, repeats = TIME_CLAIM.search(text).groups()
     measured = json.loads(MAIN_COMMAND.read_text())
@@ -138,6 +146,8 @@ def test_api_tour_runs_as_written(tmp_path, monkeypatch):
     est, val = namespace["est"], namespace["val"]
     assert set(est.predicted()) == {1, 5, 10} and set(val.per_m) == {1, 5, 10}
     assert (tmp_path / "sweep.zarr").is_dir() and list(tmp_path.glob("naive-*.nc"))
+    # The library names the embedded default's features as the command line does.
+    assert str(est.to_dataset()["feature_name"].values[208]) == "g00208"
 
 
 @pytest.mark.slow
@@ -165,7 +175,7 @@ def test_main_command_with_the_cli_defaults(tmp_path):
     assert res.stdout.index("Believe it? ") < res.stdout.index("reliable:") < res.stdout.index("m_ensemble = ")
     d = json.loads(out.read_text())
     # The default model: 10 real ensemble copies of 20 weak selectors, and nothing else.
-    claimed = _number(RUNS_CLAIM.search(README.read_text())[1])  # the README's figure, counted here
+    claimed = _number(RUNS_CLAIM.search(" ".join(README.read_text().split()))[1])  # the README's figure, counted here
     assert d["real_runs"] == claimed and d["model"] == "anchored" and "calibration_layout" not in d["settings"]
     assert d["self_check"]["passed"] is True and d["self_check"]["sizes"] == [20]
     assert set(d["curve"]) == set(d["curve_interval"]) == {"1", "5", "10", "20", "30", "50"}
@@ -424,6 +434,44 @@ def _validation_tables_are_the_report(out: str) -> None:
 OUTPUT_CHECKS["python benchmarks/bench_validate.py --report benchmarks/results/validation.json --models anchored"] = (
     _validation_tables_are_the_report
 )
+
+
+def equal_precision_at(data: str, m: int, copies: int = 20) -> list[float]:
+    """The ratio at equal precision of a direct measurement of ``copies`` copies at size
+    ``m`` over the default model's estimate, per seed, from benchmarks/results/validation.json:
+    (copies x m x the naive check's SE^2) / (the estimate's real runs x its SE^2)
+    (:func:`~ensstab_dask.plotting.cost.equal_precision_ratio`); the naive check there has
+    ``copies`` copies (bench_validate.py's m_stability)."""
+    from ensstab_dask.plotting.cost import equal_precision_ratio
+
+    rows = [r for r in json.loads(VALIDATION.read_text()) if r["model"] == "anchored" and r["data"] == data]
+    rows.sort(key=lambda r: r["seed"])
+    return [
+        float(
+            equal_precision_ratio(
+                copies * m, r["per_m"][str(m)]["real_se"], r["real_runs"], r["per_m"][str(m)]["predicted_se"]
+            )
+        )
+        for r in rows
+    ]
+
+
+def test_the_readme_states_cost_at_equal_precision_from_the_validation_file():
+    """The equal-precision ratios the README quotes for the validation runs at m = 50 are the
+    results file's, seeds 0 and 1, from one copies count (20, the naive check's)."""
+    text = " ".join(README.read_text().split())
+    default = equal_precision_at("default", 50)
+    assert len(default) == 2 and max(default) < 1.0  # no cheaper on the default, as the README says
+    said = f"{default[0]:.2f} and {default[1]:.2f}"
+    assert f"measurement at m = 50 on this data (ratio {said} on seeds 0 and 1," in text
+    spans = []
+    for data in ("colon", "lymphoma", "prostate"):
+        values = equal_precision_at(data, 50)
+        spans.append(f"{min(values):.1f}-{max(values):.1f} on {data.capitalize()}")
+    assert (
+        f"a direct measurement of 20 copies at m = 50 over the estimate, from the standard errors of these runs "
+        f"(seeds 0 and 1), was {said} on the default (the estimate no cheaper), {spans[0]}, {spans[1]} and {spans[2]}."
+    ) in text
 
 
 def _times(v: float) -> str:
