@@ -30,17 +30,29 @@ from ensstab_dask.exceptions import EnsstabError, SchedulerLost
 __all__ = ["main", "parse_values", "build_parser", "UsageError"]
 
 
+class _CliWordsFormatter(logging.Formatter):
+    """A log record's message alone, in the command line's words (:func:`cli_words`)."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__("%(message)s")
+        self.options = options
+
+    def format(self, record: logging.LogRecord) -> str:
+        return cli_words(super().format(record), self.options, subject=False)
+
+
 @contextlib.contextmanager
-def _log_to_stderr(level: int) -> Iterator[None]:
+def _log_to_stderr(level: int, options: dict[str, str] | None = None) -> Iterator[None]:
     """Show the ``ensstab_dask`` logger's messages of ``level`` and above on stderr while
-    a command runs: the message alone, one line each, like the CLI's own lines.
+    a command runs: the message alone, one line each, like the CLI's own lines, in the
+    command line's words (``options``: each option by its dest).
 
     The handler is removed afterwards, so that ``main`` called again in one process
     (the tests, a notebook) does not print each message twice.
     """
     log = logging.getLogger("ensstab_dask")
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(_CliWordsFormatter(options or {}))
     handler.setLevel(level)
     previous = log.level
     if log.getEffectiveLevel() > level:
@@ -119,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             options = args.cli_options
             with (
-                _log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO),
+                _log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO, options),
                 dask.config.set(_dask_config(args)),
                 _json_on_stdout(args),
                 _warnings_in_one_line(),

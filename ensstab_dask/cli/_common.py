@@ -281,13 +281,33 @@ def _foreign_warnings_brief(path: str, *, quiet: bool) -> Iterator[None]:
         print(f"ensstab: warning: while reading {path}: {text}", file=sys.stderr)
 
 
+def _column(text: str | None):
+    """A column given on the command line: a position where it is a whole number, else a name."""
+    return int(text) if text is not None and text.lstrip("-").isdigit() else text
+
+
+def _read_options(args) -> dict:
+    """The keywords of load_dataset that the data options give; a pair of opposites is refused."""
+    for yes, no in (("index_col", "no_index_col"), ("transpose", "no_transpose")):
+        if getattr(args, yes) not in (None, False) and getattr(args, no):
+            raise UsageError(
+                f"--{yes.replace('_', '-')} and --{no.replace('_', '-')} contradict each other: choose one"
+            )
+    # A format refuses the options that are not its own (load_dataset says which).
+    return dict(
+        index_col=False if args.no_index_col else _column(args.index_col),
+        transpose=True if args.transpose else False if args.no_transpose else None,
+        layer=args.layer,
+        use_raw=args.use_raw,
+    )
+
+
 def _load(args):
     """The data of --data (or the embedded default), with only the classes of --classes, and
     the data line: where they came from, their size, their classes and counts."""
     if args.data:
-        label = int(args.label) if args.label is not None and args.label.lstrip("-").isdigit() else args.label
         with _foreign_warnings_brief(args.data, quiet=args.quiet):
-            data = load_dataset(args.data, label=label)
+            data = load_dataset(args.data, label=_column(args.label), **_read_options(args))
         source = args.data
     else:
         data = make_microarray(seed=0)

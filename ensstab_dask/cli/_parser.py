@@ -171,6 +171,29 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
     est.add_argument(
         "--label", default=None, help="the label column (name or index): of the CSV file, or of obs for .h5ad"
     )
+    csv = est.add_argument_group("CSV layout", "a CSV as pandas' DataFrame.to_csv() or a spreadsheet writes it")
+    csv.add_argument(
+        "--index-col",
+        metavar="NAME",
+        default=None,
+        help="the column of sample ids (name or position), not a feature; default: a first column named '' or "
+        "Unnamed: 0 (what to_csv() writes), or of text, or of whole numbers named like id, index or sample_id",
+    )
+    csv.add_argument(
+        "--no-index-col",
+        action="store_true",
+        help="no column holds sample ids: every column but the label is a feature",
+    )
+    csv.add_argument(
+        "--transpose",
+        action="store_true",
+        help="the file holds one column per sample (genes as rows), the labels in the row --label names; default: "
+        "so read, with a warning, when --label (or a row named label, y, class or target) names a row and no column",
+    )
+    csv.add_argument("--no-transpose", action="store_true", help="refuse a file whose label names a row, not a column")
+    ad = est.add_argument_group("AnnData", "which matrix of a .h5ad file is read, as scanpy's layer= and use_raw=")
+    ad.add_argument("--layer", metavar="NAME", default=None, help="read adata.layers[NAME] instead of X")
+    ad.add_argument("--use-raw", action="store_true", help="read adata.raw.X and adata.raw.var_names instead of X")
     est.add_argument(
         "--classes",
         metavar="A,B",

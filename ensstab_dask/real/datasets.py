@@ -39,13 +39,21 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real.formats import Data, _load_csv, _load_h5ad, _load_mat, _load_npz, _reason, _shown
+from ensstab_dask.real.formats import (
+    Data,
+    ReadOptions,
+    _load_csv,
+    _load_h5ad,
+    _load_mat,
+    _load_npz,
+    _reason,
+    _shown,
+)
 from ensstab_dask.seeding import SeedLike, make_rng
 
 # scikit-learn is imported where it is used (import time).
@@ -171,10 +179,11 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
     return InvalidParameterError(f"X, y: {_reason(exc)}")
 
 
-#: Reads one data format: ``loader(path, label)``, ``label`` the label column as
-#: :func:`load_dataset` takes it (a format whose file names its labels refuses one given),
-#: returning the file's ``Data`` unchecked (:func:`load_dataset` checks it).
-Loader = Callable[[Path, Any], Data]
+#: Reads one data format: ``loader(path, options)``, ``options`` the
+#: :class:`~ensstab_dask.real.formats.ReadOptions` that :func:`load_dataset` takes (the
+#: label column, ...; a format refuses those that are not its own), returning the file's
+#: ``Data`` unchecked (:func:`load_dataset` checks it).
+Loader = Callable[[Path, ReadOptions], Data]
 
 #: The data formats :func:`load_dataset` reads, by lower-case file suffix.
 LOADERS: dict[str, Loader] = {".mat": _load_mat, ".npz": _load_npz, ".csv": _load_csv, ".h5ad": _load_h5ad}
@@ -248,7 +257,16 @@ def select_classes(data: Data, classes) -> Data:
     return data._replace(X=X, y=y)
 
 
-def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
+def load_dataset(
+    path: str | os.PathLike,
+    *,
+    label=None,
+    classes=None,
+    index_col=None,
+    transpose: bool | None = None,
+    layer: str | None = None,
+    use_raw: bool = False,
+) -> Data:
     """Read a dataset from a file in one of the formats of :data:`LOADERS`: ``.mat``
     (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
 
@@ -269,6 +287,21 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
         Keep only the samples of these classes (at least two; :func:`select_classes`),
         whatever the format; default: every class (more than two are used as they are:
         see the module docstring).
+    index_col : str, int or False, optional
+        CSV only: the column of sample ids (row names), by name or position as pandas'
+        ``read_csv(index_col=)`` takes it; it is not a feature. Default: leading columns
+        named '' or ``Unnamed: N`` (what ``DataFrame.to_csv()`` writes), or else a first
+        column of text, one value per row, or of whole numbers, one per row, under an id's
+        name (``id``, ``index``, ``sample_id``); a warning says so. False: no such column.
+    transpose : bool, optional
+        CSV only: True reads a file of one column per sample (genes as rows), its labels in
+        the row that ``label`` names. Default (None): so read, with a warning, when the
+        label names a row of the first column and no column; False refuses such a file.
+    layer : str, optional
+        ``.h5ad`` only: read ``adata.layers[layer]`` instead of ``X``.
+    use_raw : bool, default False
+        ``.h5ad`` only: read ``adata.raw.X`` and ``adata.raw.var_names`` (not with
+        ``layer``, as scanpy).
 
     Returns
     -------
@@ -287,7 +320,10 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
     What was made of a file's slips is said in one warning each on the ``ensstab_dask``
     logger: feature names repeated (made unique as scanpy's ``var_names_make_unique``
     does, :func:`make_names_unique`), a CSV's row names read as sample ids, samples that
-    repeat an earlier one (counted), an int ``label`` taken as a column's name.
+    repeat an earlier one (counted), an int ``label`` taken as a column's name, a CSV
+    read as one column per sample. Every shape problem (a label column of numbers that
+    are not classes in a file of more rows than features, a text column among the
+    features) is refused with what to pass instead.
 
     Examples
     --------
@@ -311,7 +347,7 @@ def load_dataset(path: str | os.PathLike, *, label=None, classes=None) -> Data:
     suffix = path.suffix.lower()
     if suffix not in LOADERS:
         raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
-    data = LOADERS[suffix](path, label)
+    data = LOADERS[suffix](path, ReadOptions(label, index_col, transpose, layer, bool(use_raw)))
     X, y = check_data(data.X, data.y)
     names = data.feature_names
     if names is not None and np.shape(names) != (X.shape[1],):  # else refused only once the work is done

@@ -602,7 +602,7 @@ def test_a_label_that_is_a_column_name_and_a_position_is_the_name_and_said(tmp_p
     assert load_dataset(path, label="label").y.tolist() == y.tolist()
     assert _warned(caplog) == []
     assert main(["estimate", "--data", str(path), "--label", "0", *TINY]) == 2  # X[:, 0] is no class label
-    assert "y must hold class labels" in capsys.readouterr().err
+    assert "the label column '0' holds fractions, not class labels" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("suffix", [".mat", ".npz"])

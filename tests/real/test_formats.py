@@ -11,7 +11,7 @@ from ensstab_dask.real.datasets import LOADERS, Data, data_formats, load_dataset
 from ensstab_dask.real.selectors import default_selector
 
 
-def _load_tsv(path, label=None) -> Data:
+def _load_tsv(path, options=None) -> Data:
     """A toy format: tab-separated, a header, the labels in the last column."""
     table = np.loadtxt(path, delimiter="\t", skiprows=1)
     return Data(table[:, :-1], table[:, -1].astype(np.int64))
