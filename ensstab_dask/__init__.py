@@ -1,8 +1,16 @@
 """ensstab_dask: fast estimation of the stability of ensemble feature selectors, on Dask.
 
-Implements Onda et al., "Fast Estimation Method for the Stability of Ensemble Feature
-Selectors": a two-parameter simulator (n_useful, p) of a weak feature selector is fitted
-to a few real runs and predicts the stability of ensembles of that selector.
+How many of their top features two runs of an ensemble of weak feature selectors would
+share, at each ensemble size, with an interval and a verdict on whether to believe it.
+By default (:func:`estimate`, ``model="anchored"``) it measures a few small real
+ensembles (10 copies of 20 weak selectors, each copy on its own random half of the
+samples) and extrapolates to larger ensembles by a law fitted to them; a self-check
+against real ensembles the law did not use says whether to believe it, and
+:func:`validate` compares it with a direct measurement. The method of Onda et al.
+("Fast Estimation Method for the Stability of Ensemble Feature Selectors"), a
+two-parameter simulator (n_useful, p) of the weak selector fitted to a few real runs, is
+available as ``model="onda"``, with its sweeps and calibration (:func:`sweep`,
+:func:`calibrate`); docs/models.md compares the models.
 """
 
 from ensstab_dask import _early_stop  # noqa: F401 - first: a stop signal during the imports below
@@ -33,7 +41,7 @@ from ensstab_dask.indices import (
 from ensstab_dask.real.accuracy import PredictionAccuracy, prediction_accuracy
 from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.naive import real_ensemble_stability
-from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.real.selectors import ImportanceSelector, default_selector
 from ensstab_dask.seeding import derive, make_rng
 from ensstab_dask.simulator.calibration import calibrate
 from ensstab_dask.simulator.estimators import (
@@ -62,6 +70,7 @@ __all__ = [
     "Estimate",
     "real_ensemble_stability",
     "default_selector",
+    "ImportanceSelector",
     "load_dataset",
     "make_microarray",
     "prediction_accuracy",

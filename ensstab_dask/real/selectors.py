@@ -9,8 +9,10 @@ features importance 0) and keeps the top ``n_target``.
   n_jobs=1)``, scored by ``feature_importances_``); any scikit-learn estimator or
   ``Pipeline`` scored as scikit-learn's ``importance_getter="auto"`` scores it
   (``coef_``, absolute, multi-class: L1 norm over classes; else
-  ``feature_importances_``; a pipeline by its last step); or a callable
-  ``(X, y, rng) -> scores``.
+  ``feature_importances_``; a pipeline by its last step), and also by ``scores_``
+  (a univariate selector such as ``SelectKBest``; NaN the worst); any other scores
+  through :class:`ImportanceSelector` (an ``importance_getter`` as ``SelectFromModel``
+  and ``RFE`` take it); or a callable ``(X, y, rng) -> scores``.
 * resample: ``"half"`` (default: a random half without replacement, the method's
   feature-selection half), ``"bootstrap"``, ``"bagging"`` (a bootstrap sample of a
   random half: what one weak selector of the naive check's bagging ensembles sees), or a
@@ -27,6 +29,7 @@ import contextlib
 import inspect
 import math
 import numbers
+import operator
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -43,6 +46,7 @@ from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
 
 __all__ = [
     "default_selector",
+    "ImportanceSelector",
     "make_scorer",
     "resample_indices",
     "check_resample_classes",
@@ -68,19 +72,100 @@ def default_selector(n_estimators: int = 300):
     return RandomForestClassifier(n_estimators=n_estimators, max_features="sqrt", criterion="gini", n_jobs=1)
 
 
-def make_scorer(selector=None) -> Scorer:
-    """Turn ``selector`` into a function ``(X, y, rng) -> scores`` (higher is better)."""
+def make_scorer(selector=None, importance_getter="auto") -> Scorer:
+    """Turn ``selector`` into a function ``(X, y, rng) -> scores`` (higher is better); an
+    estimator is scored by ``importance_getter`` (see :class:`ImportanceSelector`)."""
     if selector is None:
         selector = default_selector()
     if hasattr(selector, "fit") and hasattr(selector, "get_params"):
-        return _EstimatorScorer(selector)
+        _check_getter(importance_getter)
+        return _EstimatorScorer(selector, importance_getter)
     if callable(selector):
         _check_arity(selector)
         return selector
     raise InvalidParameterError(
-        "selector must be None, a scikit-learn estimator (or Pipeline) exposing coef_ or feature_importances_, "
-        f"or a callable (X, y, rng) -> scores; got {type(selector).__name__}"
+        "selector must be None, a scikit-learn estimator (or Pipeline) exposing coef_, feature_importances_ or "
+        "scores_ (or wrapped in ImportanceSelector), or a callable (X, y, rng) -> scores; got "
+        f"{type(selector).__name__}"
     )
+
+
+def _check_getter(importance_getter) -> None:
+    if not (callable(importance_getter) or isinstance(importance_getter, str)):
+        raise InvalidParameterError(
+            "importance_getter must be 'auto', an attribute path such as 'named_steps.clf.coef_', or a callable of "
+            f"the fitted estimator; got {type(importance_getter).__name__}"
+        )
+
+
+class ImportanceSelector:
+    """A scikit-learn estimator as a base selector, scored by ``importance_getter`` as
+    scikit-learn's ``SelectFromModel`` and ``RFE`` take it.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator or Pipeline
+        Cloned and fitted on each real run's resample (every ``random_state`` in it seeded
+        from the run's seed, as any selector's).
+    importance_getter : "auto", str or callable, default "auto"
+        ``"auto"``: ``coef_`` (absolute; the L1 norm over classes), else
+        ``feature_importances_``, else ``scores_`` (a univariate selector such as
+        ``SelectKBest``); a pipeline by its last step. A str: an attribute path of the
+        fitted estimator (``"named_steps.clf.coef_"``, as :func:`operator.attrgetter`
+        reads it). A callable: called with the fitted estimator. Whatever it returns is
+        made one score per feature as scikit-learn does (the absolute value; the L1 norm
+        over the first axis of a 2-D array); NaN scores rank last.
+
+    Attributes
+    ----------
+    estimator_ : the fitted clone of ``estimator``
+    feature_importances_ : ndarray of shape (n_features,)
+        Its scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.feature_selection import SelectKBest, f_classif
+    >>> from ensstab_dask import ImportanceSelector, make_microarray
+    >>> data = make_microarray(n_feature=20, n_informative=2, effect=3.0, seed=0)
+    >>> sel = ImportanceSelector(SelectKBest(f_classif), importance_getter="pvalues_")
+    >>> sel.fit(data.X, data.y).feature_importances_.shape
+    (20,)
+    """
+
+    def __init__(self, estimator, importance_getter="auto"):
+        self.estimator = estimator
+        self.importance_getter = importance_getter
+
+    def get_params(self, deep: bool = True) -> dict:
+        params = {"estimator": self.estimator, "importance_getter": self.importance_getter}
+        if deep and hasattr(self.estimator, "get_params"):
+            params.update({f"estimator__{k}": v for k, v in self.estimator.get_params(deep=True).items()})
+        return params
+
+    def set_params(self, **params) -> ImportanceSelector:
+        nested = {k.partition("__")[2]: v for k, v in params.items() if k.startswith("estimator__")}
+        for key, value in params.items():
+            if key in ("estimator", "importance_getter"):
+                setattr(self, key, value)
+            elif not key.startswith("estimator__"):
+                raise InvalidParameterError(f"ImportanceSelector has no parameter {key!r}")
+        if nested:
+            self.estimator.set_params(**nested)
+        return self
+
+    def fit(self, X, y) -> ImportanceSelector:
+        from sklearn.base import clone
+
+        _check_getter(self.importance_getter)
+        self.estimator_ = clone(self.estimator).fit(X, y)
+        self.feature_importances_ = _feature_importances(self.estimator_, self.importance_getter)
+        return self
+
+    def __repr__(self) -> str:
+        getter = self.importance_getter
+        shown = repr(getter) if isinstance(getter, str) else getattr(getter, "__qualname__", repr(getter))
+        return f"ImportanceSelector({self.estimator!r}, importance_getter={shown})"
 
 
 def _check_arity(fn) -> None:
@@ -99,8 +184,9 @@ def _check_arity(fn) -> None:
 class _EstimatorScorer:
     """Fits a fresh clone per run, seeded from the run's Generator."""
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, importance_getter="auto"):
         self.estimator = estimator
+        self.importance_getter = importance_getter
 
     def __call__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         from sklearn.base import clone
@@ -111,29 +197,47 @@ class _EstimatorScorer:
         seeded = [k for k in est.get_params() if k == "random_state" or k.endswith("__random_state")]
         est.set_params(**{k: int(rng.integers(0, 2**31 - 1)) for k in seeded})
         est.fit(X, y)
-        return _feature_importances(est)
+        return _feature_importances(est, self.importance_getter)
 
 
-def _feature_importances(est) -> np.ndarray:
-    """Scores of a fitted estimator, by scikit-learn's ``importance_getter="auto"`` rule.
+def _feature_importances(est, importance_getter="auto") -> np.ndarray:
+    """Scores of a fitted estimator, by scikit-learn's ``importance_getter`` rule, with
+    ``scores_`` added to ``"auto"``.
 
     scikit-learn keeps that rule in a private helper
     (``sklearn.feature_selection._base._get_feature_importances``, used by
-    ``SelectFromModel`` and ``RFE``), so it is replicated here: ``coef_`` if there is one
-    (its absolute value; the L1 norm over classes when 2-D), else
-    ``feature_importances_``. A ``Pipeline`` is scored by its last step, which is what
-    ``SelectFromModel`` does when given ``importance_getter="named_steps.<last>.coef_"``:
-    its steps before must keep the features (a scaler, not a PCA).
+    ``SelectFromModel`` and ``RFE``), so it is replicated here: ``"auto"`` is ``coef_`` if
+    there is one, else ``feature_importances_``, else (beyond scikit-learn's rule)
+    ``scores_``, so that univariate selectors (``SelectKBest``) serve too; a str is an
+    attribute path, a callable is called with ``est``. The values are made one per feature
+    as ``SelectFromModel`` makes them (absolute; the L1 norm over classes when 2-D), and a
+    NaN (a constant feature's F statistic) is the worst score. A ``Pipeline`` is scored by
+    its last step under ``"auto"``, which is what ``SelectFromModel`` does when given
+    ``importance_getter="named_steps.<last>.coef_"``: its steps before must keep the
+    features (a scaler, not a PCA).
     """
     from sklearn.pipeline import Pipeline
 
-    model = est[-1] if isinstance(est, Pipeline) else est
-    if hasattr(model, "coef_"):
-        coef = np.asarray(model.coef_, dtype=np.float64)
-        return np.abs(coef) if coef.ndim == 1 else np.linalg.norm(coef, ord=1, axis=0)
-    if hasattr(model, "feature_importances_"):
-        return np.asarray(model.feature_importances_, dtype=np.float64)
-    raise InvalidParameterError(f"{type(model).__name__} exposes neither coef_ nor feature_importances_ after fit")
+    if importance_getter == "auto":
+        model = est[-1] if isinstance(est, Pipeline) else est
+        found = [a for a in ("coef_", "feature_importances_", "scores_") if hasattr(model, a)]
+        if not found:
+            raise InvalidParameterError(
+                f"{type(model).__name__} exposes none of coef_, feature_importances_ or scores_ after fit: wrap it "
+                "as ImportanceSelector(estimator, importance_getter=...) to say where its scores are"
+            )
+        values = getattr(model, found[0])
+    else:
+        try:
+            getter = operator.attrgetter(importance_getter) if isinstance(importance_getter, str) else importance_getter
+            values = getter(est)
+        except AttributeError as exc:
+            raise InvalidParameterError(
+                f"importance_getter {importance_getter!r}: {type(est).__name__} after fit has no such attribute ({exc})"
+            ) from None
+    values = np.asarray(values, dtype=np.float64)
+    scores = np.abs(values) if values.ndim == 1 else np.linalg.norm(values, ord=1, axis=0)
+    return np.where(np.isnan(scores), -np.inf, scores)
 
 
 def check_resample(resample, name: str = "resample") -> str | float:

@@ -1,0 +1,94 @@
+"""Selectors without coef_ or feature_importances_: scores_ under "auto" (SelectKBest), and
+any other scores through ImportanceSelector's importance_getter, as scikit-learn's
+SelectFromModel and RFE take it."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.feature_selection import SelectKBest, f_classif
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import ensstab_dask as es
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.selectors import ImportanceSelector, describe_selector, make_scorer, real_run
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_microarray(n_samples=40, n_feature=60, n_informative=6, effect=2.5, seed=3)
+
+
+def test_selectkbest_is_scored_by_its_f_statistics(data):
+    scores = make_scorer(SelectKBest(f_classif))(data.X, data.y, np.random.default_rng(0))
+    f, _ = f_classif(data.X, data.y)
+    np.testing.assert_array_equal(scores, f)  # the whole data: the scorer is handed the resample
+
+
+def test_a_constant_feature_s_nan_score_ranks_last(data):
+    X = data.X.copy()
+    X[:, 5] = 1.0  # f_classif: 0/0, NaN (with a RuntimeWarning)
+    with pytest.warns(RuntimeWarning):
+        ranks = real_run(X, data.y, 5, selector=SelectKBest(f_classif), seed=1)
+    assert ranks[5] == X.shape[1]
+
+
+def test_importance_getter_as_scikit_learn_takes_it(data):
+    rng = np.random.default_rng(0)
+    pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
+    auto = make_scorer(pipe)(data.X, data.y, np.random.default_rng(0))
+    path = make_scorer(ImportanceSelector(pipe, "named_steps.logisticregression.coef_"))(data.X, data.y, rng)
+    np.testing.assert_array_equal(auto, path)
+    # A callable of the fitted estimator; its values made one per feature as SelectFromModel does.
+    signed = ImportanceSelector(SelectKBest(f_classif), lambda est: -est.pvalues_)
+    scores = make_scorer(signed)(data.X, data.y, rng)
+    np.testing.assert_allclose(scores, f_classif(data.X, data.y)[1])
+    best = ImportanceSelector(SelectKBest(f_classif), lambda est: 1 - est.pvalues_)
+    ranks = real_run(data.X, data.y, 6, selector=best, seed=2)
+    assert np.isin(np.flatnonzero(ranks <= 6), data.informative).sum() >= 4  # a strong signal is found
+
+
+def test_importance_selector_is_a_clonable_seeded_estimator(data):
+    from sklearn.ensemble import RandomForestClassifier
+
+    sel = ImportanceSelector(RandomForestClassifier(n_estimators=5), importance_getter="feature_importances_")
+    assert "estimator__random_state" in sel.get_params()
+    twin = clone(sel).set_params(estimator__random_state=4)
+    assert twin.estimator.random_state == 4 and sel.estimator.random_state is None
+    a = real_run(data.X, data.y, 5, selector=sel, seed=9)
+    np.testing.assert_array_equal(a, real_run(data.X, data.y, 5, selector=sel, seed=9))  # the forest is seeded
+    assert describe_selector(sel).startswith("ImportanceSelector(RandomForestClassifier(n_estimators=5)")
+
+
+def test_a_getter_that_finds_nothing_is_refused_with_the_way_out(data):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    with pytest.raises(InvalidParameterError, match=r"KNeighborsClassifier exposes none of coef_.*ImportanceSelector"):
+        make_scorer(KNeighborsClassifier())(data.X, data.y, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match=r"importance_getter 'nope_'"):
+        make_scorer(ImportanceSelector(SelectKBest(), "nope_"))(data.X, data.y, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="importance_getter must be 'auto'"):
+        make_scorer(ImportanceSelector(SelectKBest(), 3))(data.X, data.y, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="has no parameter 'k'"):
+        ImportanceSelector(SelectKBest()).set_params(k=3)
+
+
+def test_estimate_runs_with_selectkbest(data):
+    """What a user runs: the library's estimate with a univariate selector."""
+    est = es.estimate(
+        data.X,
+        data.y,
+        6,
+        selector=SelectKBest(f_classif),
+        m_ensemble=[1, 5],
+        n_boot=0,
+        client="synchronous",
+        progress=False,
+        feature_names=data.feature_names,
+    )
+    counts = est.single.selection_counts
+    top = np.argsort(-counts)[:6]
+    assert np.isin(top, data.informative).sum() >= 4
+    assert "SelectKBest" in est.to_dataset().attrs.get("selector", describe_selector(SelectKBest(f_classif)))
