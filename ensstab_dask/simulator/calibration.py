@@ -13,14 +13,16 @@ accessor on sweep Datasets::
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import xarray as xr
 
 from ensstab_dask.checks import check_real
-from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.exceptions import EnsstabWarning, InvalidParameterError
 from ensstab_dask.indices import index_range
 
-__all__ = ["calibrate", "EnsstabAccessor"]
+__all__ = ["calibrate", "EnsstabAccessor", "NoConsistentCellWarning"]
 
 
 def n_useful_v_slice(ds: xr.Dataset, n_runs: int | None, name: str = "n_useful_v") -> xr.DataArray:
@@ -158,6 +160,11 @@ def calibrate(
     return out
 
 
+class NoConsistentCellWarning(EnsstabWarning):
+    """``ds.ensstab.best`` found no cell consistent with both observations, and returned
+    the closest cell, which matches neither within its tolerance."""
+
+
 @xr.register_dataset_accessor("ensstab")
 class EnsstabAccessor:
     """``ds.ensstab``: helpers on ensstab_dask sweep Datasets."""
@@ -170,6 +177,21 @@ class EnsstabAccessor:
         return calibrate(self._ds, real_stability, n_useful, **kwargs)
 
     def best(self, real_stability: float, n_useful: float, **kwargs) -> tuple[int, float]:
-        """The calibrated ``(n_useful, p)``."""
+        """The calibrated ``(n_useful, p)``: the consistent cell closest to both observations.
+
+        When no cell is consistent with both (``calibrate``'s ``any_consistent`` is 0), the
+        closest cell overall is returned with a :class:`NoConsistentCellWarning` that says
+        how far it is: it then matches neither observation within its tolerance.
+        """
         cal = calibrate(self._ds, real_stability, n_useful, **kwargs)
-        return cal.attrs["best_n_useful"], cal.attrs["best_p"]
+        best = cal.attrs["best_n_useful"], cal.attrs["best_p"]
+        if not cal.attrs["any_consistent"]:
+            distance = float(np.sqrt(np.nanmin(cal["distance"].values))) if best[0] >= 0 else float("nan")
+            warnings.warn(
+                f"no cell of the sweep is consistent with both real_stability={real_stability:g} and "
+                f"n_useful={n_useful:g}; returning the closest, (n_useful, p) = ({best[0]}, {best[1]:g}), "
+                f"{distance:.2g} tolerances away: widen the tolerances (stability_rtol, n_useful_atol) or the grid",
+                NoConsistentCellWarning,
+                stacklevel=2,
+            )
+        return best

@@ -277,6 +277,28 @@ def test_calibration_finds_the_cell_that_generated_the_observations():
     assert cal["consistent"].sum() < cal["consistent"].size  # the observations do discriminate
 
 
+def test_best_warns_when_no_cell_is_consistent():
+    """best returns the closest cell either way, and says so when it matches neither
+    observation (calibrate reports none consistent); a consistent cell comes back silently."""
+    import warnings
+
+    from ensstab_dask.simulator.calibration import NoConsistentCellWarning
+
+    ds = es.sweep(200, 5, n_useful=[10, 20, 40], p=[0.3, 0.6, 0.9], m_ensemble=[1], n_runs=10,
+                  m_stability=10, repeats=2, client="synchronous", progress=False)  # fmt: skip
+    cell = ds.sel(n_useful=20, p=0.6, m_ensemble=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoConsistentCellWarning)
+        assert ds.ensstab.best(float(cell.stability), float(cell.n_useful_v)) == (20, 0.6)
+    far = (float(cell.stability), float(cell.n_useful_v) + 100)  # no cell counts 100 more useful features
+    cal = ds.ensstab.calibrate(*far)
+    assert cal.attrs["any_consistent"] == 0
+    with pytest.warns(NoConsistentCellWarning, match=r"no cell of the sweep is consistent .* returning the closest"):
+        best = ds.ensstab.best(*far)
+    assert best == (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+    assert issubclass(NoConsistentCellWarning, es.EnsstabWarning)
+
+
 def test_calibration_needs_the_right_slices(reference):
     with pytest.raises(ValueError, match="n_runs must be given"):
         reference.ensstab.calibrate(0.1, 12)
