@@ -16,7 +16,7 @@ available as ``model="onda"``, with its sweeps and calibration (:func:`sweep`,
 from ensstab_dask import _early_stop  # noqa: F401 - first: a stop signal during the imports below
 from ensstab_dask._version import __version__
 from ensstab_dask.aggregation import aggregate_rankings, rank_scores, top_k
-from ensstab_dask.cluster import connect
+from ensstab_dask.cluster import connect, session
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.estimates.validation import Validation, validate
@@ -77,6 +77,7 @@ __all__ = [
     "PredictionAccuracy",
     "calibrate",
     "connect",
+    "session",
     "export_netcdf",
     "EnsstabError",
     "EnsstabWarning",

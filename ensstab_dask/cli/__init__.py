@@ -101,6 +101,19 @@ def _warnings_in_one_line() -> Iterator[None]:
         warnings.formatwarning = previous
 
 
+def _local_session(args):
+    """With --workers, the command's one local cluster of that many workers (started by the
+    first call that runs work, after the data and options are checked); else nothing."""
+    from ensstab_dask.cluster.clients import _local_kind
+    from ensstab_dask.cluster.session import session
+
+    workers = getattr(args, "workers", None)
+    kind = _local_kind(args.scheduler or "processes") if hasattr(args, "scheduler") else None
+    if not isinstance(workers, int) or workers < 1 or kind not in ("processes", "threads"):
+        return contextlib.nullcontext()  # a bad --workers is refused where the options are read
+    return session(kind, workers)
+
+
 def _resumable(args) -> bool:
     """Whether a rerun of this command resumes: a sweep whose store has been made."""
     return getattr(args, "command", None) == "sweep" and bool(args.store) and os.path.exists(args.store)
@@ -135,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 dask.config.set(_dask_config(args)),
                 _json_on_stdout(args),
                 _warnings_in_one_line(),
+                _local_session(args),
             ):
                 return args.func(args)
     except SchedulerLost as exc:  # before OSError: it is a ConnectionError

@@ -29,7 +29,7 @@ from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.naive import naive_real_runs
-from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.real.selectors import default_selector, library_of
 from ensstab_dask.settings import SETTINGS, EstimateSettings
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
 
@@ -160,6 +160,13 @@ def _cluster_options(args) -> dict:
             )
         check_address(args.scheduler)  # a malformed one fails now, not once the work is planned
         _quiet_client_logs()
+    if getattr(args, "workers", None) is not None:
+        check_int(args.workers, "workers", minimum=1)
+        if _local_kind(args.scheduler or "processes") not in ("processes", "threads"):
+            raise UsageError(
+                f"--workers is for a local cluster (--scheduler processes or threads), not {args.scheduler}"
+            )
+        return dict(client=None)  # the local cluster of the command's session (cli.main)
     return dict(client=args.scheduler)
 
 
@@ -242,15 +249,6 @@ def _check_outputs(args) -> None:
             raise UsageError(f"{option}: {exc}") from None
 
 
-def _library_of(filename: str) -> str:
-    """The package a warning came from, by the file that raised it (``anndata``, ``pandas``)."""
-    parts = Path(filename).parts
-    for folder in ("site-packages", "dist-packages"):
-        if folder in parts and parts.index(folder) + 1 < len(parts):
-            return Path(parts[parts.index(folder) + 1]).stem
-    return Path(filename).stem
-
-
 @contextlib.contextmanager
 def _foreign_warnings_brief(path: str, *, quiet: bool) -> Iterator[None]:
     """Warnings that other libraries raise while the data are read, in one line each (the
@@ -267,7 +265,7 @@ def _foreign_warnings_brief(path: str, *, quiet: bool) -> Iterator[None]:
     for w in caught:
         first = str(w.message).strip().splitlines()[0] if str(w.message).strip() else ""
         key = (w.category, first)
-        seen.setdefault(key, f"{_library_of(w.filename)}: {w.category.__name__}: {first}")
+        seen.setdefault(key, f"{library_of(w.filename)}: {w.category.__name__}: {first}")
     if not seen:
         return
     if quiet:

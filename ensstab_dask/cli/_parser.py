@@ -125,6 +125,13 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
         help="Dask scheduler address (tcp://host:8786 or tls://host:8786), or processes (the default: one worker "
         "process per core), threads, synchronous",
     )
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=None,
+        help="worker processes of the local cluster (threads for --scheduler threads); default: one per core",
+    )
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a scheduler")
     tls = p.add_argument_group(
         "TLS",

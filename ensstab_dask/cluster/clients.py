@@ -3,10 +3,12 @@
 ``client`` arguments across the package (and the CLI's ``--scheduler``) accept the
 values below; this is the one place that documents them.
 
-* ``None`` (the default): Dask's convention, as for ``dask.compute``: the current client
-  (:func:`current_client`: the :class:`distributed.Client` made last in this process and
-  not closed, e.g. in a notebook) when there is one, used as is and left open; otherwise
-  a local cluster as for ``"processes"``, closed when the work is done.
+* ``None`` (the default): inside a :func:`~ensstab_dask.cluster.session.session`, its one local cluster (started by
+  the first call that needs it, closed when the session ends); otherwise Dask's
+  convention, as for ``dask.compute``: the current client (:func:`current_client`: the
+  :class:`distributed.Client` made last in this process and not closed, e.g. in a
+  notebook) when there is one, used as is and left open; otherwise a local cluster as
+  for ``"processes"``, closed when the work is done.
 * ``"processes"`` (or dask's alias ``"multiprocessing"``): worker processes on this
   machine, one single-threaded process per core. The default without a current client:
   the simulator holds the GIL for much of its time, so processes beat threads
@@ -266,6 +268,31 @@ def _workers_killed_on_exit(cluster) -> Iterator[None]:
         _kill_workers(cluster)
 
 
+#: distributed's loggers that report a comm closing under them: while a local cluster
+#: closes, its own workers and scheduler go away mid-message, which is expected.
+_CLOSING_LOGGERS = ("distributed.batched", "distributed.comm", "distributed.client", "distributed.core")
+
+
+@contextlib.contextmanager
+def _quiet_when_closing() -> Iterator[Any]:
+    """Yield a function that quiets :data:`_CLOSING_LOGGERS` below ERROR from then on, until
+    the block ends: a local cluster's close would otherwise log "Batched Comm Closed" with
+    a traceback, now and then, after work that ended well."""
+    saved: dict[str, int] = {}
+
+    def closing() -> None:
+        for name in _CLOSING_LOGGERS:
+            log = logging.getLogger(name)
+            saved.setdefault(name, log.level)
+            log.setLevel(max(log.getEffectiveLevel(), logging.ERROR))
+
+    try:
+        yield closing
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
 def _usable_cores() -> int:
     """The cores this process may run on (a container's, ``taskset``'s or a batch job's
     share), not every core of the machine: one worker per core is one per usable core."""
@@ -448,7 +475,7 @@ def connect(
     from distributed import Client
 
     if client is None:
-        client = current_client() or "processes"
+        client = (_SESSIONS[-1].start() if _SESSIONS else None) or current_client() or "processes"
     if isinstance(client, Client):
         with _reporting_loss(client, f"at {client.scheduler.address}"):
             yield client
@@ -463,13 +490,20 @@ def connect(
         # Not the default client: work elsewhere in this process keeps using the user's.
         import dask
 
-        with dask.config.set(busy_machine_config()), local_cluster(kind, n_workers) as cluster:
+        with (
+            _quiet_when_closing() as closing,
+            dask.config.set(busy_machine_config()),
+            local_cluster(kind, n_workers) as cluster,
+        ):
             with (
                 Client(cluster, set_as_default=False) as c,
                 _reporting_loss(c, "of the local cluster") as c,
                 _workers_killed_on_exit(cluster),
             ):
-                yield c
+                try:
+                    yield c
+                finally:
+                    closing()
         return
     if ":" not in client:  # neither a name nor host:port; most likely a misspelt name
         raise InvalidParameterError(f"client must be {_ACCEPTED}; got {client!r}")
@@ -509,6 +543,11 @@ def connect(
             yield c
     finally:
         c.close()
+
+
+#: The sessions open in this process, innermost last (:func:`~ensstab_dask.cluster.session.session`):
+#: ``connect(None)`` starts and uses the innermost one's cluster.
+_SESSIONS: list = []
 
 
 def _close_unstarted(exc: BaseException) -> None:

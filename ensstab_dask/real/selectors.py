@@ -53,6 +53,8 @@ __all__ = [
     "real_run",
     "convergence_counted",
     "ConvergenceTally",
+    "library_of",
+    "say_selector_warnings",
 ]
 
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
@@ -331,20 +333,48 @@ def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Se
 
 class ConvergenceTally:
     """The runs whose fit raised scikit-learn's ``ConvergenceWarning`` (see
-    :func:`convergence_counted`), and the first such warning's first line."""
+    :func:`convergence_counted`), and the first such warning's first line; with
+    ``every``, also each other warning the fits raised, once: ``(category, first line,
+    library)`` in :attr:`others`, for :func:`say_selector_warnings`."""
 
-    def __init__(self) -> None:
+    def __init__(self, every: bool = False) -> None:
         self.runs = 0
         self.message = ""
+        self.every = every
+        self.others: dict[tuple, None] = {}  # ordered, each once
         self._this_run = False
 
     def _note(self, message) -> None:
         self._this_run = True
         self.message = self.message or str(message).strip().splitlines()[0].rstrip(":")
 
+    def _note_other(self, message, category, filename: str) -> None:
+        lines = str(message).strip().splitlines()
+        self.others.setdefault((category, lines[0] if lines else "", library_of(filename)), None)
+
     def _run_ended(self) -> None:
         self.runs += self._this_run
         self._this_run = False
+
+
+def library_of(filename: str) -> str:
+    """The package a warning came from, by the file that raised it (``anndata``, ``sklearn``)."""
+    from pathlib import Path
+
+    parts = Path(filename).parts
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts and parts.index(folder) + 1 < len(parts):
+            return Path(parts[parts.index(folder) + 1]).stem
+    return Path(filename).stem
+
+
+def say_selector_warnings(others) -> None:
+    """Each warning that the selector's fits raised (``others``: the keys of
+    :attr:`ConvergenceTally.others`, gathered from every task, in worker processes too)
+    as one warning here, once: a worker's would go to its own stderr, two lines a time,
+    once per process."""
+    for category, first, library in dict.fromkeys(others):
+        warnings.warn(f"the selector's fits warned ({library}): {first}", category, stacklevel=3)
 
 
 _tallies = threading.local()  # this thread's ConvergenceTally, while one counts
@@ -354,18 +384,23 @@ _hook_state: dict = {"users": 0}
 
 def _counting_showwarning(message, category, filename, lineno, file=None, line=None):
     """``warnings.showwarning`` while a tally counts: a ConvergenceWarning in a counting
-    thread is noted, anything else is shown as before."""
+    thread is noted, and any other warning there too where the tally takes ``every``;
+    anything else is shown as before."""
     tally = getattr(_tallies, "tally", None)
     if tally is not None and issubclass(category, _hook_state["category"]):
         tally._note(message)
+        return
+    if tally is not None and tally.every:
+        tally._note_other(message, category, filename)
         return
     _hook_state["previous"](message, category, filename, lineno, file, line)
 
 
 @contextlib.contextmanager
-def convergence_counted() -> Iterator[ConvergenceTally]:
+def convergence_counted(*, every: bool = False) -> Iterator[ConvergenceTally]:
     """Count, rather than show, the runs whose fit raises scikit-learn's ConvergenceWarning
-    in this thread while the block runs.
+    in this thread while the block runs; with ``every``, note each other warning too
+    (once each, for :func:`say_selector_warnings`) rather than show it.
 
     A selector that does not converge (a logistic regression on badly scaled data) warns
     at every run, in every worker process: hundreds of lines of the same three. The
@@ -378,7 +413,7 @@ def convergence_counted() -> Iterator[ConvergenceTally]:
     """
     from sklearn.exceptions import ConvergenceWarning
 
-    tally = ConvergenceTally()
+    tally = ConvergenceTally(every)
     entry = ("always", None, ConvergenceWarning, None, 0)
     with _hook_lock:
         if _hook_state["users"] == 0:
