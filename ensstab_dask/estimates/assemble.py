@@ -44,12 +44,13 @@ def assemble(
     predictable = outcome.prediction is not None
     prediction = outcome.prediction if outcome.prediction is not None else no_curve(s.m_list)
     curve = prediction.curve
+    # The simulator's parameters only where a simulator ran: a model that is none has no such
+    # values (its name is the estimate's ``model``).
+    ran = {"simulator_n_useful": outcome.u_pred, "simulator_p": outcome.p_pred} if curve_model.simulator else {}
     curve.attrs = {
         "title": "ensstab_dask predicted stability of ensembles",
         "kind": "estimate",  # what plotting and the report dispatch on (see plotting.result_kind)
-        "simulator_n_useful": outcome.u_pred,  # calibrated when calibrate=True found a consistent cell
-        "simulator_p": outcome.p_pred,
-        "simulator_model": curve_model.name,
+        **ran,  # n_useful calibrated when calibrate=True found a consistent cell
         **{k: v for k, v in prediction.attrs.items() if k not in ("simulator_n_useful", "simulator_p")},
     }
     n_real = (runs.count if curve_model.paper_runs else 0) + copies.runs

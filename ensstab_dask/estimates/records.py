@@ -44,6 +44,8 @@ __all__ = [
     "Smaller",
     "parts",
     "json_attrs",
+    "COORD_ATTRS",
+    "with_coord_attrs",
 ]
 
 
@@ -63,15 +65,16 @@ Smaller = Union[tuple[int, float], Literal[False], None]
 
 def json_attrs(part: dict[str, Any]) -> dict[str, Any]:
     """A part of the JSON as netCDF attributes: a dict's items as ``key_item``, a list as a
-    float array (null as NaN), None as ``"none"``, a bool as 0 or 1."""
+    float array (null as NaN), a bool as 0 or 1; a None is left out (an absent attribute
+    is a value not computed), in a dict's items too."""
     out: dict[str, Any] = {}
     for k, v in part.items():
         if isinstance(v, dict):
-            out.update({f"{k}_{kk}": vv for kk, vv in v.items()})
+            out.update({f"{k}_{kk}": vv for kk, vv in v.items() if vv is not None})
         elif isinstance(v, list):
             out[k] = np.array([np.nan if x is None else x for x in v], dtype=float)
         elif v is None:
-            out[k] = "none"
+            continue
         elif isinstance(v, bool):
             out[k] = int(v)
         else:
@@ -519,7 +522,9 @@ class _Features:
         return {"features": feature_rows(self.features), "stable_features": stable_features(self.features)}
 
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
-        f = self.features.rename({"m_ensemble": "m_measured", "name": "feature_name"})
+        # The estimate's own features name their sizes m_measured and their names feature_name;
+        # a features Dataset made before they did is renamed to those.
+        f = self.features.rename({k: v for k, v in _OLD_FEATURE_NAMES.items() if k in self.features.variables})
         f = f.rename({k: f"feature_{k}" for k in f.data_vars})
         f.attrs = {}
         ds = ds.merge(f)
@@ -550,6 +555,36 @@ class _Surface:
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
         renamed = self.surface.rename({k: f"surface_{k}" for k in self.surface.data_vars})
         return ds.merge(renamed.drop_attrs(deep=False))
+
+
+#: What the features' coordinates were called before they shared the estimate's Dataset's names.
+_OLD_FEATURE_NAMES = {"m_ensemble": "m_measured", "name": "feature_name"}
+
+#: Every coordinate an estimate's Dataset can have, and its attributes, in one place
+#: (:func:`with_coord_attrs`). Units where the values have them; a name or a ratio has
+#: none (xarray would print "[1]"), only its long_name and description.
+COORD_ATTRS: dict[str, dict[str, str]] = {
+    "m_ensemble": dict(long_name="m_ensemble", units="selectors", description="weak selectors in one ensemble"),
+    "m_measured": dict(long_name="m_measured", units="selectors", description="sizes the real copies measured"),
+    "feature": dict(long_name="feature", units="column", description="the feature's column in X, from 0"),
+    "feature_name": dict(long_name="feature name", description="from the data's header, var_names or feature_names"),
+    "n_target": dict(long_name="features kept (n_target)", units="features", description="top features kept"),
+    "boot": dict(long_name="bootstrap replicate", units="replicate", description="from 0"),
+    "repeat": dict(long_name="repeat", units="draw", description="a draw of t_uniform and A[f], from 0"),
+    "n_useful": dict(long_name="n_useful", units="features", description="the simulator's useful features (grid)"),
+    "p": dict(long_name="p", description="the simulator's probability of picking a useful feature (grid)"),
+}
+
+
+def with_coord_attrs(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with every dimension a coordinate (a counter from 0 where it had none) and
+    every coordinate of :data:`COORD_ATTRS` carrying its attributes."""
+    counters = {d: np.arange(n) for d, n in ds.sizes.items() if d not in ds.coords}
+    ds = ds.assign_coords(counters)
+    for name, attrs in COORD_ATTRS.items():
+        if name in ds.coords:
+            ds[name].attrs = dict(attrs)
+    return ds
 
 
 def parts(est) -> list[Part]:

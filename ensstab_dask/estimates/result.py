@@ -18,6 +18,7 @@ from ensstab_dask.estimates.records import (
     Spending,
     Verdict,
     parts,
+    with_coord_attrs,
 )
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
 from ensstab_dask.exceptions import InvalidParameterError
@@ -187,7 +188,12 @@ class Estimate:
             ``selection_counts`` and ``uniform_counts`` over ``feature``;
             ``t_uniform_draws`` and ``n_useful_draws`` over ``repeat``; with
             ``calibrate=True``, ``calibration_*`` surfaces over (``n_useful``, ``p``);
-            every scalar of the estimate in ``attrs`` (``warnings`` joined by newlines).
+            every scalar of the estimate in ``attrs`` (``warnings`` joined by newlines; a value
+            not computed, or a setting left at None, is absent). The feature frequencies are
+            ``feature_*`` over (``feature``, ``m_measured``), named by ``feature_name``, as in
+            :attr:`features`. Every dimension is a coordinate, each with its ``long_name``
+            and, where the values have them, ``units``
+            (:data:`~ensstab_dask.estimates.records.COORD_ATTRS`).
         """
         ds = self.prediction.dataset()
         for part in parts(self):
@@ -195,10 +201,11 @@ class Estimate:
         if real is not None:
             ds = self._with_naive(ds, real)
         ds.attrs.update(n_feature=self.n_feature, n_target=self.n_target, version=__version__)
-        ds.attrs.update({k: "none" if v is None else v for k, v in self.settings.items()})
+        # A setting left at None (no precision asked, no cap) is absent, as every value not computed is.
+        ds.attrs.update({k: v for k, v in self.settings.items() if v is not None})
         ds.attrs["answer"] = "\n".join(plain_answer(self))
         ds.attrs["summary"] = self.summary()
-        return ds
+        return with_coord_attrs(ds)
 
     def _with_naive(self, ds: xr.Dataset, real: xr.Dataset) -> xr.Dataset:
         """The naive check beside the prediction (``naive_*``), and the verdict per size as

@@ -58,6 +58,71 @@ def test_a_default_model_json_has_nothing_its_model_did_not_compute(estimates):
     assert "none" not in [v for k, v in ds.attrs.items() if k not in est.settings]
 
 
+@pytest.mark.parametrize("model", ["anchored", "onda"])
+def test_no_attr_is_none_or_of_a_simulator_that_did_not_run(estimates, model):
+    """An absent attribute is a value not computed: no 'none' strings, settings included
+    (precision and max_real_runs are None by default), and the simulator's parameters only
+    where a simulator ran."""
+    est = estimates[model]
+    unset = [k for k, v in est.settings.items() if v is None]
+    assert model != "anchored" or {"precision", "max_real_runs"} <= set(unset)
+    ds = est.to_dataset()
+    assert [k for k, v in ds.attrs.items() if isinstance(v, str) and v == "none"] == []
+    assert not set(unset) & set(ds.attrs)
+    simulator = sorted(k for k in ds.attrs if k.startswith("simulator_"))
+    if model == "anchored":
+        assert simulator == [] and ds.attrs["simulator"] == 0 and ds.attrs["model"] == "anchored"
+    else:
+        assert simulator == ["simulator_n_useful", "simulator_p"]
+        assert (ds.attrs["simulator_n_useful"], ds.attrs["simulator_p"]) == (est.single.n_useful, est.fit.p)
+
+
+def test_json_attrs_leave_out_what_is_none():
+    from ensstab_dask.estimates.records import json_attrs
+
+    out = json_attrs({"a": None, "b": {"x": 1, "y": None}, "c": True, "d": [1, None]})
+    assert set(out) == {"b_x", "c", "d"} and out["c"] == 1
+    assert math.isnan(out["d"][1])
+
+
+def test_every_coordinate_carries_its_attrs_and_keeps_them_on_disk(estimates, tmp_path):
+    """Each dimension of the Dataset is a coordinate with a long_name (and units where the
+    values have them), from the one table, also after a netCDF round trip."""
+    import xarray as xr
+
+    from ensstab_dask.estimates.records import COORD_ATTRS
+
+    est = estimates["anchored"]
+    ds = est.to_dataset()
+    assert set(ds.sizes) <= set(ds.coords)
+    assert {"m_ensemble", "feature", "feature_name", "m_measured", "boot", "repeat"} <= set(ds.coords)
+    for name in ds.coords:
+        assert ds[name].attrs == COORD_ATTRS[name], name
+        assert ds[name].attrs.get("units") != "1", name
+    assert ds["m_measured"].attrs["units"] == "selectors" and "units" not in ds["feature_name"].attrs
+    est.to_netcdf(tmp_path / "e.nc")
+    with xr.open_dataset(tmp_path / "e.nc") as back:
+        assert {n: back[n].attrs for n in back.coords} == {n: ds[n].attrs for n in ds.coords}
+
+
+def test_the_features_are_over_feature_and_m_measured_from_old_or_new_names(estimates):
+    """The Dataset's feature frequencies are feature_* over (feature, m_measured), named by
+    feature_name, whichever names the features Dataset itself uses."""
+    import xarray as xr
+
+    est = estimates["anchored"]
+    ds = est.to_dataset()
+    assert ds["feature_frequency"].dims == ("feature", "m_measured")
+    assert ds["feature_name"].dims == ("feature",) and "name" not in ds.variables
+    from ensstab_dask.estimates.records import _Features
+
+    both = {"m_ensemble": "m_measured", "name": "feature_name"}
+    old = est.features.rename({v: k for k, v in both.items() if v in est.features.variables})
+    new = est.features.rename({k: v for k, v in both.items() if k in est.features.variables})
+    assert _Features(old).add_to(xr.Dataset()).identical(_Features(new).add_to(xr.Dataset()))
+    assert _Features(new).add_to(xr.Dataset())["feature_frequency"].dims == ("feature", "m_measured")
+
+
 def test_a_simulator_estimate_keeps_its_fit(estimates):
     est = estimates["onda"]
     d = est.to_dict()
