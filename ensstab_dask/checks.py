@@ -27,6 +27,10 @@ DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 P_METHODS = ("bisect", "grid")
 #: The ensemble sizes an estimate predicts, and the naive check measures, unless told otherwise.
 DEFAULT_M_ENSEMBLE = (1, 5, 10, 20, 30, 50)
+#: The real runs behind the count of useful features unless told otherwise: fixed, so that
+#: the count does not change with the sizes asked (it is the largest default size, so a
+#: default estimate counts as the paper's n_runs = max(m_ensemble) would).
+DEFAULT_N_RUNS = 50
 
 
 def _check_scalar(value, name: str, target_type, **bounds) -> None:

@@ -32,6 +32,7 @@ from ensstab_dask.checks import (
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_M_ENSEMBLE,
     DEFAULT_MODEL,
+    DEFAULT_N_RUNS,
     MODELS,
     P_METHODS,
     SIMULATOR_MODELS,
@@ -267,10 +268,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "n_runs",
-        None,  # max(m_ensemble): EstimateSettings._derived_defaults
+        None,  # DEFAULT_N_RUNS: EstimateSettings._derived_defaults
         Int(minimum=1),
-        f"runs behind n_useful (default: largest m_ensemble; at most the {_COPY_RUNS} copy runs with `model` "
-        f"{DEFAULT_MODEL})",
+        f"runs behind n_useful, whatever the sizes asked (default: {DEFAULT_N_RUNS}; at most the {_COPY_RUNS} copy "
+        f"runs with `model` {DEFAULT_MODEL})",
     ),
     Setting("repeats", 20, Int(minimum=2), "draws of each estimated quantity"),
     Setting(
@@ -371,7 +372,7 @@ class EstimateSettings:
     """Every setting of one estimate, checked on construction (see the module docstring).
 
     The fields are the problem (``n_feature``, ``n_target``) and the :data:`SETTINGS`,
-    in their order, with their defaults. ``n_runs=None`` becomes ``max(m_ensemble)``;
+    in their order, with their defaults. ``n_runs=None`` becomes ``checks.DEFAULT_N_RUNS``;
     ``m_ensemble`` becomes a sorted tuple and ``seed`` the int recorded. ``selector`` is
     checked when the runs are made.
 
@@ -386,7 +387,7 @@ class EstimateSettings:
     n_target: int
     m_ensemble: Sequence[int] = DEFAULTS["m_ensemble"]
     m_stability: int = DEFAULTS["m_stability"]
-    n_runs: int = DEFAULTS["n_runs"]  # None: max(m_ensemble), an int once constructed
+    n_runs: int = DEFAULTS["n_runs"]  # None: DEFAULT_N_RUNS, an int once constructed
     repeats: int = DEFAULTS["repeats"]
     p_method: str = DEFAULTS["p_method"]
     verify: bool = DEFAULTS["verify"]
@@ -415,7 +416,8 @@ class EstimateSettings:
     }
     #: Defaults that depend on other settings, for a value given as None.
     _derived_defaults: ClassVar[dict[str, Callable[[dict], Any]]] = {
-        "n_runs": lambda checked: max(checked["m_ensemble"]),  # the method ties n_runs to the ensemble size
+        # Not max(m_ensemble) as in the paper: A[f] and n_useful would then change with the sizes asked.
+        "n_runs": lambda checked: DEFAULT_N_RUNS,
     }
 
     @classmethod

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask.checks import DEFAULT_M_ENSEMBLE
+from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, DEFAULT_N_RUNS
 from ensstab_dask.cli import build_parser
 from ensstab_dask.cli._common import _estimate_options
 from ensstab_dask.models import REGISTRY, USED_WHEN
@@ -53,7 +53,7 @@ def test_every_field_has_one_constraint_checked_in_the_estimates_order():
 
 def test_values_are_normalised_once_and_frozen():
     s = EstimateSettings(**PROBLEM, m_ensemble=[5, 1], seed=np.random.SeedSequence(4), n_boot=np.int64(20))
-    assert s.m_ensemble == (1, 5) and s.m_list == [1, 5] and s.n_runs == 5  # n_runs=None: max(m_ensemble)
+    assert s.m_ensemble == (1, 5) and s.m_list == [1, 5] and s.n_runs == DEFAULT_N_RUNS  # n_runs=None
     assert s.seed == 4 and type(s.n_boot) is int
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.n_runs = 3
@@ -118,8 +118,17 @@ def test_n_runs_beyond_the_copies_runs_is_refused_not_ignored():
     that is refused by name; left to its default, it is the 200 there are."""
     with pytest.raises(ValueError, match="n_runs must be at most 200 with model='anchored'.*got 1000000"):
         EstimateSettings(n_feature=500, n_target=10, n_runs=1_000_000)
-    assert EstimateSettings(n_feature=500, n_target=10, m_ensemble=(1, 500)).n_runs == 200
-    assert EstimateSettings(n_feature=500, n_target=10, m_ensemble=(1, 500), model="onda").n_runs == 500
+    assert EstimateSettings(n_feature=500, n_target=10, n_runs=200).n_runs == 200
+
+
+@pytest.mark.parametrize("model", ["anchored", "onda", "two-level", "random-effects"])
+def test_n_runs_does_not_follow_the_sizes_asked(model):
+    """n_useful counts DEFAULT_N_RUNS runs whatever the sizes (not the paper's max(m_ensemble))."""
+    runs = {EstimateSettings(n_feature=500, n_target=10, m_ensemble=m, model=model).n_runs for m in SIZES}
+    assert runs == {DEFAULT_N_RUNS} == {max(DEFAULT_M_ENSEMBLE)}
+
+
+SIZES = ((1, 5, 10), (1, 5, 10, 100), (1, 500), DEFAULT_M_ENSEMBLE)
 
 
 # One declaration per setting: SETTINGS; the settings object, the command line, the library's
@@ -140,8 +149,8 @@ def test_each_setting_is_one_record_with_its_constraint_and_help():
     names = [s.name for s in SETTINGS]
     assert len(set(names)) == len(names) == len(DEFAULTS)
     assert all(setting.help for setting in SETTINGS)
-    # Each default is what its constraint allows (n_runs's, None, is max(m_ensemble)).
-    assert EstimateSettings.check_each(DEFAULTS)["n_runs"] == max(DEFAULT_M_ENSEMBLE)
+    # Each default is what its constraint allows (n_runs's, None, is DEFAULT_N_RUNS).
+    assert EstimateSettings.check_each(DEFAULTS)["n_runs"] == DEFAULT_N_RUNS
 
 
 def test_the_settings_object_takes_its_fields_defaults_and_constraints_from_the_table():

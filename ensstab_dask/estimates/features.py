@@ -54,6 +54,7 @@ __all__ = [
     "copies_for_pfer",
     "CUTOFF_GRID",
     "cutoff_of",
+    "with_pfer",
     "selection_frequencies",
     "feature_table",
     "feature_rows",
@@ -253,7 +254,6 @@ def selection_frequencies(
     confidence: float = 0.95,
     names=None,
     cutoff: float = FREQUENT,
-    pfer: float | None = None,
 ) -> xr.Dataset:
     """Each feature's selection frequency at each size, with its interval, and its mean rank.
 
@@ -275,9 +275,6 @@ def selection_frequencies(
         The features' names (:func:`feature_names_of`).
     cutoff : float
         The frequency a stable feature reaches (:func:`stable_features`), in (1/2, 1].
-    pfer : float, optional
-        The bound on the expected false stable features asked for, when ``cutoff`` is its
-        :func:`mb_cutoff`: the copies that bound needs are then found (:func:`copies_for_pfer`).
 
     Returns
     -------
@@ -285,9 +282,7 @@ def selection_frequencies(
         ``frequency``, ``frequency_lower``, ``frequency_upper`` and ``count`` over
         (``feature``, ``m_ensemble``), ``mean_rank`` over ``feature``, the names as the
         ``name`` coordinate; in ``attrs`` the copies, the ``threshold`` (``cutoff``),
-        :func:`false_stable_bound` and :func:`mb_pfer` at it, and with a ``pfer`` the
-        ``copies_needed`` and the ``copies_needed_cutoff`` of :func:`copies_for_pfer` (left
-        out when none is found).
+        :func:`false_stable_bound` and :func:`mb_pfer` at it (:func:`with_pfer` adds a PFER's).
 
     Examples
     --------
@@ -340,12 +335,21 @@ def selection_frequencies(
         "bound": BOUND_NAME,
         "mb_pfer": mb_pfer(n_target, n_feature, cutoff),
     }
-    if pfer is not None:
-        ds.attrs["pfer"] = float(pfer)
-        enough = copies_for_pfer(n_target, n_feature, pfer)
-        if enough is not None:
-            ds.attrs.update(copies_needed_cutoff=enough[0], copies_needed=enough[1])
     return ds
+
+
+def with_pfer(features: xr.Dataset, pfer: float | None) -> xr.Dataset:
+    """``features`` with the ``pfer`` asked for in its ``attrs``, and the ``copies_needed``
+    and ``copies_needed_cutoff`` of :func:`copies_for_pfer` (left out when none is found);
+    as it is without a ``pfer``."""
+    if pfer is None:
+        return features
+    features.attrs["pfer"] = float(pfer)
+    q, p = features.attrs["n_target"], features.sizes["feature"]
+    enough = copies_for_pfer(q, p, pfer)
+    if enough is not None:
+        features.attrs.update(copies_needed_cutoff=enough[0], copies_needed=enough[1])
+    return features
 
 
 def _order(features: xr.Dataset) -> np.ndarray:

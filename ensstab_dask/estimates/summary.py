@@ -166,10 +166,35 @@ def _kept(self: EstimateFields) -> list[str]:
     names = ", ".join(st["names"][:_NAMES]) + (
         f" and {len(st['names']) - _NAMES} more (the feature table lists them all)" if len(st["names"]) > _NAMES else ""
     )
-    bound = st["expected_false_at_most"]
-    chance = "" if bound is None else f"; at most {bound:.1f} of them are expected to be noise, by {st['bound']}"
     count = f"{len(st['names'])} feature" + ("" if len(st["names"]) == 1 else "s")
-    return [f"  {what}: {names} ({count}{chance})."]
+    return [f"  {what}: {names} ({count}{_chance(st)})."] + _pfer(st)
+
+
+def _chance(st: dict) -> str:
+    """How many of the stable features chance alone would put there: the bound at these
+    copies, and Meinshausen and Buhlmann's at the cutoff (infinitely many copies)."""
+    bound, mb = st["expected_false_at_most"], st.get("mb_pfer")
+    if bound is None:
+        return ""
+    said = f"; at most {bound:.1f} of them are expected to be noise, by {st['bound']}"
+    return said + ("" if mb is None else f" (Meinshausen and Buhlmann's PFER at this cutoff, as R's stabs: {mb:.3g})")
+
+
+def _pfer(st: dict) -> list[str]:
+    """For a PFER asked for: the cutoff it sets, and the copies a bound of it needs."""
+    if st.get("pfer") is None:
+        return []
+    v, G = st["pfer"], st["copies"]
+    said = (
+        f"  The cutoff {st['threshold']:.4g} is Meinshausen and Buhlmann's for a PFER of {v:g} (as R's stabs), a "
+        f"bound reached only with infinitely many copies: at these {G} it is {st['expected_false_at_most']:.3g}"
+    )
+    if st.get("copies_needed") is None:
+        return [said + "; no cutoff of 0.55, 0.60, ..., 1 reaches it within 500 copies."]
+    return [
+        said + f"; copies needed for a bound of {v:g}: {st['copies_needed']}, at a cutoff of "
+        f"{st['copies_needed_cutoff']:g} (a precision asked for grows the copies)."
+    ]
 
 
 def _which_k(self: EstimateFields) -> list[str]:
@@ -252,9 +277,22 @@ def _believe(self: EstimateFields) -> str:
         blind = f"; the check cannot see {chk.blind_to}" if chk.blind_to else ""
         return (
             f"Believe it? Yes: checked against {chk.copies} real ensembles of {chk.members} ({chk.held_out}), "
-            f"the model matched them within their noise{blind}."
+            f"the model matched them within their noise{blind}{_reach(self)}."
         )
     return f"Believe it? Not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."
+
+
+def _reach(self: EstimateFields) -> str:
+    """How far beyond the sizes measured on real ensembles the answer reaches ("" when it
+    does not, or when no size is measured)."""
+    measured = get_model(self.settings.get("model", "onda")).measured_up_to(self.curve.attrs)
+    top = int(self.curve["m_ensemble"].values[-1])
+    if measured is None or top <= measured:
+        return ""
+    return (
+        f"; measured up to m = {measured}, sizes above {measured} up to {top} ({top / measured:,.0f}x the largest "
+        "measured) are extrapolated by the law"
+    )
 
 
 def _sentence(text: str) -> str:
@@ -284,7 +322,6 @@ def _verdict(self: EstimateFields) -> list[str]:
 def _measured(self: EstimateFields) -> list[str]:
     """What the real runs measured, and which runs each statistic came from."""
     one, s, index = self.single, self.settings, self.settings["index"]
-    nog = one.real_nogueira
     lines: list[str] = []
     # Which runs each statistic came from (calibration_layout): say it where it is used.
     halves = "random halves" if s.get("resample", "half") == "half" else f"resamples ({s['resample']})"
@@ -322,31 +359,24 @@ def _measured(self: EstimateFields) -> list[str]:
             interval_text(self, "n_useful", ".1f"),
         )
     )
-    lines.append(
-        _line(
-            f"stability of one real selector ({index} index)",
-            f"{one.real_stability:.4f}",
-            f"from {s.get('stability_runs', s['m_stability'])} real runs: {stability_on}"
-            if stability_on != useful_on
-            else f"from {s.get('stability_runs', s['m_stability'])} of those runs",
-            interval_text(self, "real_stability", ".4f"),
-        )
-    )
+    model = get_model(s.get("model", "onda"))
     m_list = [int(v) for v in self.curve["m_ensemble"].values]
-    if self.has_curve and 1 in m_list:
+    if self.has_curve and 1 in m_list and model.measures_copies:
+        # One number for one selector's stability: the curve's own, the most precise measure.
         at_one = float(self.curve["stability"].values[m_list.index(1)])
+        lines.append(_line(f"stability of one weak selector ({index} index)", f"{at_one:.4f}", model.single_selector))
+    else:
         lines.append(
-            f"      (the curve's m_ensemble = 1 below, {at_one:.4f}, is one weak selector's stability too: "
-            f"{get_model(s.get('model', 'onda')).single_selector})"
+            _line(
+                f"stability of one real selector ({index} index)",
+                f"{one.real_stability:.4f}",
+                f"from {s.get('stability_runs', s['m_stability'])} real runs: {stability_on}"
+                if stability_on != useful_on
+                else f"from {s.get('stability_runs', s['m_stability'])} of those runs",
+                interval_text(self, "real_stability", ".4f"),
+            )
         )
-    lines.append(
-        _line(
-            "the same runs by Nogueira's index",
-            f"{nog.stability:.4f}",
-            "",
-            f"Nogueira's {1 - nog.alpha:.0%} confidence interval [{nog.lower:.4f}, {nog.upper:.4f}]",
-        )
-    )
+    lines.append("      (its other measures are in the details)")
     return lines
 
 

@@ -320,15 +320,15 @@ def verdict(
     simulator: bool,
     n_useful: int,
     curve: xr.Dataset | None = None,
-    measured_up_to: int | None = None,
 ) -> Verdict:
     """The estimate's :class:`~ensstab_dask.estimates.records.Verdict`: the reasons of
     :func:`guard_rails` as its warnings, and its :func:`notes`. ``predicted``: a curve was
     predicted; ``verify``: the fixed point was to be checked; ``simulator``: the curve is
     the paper's simulator's, fitted as ``fit``; ``n_useful``: the value it simulates.
-    ``curve`` (its ``stability`` over ``m_ensemble``) and ``measured_up_to`` (the largest
-    size measured on real ensembles, None for a simulated curve) add the notes of its shape
-    (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
+    ``curve`` (its ``stability`` over ``m_ensemble``, and in ``attrs["measured_up_to"]`` the
+    largest size measured on real ensembles where a model measures some, as
+    :meth:`~ensstab_dask.models.CurveModel.measured_up_to` reads it) adds the notes of its
+    shape (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
     _, blocking, cautions = guard_rails(
         found,
         fit,
@@ -346,6 +346,7 @@ def verdict(
         smaller=found.smaller,
     )
     if curve is not None and predicted:
-        m = [int(v) for v in curve["m_ensemble"].values]
-        said += curve_shape_notes(m, curve["stability"].values, measured_up_to) + reach_notes(m, measured_up_to)
+        m, measured = [int(v) for v in curve["m_ensemble"].values], curve.attrs.get("measured_up_to")
+        measured = None if measured is None else int(measured)
+        said += curve_shape_notes(m, curve["stability"].values, measured) + reach_notes(m, measured)
     return Verdict(warnings=blocking + cautions, notes=said)

@@ -40,11 +40,15 @@ def test_the_reach_note_comes_beyond_the_factor():
 def test_the_verdict_carries_the_notes_into_the_record():
     nog = NogueiraStability(stability=0.3, variance=1e-4, lower=0.28, upper=0.32, alpha=0.05, n_subsets=50)
     found = Findings(20, 50, 45.0, np.array([4, 5]), nog)
-    curve = xr.Dataset({"stability": ("m_ensemble", [0.1, 0.301, 0.296])}, coords={"m_ensemble": [1, 20, 100000]})
+    curve = xr.Dataset(
+        {"stability": ("m_ensemble", [0.1, 0.301, 0.296])},
+        coords={"m_ensemble": [1, 20, 100000]},
+        attrs={"measured_up_to": 20},  # as the anchored model's curve carries it
+    )
+    assert get_model("anchored").measured_up_to(curve.attrs) == 20
     judged = verdict(
-        found, SimulatorFit(), None, predicted=True, verify=True, simulator=False, n_useful=45, curve=curve,
-        measured_up_to=get_model("anchored").measured_up_to({"measured_up_to": 20}),
-    )  # fmt: skip
+        found, SimulatorFit(), None, predicted=True, verify=True, simulator=False, n_useful=45, curve=curve
+    )
     assert not judged.warnings and len(judged.notes) == 2
     assert "above the extrapolated 0.296" in judged.notes[0] and "5,000x" in judged.notes[1]
     assert get_model("onda").measured_up_to({}) is None

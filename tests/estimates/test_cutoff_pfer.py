@@ -17,6 +17,7 @@ from ensstab_dask.estimates.features import (
     mb_pfer,
     selection_frequencies,
     stable_features,
+    with_pfer,
 )
 from ensstab_dask.simulator.kernel import simulate_rankings
 
@@ -87,6 +88,6 @@ def test_the_list_is_kept_at_the_cutoff_and_says_both_bounds():
     assert st["expected_false_at_most"] == pytest.approx(false_stable_bound(5, 60, 10, 0.7))
     assert st["pfer"] is None and st["copies_needed"] is None
     cut = mb_cutoff(5, 60, 1.0)
-    st = stable_features(selection_frequencies(ranks, 5, [1, 8], seed=1, cutoff=cut, pfer=1.0))
+    st = stable_features(with_pfer(selection_frequencies(ranks, 5, [1, 8], seed=1, cutoff=cut), 1.0))
     assert st["threshold"] == pytest.approx(cut) and st["mb_pfer"] == pytest.approx(1.0)
     assert (st["copies_needed_cutoff"], st["copies_needed"]) == copies_for_pfer(5, 60, 1.0)
