@@ -2,6 +2,9 @@
 
 * :func:`plot_feature_frequencies`: the top features' selection frequency at each
   measured ensemble size, names on the axis (``Estimate.features``);
+* :func:`plot_stability_path`: stability selection's path, each top feature's selection
+  frequency against the measured ensemble size, the cutoff as a horizontal line
+  (``Estimate.features``);
 * :func:`plot_stability_surface`: the predicted stability against the ensemble size, one
   line per n_target, each with its interval (``Estimate.surface``).
 
@@ -20,7 +23,7 @@ from ensstab_dask.plotting.common import _axes
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
-__all__ = ["plot_feature_frequencies", "plot_stability_surface", "features_of", "surface_of"]
+__all__ = ["plot_feature_frequencies", "plot_stability_path", "plot_stability_surface", "features_of", "surface_of"]
 
 
 def features_of(obj) -> xr.Dataset:
@@ -88,6 +91,34 @@ def plot_feature_frequencies(obj, *, top: int = 20, ax=None):
         fontsize=10,
     )
     ax.figure.colorbar(image, ax=ax, label="selection frequency")
+    return ax
+
+
+def plot_stability_path(obj, *, top: int = 10, cutoff: float | None = None, ax=None):
+    """The stability path: for the ``top`` features most often kept at the largest measured
+    size, the selection frequency against the ensemble size (one line each, named in the
+    legend), with the cutoff a stable feature reaches as a horizontal line (``cutoff``;
+    default the one the features were kept at). Only the measured sizes are drawn: 1, the
+    sizes asked up to a copy's weak selectors, and that many."""
+    ds = features_of(obj)
+    ax = _axes(ax)
+    size_dim = ds["frequency"].dims[1]
+    names = ds["name"] if "name" in ds.coords else ds["feature_name"]
+    freq = ds["frequency"].values
+    order = np.lexsort((ds["feature"].values, ds["mean_rank"].values, -freq[:, -1]))[:top]
+    sizes = [int(m) for m in ds[size_dim].values]
+    for i in order:
+        ax.plot(sizes, freq[i], marker="o", label=str(names.values[i]))
+    cutoff = ds.attrs.get("threshold") if cutoff is None else cutoff
+    if cutoff is not None:
+        ax.axhline(float(cutoff), color="black", linestyle="--", linewidth=1, label=f"cutoff {float(cutoff):.2f}")
+    ax.set_xscale("log")
+    ax.set_xticks(sizes, [str(m) for m in sizes])
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("ensemble size m (weak selectors)")
+    ax.set_ylabel(f"selection frequency (of {ds.attrs.get('copies', '')} real copies)")
+    ax.set_title(f"Stability path: the {len(order)} features most often kept at m = {sizes[-1]}", fontsize=10)
+    ax.legend(fontsize=7, loc="best")
     return ax
 
 

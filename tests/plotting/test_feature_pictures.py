@@ -98,3 +98,22 @@ def test_without_a_surface_there_is_no_surface_picture_and_the_features_stay(est
     assert "feature_frequency" in pictures_for(ds) and "stability_curve" not in pictures_for(ds)
     with pytest.raises(ValueError, match="expected an Estimate asked for several n_target"):
         plotting.plot_stability_surface(ds)
+
+
+@pytest.mark.parametrize("source", ["estimate", "netcdf"])
+def test_the_stability_path_draws_each_top_feature_and_the_cutoff(est, source, tmp_path):
+    from ensstab_dask.plotting.features import plot_stability_path
+
+    obj = est
+    if source == "netcdf":
+        est.to_netcdf(tmp_path / "e.nc")
+        obj = xr.open_dataset(tmp_path / "e.nc").load()
+    ax = plot_stability_path(obj, top=6)
+    table = est.feature_table()
+    lines = ax.get_lines()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [*table["name"][:6], "cutoff 0.90"]
+    for line, (_, row) in zip(lines[:6], table.head(6).iterrows()):
+        np.testing.assert_array_equal(line.get_xdata(), [1, 3, 5, 20])  # the measured sizes only
+        np.testing.assert_allclose(line.get_ydata(), [row[f"frequency_m{m}"] for m in (1, 3, 5, 20)])
+    np.testing.assert_array_equal(lines[6].get_ydata(), [0.9, 0.9])  # the cutoff the features were kept at
+    assert plot_stability_path(est, cutoff=0.7).get_lines()[-1].get_ydata()[0] == 0.7
