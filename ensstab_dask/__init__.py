@@ -39,7 +39,7 @@ from ensstab_dask.indices import (
     stability,
 )
 from ensstab_dask.real.accuracy import PredictionAccuracy, prediction_accuracy
-from ensstab_dask.real.datasets import load_dataset, make_microarray
+from ensstab_dask.real.datasets import load_dataset, make_microarray, write_frequencies_to_var
 from ensstab_dask.real.naive import real_ensemble_stability
 from ensstab_dask.real.selectors import ImportanceSelector, default_selector
 from ensstab_dask.seeding import derive, make_rng
@@ -73,6 +73,7 @@ __all__ = [
     "ImportanceSelector",
     "load_dataset",
     "make_microarray",
+    "write_frequencies_to_var",
     "prediction_accuracy",
     "PredictionAccuracy",
     "calibrate",

@@ -178,3 +178,85 @@ def test_repeated_var_names_are_made_unique_and_said_once(tmp_path, caplog, caps
     assert main(args) == 0
     err = capsys.readouterr().err
     assert err.count("feature name(s) repeat") == 1 and "other libraries" not in err and "not unique" not in err, err
+
+
+def _layered(path):
+    """A study whose X is log-scaled, with the counts in a layer and in raw (a scanpy habit)."""
+    X, obs, var = _study()
+    counts = np.round(np.expm1(X.astype(np.float64)) * 10)
+    adata = anndata.AnnData(X=np.log1p(counts).astype(np.float32), obs=obs, var=var)
+    adata.layers["counts"] = scipy.sparse.csr_matrix(counts)
+    adata.raw = anndata.AnnData(X=counts, obs=obs, var=pd.DataFrame(index=[f"raw{j}" for j in range(N_VARS)]))
+    adata.write_h5ad(path)
+    return counts, adata
+
+
+def test_layer_and_use_raw_read_the_matrix_scanpy_would(tmp_path):
+    path = tmp_path / "layered.h5ad"
+    counts, adata = _layered(path)
+    np.testing.assert_array_equal(load_dataset(path, label="condition", layer="counts").X, counts)
+    raw = load_dataset(path, label="condition", use_raw=True)
+    np.testing.assert_array_equal(raw.X, counts)
+    assert raw.feature_names[0] == "raw0"  # raw's own var_names
+    default = load_dataset(path, label="condition")
+    np.testing.assert_array_equal(default.X, np.asarray(adata.X, dtype=np.float64))
+    with pytest.raises(InvalidParameterError, match="layer and use_raw=True are two matrices: choose one"):
+        load_dataset(path, label="condition", layer="counts", use_raw=True)
+    with pytest.raises(InvalidParameterError, match=r"layer 'spliced' is missing; layers are \['counts'\]"):
+        load_dataset(path, label="condition", layer="spliced")
+    plain = tmp_path / "plain.h5ad"
+    _write(plain, sparse=False)
+    with pytest.raises(InvalidParameterError, match="use_raw=True, but the AnnData object has no raw"):
+        load_dataset(plain, label="condition", use_raw=True)
+
+
+def test_cli_layer_and_use_raw(tmp_path, capsys):
+    path = tmp_path / "layered.h5ad"
+    _layered(path)
+    tiny = ["--n-target", "5", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0", "--quiet"]
+    tiny += ["--scheduler", "synchronous", "--label", "condition"]
+    assert main(["estimate", "--data", str(path), "--layer", "counts", *tiny]) == 0
+    assert main(["estimate", "--data", str(path), "--layer", "counts", "--use-raw", *tiny]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        "ensstab: error: --layer and --use-raw are two matrices: choose one (scanpy refuses both too)"
+    )
+
+
+def test_frequencies_are_written_back_to_var_matched_on_names(tmp_path):
+    import ensstab_dask as es
+    from ensstab_dask.real.datasets import write_frequencies_to_var
+
+    X, obs, var = _study()
+    adata = anndata.AnnData(X=X, obs=obs, var=var)
+    subset = adata[:, ::-1][:, : N_VARS // 2].copy()  # some of the genes, in another order
+    est = es.estimate(
+        np.asarray(subset.X, dtype=np.float64),
+        subset.obs["condition"].astype(str).to_numpy(),
+        5,
+        selector=es.default_selector(10),
+        m_ensemble=[1, 5],
+        n_boot=0,
+        client="synchronous",
+        progress=False,
+        feature_names=subset.var_names.to_numpy(),
+    )
+    written = write_frequencies_to_var(adata, est.features)
+    B = written[0].removeprefix("ensstab_frequency_m")
+    assert written == [f"ensstab_frequency_m{B}", f"ensstab_frequency_m{B}_lower", f"ensstab_frequency_m{B}_upper",
+                       "ensstab_mean_rank"]  # fmt: skip
+    table = est.features
+    names = [str(n) for n in table[next(c for c in ("feature_name", "name") if c in table.coords)].values]
+    freq = table["frequency"].values[:, -1]
+    for name, f in zip(names, freq):
+        assert adata.var.loc[name, written[0]] == f
+    absent = [g for g in adata.var_names if g not in names]
+    assert len(absent) == N_VARS // 2 and adata.var.loc[absent, written[0]].isna().all()
+    assert (adata.var[written[1]].dropna() <= adata.var[written[0]].dropna()).all()
+    with pytest.raises(InvalidParameterError, match="already; pass overwrite=True"):
+        write_frequencies_to_var(adata, est.features)
+    assert write_frequencies_to_var(adata, est.features, overwrite=True) == written
+    other = anndata.AnnData(X=X[:, :3], obs=obs, var=pd.DataFrame(index=["a", "b", "c"]))
+    with pytest.raises(InvalidParameterError, match="feature names are not var names"):
+        write_frequencies_to_var(other, est.features)
+    assert "ensstab_mean_rank" not in other.var.columns  # nothing written when refused
