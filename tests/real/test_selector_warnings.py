@@ -1,0 +1,60 @@
+"""Warnings a selector's fits raise (scikit-learn's FutureWarning, a library's
+UserWarning): noted once each where the runs run, and said once each by the caller."""
+
+import warnings
+
+import numpy as np
+
+from ensstab_dask.real.selectors import _run_batch, convergence_counted, library_of, say_selector_warnings
+from ensstab_dask.seeding import as_seed_sequence
+
+
+def _warning_scorer(X, y, rng):
+    warnings.warn("the default of 'x' will change in 1.9\nsecond line", FutureWarning, stacklevel=1)
+    warnings.warn("Features [3] are constant.", UserWarning, stacklevel=1)
+    return X.std(axis=0)
+
+
+def _runs(every: bool):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 5)), np.repeat([0, 1], 6)
+    seeds = [as_seed_sequence(s) for s in range(4)]
+    with convergence_counted(every=every) as tally:
+        _run_batch(_warning_scorer, X, y, "half", seeds)
+    return tally
+
+
+def test_every_warning_of_the_fits_is_noted_once_each_not_shown():
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        tally = _runs(every=True)
+    assert shown == []
+    assert [(c, first) for c, first, _ in tally.others] == [
+        (FutureWarning, "the default of 'x' will change in 1.9"),
+        (UserWarning, "Features [3] are constant."),
+    ]
+    assert tally.runs == 0  # none of them a ConvergenceWarning
+
+
+def test_without_every_other_warnings_are_shown_as_before():
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        tally = _runs(every=False)
+    assert {w.category for w in shown} == {FutureWarning, UserWarning} and tally.others == {}
+
+
+def test_said_once_each_however_many_tasks_noted_them():
+    keys = list(_runs(every=True).others) * 3  # as from three tasks
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        say_selector_warnings(keys)
+    assert [(w.category, str(w.message)) for w in said] == [
+        (FutureWarning, "the selector's fits warned (test_selector_warnings): the default of 'x' will change in 1.9"),
+        (UserWarning, "the selector's fits warned (test_selector_warnings): Features [3] are constant."),
+    ]
+
+
+def test_library_of_names_the_package_that_raised_it():
+    assert library_of("/usr/lib/python3/site-packages/sklearn/utils/deprecation.py") == "sklearn"
+    assert library_of("/venv/lib/python3.11/dist-packages/anndata/_io/h5ad.py") == "anndata"
+    assert library_of("/home/me/my_selector.py") == "my_selector"
