@@ -123,17 +123,17 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
     small, count = labels.tolist()[counts.argmin()], int(counts.min())
     for item in plan:
         if isinstance(item, Pool):
-            resample, what = item.resample, f"the real runs on resample={item.resample!r}"
+            resample, what = item.resample, f"resample={item.resample!r} needs"
         else:
             resample = _LAYOUT_RESAMPLE.get(item.layout, "half")
-            what = f"the real ensemble copies (layout {item.layout!r}: {_COPY_WORDS.get(item.layout, '')})"
+            what = f"the real ensemble copies (layout {item.layout!r}: {_COPY_WORDS.get(item.layout, '')}) need"
         if resample is None:
             continue
         need = _min_per_class(check_resample(resample))
         if count < need:
             raise InvalidParameterError(
-                f"y: class {small!r} has {count} sample{'s' * (count != 1)}; {what} need at least {need} samples "
-                "of every class, so that each resample holds all classes: drop or merge that class"
+                f"{what} at least {need} samples of every class, so that each resample holds all classes; class "
+                f"{small!r} of y has {count}: drop or merge that class"
             )
 
 
