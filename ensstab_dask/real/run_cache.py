@@ -30,14 +30,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from ensstab_dask.real.cache_files import check_cache_dir, data_digest, read_checked, write_checked
 from ensstab_dask.real.runs import Copies, Pool
-from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.real.selectors import make_scorer
 from ensstab_dask.seeding import STREAM_LAYOUT, as_seed_sequence
 
 __all__ = ["RunCache", "selector_key", "grow_copies"]
@@ -73,20 +72,18 @@ def _param(value):
 def selector_key(selector) -> str | None:
     """What identifies a selector's runs: its class, every parameter
     (``get_params(deep=True)``, but the ``random_state`` each run overrides) and the
-    scikit-learn version, as JSON; None (the default forest) is the forest it stands for.
-    A scorer from :func:`~ensstab_dask.real.selectors.make_scorer` is keyed by its
-    estimator and its other settings. None for what cannot be keyed: a plain callable
+    scikit-learn version, and how the scorer reads the importances, as JSON: the selector
+    as :func:`~ensstab_dask.real.selectors.make_scorer` makes it (None: the default forest),
+    or a scorer it made. None for what cannot be keyed: a plain callable
     (its name alone does not identify it) or a parameter with no stable description."""
     import sklearn
 
-    if selector is None:
-        selector = default_selector()
-    extra: dict[str, Any] = {}
-    if not hasattr(selector, "get_params") and hasattr(selector, "estimator"):  # a make_scorer wrapper
-        extra = {k: v for k, v in vars(selector).items() if k != "estimator"}
-        selector = selector.estimator
-    if not hasattr(selector, "get_params"):
+    scorer = selector if hasattr(selector, "estimator") and not hasattr(selector, "get_params") else None
+    scorer = scorer if scorer is not None else make_scorer(selector)
+    selector = getattr(scorer, "estimator", None)
+    if not hasattr(selector, "get_params"):  # a plain callable
         return None
+    extra = {k: v for k, v in vars(scorer).items() if k != "estimator"}  # how importances are read, ...
     params = {
         k: v
         for k, v in selector.get_params(deep=True).items()

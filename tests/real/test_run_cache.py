@@ -1,0 +1,140 @@
+"""The real-run cache: what its key follows, a pool or a design of copies grown from the
+cache equal to the one made at once, and a damaged entry recomputed and said."""
+
+import logging
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.cache_files import CHECKSUM_ATTR
+from ensstab_dask.real.datasets import make_microarray
+from ensstab_dask.real.run_cache import RunCache, selector_key
+from ensstab_dask.real.runs import Copies, Pool, check_plan_classes, real_run_plan
+from ensstab_dask.real.selectors import default_selector, make_scorer
+from ensstab_dask.seeding import Stage, Stream, derive
+
+DATA = make_microarray(n_feature=60, n_samples=30, seed=0)
+TREE = DecisionTreeClassifier(max_depth=3)
+
+
+def _fresh(plan, selector=TREE):
+    return real_run_plan(DATA.X, DATA.y, plan, selector=make_scorer(selector), client="synchronous", progress=False)
+
+
+def _cached(cache, plan, selector=TREE):
+    return cache.run(plan, DATA.X.shape[1], lambda items: _fresh(items, selector))
+
+
+def test_the_key_follows_data_selector_seed_and_kind_not_the_size_asked(tmp_path):
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    seed = derive(0, Stream.ESTIMATE, Stage.COPIES)
+    key = cache.key(Copies(10, 20, seed))
+    # Every size and block of one design, and n_target (not part of a run), share the entry.
+    assert key == cache.key(Copies(3, 5, seed)) == cache.key(Copies(2, 4, seed, first_copy=10, first_member=3))
+    assert key == RunCache.open(tmp_path, DATA.X.copy(order="F"), DATA.y, TREE).key(Copies(10, 20, seed))
+    assert key != cache.key(Copies(10, 20, derive(1, Stream.ESTIMATE, Stage.COPIES)))  # another seed
+    assert key != cache.key(Copies(10, 20, seed, layout="independent"))
+    assert cache.key(Pool(5, "half", seed)) != cache.key(Pool(5, "bootstrap", seed)) != key
+    X2 = DATA.X.copy()
+    X2[0, 0] += 1e-9
+    assert key != RunCache.open(tmp_path, X2, DATA.y, TREE).key(Copies(10, 20, seed))
+    assert key != RunCache.open(tmp_path, DATA.X, DATA.y, DecisionTreeClassifier(max_depth=4)).key(Copies(10, 20, seed))
+    # The random_state each run overrides does not split the cache; a scorer is keyed by its estimator.
+    assert selector_key(DecisionTreeClassifier(max_depth=3, random_state=7)) == selector_key(TREE)
+    assert selector_key(make_scorer(TREE)) == selector_key(TREE)
+    assert selector_key(None) == selector_key(default_selector()) != selector_key(default_selector(10))
+
+
+def test_a_plain_callable_is_not_cached_and_the_folder_is_checked(tmp_path):
+    assert selector_key(lambda X, y, rng: np.zeros(X.shape[1])) is None
+    assert RunCache.open(tmp_path, DATA.X, DATA.y, lambda X, y, rng: np.zeros(X.shape[1])) is None
+    with pytest.raises(InvalidParameterError, match="cache_dir: directory .* does not exist"):
+        RunCache.open(tmp_path / "nope", DATA.X, DATA.y, TREE)
+
+
+def test_a_pool_and_copies_grown_from_the_cache_are_the_runs_made_at_once(tmp_path):
+    seed = derive(3, Stream.ESTIMATE, Stage.REAL)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    assert cache is not None
+    (five,) = _cached(cache, [Pool(5, "half", seed)])
+    assert (cache.reused, cache.fresh) == (0, 5)
+    (eight,) = _cached(cache, [Pool(8, "half", seed)])
+    assert (cache.reused, cache.fresh) == (5, 8)  # only runs 5 .. 7 were made
+    (want,) = _fresh([Pool(8, "half", seed)])
+    assert eight.dtype == want.dtype and np.array_equal(eight, want) and np.array_equal(five, want[:5])
+    # Copies: 3 of 4, then the blocks a precision round adds (new members, new copies) from the cache.
+    cseed = derive(3, Stream.ESTIMATE, Stage.COPIES)
+    _cached(cache, [Copies(3, 4, cseed)])
+    blocks = [Copies(3, 2, cseed, first_member=4), Copies(2, 6, cseed, first_copy=3)]
+    before = cache.fresh
+    got = _cached(cache, blocks)
+    assert cache.fresh - before == 3 * 2 + 2 * 6  # the two blocks once each, not once per item
+    for g, w in zip(got, _fresh(blocks)):
+        assert np.array_equal(g, w)
+    (whole,) = _cached(cache, [Copies(5, 6, cseed)])
+    assert np.array_equal(whole, _fresh([Copies(5, 6, cseed)])[0])
+    assert len(list(tmp_path.glob("runs-*.nc"))) == 2  # one entry per pool, one per design
+
+
+def _flip_a_rank(path, ranks: np.ndarray) -> None:
+    """Flip one byte of the stored ranks (int32), where the file holds them."""
+    raw = bytearray(path.read_bytes())
+    at = raw.find(np.ascontiguousarray(ranks[:4], dtype=np.int32).tobytes())
+    assert at > 0
+    raw[at] ^= 0x01
+    path.write_bytes(bytes(raw))
+
+
+def test_a_damaged_entry_is_recomputed_and_said(tmp_path, caplog):
+    seed = derive(4, Stream.ESTIMATE, Stage.REAL)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    (want,) = _cached(cache, [Pool(6, "half", seed)])
+    path = cache.path(Pool(6, "half", seed))
+    _flip_a_rank(path, want.ravel())
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        (again,) = _cached(cache, [Pool(6, "half", seed)])
+    assert np.array_equal(again, want) and cache.fresh == 12
+    (said,) = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.cache"]
+    assert (
+        said
+        == f"cache entry {path} not reused: it fails its checksum (the file was changed or damaged); recomputing it"
+    )
+    # The entry was replaced by the recomputed runs: reused next time, unwarned.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        _cached(cache, [Pool(6, "half", seed)])
+    assert cache.fresh == 12 and not caplog.records
+
+
+def test_an_entry_without_a_checksum_or_unreadable_is_recomputed(tmp_path, caplog):
+    import xarray as xr
+
+    seed = derive(5, Stream.ESTIMATE, Stage.REAL)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    (want,) = _cached(cache, [Pool(3, "half", seed)])
+    path = cache.path(Pool(3, "half", seed))
+    with xr.open_dataset(path) as ds:
+        bare = ds.load()
+    del bare.attrs[CHECKSUM_ATTR]
+    bare.to_netcdf(path)
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        assert np.array_equal(_cached(cache, [Pool(3, "half", seed)])[0], want)
+    path.write_bytes(b"not a netCDF file")
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        assert np.array_equal(_cached(cache, [Pool(3, "half", seed)])[0], want)
+    said = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.cache"]
+    assert "it has no checksum" in said[0] and "it cannot be read" in said[1] and len(said) == 2
+
+
+def test_a_class_too_small_for_the_copies_is_named_with_its_count():
+    y = np.array([0] * 5 + [1] * 5 + [2])
+    with pytest.raises(InvalidParameterError) as err:
+        check_plan_classes(y, [Copies(10, 20)])
+    said = str(err.value)
+    assert "class 2 of y has 1" in said and "the real ensemble copies (layout 'bagging'" in said
+    assert "needs" not in said and "resample=" not in said  # the default's copies do not blame a --resample
+    with pytest.raises(InvalidParameterError, match=r"resample=0\.25 needs at least 4 samples of every class"):
+        check_plan_classes(np.repeat([0, 1], [8, 3]), [Copies(2, 2), Pool(3, 0.25)])
+    check_plan_classes(y, [Copies(2, 2, layout="independent-full")])  # all the data: every class kept
