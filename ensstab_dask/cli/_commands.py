@@ -177,6 +177,7 @@ def _cmd_verify(args) -> int:
 def _cmd_estimate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
+    cache_dir = _cache_dir(args)
     n_target = _n_targets(args, several=not args.validate)
     options = _estimate_options(args)
     check_before_the_data(args, options, n_target, naive=args.validate)
@@ -195,14 +196,24 @@ def _cmd_estimate(args) -> int:
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
-        if args.validate:  # the harness, uncached: it checks the naive check's cost before the estimate's work
+        if args.validate:  # the harness: it checks the naive check's cost before the estimate's work
             val = validate(
-                data.X, data.y, n_target, data=source, progress=not args.quiet, **cluster, **options, **names
+                data.X,
+                data.y,
+                n_target,
+                data=source,
+                progress=not args.quiet,
+                cache_dir=cache_dir,
+                **cluster,
+                **options,
+                **names,
             )
             val = dataclasses.replace(val, estimate=in_cli_words(val.estimate, args.cli_options))
             est = val.estimate
         else:
-            est = estimate(data.X, data.y, n_target, progress=not args.quiet, **cluster, **options, **names)
+            est = estimate(
+                data.X, data.y, n_target, progress=not args.quiet, cache_dir=cache_dir, **cluster, **options, **names
+            )
             est = in_cli_words(est, args.cli_options)
     print(est.summary())
     payload = est.to_dict()
@@ -233,9 +244,13 @@ def _cmd_estimate(args) -> int:
     return 0
 
 
-def _cmd_validate(args) -> int:
-    _check_outputs(args)
-    cluster = _cluster_options(args)
+def _cache_dir(args) -> str | None:
+    """The folder of --cache-dir (default :func:`_default_cache_dir`), checked and made; None
+    with --no-cache."""
+    if getattr(args, "no_cache", False):
+        if args.cache_dir is not None:
+            raise UsageError("--cache-dir and --no-cache contradict each other: choose one")
+        return None
     cache_dir = _default_cache_dir() if args.cache_dir is None else args.cache_dir
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
@@ -248,6 +263,13 @@ def _cmd_validate(args) -> int:
     except OutputNotWritten as exc:
         raise UsageError(f"--cache-dir: {exc}") from None
     os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
+    return cache_dir
+
+
+def _cmd_validate(args) -> int:
+    _check_outputs(args)
+    cluster = _cluster_options(args)
+    cache_dir = _cache_dir(args)
     n_target = _n_targets(args, several=False)
     options = _estimate_options(args)
     check_before_the_data(args, options, n_target, naive=True)

@@ -145,6 +145,19 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     tls.add_argument("--tls-key", metavar="PEM", type=_path, help="this client's private key")
 
 
+def _add_cache_options(p: argparse.ArgumentParser, *, no_cache: bool) -> None:
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        type=_path,
+        default=None,
+        help="where real runs and naive curves are cached, so that a rerun on the same data and settings reuses "
+        "them (default $XDG_CACHE_HOME/ensstab_dask/naive, else ~/.cache/ensstab_dask/naive)",
+    )
+    if no_cache:
+        p.add_argument("--no-cache", action="store_true", help="neither reuse nor keep real runs: run them all")
+
+
 def _add_yes(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--yes",
@@ -385,6 +398,7 @@ def _add_estimate_command(sub) -> None:
     est.add_argument(
         "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
     )
+    _add_cache_options(est, no_cache=True)
     _add_cluster_options(est)
     _add_quiet(est)
     _add_output_options(est, features=True)
@@ -407,14 +421,7 @@ def _add_validate_command(sub) -> None:
     )
     # validate's own defaults where it has them (fewer copies: the naive check's cost grows with them)
     _add_estimate_options(val, defaults=_settings_defaults(validate))
-    val.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        type=_path,
-        default=None,
-        help="where naive curves are cached (default $XDG_CACHE_HOME/ensstab_dask/naive, "
-        "else ~/.cache/ensstab_dask/naive)",
-    )
+    _add_cache_options(val, no_cache=False)
     _add_cluster_options(val)
     _add_quiet(val)
     _add_output_options(val)

@@ -1,0 +1,51 @@
+"""``ensstab estimate --cache-dir``: a second run on the same data and settings reuses the
+first's real runs (none run again, said in one line) and gives the same numbers;
+``--no-cache`` keeps nothing."""
+
+import json
+
+import pytest
+
+from ensstab_dask.cli import main
+
+TINY = ["--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0", "--scheduler", "synchronous"]
+
+
+def _without_seconds(payload: dict) -> dict:
+    return {k: v for k, v in payload.items() if k != "seconds"}
+
+
+def test_a_second_estimate_reuses_the_first_s_real_runs_and_says_so(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    runs = []
+    for i in (1, 2):
+        out = tmp_path / f"e{i}.json"
+        assert main(["estimate", *TINY, "--cache-dir", str(cache), "--json", str(out)]) == 0
+        err = capsys.readouterr().err
+        (line,) = [x for x in err.splitlines() if x.startswith("reused ")]
+        runs.append((line, json.loads(out.read_text())))
+    (first, one), (second, two) = runs
+    ran = int(first.split("(ran ")[1].rstrip(")"))
+    assert first == f"reused 0 real runs from {cache} (ran {ran})" and ran > 0
+    assert second == f"reused {ran} real runs from {cache} (ran 0)"
+    assert _without_seconds(one) == _without_seconds(two)
+
+
+def test_no_cache_keeps_nothing_and_says_nothing(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main(["estimate", *TINY, "--no-cache"]) == 0
+    assert "reused" not in capsys.readouterr().err
+    assert main(["estimate", *TINY, "--no-cache", "--cache-dir", str(cache)]) == 2
+    err = capsys.readouterr().err
+    assert err == "ensstab: error: --cache-dir and --no-cache contradict each other: choose one\n"
+    assert not cache.exists()
+
+
+@pytest.mark.parametrize("command", ["estimate", "validate"])
+def test_a_cache_dir_that_is_a_file_is_refused_in_one_line(tmp_path, capsys, command):
+    path = tmp_path / "file"
+    path.write_text("mine")
+    assert main([command, *TINY, "--cache-dir", str(path)]) == 2
+    assert capsys.readouterr().err == f"ensstab: error: --cache-dir {path}: exists and is not a directory\n"
+    assert path.read_text() == "mine"
