@@ -162,7 +162,7 @@ def _kept(self: EstimateFields) -> list[str]:
     )
     if not st["names"]:
         times = round(st["most_frequent_frequency"] * G)
-        return [f"  {what}: none; the most often kept, {st['most_frequent']}, by {times} of {G}."]
+        return [f"  {what}: none; the most often kept, {st['most_frequent']}, by {times} of {G}."] + _pfer(st)
     names = ", ".join(st["names"][:_NAMES]) + (
         f" and {len(st['names']) - _NAMES} more (the feature table lists them all)" if len(st["names"]) > _NAMES else ""
     )
@@ -177,7 +177,7 @@ def _chance(st: dict) -> str:
     if bound is None:
         return ""
     said = f"; at most {bound:.1f} of them are expected to be noise, by {st['bound']}"
-    return said + ("" if mb is None else f" (Meinshausen and Buhlmann's PFER at this cutoff, as R's stabs: {mb:.3g})")
+    return said + ("" if mb is None else f"; {mb:.3g} by their formula alone, R's stabs' PFER (infinitely many copies)")
 
 
 def _pfer(st: dict) -> list[str]:
