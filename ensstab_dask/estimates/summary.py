@@ -290,9 +290,14 @@ def _reach(self: EstimateFields) -> str:
     if measured is None or top <= measured:
         return ""
     return (
-        f"; measured up to m = {measured}, sizes above {measured} up to {top} ({top / measured:,.0f}x the largest "
+        f"; measured up to m = {measured}, sizes above {measured} up to {top} ({_times(top / measured)} the largest "
         "measured) are extrapolated by the law"
     )
+
+
+def _times(ratio: float) -> str:
+    """``2.5x``, ``5,000x``: a factor as the reach says it."""
+    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
 
 
 def _sentence(text: str) -> str:
