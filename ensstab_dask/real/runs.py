@@ -122,6 +122,7 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
     labels, counts = np.unique(np.asarray(y), return_counts=True)
     small, count = labels.tolist()[counts.argmin()], int(counts.min())
     for item in plan:
+        resample: str | float | None
         if isinstance(item, Pool):
             resample, what = item.resample, f"resample={item.resample!r} needs"
         else:
