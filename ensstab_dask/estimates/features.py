@@ -53,7 +53,6 @@ __all__ = [
     "copies_needed",
     "copies_for_pfer",
     "CUTOFF_GRID",
-    "cutoff_of",
     "with_pfer",
     "selection_frequencies",
     "feature_table",
@@ -227,14 +226,6 @@ def copies_for_pfer(n_target: int, n_feature: int, pfer: float, *, most: int = 5
         return None
     G, c = min(found)
     return c, G
-
-
-def cutoff_of(settings: EstimateSettings) -> float:
-    """The cutoff the stable features are kept at: :func:`mb_cutoff` of the ``pfer`` asked
-    for, else the ``cutoff``."""
-    if settings.pfer is not None:
-        return mb_cutoff(settings.n_target, settings.n_feature, settings.pfer)
-    return settings.cutoff
 
 
 def _clopper_pearson(copies: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
