@@ -39,6 +39,7 @@ from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CH
 )
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
+from ensstab_dask.real.runs import Copies, check_plan_classes
 from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.settings import Constraint, Seed, Sizes, validate_params
@@ -376,7 +377,9 @@ def validate(
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
     if cache_dir is not None:
         check_cache_dir(cache_dir)
-    # Before the estimate's work, not after it: a naive check too large to run.
+    # Before any cluster starts: a class too small for the naive check's copies (the
+    # estimate checks its own runs before it runs them), and a naive check too large to run.
+    check_plan_classes(check_data(X, y)[1], [Copies(1, 1)])
     check_naive_cost(
         X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
     )

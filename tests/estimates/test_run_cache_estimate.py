@@ -113,3 +113,16 @@ def test_a_class_of_one_sample_is_refused_before_any_cluster_starts():
         es.estimate(DATA.X, y, 10, client="tcp://127.0.0.1:9", **KW)
     said = str(err.value)
     assert "class 7 of y has 1" in said and "real ensemble copies" in said and "resample=" not in said
+    # validate: the naive check's copies too, before its cluster starts.
+    with pytest.raises(InvalidParameterError, match="class 7 of y has 1"):
+        es.validate(DATA.X, y, 10, client="tcp://127.0.0.1:9", **KW)
+
+
+@pytest.mark.slow
+def test_validate_caches_the_estimates_runs_too(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
+        val = es.validate(DATA.X, DATA.y, 10, m_stability=5, client="synchronous", cache_dir=tmp_path, **KW)
+    assert len(list(tmp_path.glob("naive-*.nc"))) == 1 and len(list(tmp_path.glob("runs-*.nc"))) == 1
+    again, fits = _estimate(10, cache_dir=tmp_path, m_stability=5)
+    assert fits == 0 and _numbers(again) == _numbers(val.estimate)
