@@ -13,7 +13,7 @@ not know the method's symbols.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -157,7 +157,7 @@ def notes(
     return []
 
 
-def curve_shape_notes(m: Sequence[int], stability: Sequence[float], measured_up_to: int | None = None) -> list[str]:
+def curve_shape_notes(m: Sequence[int], stability: Iterable[float], measured_up_to: int | None = None) -> list[str]:
     """What the curve's shape shows, said as it is: a measured value above the extrapolated
     one at the next size (the law starts below what was measured), and each size from which
     the curve falls. ``measured_up_to``: the largest measured size (None: a simulated curve).
