@@ -17,11 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import xarray as xr
 
 from ensstab_dask.estimates.records import Smaller, Verdict
 from ensstab_dask.indices import NogueiraStability
-from ensstab_dask.models import SelfCheck
+from ensstab_dask.models import Prediction, SelfCheck
 from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
@@ -319,16 +318,16 @@ def verdict(
     verify: bool,
     simulator: bool,
     n_useful: int,
-    curve: xr.Dataset | None = None,
+    prediction: Prediction | None = None,
 ) -> Verdict:
     """The estimate's :class:`~ensstab_dask.estimates.records.Verdict`: the reasons of
     :func:`guard_rails` as its warnings, and its :func:`notes`. ``predicted``: a curve was
     predicted; ``verify``: the fixed point was to be checked; ``simulator``: the curve is
     the paper's simulator's, fitted as ``fit``; ``n_useful``: the value it simulates.
-    ``curve`` (its ``stability`` over ``m_ensemble``, and in ``attrs["measured_up_to"]`` the
-    largest size measured on real ensembles where a model measures some, as
-    :meth:`~ensstab_dask.models.CurveModel.measured_up_to` reads it) adds the notes of its
-    shape (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
+    ``prediction`` (the model's curve, and in its ``attrs["measured_up_to"]`` the largest
+    size measured on real ensembles where a model measures some, as
+    :meth:`~ensstab_dask.models.CurveModel.measured_up_to` reads it) adds the notes of the
+    curve's shape (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
     _, blocking, cautions = guard_rails(
         found,
         fit,
@@ -345,8 +344,8 @@ def verdict(
         saturated=int((found.t_draws >= found.n_runs).sum()),
         smaller=found.smaller,
     )
-    if curve is not None and predicted:
-        m, measured = [int(v) for v in curve["m_ensemble"].values], curve.attrs.get("measured_up_to")
-        measured = None if measured is None else int(measured)
+    if prediction is not None and predicted:
+        curve, measured = prediction.curve, prediction.attrs.get("measured_up_to")
+        m, measured = [int(v) for v in curve["m_ensemble"].values], None if measured is None else int(measured)
         said += curve_shape_notes(m, curve["stability"].values, measured) + reach_notes(m, measured)
     return Verdict(warnings=blocking + cautions, notes=said)
