@@ -29,7 +29,7 @@ from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting.common import _attr, _dataset, _is_estimate, _is_sweep
 from ensstab_dask.plotting.cost import DIRECT_COPIES, plot_cost, total_seconds
 from ensstab_dask.plotting.curve import plot_stability_curve
-from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_surface
+from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_path, plot_stability_surface
 from ensstab_dask.plotting.fit import plot_calibration, plot_fixed_point, plot_selection_counts, plot_surface
 from ensstab_dask.simulator.calibration import n_useful_v_slice
 
@@ -82,6 +82,13 @@ EXPLAIN = {
         "feature kept on nearly every rerun is one the ensemble reports reliably; the plain answer names those "
         "at 90 % or more, with the bound on how many of them chance alone would put there. The table "
         "(ensstab estimate's feature table, or Estimate.feature_table()) has every feature, with intervals.",
+    ),
+    "stability_path": (
+        "Stability path",
+        "The same frequencies as lines: for the features most often kept at the largest measured size, one "
+        "line each, how often a real ensemble of each measured size keeps it (only the sizes the copies measured "
+        "are drawn: 1, the sizes asked up to a copy's weak selectors, and that many). The dashed line is the "
+        "cutoff a feature must reach to be called stable, the one the plain answer used.",
     ),
     "selection_counts": (
         "Selection counts",
@@ -144,7 +151,7 @@ def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[
         # No curve when the method had nothing to say: nothing to draw, nor to time per m.
         curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
         surface = ["stability_surface"] if "surface_stability" in ds else []
-        features = ["feature_frequency"] if "feature_frequency" in ds else []  # whatever the verdict
+        features = ["feature_frequency", "stability_path"] if "feature_frequency" in ds else []  # whatever the verdict
         return names + curve + surface + features + ["selection_counts"] + (["cost"] if curve else [])
     if _is_sweep(ds):
         has_single = 1 in ds["m_ensemble"].values
@@ -217,6 +224,8 @@ def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) ->
         plot_stability_surface(ds, ax=ax)
     elif name == "feature_frequency":
         plot_feature_frequencies(ds, ax=ax)
+    elif name == "stability_path":
+        plot_stability_path(ds, ax=ax)
 
 
 def _fmt(v) -> str:

@@ -316,7 +316,8 @@ def test_report_is_self_contained_and_never_clobbers(result, tmp_path):
     index = write_report(ds, out)
     pngs = sorted(out.glob("*.png"))
     assert [p.stem for p in pngs] == sorted(
-        ["calibration", "fixed_point", "stability_curve", "feature_frequency", "selection_counts", "cost"]
+        ["calibration", "fixed_point", "stability_curve", "feature_frequency", "stability_path"]
+        + ["selection_counts", "cost"]
     )
     embedded = _images(index)
     assert sorted(embedded) == sorted(p.read_bytes() for p in pngs)  # every picture inside the page
@@ -353,7 +354,7 @@ def test_report_cli(result, tmp_path):
     cli = [sys.executable, "-m", "ensstab_dask.cli", "report", str(path), "-o", str(tmp_path / "r")]
     run = subprocess.run(cli, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert "6 pictures" in run.stdout  # feature_frequency among them (the self-check copies)
+    assert "7 pictures" in run.stdout  # feature_frequency and stability_path among them (the self-check copies)
     again = subprocess.run(cli, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
     missing = subprocess.run(
