@@ -382,8 +382,8 @@ def stable_features(features: xr.Dataset) -> dict:
     """The features an ensemble of the largest size keeps on at least the cutoff's share of
     the copies (``attrs["threshold"]``), most often kept first, with the bound on how many of
     them are expected by chance at these copies, Meinshausen and Buhlmann's at the cutoff
-    (``mb_pfer``) and, for a ``pfer`` asked for, the copies it needs (``None`` for keys an
-    older file lacks)."""
+    (``mb_pfer``) and, for a ``pfer`` asked for, the copies it needs (keys left out where
+    the features' ``attrs`` lack them)."""
     order = _order(features)
     freq = features["frequency"].values[order, -1]
     kept = freq >= features.attrs["threshold"] - 1e-12
@@ -397,14 +397,19 @@ def stable_features(features: xr.Dataset) -> dict:
         "bound": str(features.attrs["bound"]),
         "most_frequent": str(features["name"].values[order[0]]),
         "most_frequent_frequency": float(freq[0]),
-        **{key: _attr(features, key) for key in ("mb_pfer", "pfer", "copies_needed", "copies_needed_cutoff")},
+        **{key: _attr(features, key) for key in _PFER_KEYS if key in features.attrs},
     }
 
 
+#: The features' ``attrs`` on the cutoff and the PFER that :func:`stable_features` passes on
+#: where they are (an older file has none; only a ``pfer`` asked for has the last three).
+_PFER_KEYS = ("mb_pfer", "pfer", "copies_needed", "copies_needed_cutoff")
+
+
 def _attr(features: xr.Dataset, key: str):
-    """A number of the features' ``attrs`` as JSON holds it; None when absent."""
-    value = features.attrs.get(key)
-    return None if value is None else int(value) if key == "copies_needed" else json_number(value)
+    """A number of the features' ``attrs`` as JSON holds it."""
+    value = features.attrs[key]
+    return int(value) if key == "copies_needed" else json_number(value)
 
 
 #: The first characters that make a spreadsheet read a cell as a formula (OWASP's list),
