@@ -361,6 +361,20 @@ SETTINGS: tuple[Setting, ...] = (
         OrNone(Int(minimum=1)),
         f"the cap on real runs for `precision` (default: {DEFAULT_MAX_REAL_RUNS})",
     ),
+    Setting(
+        "cutoff",
+        0.9,
+        Real(minimum=0.5, maximum=1.0, open_minimum=True),
+        "the share of real ensemble copies a stable feature is kept on, in (0.5, 1]",
+    ),
+    Setting(
+        "pfer",
+        None,
+        OrNone(Real(minimum=0.0, open_minimum=True)),
+        "the expected false stable features wanted, instead of `cutoff`: the cutoff becomes Meinshausen and "
+        "Buhlmann's for it, (n_target^2/(pfer n_feature) + 1)/2, as R's stabs",
+        metavar="PFER",
+    ),
 )
 
 #: Each setting's default, by name.
@@ -404,6 +418,8 @@ class EstimateSettings:
     model: str = DEFAULTS["model"]
     precision: float | None = DEFAULTS["precision"]
     max_real_runs: int | None = DEFAULTS["max_real_runs"]
+    cutoff: float = DEFAULTS["cutoff"]
+    pfer: float | None = DEFAULTS["pfer"]
     #: False for a stand-in problem before the data are read (the command line's checks):
     #: every check but a cell's memory, which grows with the data's size.
     data_known: InitVar[bool] = True
@@ -433,11 +449,11 @@ class EstimateSettings:
         given_n_runs = self.n_runs is not None
         for name, value in validate_params(self._parameter_constraints, values, self._derived_defaults).items():
             object.__setattr__(self, name, value)  # frozen: set once, here
-        self._check_together(given_n_runs=given_n_runs)
+        self._check_together(given_n_runs=given_n_runs, data_known=data_known)
         if data_known:
             self._check_memory()
 
-    def _check_together(self, *, given_n_runs: bool) -> None:
+    def _check_together(self, *, given_n_runs: bool, data_known: bool = True) -> None:
         """The checks that involve several settings, after each one alone."""
         check_n_target(self.n_target, self.n_feature)
         curve_model = self.curve_model
@@ -452,6 +468,7 @@ class EstimateSettings:
                 )
             object.__setattr__(self, "n_runs", pool)
         self._check_precision(design)
+        self._check_pfer(data_known)
         if self.calibrate and not curve_model.simulator:
             raise InvalidParameterError(
                 f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs "
@@ -461,6 +478,23 @@ class EstimateSettings:
             raise InvalidParameterError(
                 f"index {self.index!r} is not a mean over pairs of copies; model={self.model!r} supports "
                 + ", ".join(map(repr, curve_model.indices))
+            )
+
+    def _check_pfer(self, data_known: bool) -> None:
+        """``pfer`` sets the cutoff, so it comes without one; a PFER below Meinshausen and
+        Buhlmann's bound at a cutoff of 1, ``n_target^2 / n_feature``, no cutoff reaches
+        (checked once the data's ``n_feature`` is known)."""
+        if self.pfer is None:
+            return
+        if self.cutoff != DEFAULTS["cutoff"]:
+            raise InvalidParameterError(
+                f"cutoff and pfer: give one, not both; pfer={self.pfer:g} sets the cutoff (got cutoff={self.cutoff:g})"
+            )
+        least = self.n_target**2 / self.n_feature
+        if data_known and self.pfer < least:
+            raise InvalidParameterError(
+                f"pfer must be at least n_target^2/n_feature = {least:.4g} with n_target={self.n_target} and "
+                f"n_feature={self.n_feature}, Meinshausen and Buhlmann's bound at a cutoff of 1; got {self.pfer:g}"
             )
 
     def _check_memory(self) -> None:

@@ -48,6 +48,8 @@ def test_every_field_has_one_constraint_checked_in_the_estimates_order():
         "model",
         "precision",
         "max_real_runs",
+        "cutoff",
+        "pfer",
     ]
 
 
@@ -63,7 +65,10 @@ def test_values_are_normalised_once_and_frozen():
 def test_to_dict_is_what_an_estimate_records():
     s = EstimateSettings(**PROBLEM, resample=0.5, model="onda")
     paper = ["m_stability", "n_runs", "repeats", "p_method", "aggregate", "index", "resample", "calibration_layout"]
-    assert list(s.to_dict()) == [*paper, "member_resample", "n_boot", "confidence", "seed", "selector", "model"]
+    assert list(s.to_dict()) == [
+        *paper,
+        *("member_resample", "n_boot", "confidence", "seed", "selector", "model", "cutoff", "pfer"),
+    ]
     assert s.to_dict()["resample"] == "0.5" and s.to_dict()["calibration_layout"] == "ensemble"
     # A model without the paper's single-selector runs, nor a simulator, records neither their layout and
     # resamples nor p's fit: it used none of them.
@@ -73,6 +78,8 @@ def test_to_dict_is_what_an_estimate_records():
         "model",
         "precision",
         "max_real_runs",
+        "cutoff",
+        "pfer",
     ]
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "copies_for_pfer",
     "CUTOFF_GRID",
     "with_pfer",
+    "cutoff_of",
     "selection_frequencies",
     "feature_table",
     "feature_rows",
@@ -114,12 +115,13 @@ def check_feature_memory(settings: EstimateSettings) -> None:
 
 def copy_features(settings: EstimateSettings, ranks: np.ndarray | None, names) -> xr.Dataset | None:
     """:func:`selection_frequencies` of an estimate: on its model's copies (``ranks``, None
-    when it has none), at :func:`measured_sizes`, from the estimate's stream ``Stage.FEATURES``."""
+    when it has none), at :func:`measured_sizes`, from the estimate's stream ``Stage.FEATURES``,
+    kept at its :func:`cutoff_of` (:func:`with_pfer` for a ``pfer`` asked for)."""
     if ranks is None:
         return None
     seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.FEATURES)
     sizes = measured_sizes(settings.m_list, ranks.shape[1])
-    return selection_frequencies(
+    features = selection_frequencies(
         ranks,
         settings.n_target,
         sizes,
@@ -127,7 +129,9 @@ def copy_features(settings: EstimateSettings, ranks: np.ndarray | None, names) -
         seed=seed,
         confidence=settings.confidence,
         names=names,
+        cutoff=cutoff_of(settings),
     )
+    return with_pfer(features, settings.pfer)
 
 
 def false_stable_bound(n_target: int, n_feature: int, copies: int, threshold: float = FREQUENT) -> float:
@@ -226,6 +230,14 @@ def copies_for_pfer(n_target: int, n_feature: int, pfer: float, *, most: int = 5
         return None
     G, c = min(found)
     return c, G
+
+
+def cutoff_of(settings: EstimateSettings) -> float:
+    """The cutoff the stable features are kept at: :func:`mb_cutoff` of the ``pfer`` asked
+    for, else the ``cutoff``."""
+    if settings.pfer is not None:
+        return mb_cutoff(settings.n_target, settings.n_feature, settings.pfer)
+    return settings.cutoff
 
 
 def _clopper_pearson(copies: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:

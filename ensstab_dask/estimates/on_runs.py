@@ -72,6 +72,7 @@ def estimate_on_runs(
         verify=s.verify,
         simulator=s.curve_model.simulator,
         n_useful=single.n_useful,
+        prediction=outcome.prediction,
     )
     with clock.stage("features"):  # whatever the verdict
         features = copy_features(s, copies.for_features(), feature_names)

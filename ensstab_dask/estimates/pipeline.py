@@ -103,6 +103,8 @@ def estimate(
     allow_large: bool = False,
     precision: float | None = None,
     max_real_runs: int | None = None,
+    cutoff: float = 0.9,
+    pfer: float | None = None,
     feature_names=None,
     cache_dir: str | os.PathLike | None = None,
 ) -> Estimate:
@@ -186,6 +188,11 @@ def estimate(
     max_real_runs : int, optional
         The cap on real runs for ``precision`` (default 1,000), at least the first
         round's.
+    cutoff : float, default 0.9
+        The share of real ensemble copies a stable feature is kept on, in (0.5, 1].
+    pfer : float, optional
+        The expected number of false stable features wanted: sets the cutoff to
+        Meinshausen and Bühlmann's for it (give ``cutoff`` or ``pfer``, not both).
     feature_names : sequence of str, optional
         One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.features`);
         default: the columns of a pandas ``X``, else ``x0, x1, ...``.
@@ -251,6 +258,8 @@ def estimate(
         model=model,
         precision=precision,
         max_real_runs=max_real_runs,
+        cutoff=cutoff,
+        pfer=pfer,
     )
     check_estimate_cost(X, y, settings, allow_large=allow_large)
     check_surface(settings.curve_model, n_targets)

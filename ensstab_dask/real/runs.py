@@ -27,6 +27,7 @@ from ensstab_dask.real.selectors import (
     convergence_counted,
     make_scorer,
     member_ranks,
+    say_selector_warnings,
 )
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive
 from ensstab_dask.simulator.kernel import top_subsets
@@ -155,13 +156,15 @@ def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
     return tasks
 
 
-def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) -> tuple[np.ndarray, int, str]:
+def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) -> tuple[np.ndarray, int, str, tuple]:
     """What each real-run task executes: a batch of a pool's runs, or of a copy's members.
-    Returns their ranks, and how many of them did not converge, with the first warning's
-    first line (:func:`~ensstab_dask.real.selectors.convergence_counted`)."""
-    with convergence_counted() as tally:
+    Returns their ranks, how many of them did not converge, with the first warning's
+    first line, and the selector's other warnings, each once
+    (:func:`~ensstab_dask.real.selectors.convergence_counted`): they are raised in the
+    worker's process, where no one would see them."""
+    with convergence_counted(every=True) as tally:
         ranks = _run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
-    return ranks, tally.runs, tally.message
+    return ranks, tally.runs, tally.message, tuple(tally.others)
 
 
 def _say_convergence(results: list, n_runs: int) -> None:
@@ -216,7 +219,8 @@ def real_run_plan(
     results = run_tasks(_run_task, tasks, shared=(scorer, X, y), client=client, display=display)
     assert results is not None  # without on_result, run_tasks returns the results
     _say_convergence(results, sum(len(t[-1]) for t in tasks))
-    parts = (ranks for ranks, _, _ in results)
+    say_selector_warnings(key for r in results for key in r[3])
+    parts = (ranks for ranks, *_ in results)
     out = []
     for item, item_tasks in zip(plan, per_item):
         ranks = np.concatenate([next(parts) for _ in item_tasks])

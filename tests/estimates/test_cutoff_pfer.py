@@ -91,3 +91,32 @@ def test_the_list_is_kept_at_the_cutoff_and_says_both_bounds():
     st = stable_features(with_pfer(selection_frequencies(ranks, 5, [1, 8], seed=1, cutoff=cut), 1.0))
     assert st["threshold"] == pytest.approx(cut) and st["mb_pfer"] == pytest.approx(1.0)
     assert (st["copies_needed_cutoff"], st["copies_needed"]) == copies_for_pfer(5, 60, 1.0)
+
+
+def test_the_settings_check_cutoff_and_pfer_by_name():
+    from ensstab_dask.settings import EstimateSettings
+
+    problem = dict(n_feature=2000, n_target=20)
+    assert EstimateSettings(**problem).cutoff == 0.9 and EstimateSettings(**problem).pfer is None
+    for kwargs, message in [
+        (dict(cutoff=0.5), r"cutoff must be in \(0.5, 1.0\]; got 0.5"),
+        (dict(pfer=0), r"pfer must be in \(0.0, "),
+        (dict(pfer=0.1), r"pfer must be at least n_target\^2/n_feature = 0.2 with n_target=20 and n_feature=2000"),
+        (dict(pfer=1, cutoff=0.8), "cutoff and pfer: give one, not both"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            EstimateSettings(**problem, **kwargs)
+
+
+def test_an_estimates_features_are_kept_at_its_cutoff_or_its_pfers():
+    from ensstab_dask.estimates.features import copy_features, cutoff_of
+    from ensstab_dask.settings import EstimateSettings
+
+    ranks = simulate_rankings(60, 5, 10, 0.8, size=10 * 20, seed=0).reshape(10, 20, 60)
+    at = EstimateSettings(n_feature=60, n_target=5, cutoff=0.7)
+    assert cutoff_of(at) == 0.7 and copy_features(at, ranks, None).attrs["threshold"] == 0.7
+    asked = EstimateSettings(n_feature=60, n_target=5, pfer=1.0)
+    assert cutoff_of(asked) == mb_cutoff(5, 60, 1.0)
+    st = stable_features(copy_features(asked, ranks, None))
+    assert st["threshold"] == pytest.approx(mb_cutoff(5, 60, 1.0)) and st["pfer"] == 1.0
+    assert (st["copies_needed_cutoff"], st["copies_needed"]) == copies_for_pfer(5, 60, 1.0)

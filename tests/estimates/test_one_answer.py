@@ -43,3 +43,5 @@ def test_the_summary_says_one_stability_and_how_far_it_reaches():
         assert "measured up to m = 20, sizes above 20 up to 100000 (5,000x the largest measured) are extrapolated" in (
             believe
         )
+    # The verdict's notes carry the reach too, for the JSON and the report.
+    assert any("5,000x the largest size measured" in note for note in est.to_dict()["notes"])

@@ -1,0 +1,68 @@
+"""``ensstab estimate --cutoff C`` and ``--pfer V``: the stable features kept at the cutoff, with
+Meinshausen and Buhlmann's PFER at it (as R's stabs) beside the finite-copies bound, or at stabs'
+cutoff for the PFER, with the copies that PFER needs; the printed numbers are the functions'."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from ensstab_dask.cli import main
+from ensstab_dask.estimates.features import copies_for_pfer, false_stable_bound, mb_cutoff, mb_pfer
+
+N_SAMPLES, N_TARGET, N_FEATURE = 40, 5, 60
+SMALL = f"--n-target {N_TARGET} --m-ensemble 1,5 --n-estimators 5 --n-boot 0 --scheduler synchronous --quiet".split()
+
+
+def _study(tmp_path):
+    """40 samples x 60 features, the first 6 shifted in class 1."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], N_SAMPLES // 2)
+    X = rng.standard_normal((N_SAMPLES, N_FEATURE))
+    X[y == 1, :6] += 2.5
+    path = tmp_path / "study.npz"
+    np.savez(path, X=X, y=y)
+    return path
+
+
+def _run(tmp_path, capsys, *options):
+    out = tmp_path / "e.json"
+    assert main(["estimate", "--data", str(_study(tmp_path)), *SMALL, *options, "--json", str(out)]) == 0
+    return capsys.readouterr().out, json.loads(out.read_text())["stable_features"]
+
+
+@pytest.mark.slow
+def test_cutoff_prints_mbs_pfer_and_the_bound_at_these_copies(tmp_path, capsys):
+    printed, st = _run(tmp_path, capsys, "--cutoff", "0.8")
+    assert st["threshold"] == 0.8 and st["mb_pfer"] == pytest.approx(N_TARGET**2 / (0.6 * N_FEATURE))
+    assert st["expected_false_at_most"] == pytest.approx(false_stable_bound(N_TARGET, N_FEATURE, 10, 0.8))
+    line = next(x for x in printed.splitlines() if x.startswith("  Kept on at least 80% of reruns (8 or more of 10"))
+    if st["names"]:
+        assert f"at most {st['expected_false_at_most']:.1f} of them are expected to be noise" in line
+        assert f"; {mb_pfer(N_TARGET, N_FEATURE, 0.8):.3g} by their formula alone, R's stabs' PFER" in line
+
+
+@pytest.mark.slow
+def test_pfer_uses_stabs_cutoff_and_prints_the_copies_it_needs(tmp_path, capsys):
+    printed, st = _run(tmp_path, capsys, "--pfer", "1")
+    cutoff = mb_cutoff(N_TARGET, N_FEATURE, 1.0)
+    assert st["threshold"] == pytest.approx((N_TARGET**2 / N_FEATURE + 1) / 2) == pytest.approx(cutoff)
+    assert st["mb_pfer"] == pytest.approx(1.0) and st["pfer"] == 1.0
+    need_cutoff, need = copies_for_pfer(N_TARGET, N_FEATURE, 1.0)
+    assert (st["copies_needed_cutoff"], st["copies_needed"]) == (need_cutoff, need)
+    least = math.ceil(cutoff * 10 - 1e-9)
+    assert f"  Kept on at least {cutoff:.0%} of reruns ({least} or more of 10" in printed
+    (said,) = [x for x in printed.splitlines() if x.startswith("  The cutoff ")]
+    bound = false_stable_bound(N_TARGET, N_FEATURE, 10, cutoff)
+    assert said.startswith(f"  The cutoff {cutoff:.4g} is Meinshausen and Buhlmann's for a PFER of 1 (as R's stabs)")
+    assert f"at these 10 it is {bound:.3g}; copies needed for a bound of 1: {need}, at a cutoff of {need_cutoff:g}" in (
+        said
+    )
+
+
+def test_cutoff_and_pfer_are_refused_together_and_out_of_range(capsys):
+    assert main(["estimate", *SMALL, "--cutoff", "0.8", "--pfer", "1"]) == 2
+    assert "cutoff and pfer: give one, not both" in capsys.readouterr().err
+    assert main(["estimate", *SMALL, "--cutoff", "0.5"]) == 2
+    assert "cutoff must be in (0.5, 1.0]; got 0.5" in capsys.readouterr().err
