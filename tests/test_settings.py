@@ -149,7 +149,7 @@ CLI_OWN = set(
     "help yes data label classes n_target n_estimators scheduler timeout tls_ca_file tls_cert tls_key quiet json "
     "output overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw".split()
 )
-CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "features", "no_cache"}, "validate": CLI_OWN}
+CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "details", "features", "no_cache"}, "validate": CLI_OWN}
 
 
 def test_each_setting_is_one_record_with_its_constraint_and_help():

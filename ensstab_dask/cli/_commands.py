@@ -32,7 +32,7 @@ from ensstab_dask.cli._common import (
     write_json_option,
 )
 from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.validation import validate
+from ensstab_dask.estimates.validation import NaiveSettings, validate
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
@@ -180,6 +180,8 @@ def _cmd_estimate(args) -> int:
     cache_dir = _cache_dir(args)
     n_target = _n_targets(args, several=not args.validate)
     options = _estimate_options(args)
+    if args.validate:
+        options = _naive_copies(args, options)
     check_before_the_data(args, options, n_target, naive=args.validate)
     if args.features and get_model(args.model).copy_design() is None:
         raise UsageError(f"--features: --model {args.model} runs no real ensemble copies to count features on")
@@ -216,6 +218,8 @@ def _cmd_estimate(args) -> int:
             )
             est = in_cli_words(est, args.cli_options)
     print(est.summary())
+    if args.details:
+        print(est.details())
     payload = est.to_dict()
     payload["data"] = source
     payload["classes"] = class_counts(data.y)
@@ -266,12 +270,21 @@ def _cache_dir(args) -> str | None:
     return cache_dir
 
 
+def _naive_copies(args, options: dict) -> dict:
+    """The options of a run with the naive check: unless --m-stability is typed, the
+    library's default for the naive check's copies (20), not the estimate's 50, so that the
+    command line and the library compare with the same direct measurement."""
+    if "--m-stability" in args.typed:
+        return options
+    return dict(options, m_stability=NaiveSettings.m_stability)
+
+
 def _cmd_validate(args) -> int:
     _check_outputs(args)
     cluster = _cluster_options(args)
     cache_dir = _cache_dir(args)
     n_target = _n_targets(args, several=False)
-    options = _estimate_options(args)
+    options = _naive_copies(args, _estimate_options(args))
     check_before_the_data(args, options, n_target, naive=True)
     data, source, data_line = _load(args)
     print(data_line)

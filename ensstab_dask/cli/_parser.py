@@ -398,6 +398,9 @@ def _add_estimate_command(sub) -> None:
     est.add_argument(
         "--validate", action="store_true", help="also run the naive real check, m_stability x m_ensemble runs"
     )
+    est.add_argument(
+        "--details", action="store_true", help="after the summary, every measure of one selector's stability"
+    )
     _add_cache_options(est, no_cache=True)
     _add_cluster_options(est)
     _add_quiet(est)

@@ -283,8 +283,8 @@ def selection_frequencies(
     -------
     xarray.Dataset
         ``frequency``, ``frequency_lower``, ``frequency_upper`` and ``count`` over
-        (``feature``, ``m_ensemble``), ``mean_rank`` over ``feature``, the names as the
-        ``name`` coordinate; in ``attrs`` the copies, the ``threshold`` (``cutoff``),
+        (``feature``, ``m_measured``), ``mean_rank`` over ``feature``, the names as the
+        ``feature_name`` coordinate; in ``attrs`` the copies, the ``threshold`` (``cutoff``),
         :func:`false_stable_bound` and :func:`mb_pfer` at it (:func:`with_pfer` adds a PFER's).
 
     Examples
@@ -292,7 +292,7 @@ def selection_frequencies(
     >>> import numpy as np
     >>> ranks = np.array([[[1, 2, 3, 4], [2, 1, 3, 4]], [[1, 3, 2, 4], [1, 4, 2, 3]]])  # 2 copies of 2
     >>> ds = selection_frequencies(ranks, 2, [1, 2], names=["a", "b", "c", "d"])
-    >>> ds["frequency"].sel(m_ensemble=2).values.tolist(), ds["name"].values.tolist()
+    >>> ds["frequency"].sel(m_measured=2).values.tolist(), ds["feature_name"].values.tolist()
     ([1.0, 0.5, 0.5, 0.0], ['a', 'b', 'c', 'd'])
     """
     ranks = np.asarray(ranks)
@@ -308,7 +308,7 @@ def selection_frequencies(
     lower, upper = _clopper_pearson(G, confidence)
     mean_rank = ranks.reshape(G * B, n_feature).mean(axis=0)
     level = f"{confidence:.0%}"
-    dims = ("feature", "m_ensemble")
+    dims = ("feature", "m_measured")
     frequency = {
         "long_name": "selection frequency",
         "units": "1",
@@ -324,9 +324,9 @@ def selection_frequencies(
             "count": (dims, counts, {"long_name": "copies keeping it", "units": "copies"}),
             "mean_rank": ("feature", mean_rank, ranked),
         },
-        coords={"feature": np.arange(n_feature), "m_ensemble": sizes, "name": named},
+        coords={"feature": np.arange(n_feature), "m_measured": sizes, "feature_name": named},
     )
-    ds["m_ensemble"].attrs = {"long_name": "ensemble size", "units": "weak selectors"}
+    ds["m_measured"].attrs = {"long_name": "m_measured", "units": "selectors"}
     ds.attrs = {
         "n_target": int(n_target),
         "copies": int(G),
@@ -368,8 +368,8 @@ def feature_table(features: xr.Dataset):
     import pandas as pd
 
     order = _order(features)
-    sizes = [int(m) for m in features["m_ensemble"].values]
-    columns: dict[str, np.ndarray] = {"name": features["name"].values[order], "feature": order}
+    sizes = [int(m) for m in features["m_measured"].values]
+    columns: dict[str, np.ndarray] = {"name": features["feature_name"].values[order], "feature": order}
     suffixes = (("frequency", ""), ("mean_rank", None), ("frequency_lower", "_lower"), ("frequency_upper", "_upper"))
     for key, suffix in suffixes:
         values = features[key].values[order]
@@ -401,13 +401,13 @@ def stable_features(features: xr.Dataset) -> dict:
     kept = freq >= features.attrs["threshold"] - 1e-12
     return {
         "threshold": float(features.attrs["threshold"]),
-        "m_ensemble": int(features["m_ensemble"].values[-1]),
+        "m_ensemble": int(features["m_measured"].values[-1]),
         "copies": int(features.attrs["copies"]),
-        "names": [str(n) for n in features["name"].values[order][kept]],
+        "names": [str(n) for n in features["feature_name"].values[order][kept]],
         "frequency": [float(f) for f in freq[kept]],
         "expected_false_at_most": json_number(features.attrs["false_stable_bound"]),
         "bound": str(features.attrs["bound"]),
-        "most_frequent": str(features["name"].values[order[0]]),
+        "most_frequent": str(features["feature_name"].values[order[0]]),
         "most_frequent_frequency": float(freq[0]),
         **{key: _attr(features, key) for key in _PFER_KEYS if key in features.attrs},
     }

@@ -21,6 +21,7 @@ from ensstab_dask.estimates.records import (
     with_coord_attrs,
 )
 from ensstab_dask.estimates.summary import estimate_summary, plain_answer
+from ensstab_dask.estimates.summary_details import estimate_details
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.outputs import write_netcdf
@@ -250,3 +251,8 @@ class Estimate:
         brackets, one number per line (with its interval, saying what interval it is);
         see :mod:`ensstab_dask.estimates.summary`."""
         return estimate_summary(self)
+
+    def details(self) -> str:
+        """Every measure of one selector's stability the estimate has (the summary says
+        one), one per line; see :mod:`ensstab_dask.estimates.summary_details`."""
+        return estimate_details(self)

@@ -303,7 +303,7 @@ def validate(
     n_target: int,
     *,
     m_ensemble=DEFAULT_M_ENSEMBLE,
-    m_stability: int = 20,
+    m_stability: int = NaiveSettings.m_stability,
     selector=None,
     aggregate: str = "mean_rank",
     index: str = "jaccard",

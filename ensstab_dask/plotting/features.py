@@ -30,18 +30,26 @@ def features_of(obj) -> xr.Dataset:
     """The feature frequencies of an Estimate, of its ``features`` Dataset or of its
     ``to_dataset()`` (where they are ``feature_*`` over ``m_measured``)."""
     if isinstance(obj, xr.Dataset) and "frequency" in obj:
-        return obj
+        return _new_names(obj)
     if isinstance(obj, xr.Dataset) and "feature_frequency" in obj:
-        ds = _unprefixed(obj, "feature_").rename({"m_measured": "m_ensemble", "feature_name": "name"})
+        ds = _unprefixed(obj, "feature_")
         ds.attrs = {k.removeprefix("features_"): v for k, v in obj.attrs.items() if k.startswith("features_")}
         return ds
     features = getattr(obj, "features", None)
     if isinstance(features, xr.Dataset):
-        return features
+        return _new_names(features)
     raise InvalidParameterError(
         "expected an Estimate with feature frequencies, its features Dataset or its to_dataset(); "
         f"got {type(obj).__name__} without them"
     )
+
+
+def _new_names(ds: xr.Dataset) -> xr.Dataset:
+    """A features Dataset with the names the estimate's own have: (``feature``,
+    ``m_measured``) and ``feature_name``; one written before them (``m_ensemble``,
+    ``name``) is renamed."""
+    old = {"m_ensemble": "m_measured", "name": "feature_name"}
+    return ds.rename({k: v for k, v in old.items() if k in ds.variables})
 
 
 def _unprefixed(ds: xr.Dataset, prefix: str) -> xr.Dataset:
@@ -75,13 +83,13 @@ def plot_feature_frequencies(obj, *, top: int = 20, ax=None):
     ax = _axes(ax)
     freq = ds["frequency"].values
     order = np.lexsort((ds["feature"].values, ds["mean_rank"].values, -freq[:, -1]))[:top]
-    sizes = [int(m) for m in ds["m_ensemble"].values]
+    sizes = [int(m) for m in ds["m_measured"].values]
     shown = freq[order]
     image = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
     for (i, j), value in np.ndenumerate(shown):
         ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7, color="black" if value > 0.6 else "white")
     ax.set_xticks(range(len(sizes)), [str(m) for m in sizes])
-    ax.set_yticks(range(len(order)), [str(n) for n in ds["name"].values[order]], fontsize=8)
+    ax.set_yticks(range(len(order)), [str(n) for n in ds["feature_name"].values[order]], fontsize=8)
     ax.set_xlabel("ensemble size m (weak selectors)")
     ax.set_ylabel(f"feature (the {len(order)} most often kept at m = {sizes[-1]})")
     copies = ds.attrs.get("copies", "")
@@ -102,11 +110,10 @@ def plot_stability_path(obj, *, top: int = 10, cutoff: float | None = None, ax=N
     sizes asked up to a copy's weak selectors, and that many."""
     ds = features_of(obj)
     ax = _axes(ax)
-    size_dim = ds["frequency"].dims[1]
-    names = ds["name"] if "name" in ds.coords else ds["feature_name"]
+    names = ds["feature_name"]
     freq = ds["frequency"].values
     order = np.lexsort((ds["feature"].values, ds["mean_rank"].values, -freq[:, -1]))[:top]
-    sizes = [int(m) for m in ds[size_dim].values]
+    sizes = [int(m) for m in ds["m_measured"].values]
     for i in order:
         ax.plot(sizes, freq[i], marker="o", label=str(names.values[i]))
     cutoff = ds.attrs.get("threshold") if cutoff is None else cutoff

@@ -319,6 +319,24 @@ def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
     assert called["cache_dir"] == _default_cache_dir()  # the real runs and the naive curve kept, as validate's
 
 
+@pytest.mark.parametrize("command", [["estimate", "--validate"], ["validate"]])
+def test_the_naive_check_of_the_command_line_has_the_librarys_copies(monkeypatch, capsys, command):
+    """Without --m-stability, validate (and estimate --validate) compare with the library's
+    direct measurement, 20 copies (1,000 real runs at m = 50), not the estimate's 50."""
+    from ensstab_dask.cli import _commands
+
+    called = {}
+
+    def harness(X, y, n_target, **kwargs):
+        called.update(kwargs)
+        raise es.InvalidParameterError("the harness was called")
+
+    monkeypatch.setattr(_commands, "validate", harness)
+    assert main([*command, "--scheduler", "synchronous"]) == 2
+    assert called["m_stability"] == es.validate.__kwdefaults__["m_stability"] == 20
+    capsys.readouterr()
+
+
 def test_the_library_words_become_the_commands_options():
     """cli_words: the one place a library message's parameters become options, per command."""
     from ensstab_dask.cli._common import cli_words

@@ -66,3 +66,10 @@ def test_cutoff_and_pfer_are_refused_together_and_out_of_range(capsys):
     assert "cutoff and pfer: give one, not both" in capsys.readouterr().err
     assert main(["estimate", *SMALL, "--cutoff", "0.5"]) == 2
     assert "cutoff must be in (0.5, 1.0]; got 0.5" in capsys.readouterr().err
+
+
+def test_details_prints_every_measure_of_one_selectors_stability(tmp_path, capsys):
+    """The summary says one number for one selector's stability; --details adds the others."""
+    printed, _ = _run(tmp_path, capsys, "--details")
+    assert len([x for x in printed.splitlines() if "stability of one" in x and "Details" not in x]) >= 2
+    assert "by Nogueira's index" in printed

@@ -82,7 +82,7 @@ def test_the_list_is_kept_at_the_cutoff_and_says_both_bounds():
     ranks = simulate_rankings(60, 5, 10, 0.8, size=10 * 8, seed=0).reshape(10, 8, 60)
     ds = selection_frequencies(ranks, 5, [1, 8], seed=1, cutoff=0.7)
     st = stable_features(ds)
-    freq = ds["frequency"].sel(m_ensemble=8).values
+    freq = ds["frequency"].sel(m_measured=8).values
     assert len(st["names"]) == int((freq >= 0.7 - 1e-12).sum()) and st["threshold"] == 0.7
     assert st["mb_pfer"] == pytest.approx(mb_pfer(5, 60, 0.7))
     assert st["expected_false_at_most"] == pytest.approx(false_stable_bound(5, 60, 10, 0.7))

@@ -39,7 +39,7 @@ def test_any_number_of_copies_and_members(G, B):
     sizes = measured_sizes((1, 5, 10, 20, 30, 50), B)
     assert sizes[0] == 1 and sizes[-1] == B and all(m <= B for m in sizes)
     ds = selection_frequencies(ranks, 5, sizes, seed=1)
-    assert ds["frequency"].dims == ("feature", "m_ensemble") and ds.attrs["copies"] == G
+    assert ds["frequency"].dims == ("feature", "m_measured") and ds.attrs["copies"] == G
     np.testing.assert_allclose(ds["frequency"].sum("feature").values, 5.0)
     np.testing.assert_array_equal(ds["count"].values, np.rint(ds["frequency"].values * G))
     assert ds["count"].max() <= G
@@ -62,7 +62,7 @@ def test_the_counts_are_the_copies_ensembles_and_the_intervals_clopper_pearsons(
     np.testing.assert_array_equal(ds["count"].values[:, 0], expected)
     for c in np.unique(expected):
         ci = stats.binomtest(int(c), 10).proportion_ci(confidence_level=0.9, method="exact")
-        row = ds.isel(feature=int(np.flatnonzero(expected == c)[0]), m_ensemble=0)
+        row = ds.isel(feature=int(np.flatnonzero(expected == c)[0]), m_measured=0)
         assert float(row["frequency_lower"]) == pytest.approx(ci.low, abs=1e-12)
         assert float(row["frequency_upper"]) == pytest.approx(ci.high, abs=1e-12)
 
@@ -159,8 +159,8 @@ def test_an_estimate_carries_its_features_named_after_a_dataframes_columns():
         )
     assert len(calls) == est.real_runs == 200  # the model's copies, and no run more
     ds = est.features
-    assert ds["m_ensemble"].values.tolist() == [1, 5, 20]  # measured sizes: up to B = 20, and B
-    assert ds["name"].values.tolist() == list(X.columns)
+    assert ds["m_measured"].values.tolist() == [1, 5, 20]  # measured sizes: up to B = 20, and B
+    assert ds["feature_name"].values.tolist() == list(X.columns)
     table = est.feature_table()
     assert table["name"].iloc[0].startswith("probe_") and table["feature"].iloc[0] in data.informative
     d = est.to_dict()

@@ -243,6 +243,7 @@ def test_summary_speaks_in_words_one_number_per_line(est):
     (real,) = lines_with(text, "stability of one real selector (jaccard index)")
     assert f"{est.single.real_stability:.4f}" in real and "bootstrap interval over the real runs" in real
     details = estimate_details(est)
+    assert est.details() == details
     (again,) = lines_with(details, "stability of one real selector")
     (nog,) = lines_with(details, "by Nogueira's index")
     assert real.split(":", 1)[1].split(",")[0] == again.split(":", 1)[1].split(",")[0]

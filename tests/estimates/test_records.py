@@ -141,3 +141,15 @@ def test_the_json_and_the_dataset_are_the_records_parts(estimates, model):
     ds = est.to_dataset()
     assert ds.attrs["reliable"] == int(est.reliable) and ds.attrs["real_runs"] == est.real_runs
     assert (ds["selection_counts"].values == est.single.selection_counts).all()
+
+
+def test_the_features_and_the_dataset_share_dimension_and_coordinate_names(estimates):
+    """est.features and est.to_dataset() name the features' dimensions and coordinates alike:
+    (feature, m_measured), named by feature_name; the table's columns are its sizes."""
+    est = estimates["anchored"]
+    ds, f = est.to_dataset(), est.features
+    assert f["frequency"].dims == ds["feature_frequency"].dims == ("feature", "m_measured")
+    assert f["feature_name"].values.tolist() == ds["feature_name"].values.tolist()
+    assert f["m_measured"].values.tolist() == ds["m_measured"].values.tolist()
+    sizes = [int(c.removeprefix("frequency_m")) for c in est.feature_table().columns if c[-1].isdigit()]
+    assert sizes == f["m_measured"].values.tolist()

@@ -139,7 +139,7 @@ def test_with_a_precision_the_other_rows_are_estimates_on_the_copies_the_rounds_
     last = est.spending.rounds[-1]
     assert len(est.spending.rounds) >= 2 and est.real_runs == last.copies * last.members
     assert (est.features.attrs["copies"], est.features.attrs["members"]) == (last.copies, last.members)
-    assert est.features["name"].values.tolist() == data.feature_names.tolist()
+    assert est.features["feature_name"].values.tolist() == data.feature_names.tolist()
     seed = derive(as_seed_sequence(5), Stream.ESTIMATE, Stage.COPIES)
     (ranks,) = real_run_plan(
         data.X,

@@ -251,7 +251,7 @@ def test_the_estimates_copies_are_a_naive_check_in_the_same_layout():
     assert measured.stability[0] == pytest.approx(float(est.curve["stability"].sel(m_ensemble=20)), rel=1e-12)
     # The same ensembles, feature by feature: how many copies keep each one.
     kept = np.bincount(measured.selected[0].ravel(), minlength=DATA.X.shape[1]) / 10
-    np.testing.assert_allclose(est.features["frequency"].sel(m_ensemble=20).values, kept, atol=1e-12)
+    np.testing.assert_allclose(est.features["frequency"].sel(m_measured=20).values, kept, atol=1e-12)
 
 
 @pytest.mark.parametrize("tied", [False, True], ids=["continuous", "tied"])
