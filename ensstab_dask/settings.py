@@ -263,7 +263,7 @@ SETTINGS: tuple[Setting, ...] = (
         f"ensemble copies behind each stability: with the paper's runs (`model` {_models('calibration_layout')}), "
         f"the real runs behind the single selector's stability, and with `model` {_models('p_method')} the "
         "simulated copies behind each simulated one; the naive check's copies where given to `validate` (whose own "
-        f"default is 20, as the command line's without --m-stability) (`model` {DEFAULT_MODEL} measures its own "
+        f"default is 20, and the command line's where this is not given) (`model` {DEFAULT_MODEL} measures its own "
         f"{COPY_DESIGN[0]} real ensemble copies)",
     ),
     Setting(

@@ -381,7 +381,7 @@ def _measured(self: EstimateFields) -> list[str]:
                 interval_text(self, "real_stability", ".4f"),
             )
         )
-    lines.append("      (its other measures are in the details: details(), or --details)")
+    lines.append("      (its other measures are in the details)")
     return lines
 
 
