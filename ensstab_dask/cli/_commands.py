@@ -264,9 +264,13 @@ def _cache_dir(args) -> str | None:
         raise UsageError(str(exc)) from None
     try:
         check_writable(cache_dir, inside=True)
-    except OutputNotWritten as exc:
-        raise UsageError(f"--cache-dir: {exc}") from None
-    os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
+        os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
+    except (OutputNotWritten, OSError) as exc:
+        if args.cache_dir is not None:
+            raise UsageError(f"--cache-dir: {exc}") from None
+        # The default folder, not asked for (a read-only home): run without a cache, and say so.
+        print(f"ensstab: warning: no cache of the runs: {exc}; --cache-dir names another folder", file=sys.stderr)
+        return None
     return cache_dir
 
 

@@ -263,6 +263,8 @@ def estimate(
     )
     check_estimate_cost(X, y, settings, allow_large=allow_large)
     check_surface(settings.curve_model, n_targets)
+    for k in n_targets[1:]:  # each n_target's own checks (a PFER it can reach), before the work
+        dataclasses.replace(settings, n_target=k)
     check_feature_memory(settings)
     scorer = make_scorer(selector)
     cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)

@@ -41,11 +41,15 @@ _NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
 
 def hash_data(h, X, y):
     """``h`` (a :mod:`hashlib` object) updated with the dtype, shape and bytes of ``X`` then
-    ``y``; returns ``h``."""
+    ``y``; returns ``h``. An object array (text labels as pandas reads them) by its values'
+    types and text: its bytes are pointers, another in every process."""
     for arr in (X, y):
         arr = np.ascontiguousarray(arr)
         h.update(f"{arr.dtype.str}{arr.shape}".encode())
-        h.update(arr.tobytes())
+        if arr.dtype.kind == "O":
+            h.update(json.dumps([[type(v).__name__, str(v)] for v in arr.ravel().tolist()]).encode())
+        else:
+            h.update(arr.tobytes())
     return h
 
 

@@ -53,8 +53,9 @@ class _Uncacheable(Exception):
 
 def _param(value):
     """A parameter's value as JSON for the key: an estimator by its class (its own
-    parameters are among ``get_params(deep=True)``), a named module-level function by its
-    full name; anything else a key cannot tell apart is uncacheable."""
+    parameters are among ``get_params(deep=True)``), a function of scikit-learn, NumPy or
+    SciPy by its full name (a user's own function could change under its name); anything
+    else a key cannot tell apart is uncacheable."""
     if hasattr(value, "get_params"):
         return f"{type(value).__module__}.{type(value).__qualname__}"
     if isinstance(value, np.ndarray):
@@ -64,9 +65,14 @@ def _param(value):
     if isinstance(value, type):
         return f"{value.__module__}.{value.__qualname__}"
     name = getattr(value, "__qualname__", None)
-    if callable(value) and name and "<" not in name and getattr(value, "__module__", None):
-        return f"{value.__module__}.{name}"
+    module = getattr(value, "__module__", None) or ""
+    if callable(value) and name and "<" not in name and module.split(".")[0] in _VERSIONED:
+        return f"{module}.{name}"
     raise _Uncacheable(type(value).__name__)
+
+
+#: Libraries whose functions a key may name: their versions are in the key.
+_VERSIONED = ("sklearn", "numpy", "scipy")
 
 
 def selector_key(selector) -> str | None:
@@ -76,6 +82,7 @@ def selector_key(selector) -> str | None:
     as :func:`~ensstab_dask.real.selectors.make_scorer` makes it (None: the default forest),
     or a scorer it made. None for what cannot be keyed: a plain callable
     (its name alone does not identify it) or a parameter with no stable description."""
+    import scipy
     import sklearn
 
     scorer = selector if hasattr(selector, "estimator") and not hasattr(selector, "get_params") else None
@@ -91,7 +98,8 @@ def selector_key(selector) -> str | None:
     }
     kind = f"{type(selector).__module__}.{type(selector).__qualname__}"
     try:
-        return json.dumps([kind, params, extra, sklearn.__version__], sort_keys=True, default=_param)
+        versions = [sklearn.__version__, np.__version__, scipy.__version__]
+        return json.dumps([kind, params, extra, versions], sort_keys=True, default=_param)
     except (_Uncacheable, TypeError, ValueError):
         return None
 
@@ -178,7 +186,10 @@ class RunCache:
             {"ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (0 best)"})},
             attrs={"key": self.key(item), "format": _RUNS_FORMAT},
         )
-        write_checked(ds, self.path(item))
+        try:
+            write_checked(ds, self.path(item))
+        except OSError as exc:  # a full disk or a folder made read-only: the runs made are kept
+            logger.warning("cache entry %s not written (%s); the estimate goes on without it", self.path(item), exc)
 
     def run(
         self, plan: Sequence[Pool | Copies], n_feature: int, run_plan: Callable[[list], list[np.ndarray]]

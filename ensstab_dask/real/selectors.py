@@ -130,7 +130,7 @@ class ImportanceSelector:
     >>> from sklearn.feature_selection import SelectKBest, f_classif
     >>> from ensstab_dask import ImportanceSelector, make_microarray
     >>> data = make_microarray(n_feature=20, n_informative=2, effect=3.0, seed=0)
-    >>> sel = ImportanceSelector(SelectKBest(f_classif), importance_getter="pvalues_")
+    >>> sel = ImportanceSelector(SelectKBest(f_classif), importance_getter="scores_")  # higher is better
     >>> sel.fit(data.X, data.y).feature_importances_.shape
     (20,)
     """
@@ -238,8 +238,12 @@ def _feature_importances(est, importance_getter="auto") -> np.ndarray:
                 f"importance_getter {importance_getter!r}: {type(est).__name__} after fit has no such attribute ({exc})"
             ) from None
     values = np.asarray(values, dtype=np.float64)
+    # NaN, or -inf (the worst score an ImportanceSelector already gave a NaN), stays the
+    # worst: the absolute value would make -inf the best.
+    worst = np.isnan(values) | np.isneginf(values)
+    worst = worst if values.ndim == 1 else worst.any(axis=0)
     scores = np.abs(values) if values.ndim == 1 else np.linalg.norm(values, ord=1, axis=0)
-    return np.where(np.isnan(scores), -np.inf, scores)
+    return np.where(worst | np.isnan(scores), -np.inf, scores)
 
 
 def check_resample(resample, name: str = "resample") -> str | float:
@@ -393,7 +397,10 @@ def _counting_showwarning(message, category, filename, lineno, file=None, line=N
     if tally is not None and tally.every:
         tally._note_other(message, category, filename)
         return
-    _hook_state["previous"](message, category, filename, lineno, file, line)
+    previous = _hook_state.get("previous")
+    if previous is None or previous is _counting_showwarning:
+        previous = warnings._showwarning_orig  # type: ignore[attr-defined]
+    previous(message, category, filename, lineno, file, line)
 
 
 @contextlib.contextmanager
@@ -417,7 +424,11 @@ def convergence_counted(*, every: bool = False) -> Iterator[ConvergenceTally]:
     entry = ("always", None, ConvergenceWarning, None, 0)
     with _hook_lock:
         if _hook_state["users"] == 0:
-            _hook_state.update(category=ConvergenceWarning, previous=warnings.showwarning)
+            # Another thread's catch_warnings may have put the hook back after the last
+            # count ended: never keep the hook as what it passes warnings on to.
+            shown = warnings.showwarning
+            previous = _hook_state.get("previous") if shown is _counting_showwarning else shown
+            _hook_state.update(category=ConvergenceWarning, previous=previous or warnings._showwarning_orig)  # type: ignore[attr-defined]
             warnings.showwarning = _counting_showwarning
             warnings.filterwarnings("always", category=ConvergenceWarning)
         _hook_state["users"] += 1

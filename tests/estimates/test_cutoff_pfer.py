@@ -120,3 +120,12 @@ def test_an_estimates_features_are_kept_at_its_cutoff_or_its_pfers():
     st = stable_features(copy_features(asked, ranks, None))
     assert st["threshold"] == pytest.approx(mb_cutoff(5, 60, 1.0)) and st["pfer"] == 1.0
     assert (st["copies_needed_cutoff"], st["copies_needed"]) == copies_for_pfer(5, 60, 1.0)
+
+
+def test_a_pfer_one_of_several_n_target_cannot_reach_is_refused_before_the_runs():
+    """Every n_target asked is checked against the PFER before any real run, not after."""
+    from ensstab_dask import estimate, make_microarray
+
+    data = make_microarray(n_feature=100, seed=0)
+    with pytest.raises(ValueError, match=r"pfer must be at least .* n_target=10"):
+        estimate(data.X, data.y, [5, 10], pfer=0.5, client="tcp://127.0.0.1:9", progress=False)

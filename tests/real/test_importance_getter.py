@@ -92,3 +92,23 @@ def test_estimate_runs_with_selectkbest(data):
     top = np.argsort(-counts)[:6]
     assert np.isin(top, data.informative).sum() >= 4
     assert "SelectKBest" in est.to_dataset().attrs.get("selector", describe_selector(SelectKBest(f_classif)))
+
+
+def test_a_nan_score_stays_the_worst_through_importance_selector():
+    """A constant feature's F statistic is NaN: the worst score, also once ImportanceSelector
+    has turned it into -inf and the scorer reads the wrapper's importances again."""
+    import warnings
+
+    from sklearn.feature_selection import SelectKBest, f_classif
+
+    from ensstab_dask import ImportanceSelector
+    from ensstab_dask.real.selectors import _feature_importances
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 5)), np.repeat([0, 1], 15)
+    X[:, 2] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sel = ImportanceSelector(SelectKBest(f_classif)).fit(X, y)
+    scores = _feature_importances(sel)
+    assert scores[2] == -np.inf and np.argmin(scores) == 2

@@ -138,3 +138,15 @@ def test_a_class_too_small_for_the_copies_is_named_with_its_count():
     with pytest.raises(InvalidParameterError, match=r"resample=0\.25 needs at least 4 samples of every class"):
         check_plan_classes(np.repeat([0, 1], [8, 3]), [Copies(2, 2), Pool(3, 0.25)])
     check_plan_classes(y, [Copies(2, 2, layout="independent-full")])  # all the data: every class kept
+
+
+def test_text_labels_have_one_digest_in_every_process():
+    """Labels as pandas reads them (an object array): their digest is their values', not their
+    pointers', so equal labels built apart key one entry."""
+    from ensstab_dask.real.cache_files import data_digest
+
+    X = np.zeros((4, 3))
+    a = np.array(["tumour", "normal", "tumour", "normal"], dtype=object)
+    b = np.array(["".join(["tum", "our"]), "normal", "tumour", "normal"], dtype=object)
+    assert data_digest(X, a) == data_digest(X, b)
+    assert data_digest(X, a) != data_digest(X, a[::-1].copy())

@@ -1,6 +1,7 @@
 """Warnings a selector's fits raise (scikit-learn's FutureWarning, a library's
 UserWarning): noted once each where the runs run, and said once each by the caller."""
 
+import io
 import warnings
 
 import numpy as np
@@ -58,3 +59,25 @@ def test_library_of_names_the_package_that_raised_it():
     assert library_of("/usr/lib/python3/site-packages/sklearn/utils/deprecation.py") == "sklearn"
     assert library_of("/venv/lib/python3.11/dist-packages/anndata/_io/h5ad.py") == "anndata"
     assert library_of("/home/me/my_selector.py") == "my_selector"
+
+
+def test_a_hook_left_in_place_by_another_threads_catch_warnings_never_calls_itself():
+    """scikit-learn's catch_warnings in one thread can put the counting hook back after the
+    last count ended; the next count must not take the hook for what it passes warnings on to."""
+    import warnings
+
+    from ensstab_dask.real import selectors
+
+    saved = warnings.showwarning
+    try:
+        warnings.showwarning = selectors._counting_showwarning  # as a late catch_warnings restores it
+        with selectors.convergence_counted():
+            pass
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            warnings.warn("after the counts", UserWarning, stacklevel=1)
+        assert [str(w.message) for w in seen] == ["after the counts"]
+        # Passed on, not to itself (which recursed without end).
+        selectors._counting_showwarning("shown, not counted", UserWarning, __file__, 1, file=io.StringIO())
+    finally:
+        warnings.showwarning = saved
