@@ -70,6 +70,7 @@ __all__ = [
     "SchedulerLost",
     "connect",
     "current_client",
+    "running_client",
     "check_address",
     "local_cluster",
     "BUSY_MACHINE",
@@ -140,6 +141,15 @@ def busy_machine_config() -> dict[str, str]:
         seconds = parse_timedelta(current, default="seconds")
         config[key] = least if seconds < parse_timedelta(least) else f"{seconds:g}s"
     return config
+
+
+def running_client() -> Client | None:
+    """The client ``client=None`` would use without starting anything: the innermost
+    :func:`~ensstab_dask.cluster.session.session`'s once it started, else the current client;
+    None when ``connect(None)`` would start a local cluster."""
+    if _SESSIONS and _SESSIONS[-1].client is not None:
+        return _SESSIONS[-1].client
+    return current_client()
 
 
 def current_client() -> Client | None:

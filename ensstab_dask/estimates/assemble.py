@@ -8,7 +8,7 @@ import xarray as xr
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.estimates.prediction import ModelOutcome, no_curve
 from ensstab_dask.estimates.real_runs import EnsembleCopies
-from ensstab_dask.estimates.records import Cost, CurvePrediction, FittedSimulator, SingleSelector, Verdict
+from ensstab_dask.estimates.records import Cost, CurvePrediction, FittedSimulator, RunsSpent, SingleSelector, Verdict
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.models.fitting import SimulatorFit
 from ensstab_dask.real.runs import RealRuns
@@ -76,6 +76,6 @@ def assemble(
         ),
         self_check=outcome.check,
         verdict=verdict,
-        cost=Cost(n_real, int(outcome.fit.simulated + prediction.simulated), clock),
+        cost=Cost(n_real, int(outcome.fit.simulated + prediction.simulated), clock, copies.spent or RunsSpent()),
         features=features,
     )

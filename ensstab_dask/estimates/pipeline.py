@@ -36,10 +36,17 @@ from collections.abc import Sequence
 
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_M_ENSEMBLE, DEFAULT_MODEL
 from ensstab_dask.cluster import ClientLike, connect
+from ensstab_dask.cluster.clients import running_client
 from ensstab_dask.cluster.progress import StageClock, note_dashboard
 from ensstab_dask.estimates.features import check_feature_memory, feature_names_of
 from ensstab_dask.estimates.on_runs import estimate_on_runs
-from ensstab_dask.estimates.real_runs import EnsembleCopies, RealRunner, check_estimate_cost, make_real_runs
+from ensstab_dask.estimates.real_runs import (
+    EnsembleCopies,
+    RealRunner,
+    check_estimate_cost,
+    make_real_runs,
+    real_run_items,
+)
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.estimates.rounds import spend_real_runs
 from ensstab_dask.estimates.single import real_stability_of, round_n_useful
@@ -269,6 +276,8 @@ def estimate(
     scorer = make_scorer(selector)
     cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)
 
+    if client is None and _all_cached(cache, settings, X.shape[1]):
+        client = "synchronous"  # nothing to run that a cluster would speed up: none is started
     with connect(client) as c:
         note_dashboard(c, progress)
         runner = RealRunner(X, y, scorer, "synchronous" if c is None else c, progress, cache)
@@ -278,6 +287,17 @@ def estimate(
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
+
+
+def _all_cached(cache: RunCache | None, settings: EstimateSettings, n_feature: int) -> bool:
+    """Whether the cache holds every real run the estimate will ask for, and nothing after the
+    runs is simulated: then the estimate needs no cluster (a precision may ask for more runs,
+    a simulator model simulates on the cluster; a cluster already running is used as given)."""
+    if cache is None or settings.precision is not None or settings.curve_model.simulator:
+        return False
+    if running_client() is not None:
+        return False
+    return cache.holds(list(real_run_items(settings).values()), n_feature)
 
 
 def _estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[int], names) -> Estimate:

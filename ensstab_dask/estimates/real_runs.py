@@ -19,6 +19,7 @@ each item's tail.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ensstab_dask.budget.cost import check_cost, estimate_cost
+from ensstab_dask.estimates.records import RunsSpent
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import (
     Copies,
@@ -48,10 +50,14 @@ __all__ = ["EnsembleCopies", "RealRunner", "make_real_runs", "real_run_items", "
 class EnsembleCopies:
     """The real ensemble copies a model asked for, each (copies, weak selectors per copy,
     n_feature): the model's own (``model``) and those made for its self-check alone
-    (``check``); None where it asked for none (see :mod:`ensstab_dask.models`)."""
+    (``check``); None where it asked for none (see :mod:`ensstab_dask.models`). ``spent``:
+    how every real run of the estimate so far was paid for (made here or reused from the
+    cache; None: not known, as for runs handed to
+    :func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`)."""
 
     model: np.ndarray | None = field(default=None, repr=False)
     check: np.ndarray | None = field(default=None, repr=False)
+    spent: RunsSpent | None = None
 
     @property
     def runs(self) -> int:
@@ -76,10 +82,12 @@ class RealRunner:
     client: Any
     progress: bool = False
     cache: RunCache | None = None
+    _spent: list[RunsSpent] = field(default_factory=list, repr=False)
 
     def run(self, plan: Sequence[Pool | Copies]) -> list[np.ndarray]:
         """Every pool and copies of ``plan``, in one submission (:func:`~ensstab_dask.real.runs.real_run_plan`):
-        with a cache, only the runs it lacks, the same runs bit for bit."""
+        with a cache, only the runs it lacks, the same runs bit for bit. What they cost is
+        added to :meth:`spent`."""
 
         def run_plan(items: list[Pool | Copies]) -> list[np.ndarray]:
             return real_run_plan(
@@ -87,8 +95,21 @@ class RealRunner:
             )
 
         if self.cache is None:
-            return run_plan(list(plan))
-        return self.cache.run(list(plan), self.X.shape[1], run_plan)
+            start = time.perf_counter()
+            out = run_plan(list(plan))
+            runs = sum(r.size // r.shape[-1] for r in out)
+            self._spent.append(RunsSpent(made=runs, made_seconds=time.perf_counter() - start))
+            return out
+        c = self.cache
+        before = np.array([c.fresh, c.reused, c.fresh_seconds, c.reused_seconds])
+        out = c.run(list(plan), self.X.shape[1], run_plan)
+        made, reused, made_s, reused_s = np.array([c.fresh, c.reused, c.fresh_seconds, c.reused_seconds]) - before
+        self._spent.append(RunsSpent(int(made), int(reused), float(made_s), float(reused_s)))
+        return out
+
+    def spent(self) -> RunsSpent:
+        """How every run this runner gave was paid for: made here or reused from the cache."""
+        return sum(self._spent, RunsSpent())
 
 
 def real_run_items(settings: EstimateSettings) -> dict[str, Pool | Copies]:
@@ -121,7 +142,7 @@ def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[Real
     """
     s, plan = settings, real_run_items(settings)
     made = dict(zip(plan, runner.run(list(plan.values()))))
-    copies = EnsembleCopies(made.pop("copies", None), made.pop("check", None))
+    copies = EnsembleCopies(made.pop("copies", None), made.pop("check", None), runner.spent())
     if made:
         runs = assemble_runs(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability, **made)
         return runs.top(s.n_target), copies

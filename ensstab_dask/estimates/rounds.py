@@ -153,7 +153,7 @@ def spend_real_runs(
             made = runner.run(plan)
         assert grown.model is not None  # a precision is refused for a model without copies
         ranks = grow_copies(grown.model, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
-        grown = dataclasses.replace(grown, model=ranks)
+        grown = dataclasses.replace(grown, model=ranks, spent=runner.spent())
         runs, names = runs_from_copies(ranks, settings.n_target), feature_names
         est = estimate_on_runs(
             runs, settings, grown, client=runner.client, progress=runner.progress, clock=clock, feature_names=names

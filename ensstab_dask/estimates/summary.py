@@ -98,12 +98,27 @@ def estimate_summary(self: EstimateFields) -> str:
     ]
     if self.self_check is not None:
         lines += ["", "  " + _check_text(self.self_check)]
-    lines += [
-        "",
-        f"  cost: {self.cost.real_runs} real runs of the selector, {self.cost.simulated_runs} simulated runs, "
-        f"{sum(self.cost.seconds.values()):.1f} s",
-    ]
+    lines += ["", "  " + cost_line(self.cost)]
     return "\n".join(lines)
+
+
+def cost_line(cost) -> str:
+    """What the estimate spent, in one line: its real runs as they were paid for (made here,
+    or reused from the cache at the seconds they took when made), never priced from the
+    seconds of reading a cache."""
+    runs, per_run = cost.runs, cost.seconds_per_run
+    rate = f"{per_run:.2f} s each" if np.isfinite(per_run) else "how long they took not recorded"
+    if runs.reused and not runs.made:
+        how = f", all reused from the cache ({rate} when made)"
+    elif runs.reused:
+        how = f", {runs.made} made here and {runs.reused} reused from the cache ({rate})"
+    else:
+        how = f" ({rate})" if runs.made else ""
+    here = " here" if runs.reused else ""
+    return (
+        f"cost: {cost.real_runs} real runs of the selector{how}, {cost.simulated_runs} simulated runs, "
+        f"{sum(cost.seconds.values()):.1f} s{here}"
+    )
 
 
 #: More members "hardly help" once the largest ensemble predicted shares fewer than this

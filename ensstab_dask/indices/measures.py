@@ -27,13 +27,17 @@ def similarity_matrix(z: np.ndarray, n_feature: int, index: str) -> np.ndarray:
     return similarity_of_intersections(z @ z.T, n_feature, index)
 
 
-def similarity_of_intersections(inter: np.ndarray, n_feature: int, index: str) -> np.ndarray:
-    """Pairwise similarities from the matrix of intersection sizes (sizes on the diagonal)."""
+def similarity_of_intersections(
+    inter: np.ndarray, n_feature: int, index: str, *, size: np.ndarray | None = None
+) -> np.ndarray:
+    """Pairwise similarities from the matrix of intersection sizes (U, U), the subsets' sizes
+    on its diagonal; or from a stack of them (..., U, U) and the ``size`` (U,) of each
+    subset."""
     record = INDICES.get(index)
     if record is None or record.similarity is None:
         raise InvalidParameterError(f"no pairwise form for index {index!r}")
     inter = inter.astype(np.float64)
-    size = np.diag(inter).copy()
+    size = np.diag(inter).copy() if size is None else np.asarray(size, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         return record.similarity(inter, size, n_feature)
 

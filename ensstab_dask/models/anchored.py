@@ -4,7 +4,7 @@
 its own stratified random half, its ``B`` weak selectors bootstrap samples of it) are a
 small naive check: the stability at every ``m <= B`` is measured on them directly,
 unbiased by construction, with the U-statistic's standard error over the copies
-(:mod:`ensstab_dask.models.measured`), each size averaged over :data:`MEMBER_DRAWS`
+(:mod:`ensstab_dask.models.measured`), each size averaged over :data:`MEMBER_ORDERS`
 random choices of each copy's members. Only ``m > B`` is a model: the law
 ``S(m) = a - b sqrt(c + 1/m)``, ``c >= 0`` (docs/method.md section 14.1: ``1 / m`` when
 the copies' limits differ, ``1 / sqrt(m)`` when they do not), fitted by generalised least
@@ -42,11 +42,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ensstab_dask.cluster import run_tasks
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
 from ensstab_dask.models.measured import (
     ROOT_C,
-    copy_similarities,
     curve_covariance,
     fit_root_law,
     law_sizes,
@@ -54,15 +54,17 @@ from ensstab_dask.models.measured import (
     root_law_weights,
     weighted,
 )
+from ensstab_dask.models.member_arcs import ArcDesign, arc_tops, pair_similarities
 from ensstab_dask.seeding import Stage, make_rng
 
-__all__ = ["Anchored", "COPY_DESIGN", "MEMBER_DRAWS", "CHECK_LIMIT"]
+__all__ = ["Anchored", "COPY_DESIGN", "MEMBER_ORDERS", "CHECK_LIMIT"]
 
 #: (real ensemble copies, weak selectors per copy): 200 real runs, whatever m_ensemble.
 COPY_DESIGN = (10, 20)
-#: Random choices of each copy's members per measured size below ``B``: their noise is
-#: amplified by the extrapolation (benchmarks/results/synthetic-truth.md).
-MEMBER_DRAWS = 256
+#: Random circular orders of each copy's members behind each measured size (each gives ``B``
+#: ensembles of every size below ``B``: :mod:`~ensstab_dask.models.member_arcs`): their
+#: noise is amplified by the extrapolation (benchmarks/results/member-draws.md).
+MEMBER_ORDERS = 16
 #: The member split's self-check fails beyond this |z| (chosen on the synthetic harness
 #: at seed 0: benchmarks/results/alarm.md).
 CHECK_LIMIT = 3.0
@@ -131,15 +133,7 @@ class Anchored(CurveModel):
         ranks = ctx.copies()
         s = ctx.settings
         G, B, _ = ranks.shape
-        sim = copy_similarities(
-            ranks,
-            s.n_target,
-            range(1, B + 1),
-            draws=MEMBER_DRAWS,
-            aggregate=s.aggregate,
-            index=s.index,
-            seed=ctx.stream(Stage.MEASURED),
-        )
+        sim, split = self._similarities(ctx, ranks)
         curve, cov = pair_means(sim), curve_covariance(sim)
         c = self._fit_c(curve, cov, B)
         W = self._weights(B, s.m_list, cov, c)
@@ -171,7 +165,7 @@ class Anchored(CurveModel):
             curve=curve_ds,
             bootstrap=boot,
             attrs=attrs,
-            state={"similarities": sim, "covariance": cov},
+            state={"similarities": sim, "covariance": cov, "member_split": split},
         )
 
     _REPLICATES = "bootstrap replicates of the real copies (the law refitted), scaled to the standard error"
@@ -202,23 +196,33 @@ class Anchored(CurveModel):
         sd = dev.std(axis=0, ddof=1)
         return point + dev * np.where(sd > 0, se / np.where(sd > 0, sd, 1.0), 0.0)
 
-    def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
-        ranks = ctx.copies()
-        s = ctx.settings
-        G, B, _ = ranks.shape
+    def _check_sizes(self, B: int) -> tuple[int, np.ndarray]:
+        """The member split's first members ``h`` and the sizes its law is fitted to."""
         h = -(-B // 2)
-        fit = np.arange(max(1, min(-(-B // 4), h - 2)), h + 1)  # law_sizes' rule, from B's own smallest size
-        if G < 4 or len(fit) < 3:
-            return None  # three sizes fit the law's three parameters; four copies make a jackknife
-        half = copy_similarities(
-            ranks[:, :h],
-            s.n_target,
-            fit,
-            draws=MEMBER_DRAWS,
-            aggregate=s.aggregate,
-            index=s.index,
-            seed=ctx.stream(Stage.CHECK),
-        )
+        return h, np.arange(max(1, min(-(-B // 4), h - 2)), h + 1)  # law_sizes' rule, from B's own smallest size
+
+    def _similarities(self, ctx: Context, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The measured curve's similarities, and the member split's (None where it has too
+        few copies or sizes), in one submission of every copy's arcs to where ``ctx`` runs
+        (:func:`arc_tops_on`)."""
+        s = ctx.settings
+        G, B, n = ranks.shape
+        seed = ctx.stream(Stage.MEASURED)
+        designs = [ArcDesign.of(s.n_target, range(1, B + 1), MEMBER_ORDERS, seed, aggregate=s.aggregate)]
+        h, fit = self._check_sizes(B)
+        split = G >= 4 and len(fit) >= 3  # three sizes fit the law's three parameters; four copies make a jackknife
+        if split:
+            seed = ctx.stream(Stage.CHECK)
+            designs.append(ArcDesign.of(s.n_target, fit, MEMBER_ORDERS, seed, aggregate=s.aggregate, members=h))
+        sims = [pair_similarities(tops, n, s.index) for tops in arc_tops_on(ctx.client, ranks, designs)]
+        return sims[0], (sims[1] if split else None)
+
+    def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
+        half = prediction.state["member_split"]
+        if half is None:
+            return None
+        G, B = half.shape[1], prediction.attrs["measured_up_to"]
+        h, fit = self._check_sizes(B)
         at_b = prediction.state["similarities"][B - 1]
         cov = curve_covariance(half)
         curves = np.vstack([pair_means(half), pair_means_without_each(half).T])  # the copies, then without each
@@ -249,3 +253,20 @@ class Anchored(CurveModel):
         own = 1.0 / np.sqrt(-(-B // 2)) - 1.0 / np.sqrt(B)
         scale = np.maximum(0.0, 1.0 / np.sqrt(B) - x) / own
         _widen(prediction.curve, check.excess * scale)
+
+
+def _arc_tops_task(ranks: np.ndarray, designs: list[ArcDesign], copies: range) -> list[np.ndarray]:
+    return [arc_tops(ranks[copies.start : copies.stop], d, copies) for d in designs]
+
+
+def arc_tops_on(client, ranks: np.ndarray, designs: list[ArcDesign]) -> list[np.ndarray]:
+    """:func:`~ensstab_dask.models.member_arcs.arc_tops` of every copy for each design, where
+    ``client`` says: in this process, one batch of every copy; on a cluster, one task per
+    copy (0.1 s or more at a few thousand features), the ranks sent once. The result does
+    not depend on which: each copy's draws come from its own streams."""
+    G = len(ranks)
+    local = client is None or client == "synchronous"
+    tasks = [(range(0, G),)] if local else [(range(g, g + 1),) for g in range(G)]
+    parts = run_tasks(_arc_tops_task, tasks, shared=(ranks, designs), client=client)
+    assert parts is not None
+    return [np.concatenate([p[i] for p in parts]) for i in range(len(designs))]

@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.checks import check_choice
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each, u_statistic_se
-from ensstab_dask.indices.measures import similarity_of_intersections
-from ensstab_dask.seeding import SeedLike, make_rng
+from ensstab_dask.models.member_arcs import ArcDesign, arc_tops, pair_similarities
+from ensstab_dask.seeding import SeedLike
 
 __all__ = [
     "copy_similarities",
@@ -70,6 +69,12 @@ def copy_similarities(
 ) -> np.ndarray:
     """Similarities between the copies' real ensembles, per ensemble size.
 
+    Each of ``draws`` draws is one random circular order of each copy's ``B`` members, its
+    ensembles of ``m`` the ``B`` arcs of ``m`` consecutive members (one at ``m = B``), each
+    a uniformly random ``m``-subset of the copy's members, every member in exactly ``m``
+    of them (:mod:`~ensstab_dask.models.member_arcs`); copies' arcs of the same draw and
+    place are paired.
+
     Parameters
     ----------
     ranks : int array, shape (G, B, n_feature)
@@ -79,12 +84,11 @@ def copy_similarities(
     sizes : sequence of int
         Ensemble sizes, each in ``[1, B]``.
     draws : int
-        Random choices of the members of each copy, per size (one at ``m = B``, where
-        there is only one).
+        Random circular orders of the members of each copy.
     aggregate, index : str
         The ensemble algorithm and a pairwise stability index.
     seed : int, SeedSequence or Generator
-        For the choices of members and the aggregation's tie-breaks.
+        For the orders and the aggregation's tie-breaks.
 
     Returns
     -------
@@ -93,22 +97,8 @@ def copy_similarities(
     """
     check_choice(index, "index", PAIRWISE_INDICES)
     ranks = np.asarray(ranks)
-    G, B, n_feature = ranks.shape
-    rng = make_rng(seed)
-    out = np.empty((len(sizes), G, G))
-    for i, m in enumerate(sizes):
-        n_draws = 1 if m == B else draws
-        acc = np.zeros((G, G))
-        for _ in range(n_draws):
-            top = copy_ensembles(ranks, n_target, m, rng, aggregate=aggregate)
-            z = np.zeros((G, n_feature), dtype=bool)
-            z[np.arange(G)[:, None], top] = True
-            # Intersections counted by gathering, not by a BLAS product: exact, and no
-            # BLAS threads spinning against the other processes of a busy machine.
-            acc += similarity_of_intersections(z[:, top].sum(axis=2), n_feature, index)
-        out[i] = acc / n_draws
-        np.fill_diagonal(out[i], np.nan)
-    return out
+    tops = arc_tops(ranks, ArcDesign.of(n_target, sizes, draws, seed, aggregate=aggregate))
+    return pair_similarities(tops, ranks.shape[-1], index)
 
 
 def pair_means(sim: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:

@@ -27,6 +27,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -128,13 +129,17 @@ class RunCache:
     """Where real runs are cached (``root``) for one data set (``data``, its digest) and one
     selector (``selector``, :func:`selector_key`). ``reused`` and ``fresh`` count the runs
     asked for that came from the cache, and the runs made (:meth:`run`), since it was
-    opened."""
+    opened; ``fresh_seconds`` is the wall time of the runs made, ``reused_seconds`` what
+    the reused ones took when they were made (each entry records its seconds per run; NaN
+    once an entry that did not is reused)."""
 
     root: Path
     data: str
     selector: str
     reused: int = 0
     fresh: int = 0
+    fresh_seconds: float = 0.0
+    reused_seconds: float = 0.0
 
     @classmethod
     def open(cls, cache_dir: str | os.PathLike, X, y, selector) -> RunCache | None:
@@ -161,11 +166,12 @@ class RunCache:
         """The entry's file."""
         return self.root / f"runs-{self.key(item)}.nc"
 
-    def _read(self, item: Pool | Copies, n_feature: int) -> np.ndarray | None:
-        """The entry's runs, as the run functions return them, or None (none yet, or damaged)."""
+    def _read(self, item: Pool | Copies, n_feature: int) -> tuple[np.ndarray | None, float]:
+        """The entry's runs, as the run functions return them, or None (none yet, or damaged),
+        and the wall seconds per run they took when made (NaN: not recorded)."""
         path = self.path(item)
         if not path.exists():
-            return None
+            return None, float("nan")
         ds = read_checked(path, logger=logger, what="cache entry")
         dims = ("run", "feature") if isinstance(item, Pool) else ("copy", "member", "feature")
         if ds is not None:
@@ -176,20 +182,29 @@ class RunCache:
                 and ranks.shape[-1] == n_feature
                 and ds.attrs.get("key") == (self.key(item))
             ):
-                return np.asarray(ranks.values).astype(np.int64)
+                rate = float(ds.attrs.get("seconds_per_run", float("nan")))
+                return np.asarray(ranks.values).astype(np.int64), rate
             logger.warning("cache entry %s not reused: it holds other runs than its name says; recomputing it", path)
-        return None
+        return None, float("nan")
 
-    def _write(self, item: Pool | Copies, ranks: np.ndarray) -> None:
+    def _write(self, item: Pool | Copies, ranks: np.ndarray, seconds_per_run: float) -> None:
         dims = ("run", "feature") if isinstance(item, Pool) else ("copy", "member", "feature")
         ds = xr.Dataset(
             {"ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (0 best)"})},
-            attrs={"key": self.key(item), "format": _RUNS_FORMAT},
+            attrs={"key": self.key(item), "format": _RUNS_FORMAT, "seconds_per_run": seconds_per_run},
         )
         try:
             write_checked(ds, self.path(item))
         except OSError as exc:  # a full disk or a folder made read-only: the runs made are kept
             logger.warning("cache entry %s not written (%s); the estimate goes on without it", self.path(item), exc)
+
+    def holds(self, plan: Sequence[Pool | Copies], n_feature: int) -> bool:
+        """Whether every run of ``plan`` is in the cache already (:meth:`run` would make none)."""
+        for item in plan:
+            stored = self._read(item, n_feature)[0]
+            if _missing(_start(item), _extent(item), stored):
+                return False
+        return True
 
     def run(
         self, plan: Sequence[Pool | Copies], n_feature: int, run_plan: Callable[[list], list[np.ndarray]]
@@ -202,24 +217,42 @@ class RunCache:
             key, reach = self.key(item), _extent(item)
             old = entries.get(key, (item, reach))[1]
             entries[key] = (_start(item), tuple(max(a, b) for a, b in zip(old, reach)))
-        stored = {key: self._read(item, n_feature) for key, (item, _) in entries.items()}
+        read = {key: self._read(item, n_feature) for key, (item, _) in entries.items()}
+        stored = {key: ranks for key, (ranks, _) in read.items()}
         missing: dict[str, list[Pool | Copies]] = {}
         for key, (item, reach) in entries.items():
             missing[key] = _missing(item, reach, stored[key])
         blocks = [block for key in entries for block in missing[key]]
+        start = time.perf_counter()
         made = iter(run_plan(blocks) if blocks else [])
+        # One submission for every block: its wall time is shared out by runs.
+        fresh = sum(_count(block) for block in blocks)
+        rate = (time.perf_counter() - start) / fresh if fresh else float("nan")
         full = {}
         for key, (item, _) in entries.items():
             new = [next(made) for _ in missing[key]]
             full[key] = _joined(item, stored[key], missing[key], new)
             if new:
-                self._write(item, full[key])
-        self.fresh += sum(_count(block) for block in blocks)
+                self._write(item, full[key], _mean_rate(stored[key], read[key][1], full[key], rate))
+        self.fresh += fresh
+        self.fresh_seconds += rate * fresh if fresh else 0.0
         out = []
         for item in plan:
             out.append(_part(item, full[self.key(item)]))
-            self.reused += _count(item) - _overlap_fresh(item, stored[self.key(item)])
+            reused = _count(item) - _overlap_fresh(item, stored[self.key(item)])
+            self.reused += reused
+            if reused:
+                self.reused_seconds += reused * read[self.key(item)][1]
         return out
+
+
+def _mean_rate(stored: np.ndarray | None, stored_rate: float, full: np.ndarray, rate: float) -> float:
+    """Seconds per run of an entry grown from ``stored`` (its runs at ``stored_rate``) to
+    ``full`` by runs made at ``rate``: the mean over its runs (NaN if the stored runs'
+    rate is not known)."""
+    old = 0 if stored is None else int(np.prod(stored.shape[:-1]))
+    new = int(np.prod(full.shape[:-1])) - old
+    return rate if old == 0 else (old * stored_rate + new * rate) / (old + new)
 
 
 def _count(item: Pool | Copies) -> int:

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import ensstab_dask as es
-from ensstab_dask.aggregation import aggregate_rankings, copy_ensembles
+from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.estimates.features import (
     FREQUENT,
     check_feature_memory,
@@ -20,7 +20,6 @@ from ensstab_dask.estimates.features import (
     selection_frequencies,
     stable_features,
 )
-from ensstab_dask.models.measured import copy_similarities
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.settings import EstimateSettings
 from ensstab_dask.simulator.kernel import simulate_rankings
@@ -65,27 +64,6 @@ def test_the_counts_are_the_copies_ensembles_and_the_intervals_clopper_pearsons(
         row = ds.isel(feature=int(np.flatnonzero(expected == c)[0]), m_measured=0)
         assert float(row["frequency_lower"]) == pytest.approx(ci.low, abs=1e-12)
         assert float(row["frequency_upper"]) == pytest.approx(ci.high, abs=1e-12)
-
-
-def test_copy_similarities_is_unchanged_by_the_shared_helper():
-    """The measured curve draws its ensembles through copy_ensembles: the same draws, in the
-    same order, as the loop it replaced (the models' pins check the rest)."""
-    ranks = _copies(6, 8, seed=3)
-    rng = es.make_rng(5)
-    expected = np.empty((2, 6, 6))
-    for i, m in enumerate((3, 8)):
-        acc = np.zeros((6, 6))
-        for _ in range(1 if m == 8 else 4):
-            chosen = np.stack([ranks[c, np.sort(rng.choice(8, m, replace=False))] for c in range(6)])
-            top = aggregate_rankings(chosen, 5, seed=rng)
-            z = np.zeros((6, 60))
-            z[np.arange(6)[:, None], top] = 1.0
-            inter = z @ z.T
-            acc += inter / (10.0 - inter)
-        expected[i] = acc / (1 if m == 8 else 4)
-        np.fill_diagonal(expected[i], np.nan)
-    got = copy_similarities(ranks, 5, (3, 8), draws=4, seed=5)
-    np.testing.assert_allclose(got, expected, equal_nan=True)
 
 
 def test_the_table_is_sorted_named_and_complete():

@@ -9,6 +9,7 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 import ensstab_dask as es
+from ensstab_dask.estimates.records import Cost
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import make_microarray
 
@@ -39,9 +40,10 @@ def _estimate(n_target, **kw):
 
 
 def _numbers(est) -> dict:
-    """The estimate as JSON without the wall times."""
+    """The estimate as JSON without the wall times and how its runs were paid for."""
     out = est.to_dict()
-    out.pop("seconds", None)
+    for key in Cost.HOW_IT_RAN:
+        out.pop(key, None)
     out.get("cost", {}).pop("seconds", None)
     return out
 
@@ -126,3 +128,40 @@ def test_validate_caches_the_estimates_runs_too(tmp_path):
     assert len(list(tmp_path.glob("naive-*.nc"))) == 1 and len(list(tmp_path.glob("runs-*.nc"))) == 1
     again, fits = _estimate(10, cache_dir=tmp_path, m_stability=5)
     assert fits == 0 and _numbers(again) == _numbers(val.estimate)
+
+
+@pytest.mark.slow
+def test_a_rerun_from_the_cache_prices_its_runs_as_they_were_made(tmp_path):
+    """After a rerun that made no run, every cost figure (the cost line, the JSON, the cost
+    table the picture and the report draw) prices the runs at the seconds they took when
+    made, never at the seconds of reading the cache; and no cluster is started for it."""
+    from distributed.deploy.spec import SpecCluster
+
+    from ensstab_dask.estimates.summary import cost_line
+    from ensstab_dask.plotting.cost import cost_table, cost_words
+
+    fresh, fits = _estimate(10, cache_dir=tmp_path)
+    clusters = len(SpecCluster._instances)
+    CountingForest.fits = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
+        again = es.estimate(DATA.X, DATA.y, 10, client=None, cache_dir=tmp_path, **KW)
+    assert CountingForest.fits == 0 and len(SpecCluster._instances) == clusters  # no cluster for reading runs
+    made, reused = fresh.cost.runs, again.cost.runs
+    assert (made.made, made.reused, reused.made, reused.reused) == (200, 0, 0, 200)
+    rate = fresh.cost.seconds_per_run
+    assert rate == pytest.approx(made.made_seconds / 200) and rate > 0
+    assert again.cost.seconds_per_run == pytest.approx(rate, rel=1e-12)  # the entry's record, not the reading
+    assert f"all reused from the cache ({rate:.2f} s each when made)" in cost_line(again.cost)
+    assert f"({rate:.2f} s each)" in cost_line(fresh.cost)
+    for key, value in (("runs_made", 0), ("runs_reused", 200), ("seconds_per_real_run", rate)):
+        assert again.to_dict()[key] == pytest.approx(value)
+    t_fresh, t_again = cost_table(fresh.to_dataset()), cost_table(again.to_dataset())
+    assert t_again.attrs["seconds_per_real_run"] == pytest.approx(rate)
+    np.testing.assert_allclose(t_again["naive_seconds"], t_fresh["naive_seconds"], rtol=1e-12)
+    # The estimate as made: its runs at their rate plus this call's own stages after them.
+    after = sum(v for k, v in again.cost.seconds.items() if k != "real_runs")
+    np.testing.assert_allclose(t_again["estimate_seconds"], 200 * rate + after, rtol=1e-9)
+    assert again.cost.seconds_as_made() == pytest.approx(200 * rate + after)
+    assert float(t_again["speedup"][-1]) < float(t_again["naive_seconds"][-1]) / (200 * rate)
+    assert cost_words(t_again).startswith(f"{float(t_again['speedup'][-1]):.2g}x in time")
