@@ -18,14 +18,14 @@ keys are absent from the JSON, not null.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, Union
+from typing import Any, Literal, Protocol, Union
 
 import numpy as np
 import xarray as xr
 
 from ensstab_dask.estimates.features import feature_rows, stable_features
+from ensstab_dask.estimates.spending import Cost, Round, RunsSpent, Spending
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.outputs import json_number
@@ -385,160 +385,6 @@ class Verdict:
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
         ds.attrs.update(reliable=int(self.reliable), warnings="\n".join(self.warnings), notes="\n".join(self.notes))
         return ds
-
-
-@dataclass(frozen=True)
-class RunsSpent:
-    """How an estimate's real runs were paid for: ``made`` here, in ``made_seconds`` of wall
-    time, and ``reused`` from the cache of real runs, which took ``reused_seconds`` when
-    they were made (as their cache entries recorded it; NaN where an entry did not)."""
-
-    made: int = 0
-    reused: int = 0
-    made_seconds: float = 0.0
-    reused_seconds: float = 0.0
-
-    def __add__(self, other: RunsSpent) -> RunsSpent:
-        return RunsSpent(
-            self.made + other.made,
-            self.reused + other.reused,
-            self.made_seconds + other.made_seconds,
-            self.reused_seconds + other.reused_seconds,
-        )
-
-    @property
-    def seconds_per_run(self) -> float:
-        """Wall seconds per real run as the runs were made, here or when the reused ones
-        were (NaN when no run's time is known): never the seconds of reading a cache."""
-        known = np.isfinite(self.reused_seconds) and self.reused > 0
-        runs = self.made + (self.reused if known else 0)
-        seconds = self.made_seconds + (self.reused_seconds if known else 0.0)
-        return seconds / runs if runs else float("nan")
-
-
-@dataclass(frozen=True)
-class Cost:
-    """What the estimate spent: runs of the real selector and of the simulated one, the
-    wall time of each stage (``seconds``, which later stages of the same estimate add to),
-    and how the real runs were paid for (``runs``: made here or reused from the cache)."""
-
-    real_runs: int
-    simulated_runs: int
-    seconds: dict[str, float]
-    runs: RunsSpent = field(default_factory=RunsSpent)
-
-    #: The keys of :meth:`to_dict` that say how this run of the estimate went (its wall times,
-    #: which runs it made and which it read back), not what it estimated: the same estimate
-    #: made again, elsewhere or from the cache, differs in these alone.
-    HOW_IT_RAN: ClassVar[tuple[str, ...]] = ("seconds", "runs_made", "runs_reused", "seconds_per_real_run")
-
-    @property
-    def seconds_per_run(self) -> float:
-        """Wall seconds per real run as made (:attr:`RunsSpent.seconds_per_run`)."""
-        return self.runs.seconds_per_run
-
-    def seconds_as_made(self) -> float:
-        """The estimate's wall time with its real runs at the seconds they took when they were
-        made: what it costs from scratch, whatever the cache saved this time (the stages'
-        own seconds where no run's time is known)."""
-        total = float(sum(self.seconds.values()))
-        per_run = self.seconds_per_run
-        if not np.isfinite(per_run):
-            return total
-        return total - float(self.seconds.get("real_runs", 0.0)) + per_run * self.real_runs
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "real_runs": self.real_runs,
-            "runs_made": self.runs.made,
-            "runs_reused": self.runs.reused,
-            "seconds_per_real_run": json_number(self.seconds_per_run),
-            "simulated_runs": self.simulated_runs,
-            "seconds": self.seconds,
-        }
-
-    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
-        ds.attrs.update(real_runs=self.real_runs, simulated_runs=self.simulated_runs)
-        ds.attrs.update(runs_made=self.runs.made, runs_reused=self.runs.reused)
-        # Not seconds_*: those are the stages' times, which a reader sums.
-        ds.attrs.update(real_run_seconds_each=self.seconds_per_run)
-        ds.attrs.update({f"seconds_{k}": v for k, v in self.seconds.items()})
-        return ds
-
-
-@dataclass(frozen=True)
-class Round:
-    """One round: the design estimated on, what it cost in all, the half-width it gave at
-    the largest size (and the model band within it), and what came next."""
-
-    copies: int
-    members: int
-    real_runs: int
-    half_width: float
-    band: float
-    next: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "copies": self.copies,
-            "members": self.members,
-            "real_runs": self.real_runs,
-            "half_width": self.half_width,
-            "band": self.band,
-            "next": self.next,
-        }
-
-
-@dataclass(frozen=True)
-class Spending:
-    """How an estimate with a ``precision`` spent its real runs: the rounds, in order."""
-
-    precision: float
-    max_real_runs: int
-    at: int  # the ensemble size the half-width is read at (the largest asked)
-    rounds: tuple[Round, ...]
-    wanted_runs: int | None = None  # where the cap stopped it: the real runs the next round would have had
-    words: Callable[[str], str] = field(default=str, compare=False, repr=False)  # the command line rewords it
-
-    @property
-    def reached(self) -> bool:
-        """Whether the last round's half-width is within the precision asked."""
-        return bool(self.rounds[-1].half_width <= self.precision)
-
-    @property
-    def real_runs(self) -> int:
-        return self.rounds[-1].real_runs
-
-    def sentence(self) -> str:
-        """What was spent and why, in one sentence."""
-        last = self.rounds[-1]
-        n = len(self.rounds)
-        spent = f"{last.real_runs} real runs ({last.copies} copies of {last.members}) in {n} round{'s' * (n > 1)}"
-        if self.reached:
-            return self.words(
-                f"Precision: half-width {last.half_width:.3f} at m = {self.at}, within the {self.precision:g} "
-                f"asked, after {spent}."
-            )
-        if last.next == "cap":
-            why = "the cap on real runs stops it" + (
-                f"; to go on, pass max_real_runs={self.wanted_runs}" if self.wanted_runs else ""
-            )
-        else:
-            why = {"no curve": "the estimate has no curve to narrow"}.get(last.next, last.next)
-        return self.words(
-            f"Precision NOT reached: half-width {last.half_width:.3f} at m = {self.at} > the {self.precision:g} "
-            f"asked, after {spent}: {why}."
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "precision": self.precision,
-            "max_real_runs": self.max_real_runs,
-            "at": self.at,
-            "reached": self.reached,
-            "wanted_runs": self.wanted_runs,
-            "rounds": [r.to_dict() for r in self.rounds],
-        }
 
 
 @dataclass(frozen=True)

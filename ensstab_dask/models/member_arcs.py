@@ -139,6 +139,10 @@ def _one_draw(ranks: np.ndarray, design: ArcDesign, bounds: Bounds | None, rngs:
     ordered = ranks[np.arange(G)[:, None, None], order[:, :, None], visit[:, None, :]]  # (G, B, n)
     v = _member_scores(ordered, k, design.aggregate)
     prefix = None if v is None else _prefix_sums(v)
+    if bounds is not None:  # the probe features' visited positions, through the inverse of the visiting order
+        where = np.empty_like(visit)
+        where[np.arange(G)[:, None], visit] = np.arange(n)
+        probe = np.take_along_axis(where, bounds.probe, axis=1)
     out = np.empty((G, len(design.sizes), B, k), dtype=np.int64)
     for i, m in enumerate(design.sizes):
         arcs = B if m < B else 1
@@ -151,9 +155,10 @@ def _one_draw(ranks: np.ndarray, design: ArcDesign, bounds: Bounds | None, rngs:
                 ]
             )
         else:
-            cols = _kept_columns(_can_keep(bounds, i, prefix, m, arcs, visit, k), visit, n)  # (G, width)
-            pick = np.arange(G)[:, None, None], np.arange(arcs)[None, :, None], cols[:, None, :]
-            score = prefix[:, m : m + arcs][pick] - prefix[:, :arcs][pick]  # (G, arcs, width)
+            kth = np.partition(_arc_scores(prefix, probe, m, arcs), k - 1, axis=2)[..., k - 1].max(axis=1)
+            can = bounds.best[i] <= np.minimum(kth, bounds.bar[i])[:, None]  # (G, n)
+            cols = _kept_columns(can, visit, n)  # (G, width)
+            score = _arc_scores(prefix, cols, m, arcs)  # (G, arcs, width)
             # Ties go to the first visited: the key is unique, so the kept set does not depend
             # on which other features were left out, nor on the batch's padding.
             key = score.astype(np.int64) * (n + 1) + cols[:, None, :]
@@ -164,28 +169,21 @@ def _one_draw(ranks: np.ndarray, design: ArcDesign, bounds: Bounds | None, rngs:
 
 def _prefix_sums(v: np.ndarray) -> np.ndarray:
     """Sums of the first ``j`` members around the circle (twice round, less one), (G, 2B,
-    n + 1); column ``n`` a feature whose every arc scores above any real one, kept as
-    padding (:func:`_kept_columns`)."""
+    n + 1); column ``n`` a feature whose every arc of ``m`` scores ``m (n + 1)``, above any
+    real one (a rank is at most ``n``), kept as padding (:func:`_kept_columns`)."""
     G, B, n = v.shape
-    wide = np.int32 if B * max(n, 1) < 2**31 - 1 else np.int64
+    wide = np.int32 if 2 * B * (n + 1) < 2**31 else np.int64
     prefix = np.zeros((G, 2 * B, n + 1), dtype=wide)
     np.cumsum(np.concatenate([v, v[:, : B - 1]], axis=1), axis=1, dtype=wide, out=prefix[:, 1:, :n])
-    prefix[:, :, n] = np.arange(2 * B) * (np.iinfo(wide).max // (4 * B))
+    prefix[:, :, n] = np.arange(2 * B) * (n + 1)
     return prefix
 
 
-def _can_keep(bounds: Bounds, i: int, prefix: np.ndarray, m: int, arcs: int, visit: np.ndarray, k: int):
-    """Per copy, the features its arcs of ``m`` can keep, (G, n): those whose ``m`` best
-    scores are at most the smaller of the bar and the largest over arcs of the ``k``-th best
-    score among the probe features."""
-    G = len(visit)
-    where = np.empty_like(visit)  # a feature's visited position: the inverse of the visiting order
-    where[np.arange(G)[:, None], visit] = np.arange(visit.shape[1])
-    cols = np.take_along_axis(where, bounds.probe, axis=1)
-    pick = np.arange(G)[:, None, None], np.arange(arcs)[None, :, None], cols[:, None, :]
-    probed = prefix[:, m : m + arcs][pick] - prefix[:, :arcs][pick]  # (G, arcs, n_probe)
-    kth = np.partition(probed, k - 1, axis=2)[..., k - 1].max(axis=1)
-    return bounds.best[i] <= np.minimum(kth, bounds.bar[i])[:, None]
+def _arc_scores(prefix: np.ndarray, cols: np.ndarray, m: int, arcs: int) -> np.ndarray:
+    """The summed scores of the first ``arcs`` arcs of ``m`` members at the visited positions
+    ``cols`` (G, width) of each copy: (G, arcs, width)."""
+    at = np.take_along_axis(prefix, cols[:, None, :], axis=2)  # (G, 2B, width)
+    return at[:, m : m + arcs] - at[:, :arcs]
 
 
 def _kept_columns(mask: np.ndarray, visit: np.ndarray, n: int) -> np.ndarray:

@@ -88,7 +88,7 @@ def cost_table(obj) -> xr.Dataset:
     _need(ds, "estimate", "cost_table")
     own_rate = _own_rate(ds)
     total = total_seconds(ds)
-    if np.isfinite(own_rate):  # the real runs as made, not the seconds of reading them from a cache
+    if int(ds.attrs.get("runs_reused", 0)) and np.isfinite(own_rate):  # as made, not the cache's reading
         total += own_rate * int(ds.attrs["real_runs"]) - float(ds.attrs.get("seconds_real_runs", 0.0))
     if "naive_seconds" in ds.attrs:
         per_run = float(ds.attrs["naive_seconds"]) / int(ds.attrs["naive_real_runs"])

@@ -7,12 +7,14 @@ import json
 import pytest
 
 from ensstab_dask.cli import main
+from ensstab_dask.estimates.records import Cost
 
 TINY = ["--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0", "--scheduler", "synchronous"]
 
 
 def _without_seconds(payload: dict) -> dict:
-    return {k: v for k, v in payload.items() if k != "seconds"}
+    """The estimate's JSON without what says how this run of it went (Cost.HOW_IT_RAN)."""
+    return {k: v for k, v in payload.items() if k not in Cost.HOW_IT_RAN}
 
 
 def test_a_second_estimate_reuses_the_first_s_real_runs_and_says_so(tmp_path, capsys):
