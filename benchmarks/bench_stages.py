@@ -53,6 +53,7 @@ def _estimate(data: Path, cache: Path, out: Path) -> tuple[float, dict]:
     """One ``ensstab estimate`` in a fresh process: its wall seconds and its JSON."""
     command = [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--data", str(data)]
     command += ["--cache-dir", str(cache), "--json", str(out), "--quiet"]
+    out.unlink(missing_ok=True)
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start, json.loads(out.read_text())

@@ -39,8 +39,9 @@ from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
 
 __all__ = ["ArcDesign", "Bounds", "bounds_of", "arc_tops", "pair_similarities", "PROBE"]
 
-#: Probe features per feature an ensemble keeps (:class:`Bounds`): more bound an arc's cut
-#: more tightly and cost more to score.
+#: Probe features with the best sums in their copy per feature an ensemble keeps, beside
+#: each member's own best (:class:`Bounds`): more bound an arc's cut more tightly and cost
+#: more to score.
 PROBE = 3
 
 
@@ -82,8 +83,9 @@ class Bounds:
     lower bound of its score in any ensemble of ``m`` of the copy's members, (sizes, G,
     n_feature); ``bar``: per size and copy, the ``n_target``-th smallest sum of ``m`` worst
     scores, which the ``n_target``-th best score of every such ensemble is at most, (sizes,
-    G); ``probe``: per copy, the features with the best sums over all its members, whose
-    scores in an ensemble bound its ``n_target``-th best score again, (G, n_probe)."""
+    G); ``probe``: per copy, each member's ``n_target`` best features and the features with
+    the best sums over all its members, whose scores in an ensemble bound its
+    ``n_target``-th best score again, (G, n_probe), padded with ``n_feature`` (no feature)."""
 
     best: np.ndarray
     bar: np.ndarray
@@ -103,8 +105,13 @@ def bounds_of(v: np.ndarray, n_target: int, sizes) -> Bounds:
     best = np.stack([low[:, m - 1] for m in sizes])
     worst = np.stack([total - (low[:, B - m - 1] if m < B else 0) for m in sizes])  # the sum of the m worst
     bar = np.partition(worst, n_target - 1, axis=2)[..., n_target - 1]
-    n_probe = min(n, PROBE * n_target)
-    probe = np.argpartition(total, n_probe - 1, axis=1)[:, :n_probe]
+    n_best = min(n, PROBE * n_target)
+    overall = np.argpartition(total, n_best - 1, axis=1)[:, :n_best]
+    own = np.argpartition(v, n_target - 1, axis=2)[..., :n_target].reshape(len(v), -1)  # each member's best
+    sets = [np.unique(np.concatenate([a, b])) for a, b in zip(overall, own)]
+    probe = np.full((len(v), max(len(p) for p in sets)), n)
+    for g, p in enumerate(sets):
+        probe[g, : len(p)] = p
     return Bounds(best=best, bar=bar, probe=probe)
 
 
@@ -140,7 +147,7 @@ def _one_draw(ranks: np.ndarray, design: ArcDesign, bounds: Bounds | None, rngs:
     v = _member_scores(ordered, k, design.aggregate)
     prefix = None if v is None else _prefix_sums(v)
     if bounds is not None:  # the probe features' visited positions, through the inverse of the visiting order
-        where = np.empty_like(visit)
+        where = np.full((G, n + 1), n)  # feature n, the padding, at the padding column
         where[np.arange(G)[:, None], visit] = np.arange(n)
         probe = np.take_along_axis(where, bounds.probe, axis=1)
     out = np.empty((G, len(design.sizes), B, k), dtype=np.int64)
@@ -155,14 +162,7 @@ def _one_draw(ranks: np.ndarray, design: ArcDesign, bounds: Bounds | None, rngs:
                 ]
             )
         else:
-            kth = np.partition(_arc_scores(prefix, probe, m, arcs), k - 1, axis=2)[..., k - 1].max(axis=1)
-            can = bounds.best[i] <= np.minimum(kth, bounds.bar[i])[:, None]  # (G, n)
-            cols = _kept_columns(can, visit, n)  # (G, width)
-            score = _arc_scores(prefix, cols, m, arcs)  # (G, arcs, width)
-            # Ties go to the first visited: the key is unique, so the kept set does not depend
-            # on which other features were left out, nor on the batch's padding.
-            key = score.astype(np.int64) * (n + 1) + cols[:, None, :]
-            top = np.take_along_axis(cols[:, None, :], np.argpartition(key, k - 1, axis=-1)[..., :k], -1)
+            top = _sum_tops(prefix, bounds, i, m, arcs, probe, visit, k)
         out[:, i] = np.take_along_axis(visit[:, None, :], top, -1)  # back to features; broadcast at m = B
     return out
 
@@ -179,6 +179,30 @@ def _prefix_sums(v: np.ndarray) -> np.ndarray:
     return prefix
 
 
+def _sum_tops(prefix, bounds: Bounds, i: int, m: int, arcs: int, probe, visit, k: int) -> np.ndarray:
+    """The visited positions each arc of ``m`` keeps, (G, arcs, k), for an aggregate that sums.
+
+    Each arc's ``k``-th best score is at most the ``k``-th best among the probe features'
+    (``kth``); a copy's features whose ``m`` best scores exceed its largest such bound (or
+    the bar) are not scored at all, and of the rest only those an arc's own bound admits
+    are ranked: ties included, the kept ones are among them. Ties go to the first visited:
+    the key is unique, so what is kept depends on neither of these cuts nor on padding."""
+    G, n = visit.shape
+    kth = np.partition(_arc_scores(prefix, probe, m, arcs), k - 1, axis=2)[..., k - 1]  # (G, arcs)
+    can = bounds.best[i] <= np.minimum(kth.max(axis=1), bounds.bar[i])[:, None]  # (G, n)
+    cols = _kept_columns(can, visit, n)  # (G, width), padded with the column no arc keeps
+    cols = np.concatenate([cols, np.full((G, 1), n)], axis=1)  # one more: the fill of the cut below
+    sliced = cols.shape[1] > n // 5  # a slice of every column costs less than a gather of a fifth
+    score = prefix[:, m : m + arcs] - prefix[:, :arcs] if sliced else _arc_scores(prefix, cols, m, arcs)
+    width = score.shape[-1]
+    admitted = (score <= kth[..., None]).reshape(G * arcs, width)
+    where = _kept_columns(admitted, None, width - 1)  # (G arcs, w): places in cols, the fill at the end
+    score = np.take_along_axis(score.reshape(G * arcs, width), where, axis=1)
+    cols = where if sliced else cols[np.repeat(np.arange(G), arcs)[:, None], where]
+    key = score.astype(np.int64) * (n + 1) + cols
+    return np.take_along_axis(cols, np.argpartition(key, k - 1, axis=-1)[:, :k], -1).reshape(G, arcs, k)
+
+
 def _arc_scores(prefix: np.ndarray, cols: np.ndarray, m: int, arcs: int) -> np.ndarray:
     """The summed scores of the first ``arcs`` arcs of ``m`` members at the visited positions
     ``cols`` (G, width) of each copy: (G, arcs, width)."""
@@ -186,13 +210,14 @@ def _arc_scores(prefix: np.ndarray, cols: np.ndarray, m: int, arcs: int) -> np.n
     return at[:, m : m + arcs] - at[:, :arcs]
 
 
-def _kept_columns(mask: np.ndarray, visit: np.ndarray, n: int) -> np.ndarray:
-    """Per copy, the visited positions of the features ``mask`` (G, n) keeps, in visiting
-    order, padded with ``n`` (the column no arc keeps) to one width: (G, width)."""
-    kept = np.take_along_axis(mask, visit, axis=1)  # by visited position
+def _kept_columns(mask: np.ndarray, visit: np.ndarray | None, fill: int) -> np.ndarray:
+    """Per row, the places that ``mask`` (rows, n) keeps, in order, padded with ``fill`` to
+    one width: (rows, width). With ``visit`` (rows, n), a feature mask is read by visited
+    position first, so that the places are visited positions."""
+    kept = mask if visit is None else np.take_along_axis(mask, visit, axis=1)
     count = kept.sum(axis=1)
-    row, col = np.nonzero(kept)  # row by row, each in visiting order
-    out = np.full((len(kept), int(count.max())), n)
+    row, col = np.nonzero(kept)  # row by row, each in order
+    out = np.full((len(kept), int(count.max())), fill)
     out[row, np.arange(len(col)) - np.repeat(np.cumsum(count) - count, count)] = col
     return out
 
