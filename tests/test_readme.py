@@ -207,15 +207,20 @@ def test_main_command_with_the_cli_defaults(tmp_path):
 #: Options that shrink a command to seconds, and the only ones SHRUNK may add: each
 #: changes a size (copies, trees, replicates, repeats), never which code runs or which
 #: labels (ensemble sizes, grid values) it computes.
-SIZE_OPTIONS = {"--m-stability", "--n-estimators", "--n-boot", "--repeats", "--rows", "--literal-rows"}
+SIZE_OPTIONS = {"--m-stability", "--n-estimators", "--n-boot", "--repeats", "--rows", "--literal-rows", "--features"}
 
 #: Commands that take minutes as written, with what makes them take seconds here.
 COLON = 'ensstab estimate --data "$ENSSTAB_DATA_DIR/colon.mat" --n-target 20 --json colon.json'
+STAGES = (
+    "python benchmarks/bench_stages.py --features 2000,7129,20000 --repeats 3 "
+    "--json benchmarks/results/stages-2-cores.json"
+)
 SHRUNK = {
     "ensstab validate --output validation.nc": ["--m-stability", "4", "--n-estimators", "10", "--n-boot", "20"],
     COLON: ["--n-estimators", "10", "--n-boot", "20"],
     "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
     "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": ["--repeats", "1"],
+    STAGES: ["--features", "300", "--repeats", "1"],
 }
 
 #: Commands not run here, because another test or .ci/run runs them.
