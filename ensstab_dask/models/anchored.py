@@ -4,8 +4,9 @@
 its own stratified random half, its ``B`` weak selectors bootstrap samples of it) are a
 small naive check: the stability at every ``m <= B`` is measured on them directly,
 unbiased by construction, with the U-statistic's standard error over the copies
-(:mod:`ensstab_dask.models.measured`), each size averaged over :data:`MEMBER_ORDERS`
-random choices of each copy's members. Only ``m > B`` is a model: the law
+(:mod:`ensstab_dask.models.measured`), each size averaged over the arcs of
+:data:`MEMBER_ORDERS` random circular orders of each copy's members
+(:mod:`~ensstab_dask.models.member_arcs`; one task per copy on a cluster). Only ``m > B`` is a model: the law
 ``S(m) = a - b sqrt(c + 1/m)``, ``c >= 0`` (docs/method.md section 14.1: ``1 / m`` when
 the copies' limits differ, ``1 / sqrt(m)`` when they do not), fitted by generalised least
 squares to the measured sizes in ``[B/4, B]`` under the copies' covariance of the curve,

@@ -131,7 +131,7 @@ def assert_clean_interrupt(code: int, err: str, last_line: str, c: Cli, status: 
 def test_ctrl_c_during_estimate(cli, whom):
     """It printed 244 lines (40 x "Task exception was never retrieved ... AllExit"); sent to
     the group, the workers' KeyboardInterrupt tracebacks and a wrong resume hint."""
-    c = cli("estimate")
+    c = cli("estimate", "--no-cache")
     c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
     time.sleep(2)  # real runs under way on both workers
     code, err = c.interrupt(whom)
@@ -142,7 +142,7 @@ def test_ctrl_c_during_estimate(cli, whom):
 def test_sigterm_during_estimate_is_one_line_and_exit_143(cli):
     """SIGTERM killed the CLI at once: no word, and "leaked semaphore objects" from the
     resource tracker. It is now handled as Ctrl-C is, with the shell's status for it."""
-    c = cli("estimate")
+    c = cli("estimate", "--no-cache")
     c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
     time.sleep(2)
     code, err = c.interrupt("process", signal.SIGTERM)
@@ -196,7 +196,7 @@ def _stop_takes(c: Cli, whom: str, sig: int) -> tuple[int, str, float]:
 def test_sighup_is_handled_as_sigterm(cli):
     """SIGHUP (the terminal closed) killed the CLI at once: no word, exit status -1, and
     "leaked semaphore objects" from the resource tracker."""
-    c = cli("estimate")
+    c = cli("estimate", "--no-cache")
     c.wait_until(lambda: any("Dask dashboard" in line for line in c.lines), "cluster at work")
     time.sleep(2)
     code, err, took = _stop_takes(c, "process", signal.SIGHUP)
@@ -231,7 +231,7 @@ def _slow_workers(tmp_path) -> dict:
 def test_ctrl_c_while_the_local_cluster_starts_ends_the_process_within_seconds(cli, tmp_path):
     """The Ctrl-C was held back until every worker had started, then the cluster closed:
     about 14 s on a loaded machine, here the workers' minute."""
-    c = cli("estimate", env=_slow_workers(tmp_path))
+    c = cli("estimate", "--no-cache", env=_slow_workers(tmp_path))
     c.wait_until(lambda: len(c.workers()) >= 1, "worker processes starting")
     time.sleep(1)
     code, err, took = _stop_takes(c, "group", signal.SIGINT)
