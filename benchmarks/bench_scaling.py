@@ -103,7 +103,7 @@ def measure(client, workers: int, job, *, stages=False) -> dict:
     return row
 
 
-def _warm(client) -> None:
+def warm_up(client) -> None:
     """Every worker imports what a task needs and fits a forest once, before any timer."""
 
     def fit():
@@ -150,7 +150,7 @@ def run(args) -> list[dict]:
     rows = []
     for workers in args.workers:
         with local_cluster(n_workers=workers, host="127.0.0.1") as cluster, Client(cluster) as client:
-            _warm(client)
+            warm_up(client)
             # The estimate and the naive check on the same selector, sizes, seed and cluster.
             common = dict(
                 selector=selector, m_ensemble=M_LIST, m_stability=M_STABILITY, seed=0, client=client, progress=False

@@ -84,7 +84,7 @@ def busy_share(data: Path, cache: Path) -> dict:
     import warnings
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from bench_scaling import _warm, measure
+    from bench_scaling import measure, warm_up
 
     import ensstab_dask as es
     from ensstab_dask.cluster import connect
@@ -92,7 +92,7 @@ def busy_share(data: Path, cache: Path) -> dict:
     loaded = np.load(data)
     with connect("processes", n_workers=2) as client, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _warm(client)
+        warm_up(client)
         row = measure(
             client,
             2,
