@@ -5,7 +5,8 @@
 The cases come from ``probe_cases_silent`` (silently wrong answers, lost files), where
 they are present ``probe_cases_loud`` (hangs, tracebacks, noisy output), and the fourth
 round's ``probe_cases_outputs``, ``probe_cases_stores``, ``probe_cases_data`` and
-``probe_cases_schedulers`` (numbered 100 + the item); each defines
+``probe_cases_schedulers`` (numbered 100 + the item), and the fifth round's
+``probe_cases_trust`` and ``probe_cases_inputs`` (numbered 200 + the item); each defines
 ``CASES``, a list of :class:`probe_cases_common.Case`. Every case runs in its own empty
 temporary folder and returns its class (:data:`probe_cases_common.CLASSES`): ``error``,
 a clear one-line error; ``right``, the right answer; or ``silent``, ``hang``,
@@ -38,6 +39,9 @@ MODULES = (
     "probe_cases_stores",
     "probe_cases_data",
     "probe_cases_schedulers",
+    # round 5: numbered 200 + the item
+    "probe_cases_trust",
+    "probe_cases_inputs",
 )
 
 

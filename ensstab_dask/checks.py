@@ -235,6 +235,30 @@ def membership(rows: list[np.ndarray], n_feature: int, dtype=np.float64) -> np.n
     return z
 
 
+def _checked_at_once(values: list, name: str, kind: str, n_feature: int, n_target: int) -> np.ndarray | None:
+    """A long grid axis of plain numbers checked as one array (a range of a million values
+    is checked in milliseconds, not one by one), the first value out of range refused by
+    the one-value check that words its message; None for anything else (mixed or other
+    types), which is checked value by value."""
+    if len(values) < 64 or any(isinstance(v, (bool, np.bool_)) for v in values):
+        return None
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.dtype.kind not in ("iu" if kind != "p" else "iuf"):
+        return None
+    low, high = {"n_useful": (n_target, n_feature), "m": (1, None)}.get(kind, (None, None))
+    bad = ~np.isfinite(arr) if arr.dtype.kind == "f" else np.zeros(len(arr), bool)
+    bad |= (arr < 0.0) | (arr > 1.0) if kind == "p" else arr < low
+    if high is not None:
+        bad |= arr > high
+    if bad.any():
+        first = values[int(np.argmax(bad))]
+        if kind == "p":
+            check_p(first, f"{name} values")
+        else:
+            check_int(first, f"{name} values", minimum=low, maximum=high)
+    return arr.astype(float if kind == "p" else np.int64)
+
+
 def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int = 0) -> np.ndarray:
     """A grid axis (a scalar or a sequence): sorted, without duplicates, each value checked
     as ``kind`` ('p', 'n_useful' in [n_target, n_feature], or 'm', an int >= 1)."""
@@ -243,17 +267,19 @@ def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int =
     values = list(values)
     if not values:
         raise InvalidParameterError(f"{name} must hold at least one value")
-    if kind == "p":
+    arr = _checked_at_once(values, name, kind, n_feature, n_target)
+    if arr is None and kind == "p":
         arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
-    elif kind == "n_useful":
+    elif arr is None and kind == "n_useful":
         arr = np.array(
             [check_int(v, f"{name} values", minimum=n_target, maximum=n_feature) for v in values], dtype=np.int64
         )
-    else:
+    elif arr is None:
         arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
-    if len(np.unique(arr)) != len(arr):
+    arr = np.sort(arr)
+    if (arr[1:] == arr[:-1]).any():
         raise InvalidParameterError(f"{name} has duplicate values")
-    return np.sort(arr)
+    return arr
 
 
 def check_m_ensemble(m_ensemble) -> list[int]:

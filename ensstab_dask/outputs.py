@@ -256,7 +256,13 @@ def refuse_to_replace(
         raise InvalidParameterError(f"{name} is an empty path; give a file name")
     out = Path(out)
     _check_name_length(out, name)
-    target = out.resolve()
+    try:
+        target = out.resolve()
+    except (RuntimeError, OSError) as exc:  # a link loop: Python 3.11 says RuntimeError, 3.13 OSError
+        raise InvalidParameterError(
+            f"{name} {str(out)!r} is a symbolic link that leads back to itself (a link loop); remove the link or "
+            "choose another path"
+        ) from exc
     kind = _special(target) or _stream(out, target)
     if kind:
         raise InvalidParameterError(

@@ -52,6 +52,8 @@ from ensstab_dask.seeding import SeedLike
 
 __all__ = [
     "EstimateSettings",
+    "mb_cutoff",
+    "refuse_cutoff_with_pfer",
     "Setting",
     "SETTINGS",
     "DEFAULTS",
@@ -381,6 +383,30 @@ SETTINGS: tuple[Setting, ...] = (
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
 
 
+def mb_cutoff(n_target: int, n_feature: int, pfer: float) -> float:
+    """The cutoff at which Meinshausen and Buhlmann's bound
+    (:func:`~ensstab_dask.estimates.features.mb_pfer`) equals ``pfer``:
+    ``(q^2 / (pfer p) + 1) / 2``, as R's stabs gives it. A value above 1 means no cutoff
+    bounds the PFER by ``pfer``, and 1/2 (in double precision) a ``pfer`` so large that no
+    bound holds: :class:`EstimateSettings` refuses both.
+
+    Examples
+    --------
+    >>> mb_cutoff(20, 2000, 1.0)
+    0.6
+    """
+    return (n_target**2 / (pfer * n_feature) + 1.0) / 2.0
+
+
+def refuse_cutoff_with_pfer(cutoff: float, pfer: float) -> None:
+    """Refuse a ``cutoff`` given with a ``pfer``: the PFER sets the cutoff, so the one given
+    would be dropped (the command line refuses one typed even at its default value)."""
+    raise InvalidParameterError(
+        f"cutoff: give it or pfer, not both: with pfer={pfer:g} the cutoff is Meinshausen and Buhlmann's for it, "
+        f"not {cutoff:g}"
+    )
+
+
 @dataclass(frozen=True)
 class EstimateSettings:
     """Every setting of one estimate, checked on construction (see the module docstring).
@@ -487,8 +513,12 @@ class EstimateSettings:
         if self.pfer is None:
             return
         if self.cutoff != DEFAULTS["cutoff"]:
+            refuse_cutoff_with_pfer(self.cutoff, self.pfer)
+        if mb_cutoff(self.n_target, self.n_feature, self.pfer) <= 0.5:  # before the data: at the fewest features
             raise InvalidParameterError(
-                f"cutoff and pfer: give one, not both; pfer={self.pfer:g} sets the cutoff (got cutoff={self.cutoff:g})"
+                f"pfer is too large (got {self.pfer:g}): the cutoff it sets, (n_target^2/(pfer n_feature) + 1)/2, "
+                f"is 1/2 in double precision, where no bound holds (and a PFER of 2 n_target = {2 * self.n_target} or "
+                "more bounds nothing: fewer than 2 n_target features are kept on more than half the copies)"
             )
         least = self.n_target**2 / self.n_feature
         if data_known and self.pfer < least:

@@ -339,3 +339,16 @@ def pickling_answer(path: Path, how: str) -> bytes:
     if how == "raw":
         return dask_message(payload)
     raise ValueError(f"how must be 'pickled', 'serialized' or 'raw'; got {how!r}")
+
+
+def scheduler_identity_answer() -> bytes:
+    """What a listener with no scheduler behind it sends on every connection at once:
+    distributed's handshake, then an identity as a Scheduler. The package's check before the
+    Client passes; the Client's own requests then get answers no scheduler gives."""
+    import pickle
+
+    import msgpack
+
+    hello = msgpack.packb({"compression": None, "python": [3, 11, 0], "pickle-protocol": pickle.HIGHEST_PROTOCOL})
+    identity = msgpack.packb({"type": "Scheduler", "id": "Scheduler-fake", "workers": {}})
+    return dask_message(hello) + dask_message(identity)

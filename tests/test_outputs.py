@@ -574,3 +574,21 @@ def test_long_output_names_are_written_or_refused_before_the_work(tmp_path, caps
     assert cli_main([*SIMULATE, "--json", str(too_long)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("ensstab: error: --json: the file name") and "255" in err
+
+
+@pytest.mark.parametrize("option", ["--json", "--features", "--output"])
+def test_an_output_that_is_a_link_to_itself_is_refused_before_the_work(tmp_path, capsys, option):
+    """Path.resolve() raises RuntimeError on a link loop: said in one line, by the option's name."""
+    loop = tmp_path / "out"
+    loop.symlink_to("out")
+    data = tmp_path / "d.npz"
+    rng = np.random.default_rng(0)
+    np.savez(data, X=rng.normal(size=(20, 6)), y=np.repeat([0, 1], 10))
+    args = ["estimate", "--data", str(data), "--n-target", "2", "--scheduler", "synchronous", "--no-cache"]
+    assert cli_main([*args, option, str(loop)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"ensstab: error: {option} '{loop}' is a symbolic link that leads back to itself (a link loop); remove the "
+        "link or choose another path"
+    ]
+    assert loop.is_symlink() and os.readlink(loop) == "out"

@@ -3,8 +3,9 @@
 A typo (``--m-ensemble 1000000``) must not start a job that runs for days without a
 word: the checks pass, each piece fits in memory, and nothing says what it costs. So
 the estimate, the naive check, validation and sweeps count the real runs of the
-selector and the simulated selectors they will make before any of them, and
-:func:`check_cost` refuses above :data:`MAX_REAL_RUNS` or :data:`MAX_SIMULATED`, with
+selector, the simulated selectors and the ensemble sizes they will make before any of
+them, and :func:`check_cost` refuses above :data:`MAX_REAL_RUNS`, :data:`MAX_SIMULATED`
+or :data:`MAX_SIZES`, with
 the count, the time it would take at a measured rate and the option that allows it
 (``allow_large=True``, CLI ``--yes``).
 """
@@ -17,12 +18,15 @@ from collections.abc import Callable
 
 from ensstab_dask.exceptions import InvalidParameterError
 
-__all__ = ["MAX_REAL_RUNS", "MAX_SIMULATED", "check_cost", "estimate_cost", "selector_seconds"]
+__all__ = ["MAX_REAL_RUNS", "MAX_SIMULATED", "MAX_SIZES", "check_cost", "estimate_cost", "selector_seconds"]
 
 #: Above this many real runs of the selector, a call needs ``allow_large=True``.
 MAX_REAL_RUNS = 10_000
 #: Above this many simulated selectors, a call needs ``allow_large=True``.
 MAX_SIMULATED = 10**8
+#: Above this many ensemble sizes (``m_ensemble``), an estimate needs ``allow_large=True``:
+#: each size is a point of the curve, its statistics and a line of its table.
+MAX_SIZES = 1_000
 
 
 def selector_seconds(n_feature: int) -> float:
@@ -58,6 +62,7 @@ def check_cost(
     at_least: bool = False,
     real_runs: int = 0,
     simulated: int = 0,
+    sizes: int = 0,
     allow_large: bool = False,
     time_one_run: Callable[[], object] | None = None,
 ) -> None:
@@ -65,8 +70,14 @@ def check_cost(
     one real run (only when refusing), to say how long the real runs would take here.
     ``at_least``: ``n_feature`` is a stand-in smaller than the data's (not read yet), and
     the simulated selectors' time is said as a lower bound."""
-    if allow_large or (real_runs <= MAX_REAL_RUNS and simulated <= MAX_SIMULATED):
+    if allow_large or (real_runs <= MAX_REAL_RUNS and simulated <= MAX_SIMULATED and sizes <= MAX_SIZES):
         return
+    if sizes > MAX_SIZES:
+        raise InvalidParameterError(
+            f"m_ensemble: {what} would compute {sizes:,} ensemble sizes, above the {MAX_SIZES:,} computed without "
+            "asking (each is a point of the curve and a line of its table); check the sizes, or pass "
+            "allow_large=True to run it"
+        )
     parts = []
     if real_runs > MAX_REAL_RUNS:
         text = f"{real_runs:,} real runs of the selector"

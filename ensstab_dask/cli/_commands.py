@@ -264,7 +264,7 @@ def _cache_dir(args) -> str | None:
         raise UsageError(str(exc)) from None
     try:
         check_writable(cache_dir, inside=True)
-        os.makedirs(cache_dir, exist_ok=True)  # made as the default one is
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)  # private: whoever can write it can forge runs
     except (OutputNotWritten, OSError) as exc:
         if args.cache_dir is not None:
             raise UsageError(f"--cache-dir: {exc}") from None

@@ -30,7 +30,7 @@ from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, 
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.naive import naive_real_runs
 from ensstab_dask.real.selectors import default_selector, library_of
-from ensstab_dask.settings import SETTINGS, EstimateSettings
+from ensstab_dask.settings import SETTINGS, EstimateSettings, refuse_cutoff_with_pfer
 from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
 
 #: The path that names standard output (``--json -``), as in most command-line tools.
@@ -355,6 +355,8 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
     check's); and a warning for each option typed that ``--model`` does not use. The real
     runs' own count is priced on the data, where one of them is timed."""
     n_target = max(n_targets) if isinstance(n_targets, list) else n_targets
+    if options.get("pfer") is not None and "--cutoff" in args.typed:  # typed at its default, it is still dropped
+        refuse_cutoff_with_pfer(options["cutoff"], options["pfer"])
     # A stand-in problem: the checks that need the data's own size run again on the data.
     chosen = {k: v for k, v in options.items() if k != "allow_large"}
     settings = EstimateSettings(n_feature=n_target + 1, n_target=n_target, **chosen, data_known=False)

@@ -56,6 +56,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
 
 from ensstab_dask.checks import check_real
+from ensstab_dask.cluster.addresses import check_address, check_security, warn_if_plain_and_remote
 from ensstab_dask.cluster.handshake import handshake
 from ensstab_dask.exceptions import InvalidParameterError, SchedulerLost, SchedulerUnreachable
 
@@ -366,93 +367,6 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
     return cluster
 
 
-#: The longest scheduler address accepted: a scheme, a host name of at most 253 characters
-#: (DNS's limit) or an IPv6 literal, and a port.
-_MAX_ADDRESS = 300
-
-
-def check_address(address: str) -> str:
-    """Validate a scheduler address before any connection attempt; return it normalised.
-
-    A malformed address must fail at once: a Client half-built from one can hang in
-    its finaliser.
-    """
-    from distributed.comm.addressing import get_address_host_port, normalize_address
-
-    if isinstance(address, str) and len(address) > _MAX_ADDRESS:
-        # Quoted in part: the error is one line, not the whole of what was given.
-        raise InvalidParameterError(
-            f"client: malformed scheduler address {address[:60]!r}... ({len(address):,} characters): a host name "
-            f"has at most 253 characters, an address at most {_MAX_ADDRESS}"
-        )
-    try:
-        normal = normalize_address(address)
-        host, port = get_address_host_port(normal)
-    except (ValueError, TypeError) as exc:
-        raise InvalidParameterError(f"client: malformed scheduler address {address!r}: {exc}") from None
-    if not host or not 0 < int(port) < 65536:
-        raise InvalidParameterError(
-            f"client: malformed scheduler address {address!r}: expected scheme://host:port with port 1-65535"
-        )
-    try:
-        # What the resolver will do with it: a name with a label over 63 characters, or
-        # one that IDNA cannot encode, fails there with a UnicodeError, not an OSError.
-        host.encode("idna")
-    except UnicodeError as exc:
-        raise InvalidParameterError(
-            f"client: malformed scheduler address {address!r}: the host name is not a valid DNS name ({exc})"
-        ) from None
-    return normal
-
-
-def _check_security(address: str, security):
-    """``security`` for ``address``; a tls:// address without certificates fails here,
-    at once: distributed would fail later with a TypeError, half-built and slow to clean up.
-    """
-    if not address.startswith("tls://"):
-        return security
-    from distributed.security import Security
-
-    sec = security if security is not None else Security()  # Security() reads the dask config
-    if not isinstance(sec, Security):
-        raise InvalidParameterError(f"security must be a distributed.security.Security; got {type(sec).__name__}")
-    if not (getattr(sec, "tls_ca_file", None) and getattr(sec, "tls_client_cert", None)):
-        raise InvalidParameterError(
-            f"client: {address} is a TLS scheduler and no client certificates were given: pass "
-            "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
-            "or set distributed.comm.tls in the dask config"
-        )
-    _check_certificates(sec)
-    return sec
-
-
-def _check_certificates(sec) -> None:
-    """Load the client's certificates as the TLS handshake will, and name what is wrong
-    with them here: distributed would report a bad file as an unreachable scheduler."""
-    import ssl
-
-    ca, cert, key = sec.tls_ca_file, sec.tls_client_cert, getattr(sec, "tls_client_key", None)
-    files = [f for f in (ca, cert, key) if f]
-    if not all(isinstance(f, str) and os.path.isfile(f) for f in files):
-        return  # PEM text rather than paths: left to the handshake
-    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    try:
-        ctx.load_verify_locations(cafile=ca)
-    except (ssl.SSLError, OSError) as exc:
-        raise InvalidParameterError(
-            f"the TLS CA file {ca!r} is not a PEM CA certificate ({exc.__class__.__name__}: "
-            f"{getattr(exc, 'reason', None) or exc})"
-        ) from None
-    try:
-        ctx.load_cert_chain(cert, key)
-    except (ssl.SSLError, OSError) as exc:
-        which = f"{cert!r}" + (f" with the key {key!r}" if key else "")
-        raise InvalidParameterError(
-            f"the TLS client certificate {which}: not a PEM certificate and its private key, or the key does "
-            f"not match the certificate ({exc.__class__.__name__}: {getattr(exc, 'reason', None) or exc})"
-        ) from None
-
-
 @contextlib.contextmanager
 def connect(
     client: ClientLike = None, *, timeout: float | None = None, n_workers: int | None = None, security=None
@@ -518,7 +432,8 @@ def connect(
     if ":" not in client:  # neither a name nor host:port; most likely a misspelt name
         raise InvalidParameterError(f"client must be {_ACCEPTED}; got {client!r}")
     address = check_address(client.strip())
-    security = _check_security(address, security)
+    warn_if_plain_and_remote(address)
+    security = check_security(address, security)
     if timeout is None:
         import dask
         from dask.utils import parse_timedelta
@@ -544,6 +459,13 @@ def connect(
             reason = str(exc) or type(exc).__name__
         failure = SchedulerUnreachable(
             f"could not reach the Dask scheduler at {address} within {timeout:g} s ({reason})"
+        )
+    except Exception as exc:  # noqa: BLE001 - distributed's own asserts on what the peer sent
+        # It answered the check as a scheduler, then the client's requests as none does.
+        _close_unstarted(exc)
+        failure = SchedulerUnreachable(
+            f"the listener at {address} answered as a Dask scheduler, then not in its protocol "
+            f"({type(exc).__name__} in distributed's client): is a scheduler really running there?"
         )
     if failure is not None:
         # Raised outside the handler, so no traceback keeps the half-built client alive.

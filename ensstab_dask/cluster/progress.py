@@ -7,8 +7,10 @@ simulations all report through these helpers, so that they look and behave alike
   notebook (a text bar there without ``ipywidgets``); never on stdout, where the
   results go (a pipe must get them clean);
 * it is drawn only where it can redraw itself in place, a terminal or a notebook
-  (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job) hundreds of
-  carriage-return lines would bury the output;
+  (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job, a batch job) hundreds
+  of carriage-return lines would bury the output, so there each bar is one line as it
+  starts, what it counts and the time (``real ensemble runs: 1,000 runs, started at
+  10:45:12``): a batch job's log shows what is running;
 * ``progress=False`` draws nothing at all (the CLI's ``--quiet``);
 * the Dask dashboard link is written once per cluster, on a line of its own
   (:func:`note_dashboard`), never glued to a bar.
@@ -43,9 +45,13 @@ def progress_bar(total: int, desc: str, *, unit: str = "task", enabled: bool = T
         from tqdm.std import tqdm
     else:
         from tqdm.auto import tqdm
-    return tqdm(
+    bar = tqdm(
         total=total, desc=desc, unit=unit, file=sys.stderr, disable=(False if in_kernel else None) if enabled else True
     )
+    if enabled and bar.disable and total:  # not a terminal: one line, as the stage starts
+        plural = "" if total == 1 else "s"
+        print(f"{desc}: {total:,} {unit}{plural}, started at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+    return bar
 
 
 class StageBar:

@@ -35,16 +35,25 @@ class Session:
     n_workers : int or None
         Its workers (threads for ``"threads"``); None: one per core.
     client : distributed.Client or None
-        Its client, once started; None before.
+        Its client, once started; None before, and once closed.
+    closed : bool
+        Whether the session has ended (its ``with`` block is over).
     """
 
     def __init__(self, kind: str, n_workers: int | None) -> None:
         self.kind, self.n_workers = kind, n_workers
         self.client: Client | None = None
+        self.closed = False
         self._stack = contextlib.ExitStack()
 
     def start(self) -> Client:
-        """The session's client, the cluster started now if it has not been."""
+        """The session's client, the cluster started now if it has not been; refused once the
+        session has ended (nothing would close a cluster started then)."""
+        if self.closed:
+            raise InvalidParameterError(
+                "this session has ended (its with block is over): start() would start a cluster that nothing "
+                "closes; open a new one with ensstab_dask.session()"
+            )
         if self.client is None:
             import dask
             from distributed import Client
@@ -61,8 +70,8 @@ class Session:
         return self.client
 
     def close(self) -> None:
-        """Close the cluster, if it was started."""
-        self.client = None
+        """Close the cluster, if it was started; the session is over: :meth:`start` is refused."""
+        self.closed, self.client = True, None
         self._stack.close()
 
 

@@ -36,7 +36,7 @@ from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import atomic_output, json_number
 from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
-from ensstab_dask.settings import EstimateSettings
+from ensstab_dask.settings import EstimateSettings, mb_cutoff
 
 # pandas is imported where a table is made: it is slow to import.
 
@@ -178,19 +178,6 @@ def mb_pfer(n_target: int, n_feature: int, cutoff: float) -> float:
     if cutoff <= 0.5:
         return float("nan")
     return n_target**2 / ((2.0 * cutoff - 1.0) * n_feature)
-
-
-def mb_cutoff(n_target: int, n_feature: int, pfer: float) -> float:
-    """The cutoff at which :func:`mb_pfer` equals ``pfer``: ``(q^2 / (pfer p) + 1) / 2``, as
-    R's stabs gives it. A value above 1 means no cutoff bounds the PFER by ``pfer``
-    (:func:`~ensstab_dask.checks.check_pfer` refuses it).
-
-    Examples
-    --------
-    >>> mb_cutoff(20, 2000, 1.0)
-    0.6
-    """
-    return (n_target**2 / (pfer * n_feature) + 1.0) / 2.0
 
 
 def copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, *, most: int = 500) -> int | None:

@@ -182,6 +182,7 @@ def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) 
         at_least=X is None,
         real_runs=0 if X is None else real,
         simulated=simulated,
+        sizes=len(s.m_list),
         allow_large=allow_large,
         time_one_run=None
         if X is None

@@ -33,6 +33,7 @@ from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CH
     CHECKSUM_ATTR,
     check_cache_dir,
     content_checksum,
+    data_digest,
     hash_data,
     read_checked,
     write_checked,
@@ -135,11 +136,12 @@ def naive_check(
     if cache_dir is not None and cacheable:
         check_cache_dir(cache_dir)
         path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
+        digest = data_digest(X, y)
         ds = _read_cached(path) if path.exists() else None
         if ds is not None:
             if [int(m) for m in ds["m_ensemble"].values] == m_list and all(
-                str(ds.attrs.get(k)) == str(settings[k])
-                for k in ("m_stability", "selector", "aggregate", "index", "seed")
+                str(ds.attrs.get(k)) == str({**settings, "data_digest": digest}[k])
+                for k in ("m_stability", "selector", "aggregate", "index", "seed", "data_digest")
             ):
                 ds.attrs["cached"] = 1
                 ds.attrs["cache_file"] = str(path)
@@ -159,7 +161,8 @@ def naive_check(
         allow_large=allow_large,
     )
     if path is not None:
-        write_checked(ds, path)
+        ds.attrs["data_digest"] = digest  # what the curve was measured on, checked when it is read back
+    if path is not None and write_checked(ds, path, logger=logger, what="validate: naive curve") is not None:
         ds.attrs["cache_file"] = str(path)
     ds.attrs["cached"] = 0
     return ds

@@ -103,14 +103,14 @@ class Anchored(CurveModel):
         row at ``c`` beyond ``B`` (:func:`~ensstab_dask.models.measured.root_law_weights`
         through :func:`~ensstab_dask.models.measured.law_sizes`)."""
         fit = np.array(law_sizes(B))
-        beyond = [m for m in targets if m > B]
-        rows = root_law_weights(fit, cov[np.ix_(fit - 1, fit - 1)], beyond, c) if beyond else np.empty((0, len(fit)))
+        targets = np.asarray(targets)
+        beyond = targets > B
         W = np.zeros((len(targets), B))
-        for i, m in enumerate(targets):
-            if m <= B:
-                W[i, m - 1] = 1.0
-            else:
-                W[i, fit - 1] = rows[beyond.index(m)]
+        W[np.flatnonzero(~beyond), targets[~beyond] - 1] = 1.0
+        if beyond.any():
+            W[np.ix_(beyond, fit - 1)] = root_law_weights(
+                fit, cov[np.ix_(fit - 1, fit - 1)], targets[beyond].tolist(), c
+            )
         return W
 
     def _fit_c(self, curve: np.ndarray, cov: np.ndarray, top: int):

@@ -11,6 +11,7 @@ real runs (:mod:`ensstab_dask.real.run_cache`) cache through here.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -29,8 +30,10 @@ __all__ = [
     "hash_data",
     "data_digest",
     "check_cache_dir",
+    "attr_value",
     "read_checked",
     "write_checked",
+    "in_the_way",
 ]
 
 #: The attribute of a cache file holding its checksum (:func:`content_checksum`).
@@ -67,7 +70,7 @@ def check_cache_dir(cache_dir) -> None:
         raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
 
 
-def _plain(value):
+def attr_value(value):
     """An attribute's value as JSON: NumPy scalars and arrays (as a netCDF file gives them
     back) the same as the Python values they were written from."""
     if isinstance(value, np.ndarray):
@@ -92,14 +95,42 @@ def content_checksum(ds: xr.Dataset) -> str:
         h.update(json.dumps(head).encode())
         h.update(np.ascontiguousarray(values).tobytes() if values.dtype.kind != "O" else repr(values.tolist()).encode())
     attrs = {str(k): v for k, v in ds.attrs.items() if k not in _NOT_CHECKSUMMED}
-    h.update(json.dumps(attrs, sort_keys=True, default=_plain).encode())
+    h.update(json.dumps(attrs, sort_keys=True, default=attr_value).encode())
     return h.hexdigest()
 
 
-def write_checked(ds: xr.Dataset, path: str | os.PathLike) -> Path:
-    """Write ``ds`` to ``path`` atomically, its checksum inside it: a copy damaged later
-    fails it and is never reused."""
-    return write_netcdf(ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)}), path, overwrite=True)
+def in_the_way(path: Path) -> str | None:
+    """What stands in a cache file's place that no cache file can be, or None: a symbolic
+    link that leads back to itself, a folder, a FIFO, a device or a socket."""
+    try:
+        path.resolve(strict=path.is_symlink())
+    except RuntimeError:  # Python 3.11's word for a link loop
+        return "a symbolic link that leads back to itself is in its place"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that leads back to itself is in its place"
+    if path.is_dir():
+        return "a folder is in its place"
+    if path.exists() and not path.is_file():
+        return "a FIFO, a device or a socket is in its place"
+    return None
+
+
+def write_checked(ds: xr.Dataset, path: str | os.PathLike, *, logger: logging.Logger, what: str) -> Path | None:
+    """Write ``ds`` to ``path`` atomically, its checksum inside it (a copy damaged later
+    fails it and is never reused); the path written, or None when it could not be (what
+    is :func:`in_the_way`, a full disk, a folder made read-only), said by a warning on
+    ``logger`` naming ``what``: a cache is never a reason to fail, and what was computed
+    is returned all the same."""
+    path = Path(path)
+    why = in_the_way(path)
+    if why is None:
+        try:
+            return write_netcdf(ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)}), path, overwrite=True)
+        except (OSError, InvalidParameterError) as exc:
+            why = str(exc)
+    logger.warning("%s %s not written (%s); going on without it", what, path, why)
+    return None
 
 
 def read_checked(path: Path, *, logger: logging.Logger, what: str) -> xr.Dataset | None:
@@ -109,8 +140,8 @@ def read_checked(path: Path, *, logger: logging.Logger, what: str) -> xr.Dataset
     which file and why, and that it is recomputed."""
     why = None
     try:
-        if not path.is_file():  # opened, a FIFO would wait for a writer forever
-            why = "it is not a regular file"
+        if in_the_way(path) or not path.is_file():  # opened, a FIFO would wait for a writer forever
+            why = in_the_way(path) or "it is not a regular file"
         else:
             with xr.open_dataset(path) as cached:
                 ds = cached.load()

@@ -45,10 +45,10 @@ import numpy as np
 
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.csv_files import _load_csv
 from ensstab_dask.real.formats import (
     Data,
     ReadOptions,
-    _load_csv,
     _load_h5ad,
     _load_mat,
     _load_npz,

@@ -3,10 +3,11 @@
 One reader per format of :data:`~ensstab_dask.real.datasets.LOADERS`, which
 :func:`~ensstab_dask.real.datasets.load_dataset` chooses by the file's suffix and whose
 result it checks: :func:`_load_mat` (scikit-feature ``.mat``: ``X``, ``Y``),
-:func:`_load_npz` (``X`` and ``y`` or ``Y``, optional ``feature_names``), :func:`_load_csv`
-(one row per sample, a header, the label column chosen by ``label=``; row names read as
-sample ids, a label column named twice refused) and :func:`_load_h5ad` (AnnData: one obs
-per sample, the label an ``obs`` column; needs the optional ``anndata`` package).
+:func:`_load_npz` (``X`` and ``y`` or ``Y``, optional ``feature_names``),
+:func:`~ensstab_dask.real.csv_files._load_csv` (its own module: one row per sample, a
+header, the label column chosen by ``label=``; columns of sample ids found and said, a
+label column named twice refused) and :func:`_load_h5ad` (AnnData: one obs per sample,
+the label an ``obs`` column; needs the optional ``anndata`` package).
 
 A file that is not what its name says may be anything: an error names the file and what
 is wrong with it, never the file's contents (:func:`_reason` cuts out what a decoder
@@ -15,8 +16,6 @@ quotes, :func:`_shown` cuts long names).
 
 from __future__ import annotations
 
-import io
-import itertools
 import logging
 import re
 import warnings
@@ -254,233 +253,22 @@ def _label_column(path: Path, columns, label, *, listing: str) -> int:
     raise InvalidParameterError(f"{path}: label column {label!r} is missing; {listing}")
 
 
-#: The names pandas' ``DataFrame.to_csv()`` and R's ``write.csv`` give the row names'
-#: column ('' ), and the name pandas reads such a column as (``Unnamed: 0``).
-_INDEX_NAME = re.compile(r"(Unnamed: \d+)?")
-
-#: Names of a column of sample ids or row numbers (``id``, ``index``, ``sample``,
-#: ``sample_id``, ``cell_barcode``...): such a first column of whole numbers, one per row,
-#: is the index that ``to_csv()`` wrote, not a feature.
-_ID_NAME = re.compile(
-    r"(?i)(id|ids|index|idx|row|rownames?|obs|names?|samples?|cells?|barcodes?|.*[_ .-](id|name|barcode))"
-)
-
-#: The label column's names found without ``label=``.
-_LABEL_NAMES = ("label", "y", "class", "target")
-
-
-def _csv_header(path: Path, frame) -> list[str]:
-    """The header as written: pandas renames a repeated ``f0`` to ``f0.1`` and an empty name
-    to ``Unnamed: 0``, which would hide a repeated label or feature and the row names."""
-    import pandas as pd
-
-    try:
-        row = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-    except _UNREADABLE:  # read whole a moment ago: keep pandas' names
-        return [str(c) for c in frame.columns]
-    header = [str(v) for v in row.iloc[0]] if len(row) else []
-    return header if len(header) == len(frame.columns) else [str(c) for c in frame.columns]
-
-
-def _read_csv(path: Path, *, transposed: bool):
-    """The file's table (pandas' frame) and its header as written; ``transposed``: the file
-    read with its rows as columns, each cell's text as written, so that pandas infers each
-    column's type as it would have in a file of one row per sample."""
-    import pandas as pd
-
-    try:
-        if transposed:
-            raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
-            frame = pd.read_csv(io.StringIO(raw.T.to_csv(header=False, index=False)))
-        else:
-            frame = pd.read_csv(path)
-    except UnicodeDecodeError as exc:  # its message would quote the byte
-        raise InvalidParameterError(f"{path}: not a readable CSV file (not UTF-8 text, from byte {exc.start})") from exc
-    except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
-        raise InvalidParameterError(f"{path}: not a readable CSV file ({_reason(exc)})") from exc
-    if len(frame.columns) < 2:  # not a data file; its one "column name" is its first line
-        raise InvalidParameterError(
-            f"{path}: the header has {len(frame.columns)} column(s); a CSV data file has a label column and "
-            "feature columns, separated by commas (a tab- or semicolon-separated file is not read as CSV)"
-        )
-    if frame.empty:
-        raise InvalidParameterError(f"{path}: a header and no rows; a CSV data file has one row per sample")
-    header = [str(v) for v in raw.iloc[:, 0]] if transposed else _csv_header(path, frame)
-    return frame, header
-
-
-def _label_row(frame, header: list[str], label) -> str | None:
-    """The label's name where it names a row of the first column and no column: the file
-    holds one column per sample, and its labels in that row."""
-    lowered = [h.lower() for h in header]
-    if label is None:
-        if any(name in lowered for name in _LABEL_NAMES):
-            return None
-        wanted = set(_LABEL_NAMES)
-    elif isinstance(label, str) and label not in header and label not in [str(c) for c in frame.columns]:
-        wanted = {label}
-    else:
-        return None
-    rows = {str(v) for v in frame.iloc[:, 0]}
-    found = [v for v in rows if (v.lower() if label is None else v) in wanted]
-    return found[0] if len(found) == 1 else None
-
-
-def _load_csv(path: Path, options: ReadOptions) -> Data:
-    """One row per sample, a header, and the label column :func:`_label_column` finds; or,
-    with ``transpose``, one column per sample and a row of labels.
-
-    The column of sample ids (``index_col``, or else detected by :func:`_index_columns`) is
-    not a feature. Without ``transpose`` (None), a label that names a row and no column
-    means one column per sample: the file is read so, and a warning says it; with
-    ``transpose=False`` such a file is refused. A label column named twice is refused.
-    """
-    _refuse_others(path, options, own=("index_col", "transpose"))
-    transposed = bool(options.transpose)
-    frame, header = _read_csv(path, transposed=transposed)
-    row = None if options.transpose else _label_row(frame, header, options.label)
-    if row is not None:
-        if options.transpose is False:
-            raise InvalidParameterError(
-                f"{path}: {_shown(row)} is a row name, not a column: the file holds one column per sample; "
-                "read it with transpose=True"
-            )
-        logger.warning(
-            "%s: read as one column per sample (each row a feature), because the label %s is a row name and no "
-            "column; pass transpose=False to refuse such a file",
-            path,
-            _shown(row),
-        )
-        transposed = True
-        frame, header = _read_csv(path, transposed=True)
-    return _csv_data(path, frame, header, options, transposed=transposed)
-
-
-def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, transposed: bool) -> Data:
-    """The ``Data`` of a CSV table read as one row per sample."""
-    import pandas as pd
-
-    listing = f"columns start [{', '.join(_shown(c) for c in header[:5])}]"
-    if not transposed:
-        listing += " (a file of one column per sample: name its label row, with transpose=True)"
-    label = options.label
-    pandas_names = [str(c) for c in frame.columns]
-    if isinstance(label, str) and label not in header and label in pandas_names:
-        at = pandas_names.index(label)  # the name pandas gives it: "Unnamed: 0", "f0.1"
-    else:
-        at = _label_column(path, header, label, listing=listing)
-    twice = [i for i, name in enumerate(header) if name == header[at]]
-    if len(twice) > 1:
-        raise InvalidParameterError(
-            f"{path}: the label column {_shown(header[at])} appears {len(twice)} times in the header (columns "
-            f"{', '.join(map(str, twice[:-1]))} and {twice[-1]}): all but one would be read as features; remove or "
-            "rename the others"
-        )
-    index = _index_columns(path, frame, header, at, options.index_col, quiet=transposed)
-    keep = [i for i in range(len(header)) if i != at and i not in index]
-    if not keep:
-        raise InvalidParameterError(f"{path}: no feature columns besides the label and the row names")
-    y = frame.iloc[:, at].to_numpy()
-    names = [header[i] or str(frame.columns[i]) for i in keep]  # an empty name: pandas' "Unnamed: N"
-    non_numeric = [names[j] for j, c in enumerate(keep) if not pd.api.types.is_numeric_dtype(frame.iloc[:, c])]
-    if non_numeric:
-        shown = ", ".join(_shown(c) for c in non_numeric[:3])
-        raise InvalidParameterError(
-            f"{path}: feature columns must be numeric; {len(non_numeric)} of {len(keep)} are not, the first [{shown}]: "
-            "leave them out of the file, or name a column of sample ids with index_col=NAME"
-        )
-    if not transposed:
-        _refuse_a_feature_as_label(path, y, header[at], len(keep))
-    return Data(frame.iloc[:, keep].to_numpy(dtype=np.float64), y, np.asarray(names, dtype=str))
-
-
-def _column_position(path: Path, header: list[str], frame, column) -> int:
-    """The ``index_col`` column, as pandas' ``read_csv(index_col=)`` takes it: an int by
-    position, else by name (as written, or as pandas names it: ``Unnamed: 0``)."""
-    if isinstance(column, (int, np.integer)) and not isinstance(column, bool):
-        if not -len(header) <= column < len(header):
-            raise InvalidParameterError(f"{path}: index_col {column} is out of range for {len(header)} columns")
-        return int(column) % len(header)
-    for names in (header, [str(c) for c in frame.columns]):
-        if str(column) in names:
-            return names.index(str(column))
-    raise InvalidParameterError(
-        f"{path}: index_col {column!r} is missing; columns start [{', '.join(_shown(c) for c in header[:5])}]"
-    )
-
-
-def _looks_like_ids(column, name: str) -> str | None:
-    """Why a first column holds sample ids rather than a feature, or None: text, one value
-    per row; or whole numbers, one per row, under an id's name (:data:`_ID_NAME`)."""
-    import pandas as pd
-
-    values = column.to_numpy()
-    if column.isna().any() or len(set(values.tolist())) != len(values):
-        return None
-    if not pd.api.types.is_numeric_dtype(column):
-        # A feature with a typo ("1.2", "n/a", "3.4") is text too: ids are mostly not numbers.
-        numbers = pd.to_numeric(column, errors="coerce").notna().mean()
-        return "its values are text, one per row" if numbers < 0.5 else None
-    if _ID_NAME.fullmatch(name) and np.all(np.mod(values.astype(np.float64), 1) == 0):
-        return "its values are whole numbers, one per row, under a name of sample ids"
-    return None
-
-
-def _index_columns(path: Path, frame, header: list[str], at: int, index_col, *, quiet: bool) -> list[int]:
-    """The columns of sample ids: ``index_col`` (False: none), or else leading columns
-    named '' or ``Unnamed: N`` (what ``to_csv()`` and R's ``write.csv`` write), or else a
-    first column that :func:`_looks_like_ids`; a warning says what was found, unless
-    ``quiet`` (a transposed file: its header row is the sample ids, as expected)."""
-    if index_col is False:
-        return []
-    if index_col is not None:
-        i = _column_position(path, header, frame, index_col)
-        if i == at:
-            raise InvalidParameterError(f"{path}: index_col {index_col!r} is the label column; name another column")
-        return [i]
-    index = list(itertools.takewhile(lambda i: _INDEX_NAME.fullmatch(header[i]) and i != at, range(len(header))))
-    if index and quiet:
-        return index
-    if index:
-        logger.warning(
-            "%s: the first column%s, named %s, %s read as sample ids (row names, as DataFrame.to_csv() and R's "
-            "write.csv write them), not as features; write the file with index=False to leave them out",
-            path,
-            "s" if len(index) > 1 else "",
-            " and ".join(_shown(header[i]) for i in index),
-            "are" if len(index) > 1 else "is",
-        )
-        return index
-    why = _looks_like_ids(frame.iloc[:, 0], header[0]) if at != 0 else None
-    if why is None or quiet:
-        return [] if why is None else [0]
+def say_repeated_ids(where, ids) -> None:
+    """One warning when sample ids repeat: the same sample read twice makes the selection
+    look more stable than it is (samples are told apart by their place, not their ids)."""
+    values, counts = np.unique(np.asarray(ids).astype(str), return_counts=True)
+    if counts.max(initial=1) <= 1:
+        return
+    order = np.argsort(-counts, kind="stable")
+    shown = ", ".join(f"{_shown(values[k])} x{counts[k]}" for k in order[:3] if counts[k] > 1)
     logger.warning(
-        "%s: the first column, named %s, is read as sample ids, not as a feature (%s); pass index_col=False to "
-        "read it as a feature",
-        path,
-        _shown(header[0]),
-        why,
-    )
-    return [0]
-
-
-def _refuse_a_feature_as_label(path: Path, y: np.ndarray, name: str, n_features: int) -> None:
-    """Refuse a numeric label column that looks like one sample of a file of one column per
-    sample: more rows than features, and numbers that are not classes (fractions, or a class
-    of one sample)."""
-    if len(y) <= n_features or y.dtype.kind not in "fiu":
-        return
-    values = y.astype(np.float64)
-    finite = values[np.isfinite(values)]
-    _, counts = np.unique(finite, return_counts=True)
-    if np.all(np.mod(finite, 1) == 0) and counts.min(initial=2) > 1:
-        return
-    what = (
-        "fractions" if np.any(np.mod(finite, 1) != 0) else f"{len(counts)} numbers, {(counts == 1).sum()} of them once"
-    )
-    raise InvalidParameterError(
-        f"{path}: the label column {_shown(name)} holds {what}, not class labels, in more rows ({len(y)}) than "
-        f"features ({n_features}): is the file one column per sample? name its label row, with transpose=True"
+        "%s: %d of %d sample ids repeat an earlier one (%s%s): is a sample in the file twice? a resample then holds "
+        "copies of one sample, and the selection looks more stable than it is",
+        where,
+        int((counts - 1).sum()),
+        len(ids),
+        shown,
+        ", ..." if (counts > 1).sum() > 3 else "",
     )
 
 
@@ -535,6 +323,7 @@ def _load_h5ad(path: Path, options: ReadOptions) -> Data:
         with warnings.catch_warnings():
             # load_dataset says it itself, with what it made of them.
             warnings.filterwarnings("ignore", message="Variable names are not unique")
+            warnings.filterwarnings("ignore", message="Observation names are not unique")
             adata = anndata.read_h5ad(path)
     except _UNREADABLE as exc:  # h5py says OSError to a file that is not HDF5
         raise InvalidParameterError(f"{path}: not a readable .h5ad file ({_reason(exc)})") from exc
@@ -552,6 +341,7 @@ def anndata_data(adata, label=None, *, layer: str | None = None, use_raw: bool =
     at = _label_column(Path(where), obs.columns, label, listing=listing)
     # Categorical and string columns become their labels; check_data takes string labels as they are.
     y = np.asarray(obs.iloc[:, at].to_numpy())
+    say_repeated_ids(where, adata.obs_names)
     X, var_names = adata.X, adata.var_names
     if layer is not None:
         if layer not in adata.layers:

@@ -52,6 +52,7 @@ def check_naive_cost(
         "the naive check",
         n_feature=np.shape(X)[1],
         real_runs=naive_real_runs(m_list, m_stability),
+        sizes=len(m_list),
         allow_large=allow_large,
         time_one_run=lambda: real_run(X, y, n_target, selector=selector),
     )
@@ -78,7 +79,7 @@ def real_ensemble_runs(
         client=client,
         batch_size=batch_size,
         progress=progress,
-        desc="real ensemble runs",
+        desc="naive check, real runs",
     )[0]
 
 

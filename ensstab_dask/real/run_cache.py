@@ -11,8 +11,11 @@ copies (the blocks the rounds of a precision add). A run read back is the run co
 bit for bit.
 
 An entry is one netCDF file, ``runs-<key>.nc``: the ranks as ``int32`` (every rank fits),
-dims ``(run, feature)`` or ``(copy, member, feature)``, checksummed
-(:mod:`ensstab_dask.real.cache_files`). The key hashes the data's digest, the selector
+dims ``(run, feature)`` or ``(copy, member, feature)``, each run's digest
+(:func:`run_digests`), and in its ``attrs`` what it was made from
+(:meth:`RunCache.provenance`), checksummed (:mod:`ensstab_dask.real.cache_files`). An
+entry is reused only when its record equals this one's and its runs are permutations of
+the ranks that match their digests. The key hashes the data's digest, the selector
 (its class, ``get_params(deep=True)`` and the scikit-learn version; a plain callable is
 described by its name alone, so it is never cached, as the naive check does), the kind of
 runs, the seed's entropy and spawn key, :data:`~ensstab_dask.seeding.STREAM_LAYOUT` and
@@ -35,17 +38,17 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.real.cache_files import check_cache_dir, data_digest, read_checked, write_checked
+from ensstab_dask.real.cache_files import attr_value, check_cache_dir, data_digest, read_checked, write_checked
 from ensstab_dask.real.runs import Copies, Pool
 from ensstab_dask.real.selectors import make_scorer
 from ensstab_dask.seeding import STREAM_LAYOUT, as_seed_sequence
 
-__all__ = ["RunCache", "selector_key", "grow_copies"]
+__all__ = ["RunCache", "selector_key", "grow_copies", "run_digests"]
 
 logger = logging.getLogger("ensstab_dask.cache")
 
 # Bump when what a cached run holds, or how its runs are drawn, changes: old entries then miss.
-_RUNS_FORMAT = 1
+_RUNS_FORMAT = 2
 
 
 class _Uncacheable(Exception):
@@ -152,14 +155,26 @@ class RunCache:
             return None
         return cls(Path(cache_dir), data_digest(X, y), key)
 
+    def provenance(self, item: Pool | Copies) -> dict[str, str | int]:
+        """What an item's entry is made from, as its ``attrs`` record it: the data's digest,
+        the selector's key, the kind of runs and their resample or layout, the seed's entropy
+        and spawn key, the streams' layout and the entry format."""
+        ss = as_seed_sequence(item.seed)
+        return {
+            "data_digest": self.data,
+            "selector": self.selector,
+            "runs_of": "pool" if isinstance(item, Pool) else "copies",
+            "layout": str(item.resample) if isinstance(item, Pool) else item.layout,
+            "seed": json.dumps([str(ss.entropy), [int(k) for k in ss.spawn_key], int(ss.pool_size)]),
+            "stream_layout": STREAM_LAYOUT,
+            "format": _RUNS_FORMAT,
+        }
+
     def key(self, item: Pool | Copies) -> str:
         """The entry an item's runs live in: the same for every block and size of one pool or
         design, another for other data, selector, resample or layout, seed, stream layout or
-        format. A BLAKE2b hex digest."""
-        ss = as_seed_sequence(item.seed)
-        how = ["pool", str(item.resample)] if isinstance(item, Pool) else ["copies", item.layout]
-        seed = [str(ss.entropy), [int(k) for k in ss.spawn_key], int(ss.pool_size)]
-        text = json.dumps([self.data, self.selector, how, seed, STREAM_LAYOUT, _RUNS_FORMAT])
+        format (:meth:`provenance`). A BLAKE2b hex digest."""
+        text = json.dumps(self.provenance(item), sort_keys=True)
         return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
     def path(self, item: Pool | Copies) -> Path:
@@ -167,36 +182,32 @@ class RunCache:
         return self.root / f"runs-{self.key(item)}.nc"
 
     def _read(self, item: Pool | Copies, n_feature: int) -> tuple[np.ndarray | None, float]:
-        """The entry's runs, as the run functions return them, or None (none yet, or damaged),
-        and the wall seconds per run they took when made (NaN: not recorded)."""
+        """The entry's runs, as the run functions return them, or None (none yet, damaged, or
+        not what :func:`_not_these_runs` expects), and the wall seconds per run they took
+        when made (NaN: not recorded)."""
         path = self.path(item)
         if not path.exists():
             return None, float("nan")
         ds = read_checked(path, logger=logger, what="cache entry")
-        dims = ("run", "feature") if isinstance(item, Pool) else ("copy", "member", "feature")
-        if ds is not None:
-            ranks = ds.get("ranks")
-            if (
-                ranks is not None
-                and ranks.dims == dims
-                and ranks.shape[-1] == n_feature
-                and ds.attrs.get("key") == (self.key(item))
-            ):
-                rate = float(ds.attrs.get("seconds_per_run", float("nan")))
-                return np.asarray(ranks.values).astype(np.int64), rate
-            logger.warning("cache entry %s not reused: it holds other runs than its name says; recomputing it", path)
-        return None, float("nan")
+        if ds is None:
+            return None, float("nan")
+        why = _not_these_runs(ds, {"key": self.key(item), **self.provenance(item)}, _dims(item), n_feature)
+        if why is not None:
+            logger.warning("cache entry %s not reused: %s; recomputing it", path, why)
+            return None, float("nan")
+        return np.asarray(ds["ranks"].values).astype(np.int64), float(ds.attrs.get("seconds_per_run", float("nan")))
 
     def _write(self, item: Pool | Copies, ranks: np.ndarray, seconds_per_run: float) -> None:
-        dims = ("run", "feature") if isinstance(item, Pool) else ("copy", "member", "feature")
+        dims, key = _dims(item), self.key(item)
         ds = xr.Dataset(
-            {"ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (0 best)"})},
-            attrs={"key": self.key(item), "format": _RUNS_FORMAT, "seconds_per_run": seconds_per_run},
+            {
+                "ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (1 best)"}),
+                "run_digest": (dims[:-1], run_digests(key, ranks), {"long_name": "digest of each run's ranks"}),
+            },
+            coords={dim: np.arange(n) for dim, n in zip(dims[:-1], ranks.shape[:-1])},
+            attrs={"key": key, **self.provenance(item), "seconds_per_run": seconds_per_run},
         )
-        try:
-            write_checked(ds, self.path(item))
-        except OSError as exc:  # a full disk or a folder made read-only: the runs made are kept
-            logger.warning("cache entry %s not written (%s); the estimate goes on without it", self.path(item), exc)
+        write_checked(ds, self.path(item), logger=logger, what="cache entry")
 
     def holds(self, plan: Sequence[Pool | Copies], n_feature: int) -> bool:
         """Whether every run of ``plan`` is in the cache already (:meth:`run` would make none)."""
@@ -244,6 +255,65 @@ class RunCache:
             if reused:
                 self.reused_seconds += reused * read[self.key(item)][1]
         return out
+
+
+def _dims(item: Pool | Copies) -> tuple[str, ...]:
+    return ("run", "feature") if isinstance(item, Pool) else ("copy", "member", "feature")
+
+
+def run_digests(key: str, ranks: np.ndarray) -> np.ndarray:
+    """A 64-bit BLAKE2b of each run's ranks (as ``int32``) with the entry's ``key`` and the
+    run's place in it: a run moved to another place, or into another entry, fails it."""
+    flat = np.ascontiguousarray(ranks.astype("<i4")).reshape(-1, ranks.shape[-1])
+    out = np.empty(len(flat), dtype=np.uint64)
+    for i, row in enumerate(flat):
+        h = hashlib.blake2b(f"{key}/{i}".encode(), digest_size=8)
+        h.update(row.tobytes())
+        out[i] = int.from_bytes(h.digest(), "little")
+    return out.reshape(ranks.shape[:-1])
+
+
+def _not_these_runs(ds: xr.Dataset, expected: dict, dims: tuple[str, ...], n_feature: int) -> str | None:
+    """Why a cache file that passed its checksum does not hold the runs its name says, or
+    None: what it records it was made from (``expected``: the key and the provenance) differs;
+    its ranks have other dimensions or features; a run is not a permutation of the
+    features' ranks; or its runs' digests (:func:`run_digests`) do not match them."""
+    for name, value in expected.items():
+        recorded = ds.attrs.get(name)
+        if recorded is None:
+            return f"it does not record its {name} (written by an older version)"
+        if str(attr_value(recorded)) != str(value):
+            return f"it records another {name} than this estimate's ({_WHAT.get(name, name)})"
+    ranks, digests = ds.get("ranks"), ds.get("run_digest")
+    if ranks is None or digests is None or ranks.dims != dims or ranks.shape[-1] != n_feature:
+        return f"it holds other runs than its name says (not {n_feature} features' ranks along {dims})"
+    for dim, n in zip(dims[:-1], ranks.shape[:-1]):
+        if not np.array_equal(ds[dim].values, np.arange(n)):
+            return f"its runs are out of order (the {dim} coordinate is not 0, 1, 2, ...)"
+    values = np.asarray(ranks.values)
+    flat = values.reshape(-1, n_feature)
+    seen = np.zeros(flat.shape, dtype=bool)
+    inside = (flat >= 1) & (flat <= n_feature)
+    if inside.all():
+        seen[np.arange(len(flat))[:, None], flat - 1] = True
+    if not seen.all():
+        return f"a run's ranks are not a permutation of 1 .. {n_feature}"
+    if not np.array_equal(np.asarray(digests.values).astype(np.uint64), run_digests(str(ds.attrs["key"]), values)):
+        return "its runs do not match their digests (a run was changed or moved)"
+    return None
+
+
+#: What each recorded field of a cache entry names, for the warning that it differs.
+_WHAT = {
+    "key": "the file was renamed or copied",
+    "data_digest": "made from other data",
+    "selector": "made by another selector or library version",
+    "runs_of": "runs of another kind",
+    "layout": "runs of another resample or layout",
+    "seed": "made from another seed",
+    "stream_layout": "random streams of another layout",
+    "format": "another entry format",
+}
 
 
 def _mean_rate(stored: np.ndarray | None, stored_rate: float, full: np.ndarray, rate: float) -> float:

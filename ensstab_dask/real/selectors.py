@@ -237,7 +237,13 @@ def _feature_importances(est, importance_getter="auto") -> np.ndarray:
             raise InvalidParameterError(
                 f"importance_getter {importance_getter!r}: {type(est).__name__} after fit has no such attribute ({exc})"
             ) from None
-    values = np.asarray(values, dtype=np.float64)
+    getter = "importance_getter" if importance_getter != "auto" else f"{type(est).__name__}'s scores"
+    values = numeric_scores(values, f"{getter} {importance_getter!r}" if importance_getter != "auto" else getter)
+    if values.ndim > 2:
+        raise InvalidParameterError(
+            f"{getter} {importance_getter!r} returned an array of shape {values.shape}; expected one score per "
+            "feature (or one row of them per class)"
+        )
     # NaN, or -inf (the worst score an ImportanceSelector already gave a NaN), stays the
     # worst: the absolute value would make -inf the best.
     worst = np.isnan(values) | np.isneginf(values)
@@ -446,11 +452,34 @@ def convergence_counted(*, every: bool = False) -> Iterator[ConvergenceTally]:
                     warnings.filters.remove(entry)  # type: ignore[attr-defined]  # a list at run time
 
 
+def numeric_scores(values, what: str) -> np.ndarray:
+    """``values`` as float64 scores (an array of at least one dimension), or a refusal that
+    says what ``what`` returned (its type, and its kind and shape where it has them), never
+    its contents."""
+    kind = type(values).__name__
+    try:
+        scores = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        try:
+            arr = np.asarray(values)
+            kind += f" of text with shape {arr.shape}" if arr.dtype.kind in "US" else " of objects"
+        except (TypeError, ValueError):  # ragged
+            kind += " of rows of different lengths"
+        scores = None
+    if scores is not None and scores.ndim == 0:
+        kind, scores = ("None" if values is None else f"single {kind}"), None
+    if scores is None:
+        raise InvalidParameterError(
+            f"{what} returned {'a ' if kind != 'None' else ''}{kind}, not one score per feature"
+        )
+    return scores
+
+
 def _fit_and_rank(
     scorer: Scorer, X: np.ndarray, y: np.ndarray, idx: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     try:
-        scores = np.asarray(scorer(X[idx], y[idx], rng), dtype=np.float64)
+        scores = numeric_scores(scorer(X[idx], y[idx], rng), "the selector")
     finally:
         tally = getattr(_tallies, "tally", None)
         if tally is not None:

@@ -89,3 +89,28 @@ def test_the_estimate_counts_what_it_will_run():
         paper_runs=100, designs=[None, (10, 4)], simulator=True, m_list=[1, 5], m_stability=50, n_runs=5, repeats=20
     )
     assert real == 140 and simulated == 20 * 5 + 20 * (50 * 1 + 5 + 50 * 5 + 5) + 20 * 50
+
+
+def test_a_million_ensemble_sizes_are_priced_before_the_data(tmp_path):
+    """1:1000000:1 ran for minutes checking each size, then hours computing each: refused in
+    one line, before the data are read (the file does not even exist)."""
+    res = cli("estimate", "--data", str(tmp_path / "absent.npz"), "--m-ensemble", "1:1000000:1")
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert res.stderr.strip() == (
+        "ensstab: error: --m-ensemble: the estimate would compute 1,000,000 ensemble sizes, above the 1,000 computed "
+        "without asking (each is a point of the curve and a line of its table); check the sizes, or pass --yes to "
+        "run it"
+    )
+
+
+def test_a_long_grid_is_checked_as_one_array_with_the_one_value_message():
+    from ensstab_dask.checks import check_grid
+
+    sizes = list(range(1, 100_001))
+    assert check_grid(sizes[::-1], "m_ensemble", "m").tolist() == sizes
+    with pytest.raises(ValueError, match=r"^m_ensemble values must be >= 1; got 0$"):
+        check_grid([*sizes, 0], "m_ensemble", "m")
+    with pytest.raises(ValueError, match="m_ensemble has duplicate values"):
+        check_grid([*sizes, 5], "m_ensemble", "m")
+    with pytest.raises(ValueError, match=r"p values must be in \[0.0, 1.0\]"):
+        check_grid([i / 1000 for i in range(999)] + [1.5], "p", "p")

@@ -63,7 +63,15 @@ def test_pfer_uses_stabs_cutoff_and_prints_the_copies_it_needs(tmp_path, capsys)
 
 def test_cutoff_and_pfer_are_refused_together_and_out_of_range(capsys):
     assert main(["estimate", *SMALL, "--cutoff", "0.8", "--pfer", "1"]) == 2
-    assert "cutoff and pfer: give one, not both" in capsys.readouterr().err
+    assert "cutoff: give it or pfer, not both" in capsys.readouterr().err
+    # Typed at its default, the cutoff would be dropped all the same: refused alike.
+    assert main(["estimate", *SMALL, "--cutoff", "0.9", "--pfer", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ensstab: error: --cutoff: give it or pfer, not both: with --pfer 1 the cutoff is Meinshausen and "
+        "Buhlmann's for it, not 0.9"
+    )
+    assert main(["estimate", *SMALL, "--no-cache", "--pfer", "1e308"]) == 2
+    assert capsys.readouterr().err.startswith("ensstab: error: --pfer is too large (got 1e+308)")
     assert main(["estimate", *SMALL, "--cutoff", "0.5"]) == 2
     assert "cutoff must be in (0.5, 1.0]; got 0.5" in capsys.readouterr().err
 

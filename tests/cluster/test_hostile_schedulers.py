@@ -160,3 +160,36 @@ def test_a_real_scheduler_passes_the_check_and_a_worker_is_named_as_one(two_proc
     raised = _connect_in_a_thread(worker, 30, bound=90)
     assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
     assert "it answered in Dask's protocol, but not as a scheduler: a worker's" in str(raised)
+
+
+def test_a_schedulers_identity_with_no_scheduler_behind_it_is_one_line(tmp_path):
+    """The check passes (it answers as a Scheduler); distributed's client then asserts on what
+    it gets: said in one line, no traceback, none from the half-built client's finaliser."""
+    from faults import scheduler_identity_answer
+
+    with listener(scheduler_identity_answer()) as address:
+        raised = _connect_in_a_thread(address, 3, bound=60)
+        assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+        assert str(raised).startswith(f"the listener at {address} answered as a Dask scheduler, then not in its")
+        ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, "--timeout", "3", cwd=tmp_path)
+    assert ran.one_line_error(), ran.stderr[-3000:]
+    assert "answered as a Dask scheduler, then not in its protocol" in ran.lines[0]
+
+
+@pytest.mark.parametrize(
+    "address, warned",
+    [("tcp://192.0.2.1:8786", True), ("192.0.2.1:8786", True), ("tcp://127.0.0.1:9", False), ("tcp://[::1]:9", False)],
+)
+def test_a_plain_tcp_address_of_another_machine_is_warned_of(caplog, address, warned):
+    """A Dask client runs what its scheduler sends: across a network that is whoever answers."""
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cluster"):
+        with pytest.raises(es.SchedulerUnreachable):
+            with connect(address, timeout=0.5):
+                pass
+    said = [r.getMessage() for r in caplog.records if "plain tcp:// address of another machine" in r.getMessage()]
+    assert len(said) == (1 if warned else 0), said
+    if warned:
+        assert said[0].startswith("tcp://192.0.2.1:8786 is a plain tcp:// address of another machine")
+        assert said[0].endswith("use a tls:// address and pass security=Security(...)")

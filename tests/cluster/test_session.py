@@ -76,6 +76,16 @@ def test_a_session_that_cannot_be_local_is_refused(kwargs, words):
             pass
 
 
+def test_a_session_that_has_ended_refuses_to_start_a_cluster(started):
+    """Nothing would close a cluster started after the block: refused, and none started."""
+    with session("threads", n_workers=1) as s:
+        pass
+    assert s.closed
+    with pytest.raises(InvalidParameterError, match=r"this session has ended .* start\(\) would start a cluster"):
+        s.start()
+    assert started == [] and s.client is None
+
+
 def test_a_closing_local_cluster_s_comm_loggers_are_quiet_and_restored():
     logging.getLogger("distributed.batched").setLevel(logging.INFO)
     before = {name: logging.getLogger(name).level for name in _CLOSING_LOGGERS}

@@ -102,7 +102,9 @@ def test_the_settings_check_cutoff_and_pfer_by_name():
         (dict(cutoff=0.5), r"cutoff must be in \(0.5, 1.0\]; got 0.5"),
         (dict(pfer=0), r"pfer must be in \(0.0, "),
         (dict(pfer=0.1), r"pfer must be at least n_target\^2/n_feature = 0.2 with n_target=20 and n_feature=2000"),
-        (dict(pfer=1, cutoff=0.8), "cutoff and pfer: give one, not both"),
+        (dict(pfer=1, cutoff=0.8), "cutoff: give it or pfer, not both"),
+        # Its cutoff is 1/2 in double precision: the bound after the work was None, and the summary a TypeError.
+        (dict(pfer=1e308), r"pfer is too large \(got 1e\+308\): the cutoff it sets, .* is 1/2 in double precision"),
     ]:
         with pytest.raises(ValueError, match=message):
             EstimateSettings(**problem, **kwargs)

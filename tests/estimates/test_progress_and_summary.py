@@ -121,7 +121,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     # bootstrap, self-check), the naive check's 6 x 3.
     assert "100%" in final_bar(err, "real runs") and "70/70" in final_bar(err, "real runs")
     assert "5/5" in final_bar(err, "simulations")
-    assert "18/18" in final_bar(err, "real ensemble runs")
+    assert "18/18" in final_bar(err, "naive check, real runs")
     # stdout holds the results alone: no bar, no carriage return.
     assert BAR not in out and "\r" not in out
     assert out.splitlines()[0].startswith("Answer: ")  # the answer in plain words, first
@@ -172,10 +172,16 @@ def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
 @pytest.mark.slow
 def test_no_bar_into_a_file_or_with_progress_false(capfd):
     # Under capfd stderr is a file, not a terminal: a bar there would be hundreds of
-    # carriage-return lines in a log, so none is drawn, and progress=False is silent anyway.
+    # carriage-return lines in a log, so none is drawn: one line per stage as it starts (a
+    # batch job's log shows what runs), and progress=False is silent anyway.
     est = estimate(DATA.X, DATA.y, 10, client="synchronous", progress=True, **SMALL)
     captured = capfd.readouterr()
     assert BAR not in captured.err and "\r" not in captured.err and captured.out == ""
+    lines = captured.err.splitlines()
+    assert [re.sub(r"\d\d:\d\d:\d\d$", "T", line) for line in lines] == [
+        "real runs: 70 runs, started at T",
+        "simulations: 5 stages, started at T",
+    ], lines
     estimate(DATA.X, DATA.y, 10, client="synchronous", progress=False, **SMALL)
     assert capfd.readouterr() == ("", "")
     assert est.real_runs == 30 + 40

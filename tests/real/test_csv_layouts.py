@@ -237,3 +237,59 @@ def test_cli_a_shape_problem_is_one_line_exit_2_before_any_cluster(tmp_path, cap
     errors = [line for line in err.splitlines() if line.startswith("ensstab: error: ")]
     assert len(errors) == 1 and words in errors[0] and err.endswith(errors[0] + "\n"), err
     assert "Traceback" not in err and len(err.splitlines()) <= 2  # at most a warning of what was read before
+
+
+def _sorted_study(n: int = 30, p: int = 8) -> "pd.DataFrame":
+    """A study as a lab exports it: rows sorted by class, so a numbering follows the label."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.normal(size=(n, p)), columns=[f"f{j}" for j in range(p)])
+    return frame.assign(label=np.repeat([0, 1], n // 2))
+
+
+@pytest.mark.parametrize(
+    "name, values, why",
+    [
+        ("sample_id", np.arange(100, 130), "its values are whole numbers, one per row, under a name of sample ids"),
+        ("barcode", [f"AACG{i:03d}" for i in range(30)], "its values are text, one per row"),
+        ("Unnamed: 9", np.arange(30), "its values are whole numbers, one per row, under a name of sample ids"),
+        ("order", np.random.default_rng(0).permutation(30) + 1, "its values are the whole numbers 1 to 30"),
+    ],
+    ids=["sample_id last", "barcode text", "pandas' empty name", "a numbering under another name"],
+)
+def test_a_column_of_ids_anywhere_is_read_as_sample_ids_and_said(tmp_path, caplog, name, values, why):
+    """The label must not leak: ids numbered in the order of the classes would rank among the
+    best features."""
+    path = tmp_path / "d.csv"
+    _sorted_study().assign(**{name: values}).to_csv(path, index=False)
+    caplog.set_level(logging.WARNING, logger="ensstab_dask")
+    data = load_dataset(path)
+    assert data.feature_names.tolist() == [f"f{j}" for j in range(8)]
+    (said,) = [r.getMessage() for r in caplog.records if "sample ids" in r.getMessage()]
+    assert f"the last column, named '{name}', is read as sample ids, not as a feature ({why}" in said
+    assert said.endswith("pass index_col=False to read it as a feature")
+    if name != "barcode":  # text is no feature either way
+        assert load_dataset(path, index_col=False).feature_names.tolist()[-1] == name  # undone as said
+
+
+def test_a_column_named_like_ids_whose_values_repeat_is_refused(tmp_path):
+    path = tmp_path / "d.csv"
+    _sorted_study().assign(patient_id=np.repeat(np.arange(15), 2)).to_csv(path, index=False)
+    with pytest.raises(InvalidParameterError) as info:
+        load_dataset(path)
+    assert "the last column, named 'patient_id', reads as sample ids, but its values are not one per row" in str(
+        info.value
+    )
+    assert load_dataset(path, index_col=False).X.shape == (30, 9)
+    assert load_dataset(path, index_col="patient_id").X.shape == (30, 8)
+
+
+def test_repeated_sample_ids_are_said(tmp_path, caplog):
+    path = tmp_path / "d.csv"
+    _sorted_study().assign(sample=[f"s{i % 27}" for i in range(30)]).to_csv(path, index=False)
+    caplog.set_level(logging.WARNING, logger="ensstab_dask")
+    assert load_dataset(path, index_col="sample").X.shape == (30, 8)
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert said == (
+        f"{path}: 3 of 30 sample ids repeat an earlier one ('s0' x2, 's1' x2, 's2' x2): is a sample in the file "
+        "twice? a resample then holds copies of one sample, and the selection looks more stable than it is"
+    )

@@ -302,6 +302,15 @@ def test_bad_selector():
         real_run(d.X, d.y, 2, selector=42)
     with pytest.raises(ValueError, match="scores of shape"):
         real_run(d.X, d.y, 2, selector=lambda X, y, rng: np.zeros(3))
+    # What a selector returned is said, not numpy's words about it (nor its contents).
+    for returned, said in [
+        (["up"] * 20, "a list of text with shape (20,)"),
+        (None, "None"),
+        (0.5, "a single float"),
+        ([[1.0], [1.0, 2.0]], "a list of rows of different lengths"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^the selector returned {re.escape(said)}, not one score per feature$"):
+            real_run(d.X, d.y, 2, selector=lambda X, y, rng, r=returned: r)
     # A callable of the wrong arity fails before anything is sent to a worker.
     with pytest.raises(TypeError, match=r"selector: a callable selector is called as selector\(X, y, rng\)"):
         es.estimate(d.X, d.y, 2, selector=lambda X, y: np.zeros(20), client="tcp://127.0.0.1:9")

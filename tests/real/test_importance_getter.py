@@ -69,6 +69,11 @@ def test_a_getter_that_finds_nothing_is_refused_with_the_way_out(data):
         make_scorer(KNeighborsClassifier())(data.X, data.y, np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match=r"importance_getter 'nope_'"):
         make_scorer(ImportanceSelector(SelectKBest(), "nope_"))(data.X, data.y, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match=r"importance_getter <function .*> returned None, not one score"):
+        make_scorer(ImportanceSelector(SelectKBest(), lambda est: None))(data.X, data.y, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match=r"importance_getter 'classes_' returned a ndarray of text"):
+        y = np.array(["a", "b"])[data.y]
+        make_scorer(ImportanceSelector(LogisticRegression(), "classes_"))(data.X, y, np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match="importance_getter must be 'auto'"):
         make_scorer(ImportanceSelector(SelectKBest(), 3))(data.X, data.y, np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match="has no parameter 'k'"):

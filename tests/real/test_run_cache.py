@@ -150,3 +150,104 @@ def test_text_labels_have_one_digest_in_every_process():
     b = np.array(["".join(["tum", "our"]), "normal", "tumour", "normal"], dtype=object)
     assert data_digest(X, a) == data_digest(X, b)
     assert data_digest(X, a) != data_digest(X, a[::-1].copy())
+
+
+def _rewritten(path, change) -> None:
+    """The entry at ``path`` changed by ``change(ds)`` and sealed again with the package's own
+    checksum helper, as someone who knows it would forge it."""
+    import xarray as xr
+
+    from ensstab_dask.real.cache_files import content_checksum
+
+    with xr.open_dataset(path) as ds:
+        ds = ds.load()
+    del ds.attrs[CHECKSUM_ATTR]
+    ds = change(ds)
+    ds.attrs[CHECKSUM_ATTR] = content_checksum(ds)
+    path.unlink()
+    ds.to_netcdf(path)
+
+
+def _swap_two_runs(ds):
+    ranks = ds["ranks"].values.copy()
+    ranks[[0, 1]] = ranks[[1, 0]]
+    return ds.assign(ranks=(ds["ranks"].dims, ranks, ds["ranks"].attrs))
+
+
+def _ranks(values):
+    """A change that sets every rank to ``values`` and seals the runs' digests again too."""
+
+    def change(ds):
+        from ensstab_dask.real.run_cache import run_digests
+
+        ranks = np.broadcast_to(np.asarray(values, dtype=np.int32), ds["ranks"].shape).copy()
+        digests = run_digests(str(ds.attrs["key"]), ranks)
+        return ds.assign(ranks=(ds["ranks"].dims, ranks), run_digest=(ds["run_digest"].dims, digests))
+
+    return change
+
+
+def _one_rank_huge(ds):
+    ranks = ds["ranks"].values.copy()
+    ranks[0, 0] = 10**6
+    return _ranks(ranks)(ds)
+
+
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (_swap_two_runs, "its runs do not match their digests (a run was changed or moved)"),
+        (_ranks(0), "a run's ranks are not a permutation of 1 .. 60"),
+        (_one_rank_huge, "a run's ranks are not a permutation of 1 .. 60"),
+        (lambda ds: ds.assign_attrs(seed="[1, [], 4]"), "it records another seed than this estimate's"),
+        (lambda ds: ds.drop_vars("run_digest"), "it holds other runs than its name says"),
+    ],
+    ids=["two runs swapped", "every rank 0", "a rank of 10**6", "another seed", "no digests"],
+)
+def test_a_forged_entry_with_a_valid_checksum_is_recomputed_and_said(tmp_path, caplog, change, why):
+    seed = derive(6, Stream.ESTIMATE, Stage.REAL)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    (want,) = _cached(cache, [Pool(4, "half", seed)])
+    path = cache.path(Pool(4, "half", seed))
+    _rewritten(path, change)
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        (again,) = _cached(cache, [Pool(4, "half", seed)])
+    assert np.array_equal(again, want) and cache.fresh == 8
+    (said,) = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.cache"]
+    assert said.startswith(f"cache entry {path} not reused: {why}") and said.endswith("; recomputing it")
+
+
+def test_another_data_sets_runs_under_this_key_are_not_reused(tmp_path, caplog):
+    """An entry of other data copied under this data's name, its key and checksum rewritten:
+    its record of the data it was made from gives it away."""
+    seed = derive(7, Stream.ESTIMATE, Stage.REAL)
+    other = make_microarray(n_feature=60, n_samples=30, seed=1)
+    mine, theirs = RunCache.open(tmp_path, DATA.X, DATA.y, TREE), RunCache.open(tmp_path, other.X, other.y, TREE)
+    theirs.run([Pool(4, "half", seed)], 60, lambda items: [np.tile(np.arange(1, 61), (4, 1))])
+    path = mine.path(Pool(4, "half", seed))
+    theirs.path(Pool(4, "half", seed)).rename(path)
+    _rewritten(path, lambda ds: ds.assign_attrs(key=mine.key(Pool(4, "half", seed))))
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        (runs,) = _cached(mine, [Pool(4, "half", seed)])
+    assert np.array_equal(runs, _fresh([Pool(4, "half", seed)])[0]) and mine.fresh == 4
+    (said,) = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.cache"]
+    assert "it records another data_digest than this estimate's (made from other data)" in said
+
+
+@pytest.mark.parametrize("thing", ["link loop", "folder", "fifo"])
+def test_something_in_an_entrys_place_is_said_and_the_runs_are_returned(tmp_path, caplog, thing):
+    """A cache is never a reason to fail: the runs are made, returned, and the entry's place
+    left as it was, with a warning."""
+    import os
+
+    seed = derive(8, Stream.ESTIMATE, Stage.REAL)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    path = cache.path(Pool(3, "half", seed))
+    {"link loop": lambda: path.symlink_to(path.name), "folder": path.mkdir, "fifo": lambda: os.mkfifo(path)}[thing]()
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        (runs,) = _cached(cache, [Pool(3, "half", seed)])
+    assert np.array_equal(runs, _fresh([Pool(3, "half", seed)])[0]) and cache.fresh == 3
+    said = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.cache"]
+    place = {"link loop": "a symbolic link that leads back to itself", "folder": "a folder", "fifo": "a FIFO"}[thing]
+    assert said[-1].startswith(f"cache entry {path} not written ({place}") and said[-1].endswith("going on without it")
+    assert os.path.lexists(path)  # left as it was
