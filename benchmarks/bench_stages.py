@@ -1,14 +1,15 @@
 """The estimate's stages, fresh and from the cache, at 2,000, 7,129 and 20,000 features.
 
     python benchmarks/bench_stages.py [--features 2000,7129,20000] [--repeats 3] \
-        [--json benchmarks/results/stages-2-cores.json]
+        [--n-estimators 300] [--json benchmarks/results/stages-2-cores.json]
 
 For each size, the generator's data (``make_microarray(n_feature=N, n_samples=S, seed=0)``,
 S = 62 at 2,000 features and 72 above, as the microarrays the project meets) is written
 to a ``.npz`` file, then, ``--repeats`` times and interleaved:
 
 * **fresh**: ``ensstab estimate --data FILE --cache-dir EMPTY --json OUT --quiet`` in a
-  fresh process (a local cluster of one worker per core, every default), its wall time
+  fresh process (a local cluster of one worker per core, every default but the forest's
+  ``--n-estimators`` when given: the test suite's smoke run uses few trees), its wall time
   from process start to exit, and each stage's seconds from the JSON;
 * **cached**: the same command again on the same cache folder: every real run is read
   back, no cluster is started, and only the statistics run.
@@ -49,10 +50,10 @@ def _data(n_feature: int, folder: Path) -> Path:
     return path
 
 
-def _estimate(data: Path, cache: Path, out: Path) -> tuple[float, dict]:
+def _estimate(data: Path, cache: Path, out: Path, trees: int) -> tuple[float, dict]:
     """One ``ensstab estimate`` in a fresh process: its wall seconds and its JSON."""
     command = [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--data", str(data)]
-    command += ["--cache-dir", str(cache), "--json", str(out), "--quiet"]
+    command += ["--cache-dir", str(cache), "--json", str(out), "--quiet", "--n-estimators", str(trees)]
     out.unlink(missing_ok=True)
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -79,7 +80,7 @@ def _median(rows: list[dict]) -> dict:
     return out
 
 
-def busy_share(data: Path, cache: Path) -> dict:
+def busy_share(data: Path, cache: Path, trees: int) -> dict:
     """The estimate in this process on 2 warmed-up worker processes, under the task stream."""
     import warnings
 
@@ -96,7 +97,15 @@ def busy_share(data: Path, cache: Path) -> dict:
         row = measure(
             client,
             2,
-            lambda: es.estimate(loaded["X"], loaded["y"], 20, client=client, progress=False, cache_dir=cache),
+            lambda: es.estimate(
+                loaded["X"],
+                loaded["y"],
+                20,
+                selector=es.default_selector(trees),
+                client=client,
+                progress=False,
+                cache_dir=cache,
+            ),
             stages=True,
         )
     return {k: row[k] for k in ("wall", "busy", "client_s", "stage_client_s", "stage_s")}
@@ -106,6 +115,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--features", default="2000,7129,20000")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--n-estimators", type=int, default=300, help="the forest's trees (default: the CLI's)")
     ap.add_argument("--no-busy", action="store_true", help="skip the task stream's busy share")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
@@ -120,7 +130,7 @@ def main(argv=None) -> None:
                 cache = root / f"cache-{n}-{rep}"
                 cache.mkdir()
                 for kind in ("fresh", "cached"):
-                    wall, result = _estimate(files[n], cache, root / "out.json")
+                    wall, result = _estimate(files[n], cache, root / "out.json", args.n_estimators)
                     rows[n][kind].append(_row(wall, result))
                     print(f"{n} features, {kind}, repeat {rep + 1}: {wall:.1f} s", flush=True)
         for n in sizes:
@@ -130,7 +140,7 @@ def main(argv=None) -> None:
             if not args.no_busy:
                 cache = root / f"cache-{n}-busy"
                 cache.mkdir()
-                entry["busy_2_workers"] = busy_share(files[n], cache)
+                entry["busy_2_workers"] = busy_share(files[n], cache, args.n_estimators)
             out["sizes"][str(n)] = entry
             print(
                 f"{n} features: fresh {fresh['wall']:.1f} s (runs {fresh['stages']['real_runs']:.1f} s, after them "

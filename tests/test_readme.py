@@ -152,6 +152,8 @@ def test_api_tour_runs_as_written(tmp_path, monkeypatch):
     est, val = namespace["est"], namespace["val"]
     assert set(est.predicted()) == {1, 5, 10} and set(val.per_m) == {1, 5, 10}
     assert (tmp_path / "sweep.zarr").is_dir() and list(tmp_path.glob("naive-*.nc"))
+    # The validation's estimate read the tour's 200 real runs from "." and made none.
+    assert (val.estimate.cost.runs.made, val.estimate.cost.runs.reused) == (0, est.real_runs) == (0, 200)
     # The library names the embedded default's features as the command line does.
     assert str(est.to_dataset()["feature_name"].values[208]) == "g00208"
 
@@ -220,7 +222,7 @@ SHRUNK = {
     COLON: ["--n-estimators", "10", "--n-boot", "20"],
     "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
     "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": ["--repeats", "1"],
-    STAGES: ["--features", "300", "--repeats", "1"],
+    STAGES: ["--features", "300", "--repeats", "1", "--n-estimators", "10"],
 }
 
 #: Commands not run here, because another test or .ci/run runs them.

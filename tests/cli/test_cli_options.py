@@ -160,7 +160,8 @@ def test_each_setting_is_refused_by_its_own_check_before_the_data_are_read(tmp_p
         (["--n-runs", "1000"], "--n-runs must be at most 200 with --model anchored"),
         (["--model", "anchored", "--calibrate"], "--calibrate calibrates the paper's simulator"),
         (["--n-estimators", "1000000000"], "--n-estimators 1000000000: the "),
-        (["--model", "onda", "--m-ensemble", "1:1000000:1"], "simulated selectors"),
+        (["--model", "onda", "--m-ensemble", "1,1000000"], "simulated selectors"),
+        (["--m-ensemble", "1:1000000:1"], "1,000,000 ensemble sizes, above the 1,000"),
     ],
 )
 @pytest.mark.parametrize("command", ["estimate", "validate"])

@@ -152,7 +152,7 @@ def test_an_estimate_carries_its_features_named_after_a_dataframes_columns():
 
 @pytest.mark.slow
 def test_on_pure_noise_no_feature_is_frequent_and_the_bound_holds_over_20_seeds():
-    """60 samples x 500 features of noise, a random forest (10 trees, for time), the default
+    """60 samples x 500 features of noise, a random forest (3 trees, for time), the default
     model's copies: at the largest measured size no feature reaches 0.6 in any of 20
     studies, and the mean count at each threshold is within false_stable_bound. The table
     and its line come whatever the verdict."""
@@ -164,7 +164,7 @@ def test_on_pure_noise_no_feature_is_frequent_and_the_bound_holds_over_20_seeds(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
             est = es.estimate(
-                X, y, 20, selector=default_selector(10), n_boot=0, client="synchronous", progress=False, seed=seed
+                X, y, 20, selector=default_selector(3), n_boot=0, client="synchronous", progress=False, seed=seed
             )
         freq = est.features["frequency"].values[:, -1]
         top.append(freq.max())
