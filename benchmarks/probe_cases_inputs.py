@@ -124,7 +124,7 @@ def _validate_in_a_log(tmp: Path) -> str:
         return "hang" if ran.timed_out else "traceback"
     started = [line for line in ran.lines if re.search(r": [\d,]+ \w+, started at \d\d:\d\d:\d\d$", line)]
     stages = {line.split(":")[0] for line in started}
-    right = ran.returncode == 0 and "\r" not in ran.stderr and {"real runs", "naive check, real runs"} <= stages
+    right = ran.returncode == 0 and "\r" not in ran.stderr and {"real runs", "naive check"} <= stages
     return "right" if right else "silent"
 
 

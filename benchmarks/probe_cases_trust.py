@@ -2,7 +2,8 @@
 entry, ranks that are no permutation, a link loop, a FIFO or a folder in an entry's place:
 202, 204, 208, 211) and the scheduler at an address (a plain ``tcp://`` address of another
 machine, a Scheduler's identity with no scheduler behind it, a remote cluster whose only
-worker dies once the store holds every block: 203, 207, 210). Numbered 200 + the item.
+worker dies or stops once the store holds every block, or before an estimate's data reach
+it: 203, 207, 210). Numbered 200 + the item.
 
 Each case runs ``ensstab estimate`` (or ``sweep``) as a user would, in the empty folder it
 is given, and returns its class (``probe_cases_common.CLASSES``): a cache case is
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -250,6 +252,35 @@ def _after_every_block(signum: int):
     return run
 
 
+def _estimate_on_a_stopped_worker(tmp: Path) -> str:
+    """An estimate on a remote one-worker cluster whose worker is SIGSTOPped: its data never
+    reach the worker. Right when the wait is said within 40 s (then the worker is continued
+    and the estimate must finish); a hang when nothing is said."""
+    _study(tmp)
+    cluster = ProcessCluster(Path(tempfile.mkdtemp(dir=tmp, prefix="cluster-")), n_workers=1)
+    args = [sys.executable, "-m", "ensstab_dask.cli", *EST[:-2], "--no-cache", "--scheduler", cluster.address]
+    os.killpg(cluster.pid("worker-1"), signal.SIGSTOP)
+    proc = subprocess.Popen(args, cwd=tmp, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        start = time.monotonic()
+        while not any("has answered for" in line for line in lines):
+            if time.monotonic() - start > 40 or proc.poll() is not None:
+                return "hang" if proc.poll() is None else "noisy"
+            time.sleep(0.2)
+        os.killpg(cluster.pid("worker-1"), signal.SIGCONT)
+        code = proc.wait(120)
+        reader.join(10)
+        return "traceback" if "Traceback" in "".join(lines) else "right" if code == 0 else "noisy"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.killpg(cluster.pid("worker-1"), signal.SIGCONT)
+        cluster.stop()
+
+
 CASES: list[Case] = [
     Case(202, "a cache entry with two runs swapped, its checksum rewritten", _cache_case(_forge(_swapped))),
     Case(202, "another data set's runs under this key, checksum rewritten", _cache_case(_forge(_other_data))),
@@ -260,6 +291,7 @@ CASES: list[Case] = [
     Case(208, "a cache entry with one rank of 10**6, digests resealed", _cache_case(_forge(_ranks(_huge)))),
     Case(210, "the only worker SIGKILLed once the store holds every block", _after_every_block(signal.SIGKILL)),
     Case(210, "the only worker SIGSTOPped once the store holds every block", _after_every_block(signal.SIGSTOP)),
+    Case(210, "an estimate on a remote cluster whose only worker is SIGSTOPped", _estimate_on_a_stopped_worker),
     Case(211, "a FIFO in a cache entry's place", _cache_case(_fifo)),
     Case(211, "a folder in a cache entry's place", _cache_case(_folder)),
 ]

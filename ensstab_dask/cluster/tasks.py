@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -155,15 +156,35 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
 
 
 def _scatter(c, shared: tuple, watch: _Watch) -> list:
-    """``shared`` on every worker, once there is one: distributed's scatter waits for a
-    worker as long as the client's timeout, then raises TimeoutError ("No valid workers
-    found"); here the wait goes on, said in one line as any wait for a worker is."""
-    while True:
+    """``shared`` on every worker, once there is one, the wait watched as a task's is.
+
+    distributed's scatter waits for a worker as long as the client's timeout, then raises
+    TimeoutError ("No valid workers found"): here the wait goes on, said in one line as any
+    wait for a worker is. And it waits without end, and without a word, for a worker that
+    is connected but takes nothing (stopped): so it runs in a thread of its own while this
+    one asks the cluster (``watch``), which says so, and raises SchedulerLost for a
+    scheduler that stops answering."""
+
+    def send(outcome: list) -> None:
         try:
-            return c.scatter(list(shared), broadcast=True, hash=False)
-        except TimeoutError:
-            if c.status != "running" or watch.workers() not in (0, None):
-                raise  # a lost scheduler (reported as such by connect), or not for want of a worker
+            outcome.append(c.scatter(list(shared), broadcast=True, hash=False))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append(exc)
+
+    while True:
+        outcome: list = []
+        sending = threading.Thread(target=send, args=(outcome,), name="ensstab-scatter", daemon=True)
+        sending.start()
+        while sending.is_alive():
+            sending.join(0.1)
+            if sending.is_alive():
+                watch.check()
+        if not isinstance(outcome[0], BaseException):
+            return outcome[0]
+        if not isinstance(outcome[0], TimeoutError):
+            raise outcome[0]
+        if c.status != "running" or watch.workers() not in (0, None):
+            raise outcome[0]  # a lost scheduler (reported as such by connect), or not for want of a worker
         watch.wait_for_a_worker()
 
 

@@ -79,7 +79,7 @@ def real_ensemble_runs(
         client=client,
         batch_size=batch_size,
         progress=progress,
-        desc="naive check, real runs",
+        desc="naive check",
     )[0]
 
 

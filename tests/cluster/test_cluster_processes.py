@@ -649,3 +649,39 @@ def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster):
     assert out == [0.0, 1.0, 2.0, 3.0]
     assert joined and time.monotonic() - start >= SILENCE_NOTED_AFTER
     assert any(f"dask worker {c.address}" in line for line in said), said
+
+
+def test_work_with_data_on_a_stopped_worker_says_so_and_goes_on_when_it_answers(start_cluster):
+    """The data go to the workers first: to a worker that is connected but stopped, the
+    scatter waited without end and without a word (an estimate on a remote cluster said
+    nothing for 90 s). Said in one line as a task's wait is, and done once it is continued."""
+    from ensstab_dask.cluster import connect, run_tasks
+    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
+
+    c = start_cluster("frozen-data", n_workers=1)
+    with connect(c.address, timeout=3) as client:
+        said: list[str] = []
+
+        class Heard(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                said.append(record.getMessage())
+                if "has answered for" in record.getMessage():
+                    os.killpg(c.pid("worker-1"), signal.SIGCONT)
+
+        heard = Heard()
+        log = logging.getLogger("ensstab_dask.cluster")
+        log.addHandler(heard)
+        os.killpg(c.pid("worker-1"), signal.SIGSTOP)
+        # Continued anyway after a while: a client that says nothing fails below, not by hanging.
+        unstop = threading.Timer(SILENCE_NOTED_AFTER + 60, os.killpg, (c.pid("worker-1"), signal.SIGCONT))
+        unstop.start()
+        start = time.monotonic()
+        try:
+            out = run_tasks(operator.getitem, [(k,) for k in range(4)], shared=(np.arange(10.0),), client=client)
+        finally:
+            unstop.cancel()
+            log.removeHandler(heard)
+            os.killpg(c.pid("worker-1"), signal.SIGCONT)
+    assert out == [0.0, 1.0, 2.0, 3.0]
+    assert SILENCE_NOTED_AFTER <= time.monotonic() - start
+    assert any(f"no worker of the Dask scheduler at {c.address} has answered for" in line for line in said), said

@@ -121,7 +121,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     # bootstrap, self-check), the naive check's 6 x 3.
     assert "100%" in final_bar(err, "real runs") and "70/70" in final_bar(err, "real runs")
     assert "5/5" in final_bar(err, "simulations")
-    assert "18/18" in final_bar(err, "naive check, real runs")
+    assert "18/18" in final_bar(err, "naive check")
     # stdout holds the results alone: no bar, no carriage return.
     assert BAR not in out and "\r" not in out
     assert out.splitlines()[0].startswith("Answer: ")  # the answer in plain words, first

@@ -58,10 +58,11 @@ def start(store):
 @pytest.mark.slow
 def test_two_sweeps_on_one_store_never_lose_a_cell(tmp_path):
     """Before the lock, about 1 round in 6 ended with both saying "sweep done" and a cell
-    marked done holding NaN, or failed creating the store. 10 rounds, both orders of start."""
+    marked done holding NaN, or failed creating the store. 5 rounds, both orders of start;
+    in one at least the two must overlap (the last assertion)."""
     reference = es.sweep(200, 10, client="synchronous", progress=False, **KW)
     refused = 0
-    for round_ in range(10):
+    for round_ in range(5):
         store = tmp_path / f"S{round_}.zarr"
         procs = [start(store), start(store)]
         results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
