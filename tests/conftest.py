@@ -14,7 +14,9 @@ def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker per core and one more, at most 4. Many tests start clusters
     of 2 processes, so more would compete for the cores rather than use them; but many
     wait (for a timeout, a signal, a cluster's note), and one more worker fills those
-    waits: the whole suite took 17 min 23 s on 2 cores with 3 workers (CPU 175 %)."""
+    waits. On 2 cores the whole suite took 17 min 23 s and 19 min 35 s with 3 workers (CPU
+    175 % and 181 %), and 20 min 24 s with 2 before its longest tests were cut: no clear
+    gain, measured, and no loss."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores + 1, 4))
 
