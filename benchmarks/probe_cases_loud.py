@@ -294,7 +294,9 @@ def _convergence_flood(tmp: Path) -> str:
     rng = np.random.default_rng(0)
     X = np.minimum(np.exp(rng.normal(size=(62, 200)) * 20), 1e37)  # lbfgs gives up on such scales
     np.savez(tmp / "wild.npz", X=X, y=np.repeat([0, 1], 31))
-    ran = run_cli("estimate", "--data", "wild.npz", "--selector", "logistic", "--n-target", "10", "--quiet", cwd=tmp)
+    # --no-cache: runs read back from an earlier replay's cache warn of nothing.
+    args = ["--data", "wild.npz", "--selector", "logistic", "--n-target", "10", "--quiet", "--no-cache"]
+    ran = run_cli("estimate", *args, cwd=tmp)
     if ran.timed_out or "Traceback" in ran.stderr:
         return "hang" if ran.timed_out else "traceback"
     said = "did not converge in" in ran.stderr
@@ -311,7 +313,12 @@ def _slow_worker_start(tmp: Path) -> dict:
 
 
 _ctrl_c_during_start = _stopped(
-    ["estimate", "--n-estimators", "20"], signal.SIGINT, wait_for=10.0, status=130, setup=_slow_worker_start
+    # --no-cache: with every run cached, no cluster starts and there is nothing to interrupt.
+    ["estimate", "--n-estimators", "20", "--no-cache"],
+    signal.SIGINT,
+    wait_for=10.0,
+    status=130,
+    setup=_slow_worker_start,
 )
 
 
