@@ -34,12 +34,12 @@ def _study(n: int = 30, p: int = 8):
     return rng.standard_normal((n, p)), np.repeat([0, 1], n // 2)
 
 
-def _write_csv(path: pathlib.Path, header: list[str], columns: list[np.ndarray]) -> None:
+def write_csv(path: pathlib.Path, header: list[str], columns: list[np.ndarray]) -> None:
     rows = zip(*[[repr(v.item()) if isinstance(v, np.floating) else str(v) for v in col] for col in columns])
     path.write_text(",".join(header) + "\n" + "\n".join(",".join(row) for row in rows) + "\n")
 
 
-def _said(tmp: pathlib.Path, name: str, needle: str, *args: str, table: str | None = None):
+def said_once(tmp: pathlib.Path, name: str, needle: str, *args: str, table: str | None = None):
     """A run that should go through and say ``needle`` in one line: ``right``; ``silent``
     when it went through without the line (or the feature table holds ``table``)."""
     res = cli(tmp, "estimate", "--data", name, *args, *ESTIMATE, "--features", "f.csv")
@@ -82,14 +82,14 @@ def _text_x(path: pathlib.Path) -> None:
 def _repeated_csv_names(tmp: pathlib.Path) -> str:
     X, y = _study()
     header = ["f0", "f0", *(f"f{j}" for j in range(2, X.shape[1])), "label"]
-    _write_csv(tmp / "d.csv", header, [*X.T, y])
-    return _said(tmp, "d.csv", "('f0' x2): made unique")
+    write_csv(tmp / "d.csv", header, [*X.T, y])
+    return said_once(tmp, "d.csv", "('f0' x2): made unique")
 
 
 def _repeated_npz_names(tmp: pathlib.Path) -> str:
     X, y = _study()
     np.savez(tmp / "d.npz", X=X, y=y, feature_names=np.array(["gene"] * X.shape[1]))
-    return _said(tmp, "d.npz", "('gene' x8): made unique")
+    return said_once(tmp, "d.npz", "('gene' x8): made unique")
 
 
 def _repeated_var_names(tmp: pathlib.Path) -> str:
@@ -106,13 +106,13 @@ def _repeated_var_names(tmp: pathlib.Path) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # anndata's own "not unique": the file is meant so
         anndata.AnnData(X=X, obs=obs, var=pd.DataFrame(index=names)).write_h5ad(tmp / "d.h5ad")
-    return _said(tmp, "d.h5ad", "('g0' x2): made unique", "--label", "condition")
+    return said_once(tmp, "d.h5ad", "('g0' x2): made unique", "--label", "condition")
 
 
 def _label_twice(tmp: pathlib.Path) -> str:
     X, y = _study()
     header = ["label", *(f"f{j}" for j in range(X.shape[1])), "label"]
-    _write_csv(tmp / "d.csv", header, [y, *X.T, y])
+    write_csv(tmp / "d.csv", header, [y, *X.T, y])
     res = cli(tmp, "estimate", "--data", "d.csv", "--label", "label", *ESTIMATE)
     return refused(res) if "appears 2 times" in res.err or res.rc == 0 else "noisy"
 
@@ -123,13 +123,13 @@ def _row_names(tmp: pathlib.Path) -> str:
     X, y = _study()
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(label=y)
     frame.sort_values("label").to_csv(tmp / "d.csv")  # the index, sorted by class: the trap
-    return _said(tmp, "d.csv", "read as sample ids", table="Unnamed: 0")
+    return said_once(tmp, "d.csv", "read as sample ids", table="Unnamed: 0")
 
 
 def _every_sample_twice(tmp: pathlib.Path) -> str:
     X, y = _study()
     np.savez(tmp / "d.npz", X=np.vstack([X, X]), y=np.concatenate([y, y]))
-    return _said(tmp, "d.npz", "30 of 60 samples repeat an earlier one")
+    return said_once(tmp, "d.npz", "30 of 60 samples repeat an earlier one")
 
 
 # 107: --label 0 where a column is named 0 ----------------------------------------------------------
@@ -139,7 +139,7 @@ def _label_named_0(tmp: pathlib.Path) -> str:
     """Column 0 is a batch (three classes), the column named 0 the condition (two)."""
     X, y = _study()
     batch = np.tile([1, 2, 3], len(y) // 3)
-    _write_csv(tmp / "d.csv", ["batch", *(f"f{j}" for j in range(X.shape[1])), "0"], [batch, *X.T, y])
+    write_csv(tmp / "d.csv", ["batch", *(f"f{j}" for j in range(X.shape[1])), "0"], [batch, *X.T, y])
     res = cli(tmp, "estimate", "--data", "d.csv", "--label", "0", *ESTIMATE)
     if bad := failure(res):
         return bad

@@ -23,9 +23,9 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
 import numpy as np  # noqa: E402
 from faults import run_cli  # noqa: E402
 from probe_cases_common import Case  # noqa: E402
-from probe_cases_data import _said, _write_csv  # noqa: E402
-from probe_cases_loud import _classify  # noqa: E402
-from probe_cases_trust import EST, _study  # noqa: E402
+from probe_cases_data import said_once, write_csv  # noqa: E402
+from probe_cases_loud import classify  # noqa: E402
+from probe_cases_trust import EST, two_class_file  # noqa: E402
 
 
 def _sorted_csv(tmp: Path, name: str, values) -> None:
@@ -33,39 +33,39 @@ def _sorted_csv(tmp: Path, name: str, values) -> None:
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((30, 8)), np.repeat([0, 1], 15)
     header = [*(f"f{j}" for j in range(8)), "label", name]
-    _write_csv(tmp / "d.csv", header, [*X.T, y, np.asarray(values)])
+    write_csv(tmp / "d.csv", header, [*X.T, y, np.asarray(values)])
 
 
 def _id_column(name: str, values):
     def run(tmp: Path) -> str:
         _sorted_csv(tmp, name, values)
-        return _said(tmp, "d.csv", "read as sample ids", table=name)
+        return said_once(tmp, "d.csv", "read as sample ids", table=name)
 
     return run
 
 
 def _refused(*extra: str, needle: str, before_work: bool = True, timeout: float = 120):
     def run(tmp: Path) -> str:
-        _study(tmp)
+        two_class_file(tmp)
         ran = run_cli(*EST, "--no-cache", *extra, cwd=tmp, timeout=timeout)
-        return _classify(ran, needle=needle, before_work=before_work)
+        return classify(ran, needle=needle, before_work=before_work)
 
     return run
 
 
 def _output_loop(option: str):
     def run(tmp: Path) -> str:
-        _study(tmp)
+        two_class_file(tmp)
         (tmp / "out").symlink_to("out")
         ran = run_cli(*EST, "--no-cache", option, "out", cwd=tmp, timeout=120)
-        return _classify(ran, needle="leads back to itself", before_work=True)
+        return classify(ran, needle="leads back to itself", before_work=True)
 
     return run
 
 
 def _repeated_ids(tmp: Path) -> str:
     _sorted_csv(tmp, "sample", [f"s{i % 27}" for i in range(30)])
-    return _said(tmp, "d.csv", "3 of 30 sample ids repeat an earlier one", "--index-col", "sample")
+    return said_once(tmp, "d.csv", "3 of 30 sample ids repeat an earlier one", "--index-col", "sample")
 
 
 def _library_refusal(selector, needle: str):
@@ -117,7 +117,7 @@ def _session_after_block(tmp: Path) -> str:
 def _validate_in_a_log(tmp: Path) -> str:
     """stderr a file, as a batch job's: one line per stage (the estimate's runs and
     simulations, the naive check's runs), none a bar's carriage return."""
-    _study(tmp)
+    two_class_file(tmp)
     args = [a for a in EST if a != "estimate"]
     ran = run_cli("validate", *args, "--m-stability", "6", "--cache-dir", ".", cwd=tmp, timeout=300)
     if ran.timed_out or "Traceback" in ran.stderr:

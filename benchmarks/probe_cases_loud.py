@@ -50,7 +50,7 @@ from probe_cases_common import Case  # noqa: E402
 STOPPED_WITHIN = 4.0
 
 
-def _classify(ran, *, needle: str = "", before_work: bool = False) -> str:
+def classify(ran, *, needle: str = "", before_work: bool = False) -> str:
     """A run that should have been refused: error, or what it was instead."""
     if ran.timed_out:
         return "hang"
@@ -63,7 +63,7 @@ def _classify(ran, *, needle: str = "", before_work: bool = False) -> str:
 
 def _refused(*args: str, needle: str = "", before_work: bool = False, timeout: float = 120, **kw):
     def run(tmp: Path) -> str:
-        return _classify(run_cli(*args, cwd=tmp, timeout=timeout, **kw), needle=needle, before_work=before_work)
+        return classify(run_cli(*args, cwd=tmp, timeout=timeout, **kw), needle=needle, before_work=before_work)
 
     return run
 
@@ -145,7 +145,7 @@ def _scheduler_case(make, *, timeout: str = "3"):
                 cwd=tmp,
                 timeout=90,
             )
-        return _classify(ran, needle="could not reach")
+        return classify(ran, needle="could not reach")
 
     return run
 
@@ -168,7 +168,7 @@ def _sigterm_while_connecting(tmp: Path) -> str:
 def _fifo(name: str, *args: str, needle: str):
     def run(tmp: Path) -> str:
         os.mkfifo(tmp / name)
-        return _classify(run_cli(*args, cwd=tmp, timeout=60), needle=needle, before_work=True)
+        return classify(run_cli(*args, cwd=tmp, timeout=60), needle=needle, before_work=True)
 
     return run
 
@@ -184,7 +184,7 @@ def _read_only_folder(*args: str, store: bool = False, needle: str = "no permiss
         (tmp / "ro").mkdir()
         with read_only(tmp / "ro"):
             ran = run_cli(*args, cwd=tmp, preexec=drop_root_override)
-        return _classify(ran, needle=needle, before_work=True)
+        return classify(ran, needle=needle, before_work=True)
 
     return run
 
@@ -193,7 +193,7 @@ def _read_only_store(tmp: Path) -> str:
     store, args = half_done_store(tmp)
     with read_only(store):
         ran = run_cli(*args, "--store", str(store), cwd=tmp, preexec=drop_root_override)
-    return _classify(ran, needle="rerun the same command to resume")
+    return classify(ran, needle="rerun the same command to resume")
 
 
 # 16: a full disk -------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def _data_case(make_x, needle: str):
             "--quiet",
             cwd=tmp,
         )
-        return _classify(ran, needle=needle, before_work=True)
+        return classify(ran, needle=needle, before_work=True)
 
     return run
 
@@ -258,7 +258,7 @@ def _with_store(edit, *args: str, needle: str = ""):
         ran = run_cli(*SWEEP, "--n-useful", "20,30", "--p", "0.5,0.7", "--store", "s.zarr", cwd=tmp)
         assert ran.returncode == 0, ran.stderr
         edit(tmp / "s.zarr")
-        return _classify(run_cli(*[a.replace("STORE", "s.zarr") for a in args], cwd=tmp), needle=needle)
+        return classify(run_cli(*[a.replace("STORE", "s.zarr") for a in args], cwd=tmp), needle=needle)
 
     return run
 
@@ -282,7 +282,7 @@ def _coordinate_chunk(name: str):
 def _in_tmp(make, *args: str, needle: str = "", before_work: bool = True):
     def run(tmp: Path) -> str:
         make(tmp)
-        return _classify(run_cli(*args, cwd=tmp), needle=needle, before_work=before_work)
+        return classify(run_cli(*args, cwd=tmp), needle=needle, before_work=before_work)
 
     return run
 
@@ -336,7 +336,7 @@ def _same_file_twice(tmp: Path) -> str:
         "--quiet",
         cwd=tmp,
     )
-    return _classify(ran, before_work=True)
+    return classify(ran, before_work=True)
 
 
 def _dangling(tmp: Path) -> None:

@@ -28,7 +28,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
 from faults import SWEEP, env, listener, pickling_answer, run_cli  # noqa: E402 - tests/faults.py
 from probe_cases_common import Case  # noqa: E402
-from probe_cases_loud import _classify  # noqa: E402
+from probe_cases_loud import classify  # noqa: E402
 from process_cluster import ProcessCluster  # noqa: E402 - tests/process_cluster.py
 from sweep_cases import wait_for_blocks  # noqa: E402 - tests/sweep_cases.py
 
@@ -75,7 +75,7 @@ def _pickle_answer(how: str):
             )
         if touched.exists():
             return "silent"
-        return _classify(ran, needle="not in Dask's protocol")
+        return classify(ran, needle="not in Dask's protocol")
 
     return run
 
@@ -166,7 +166,7 @@ def _signal(role: str, signum: int):
 def _long_address(tmp: Path) -> str:
     address = "tcp://" + "a" * 10_000 + ":8786"
     ran = run_cli(*SWEEP, "--n-useful", "20", "--p", "0.5", "--scheduler", address, cwd=tmp, timeout=60)
-    cls = _classify(ran, needle="malformed scheduler address", before_work=True)
+    cls = classify(ran, needle="malformed scheduler address", before_work=True)
     return "noisy" if cls == "error" and len(ran.lines[0]) > 400 else cls
 
 

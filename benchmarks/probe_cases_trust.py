@@ -31,7 +31,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
 import numpy as np  # noqa: E402
 from faults import env, listener, run_cli, scheduler_identity_answer  # noqa: E402
 from probe_cases_common import Case  # noqa: E402
-from probe_cases_loud import _classify  # noqa: E402
+from probe_cases_loud import classify  # noqa: E402
 from probe_cases_schedulers import HEAVY  # noqa: E402
 from process_cluster import ProcessCluster  # noqa: E402
 from sweep_cases import wait_for_blocks  # noqa: E402
@@ -54,7 +54,7 @@ EST = [
 ]
 
 
-def _study(tmp: Path, name: str = "d.npz", seed: int = 0) -> None:
+def two_class_file(tmp: Path, name: str = "d.npz", seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     y = np.repeat([0, 1], 15)
     X = rng.standard_normal((30, 40))
@@ -78,7 +78,7 @@ def _cache_case(damage):
     not written; silent when every run was reused without a word."""
 
     def run(tmp: Path) -> str:
-        _study(tmp)
+        two_class_file(tmp)
         first = _estimate(tmp)
         if first.returncode != 0:
             return "traceback" if "Traceback" in first.stderr else "noisy"
@@ -129,7 +129,7 @@ def _other_data(ds, tmp):
     """The runs of another data set of the same shape, under this entry's name and key."""
     import xarray as xr
 
-    _study(tmp, "other.npz", seed=1)
+    two_class_file(tmp, "other.npz", seed=1)
     folder = tmp / "other-cache"
     folder.mkdir(exist_ok=True)
     args = [a if a != "d.npz" else "other.npz" for a in EST]
@@ -188,7 +188,7 @@ def _folder(entry: Path, tmp: Path) -> None:
 
 def _remote_plain_tcp(tmp: Path) -> str:
     """192.0.2.1 (TEST-NET-1, never routed): the connection fails, after the warning."""
-    _study(tmp)
+    two_class_file(tmp)
     ran = run_cli(*EST[:-2], "--scheduler", "tcp://192.0.2.1:8786", "--timeout", "1", "--no-cache", cwd=tmp)
     if ran.timed_out or "Traceback" in ran.stderr:
         return "hang" if ran.timed_out else "traceback"
@@ -202,10 +202,10 @@ def _remote_plain_tcp(tmp: Path) -> str:
 
 
 def _fake_identity(tmp: Path) -> str:
-    _study(tmp)
+    two_class_file(tmp)
     with listener(scheduler_identity_answer()) as address:
         ran = run_cli(*EST[:-2], "--scheduler", address, "--timeout", "5", "--no-cache", cwd=tmp, timeout=120)
-    return _classify(ran, needle=address)
+    return classify(ran, needle=address)
 
 
 # 210: a remote cluster's only worker killed or stopped once the store holds every block ------------
@@ -256,7 +256,7 @@ def _estimate_on_a_stopped_worker(tmp: Path) -> str:
     """An estimate on a remote one-worker cluster whose worker is SIGSTOPped: its data never
     reach the worker. Right when the wait is said within 40 s (then the worker is continued
     and the estimate must finish); a hang when nothing is said."""
-    _study(tmp)
+    two_class_file(tmp)
     cluster = ProcessCluster(Path(tempfile.mkdtemp(dir=tmp, prefix="cluster-")), n_workers=1)
     args = [sys.executable, "-m", "ensstab_dask.cli", *EST[:-2], "--no-cache", "--scheduler", cluster.address]
     os.killpg(cluster.pid("worker-1"), signal.SIGSTOP)

@@ -138,11 +138,9 @@ def read_checked(path: Path, *, logger: logging.Logger, what: str) -> xr.Dataset
     off), else None: when the file cannot be read, has no checksum (written before cache
     files had one) or fails it. Then a warning on ``logger`` says ``what`` was not reused,
     which file and why, and that it is recomputed."""
-    why = None
+    why = in_the_way(path) or (None if path.is_file() else "it is not a regular file")
     try:
-        if in_the_way(path) or not path.is_file():  # opened, a FIFO would wait for a writer forever
-            why = in_the_way(path) or "it is not a regular file"
-        else:
+        if why is None:  # opened, a FIFO would wait for a writer forever
             with xr.open_dataset(path) as cached:
                 ds = cached.load()
     except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss

@@ -2,7 +2,7 @@
 or one column per sample (``transpose``); the columns of sample ids found wherever they are
 (:func:`_index_columns`), a label column named twice refused.
 
-What :func:`_load_csv` returns is unchecked, as every reader of
+What :func:`load_csv` returns is unchecked, as every reader of
 :mod:`~ensstab_dask.real.formats` returns it; :func:`~ensstab_dask.real.datasets.load_dataset`
 checks it.
 """
@@ -18,20 +18,20 @@ import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.formats import (
-    _UNREADABLE,
+    UNREADABLE,
     Data,
     ReadOptions,
-    _label_column,
-    _reason,
-    _refuse_others,
-    _shown,
+    label_column,
     logger,
+    reason_of,
+    refuse_others,
     say_repeated_ids,
+    shown_name,
 )
 
 # pandas is imported where it is used (import time).
 
-__all__: list[str] = []
+__all__ = ["load_csv"]
 
 
 #: The names pandas' ``DataFrame.to_csv()`` and R's ``write.csv`` give the row names'
@@ -56,7 +56,7 @@ def _csv_header(path: Path, frame) -> list[str]:
 
     try:
         row = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-    except _UNREADABLE:  # read whole a moment ago: keep pandas' names
+    except UNREADABLE:  # read whole a moment ago: keep pandas' names
         return [str(c) for c in frame.columns]
     header = [str(v) for v in row.iloc[0]] if len(row) else []
     return header if len(header) == len(frame.columns) else [str(c) for c in frame.columns]
@@ -76,8 +76,8 @@ def _read_csv(path: Path, *, transposed: bool):
             frame = pd.read_csv(path)
     except UnicodeDecodeError as exc:  # its message would quote the byte
         raise InvalidParameterError(f"{path}: not a readable CSV file (not UTF-8 text, from byte {exc.start})") from exc
-    except _UNREADABLE as exc:  # pandas' parser errors are ValueErrors
-        raise InvalidParameterError(f"{path}: not a readable CSV file ({_reason(exc)})") from exc
+    except UNREADABLE as exc:  # pandas' parser errors are ValueErrors
+        raise InvalidParameterError(f"{path}: not a readable CSV file ({reason_of(exc)})") from exc
     if len(frame.columns) < 2:  # not a data file; its one "column name" is its first line
         raise InvalidParameterError(
             f"{path}: the header has {len(frame.columns)} column(s); a CSV data file has a label column and "
@@ -106,8 +106,8 @@ def _label_row(frame, header: list[str], label) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _load_csv(path: Path, options: ReadOptions) -> Data:
-    """One row per sample, a header, and the label column :func:`_label_column` finds; or,
+def load_csv(path: Path, options: ReadOptions) -> Data:
+    """One row per sample, a header, and the label column :func:`~ensstab_dask.real.formats.label_column` finds; or,
     with ``transpose``, one column per sample and a row of labels.
 
     The column of sample ids (``index_col``, or else detected by :func:`_index_columns`) is
@@ -115,21 +115,21 @@ def _load_csv(path: Path, options: ReadOptions) -> Data:
     means one column per sample: the file is read so, and a warning says it; with
     ``transpose=False`` such a file is refused. A label column named twice is refused.
     """
-    _refuse_others(path, options, own=("index_col", "transpose"))
+    refuse_others(path, options, own=("index_col", "transpose"))
     transposed = bool(options.transpose)
     frame, header = _read_csv(path, transposed=transposed)
     row = None if options.transpose else _label_row(frame, header, options.label)
     if row is not None:
         if options.transpose is False:
             raise InvalidParameterError(
-                f"{path}: {_shown(row)} is a row name, not a column: the file holds one column per sample; "
+                f"{path}: {shown_name(row)} is a row name, not a column: the file holds one column per sample; "
                 "read it with transpose=True"
             )
         logger.warning(
             "%s: read as one column per sample (each row a feature), because the label %s is a row name and no "
             "column; pass transpose=False to refuse such a file",
             path,
-            _shown(row),
+            shown_name(row),
         )
         transposed = True
         frame, header = _read_csv(path, transposed=True)
@@ -140,7 +140,7 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
     """The ``Data`` of a CSV table read as one row per sample."""
     import pandas as pd
 
-    listing = f"columns start [{', '.join(_shown(c) for c in header[:5])}]"
+    listing = f"columns start [{', '.join(shown_name(c) for c in header[:5])}]"
     if not transposed:
         listing += " (a file of one column per sample: name its label row, with transpose=True)"
     label = options.label
@@ -148,11 +148,11 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
     if isinstance(label, str) and label not in header and label in pandas_names:
         at = pandas_names.index(label)  # the name pandas gives it: "Unnamed: 0", "f0.1"
     else:
-        at = _label_column(path, header, label, listing=listing)
+        at = label_column(path, header, label, listing=listing)
     twice = [i for i, name in enumerate(header) if name == header[at]]
     if len(twice) > 1:
         raise InvalidParameterError(
-            f"{path}: the label column {_shown(header[at])} appears {len(twice)} times in the header (columns "
+            f"{path}: the label column {shown_name(header[at])} appears {len(twice)} times in the header (columns "
             f"{', '.join(map(str, twice[:-1]))} and {twice[-1]}): all but one would be read as features; remove or "
             "rename the others"
         )
@@ -164,7 +164,7 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
     names = [header[i] or str(frame.columns[i]) for i in keep]  # an empty name: pandas' "Unnamed: N"
     non_numeric = [names[j] for j, c in enumerate(keep) if not pd.api.types.is_numeric_dtype(frame.iloc[:, c])]
     if non_numeric:
-        shown = ", ".join(_shown(c) for c in non_numeric[:3])
+        shown = ", ".join(shown_name(c) for c in non_numeric[:3])
         raise InvalidParameterError(
             f"{path}: feature columns must be numeric; {len(non_numeric)} of {len(keep)} are not, the first [{shown}]: "
             "leave them out of the file, or name a column of sample ids with index_col=NAME"
@@ -185,7 +185,7 @@ def _column_position(path: Path, header: list[str], frame, column) -> int:
         if str(column) in names:
             return names.index(str(column))
     raise InvalidParameterError(
-        f"{path}: index_col {column!r} is missing; columns start [{', '.join(_shown(c) for c in header[:5])}]"
+        f"{path}: index_col {column!r} is missing; columns start [{', '.join(shown_name(c) for c in header[:5])}]"
     )
 
 
@@ -224,7 +224,7 @@ def _looks_like_ids(column, name: str, *, first: bool) -> str | None:
 def _where(i: int, header: list[str]) -> str:
     """A column's place and name, as the messages say it."""
     place = "the first column" if i == 0 else "the last column" if i == len(header) - 1 else f"column {i + 1}"
-    return f"{place}, named {_shown(header[i])},"
+    return f"{place}, named {shown_name(header[i])},"
 
 
 def _index_columns(path: Path, frame, header: list[str], at: int, index_col, *, quiet: bool) -> list[int]:
@@ -252,7 +252,7 @@ def _index_columns(path: Path, frame, header: list[str], at: int, index_col, *, 
             "write.csv write them), not as features; write the file with index=False to leave them out",
             path,
             "s" if len(index) > 1 else "",
-            " and ".join(_shown(header[i]) for i in index),
+            " and ".join(shown_name(header[i]) for i in index),
             "are" if len(index) > 1 else "is",
         )
         for i in index:
@@ -298,6 +298,6 @@ def _refuse_a_feature_as_label(path: Path, y: np.ndarray, name: str, n_features:
         "fractions" if np.any(np.mod(finite, 1) != 0) else f"{len(counts)} numbers, {(counts == 1).sum()} of them once"
     )
     raise InvalidParameterError(
-        f"{path}: the label column {_shown(name)} holds {what}, not class labels, in more rows ({len(y)}) than "
+        f"{path}: the label column {shown_name(name)} holds {what}, not class labels, in more rows ({len(y)}) than "
         f"features ({n_features}): is the file one column per sample? name its label row, with transpose=True"
     )

@@ -45,15 +45,15 @@ import numpy as np
 
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real.csv_files import _load_csv
+from ensstab_dask.real.csv_files import load_csv
 from ensstab_dask.real.formats import (
     Data,
     ReadOptions,
-    _load_h5ad,
-    _load_mat,
-    _load_npz,
-    _reason,
-    _shown,
+    load_h5ad,
+    load_mat,
+    load_npz,
+    reason_of,
+    shown_name,
 )
 from ensstab_dask.seeding import SeedLike, make_rng
 
@@ -154,7 +154,7 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
     if "convert" in msg or isinstance(exc, TypeError):
         if _holds_text(X):  # scikit-learn's message would quote the first value it could not read
             return InvalidParameterError("X must be a dense numeric (n_samples, n_feature) array; it holds text")
-        return InvalidParameterError(f"X must be a dense numeric (n_samples, n_feature) array: {_reason(exc)}")
+        return InvalidParameterError(f"X must be a dense numeric (n_samples, n_feature) array: {reason_of(exc)}")
     if "inconsistent numbers of samples" in msg:
         return InvalidParameterError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
     if "2D array" in msg or "dim <= 2" in msg:
@@ -178,7 +178,7 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
         return InvalidParameterError(
             f"y must hold class labels (integers or strings), no missing labels; got a {type_of_target(y)!r} target"
         )
-    return InvalidParameterError(f"X, y: {_reason(exc)}")
+    return InvalidParameterError(f"X, y: {reason_of(exc)}")
 
 
 #: Reads one data format: ``loader(path, options)``, ``options`` the
@@ -188,7 +188,7 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
 Loader = Callable[[Path, ReadOptions], Data]
 
 #: The data formats :func:`load_dataset` reads, by lower-case file suffix.
-LOADERS: dict[str, Loader] = {".mat": _load_mat, ".npz": _load_npz, ".csv": _load_csv, ".h5ad": _load_h5ad}
+LOADERS: dict[str, Loader] = {".mat": load_mat, ".npz": load_npz, ".csv": load_csv, ".h5ad": load_h5ad}
 
 
 def data_formats() -> str:
@@ -399,10 +399,10 @@ def _unique_names(path: Path, names: np.ndarray | None) -> np.ndarray | None:
         return names
     repeated = [(v, n) for v, n in zip(values, counts) if n > 1]
     repeated.sort(key=lambda vn: -vn[1])
-    shown = ", ".join(f"{_shown(v)} x{n}" for v, n in repeated[:3]) + (", ..." if len(repeated) > 3 else "")
+    shown = ", ".join(f"{shown_name(v)} x{n}" for v, n in repeated[:3]) + (", ..." if len(repeated) > 3 else "")
     unique = make_names_unique(names)
     first = repeated[0][0]
-    example = ", ".join(_shown(u) for u, n in zip(unique, names) if n == first)
+    example = ", ".join(shown_name(u) for u, n in zip(unique, names) if n == first)
     logger.warning(
         "%s: %d feature name(s) repeat (%s): made unique as scanpy's var_names_make_unique does (%s)",
         path,
@@ -569,7 +569,7 @@ def write_frequencies_to_var(adata, features, *, key: str = "ensstab", overwrite
     where = {name: i for i, name in enumerate(var_names)}
     missing = [n for n in names if n not in where]
     if missing or len(where) != len(var_names):
-        why = f"{len(missing)} feature names are not var names, the first {_shown(missing[0])}" if missing else ""
+        why = f"{len(missing)} feature names are not var names, the first {shown_name(missing[0])}" if missing else ""
         raise InvalidParameterError(f"adata: {why or 'var_names repeat'}; make them unique and match the features")
     B = int(features[size_dim].values[-1])
     at = np.array([where[n] for n in names])
@@ -579,7 +579,7 @@ def write_frequencies_to_var(adata, features, *, key: str = "ensstab", overwrite
     columns[f"{key}_mean_rank"] = features["mean_rank"].values
     taken = [c for c in columns if c in adata.var.columns]
     if taken and not overwrite:
-        raise InvalidParameterError(f"adata.var has {_shown(taken[0])} already; pass overwrite=True to replace it")
+        raise InvalidParameterError(f"adata.var has {shown_name(taken[0])} already; pass overwrite=True to replace it")
     for column, values in columns.items():
         full = np.full(len(var_names), np.nan)
         full[at] = values

@@ -2,16 +2,16 @@
 
 One reader per format of :data:`~ensstab_dask.real.datasets.LOADERS`, which
 :func:`~ensstab_dask.real.datasets.load_dataset` chooses by the file's suffix and whose
-result it checks: :func:`_load_mat` (scikit-feature ``.mat``: ``X``, ``Y``),
-:func:`_load_npz` (``X`` and ``y`` or ``Y``, optional ``feature_names``),
-:func:`~ensstab_dask.real.csv_files._load_csv` (its own module: one row per sample, a
+result it checks: :func:`load_mat` (scikit-feature ``.mat``: ``X``, ``Y``),
+:func:`load_npz` (``X`` and ``y`` or ``Y``, optional ``feature_names``),
+:func:`~ensstab_dask.real.csv_files.load_csv` (its own module: one row per sample, a
 header, the label column chosen by ``label=``; columns of sample ids found and said, a
-label column named twice refused) and :func:`_load_h5ad` (AnnData: one obs per sample,
+label column named twice refused) and :func:`load_h5ad` (AnnData: one obs per sample,
 the label an ``obs`` column; needs the optional ``anndata`` package).
 
 A file that is not what its name says may be anything: an error names the file and what
-is wrong with it, never the file's contents (:func:`_reason` cuts out what a decoder
-quotes, :func:`_shown` cuts long names).
+is wrong with it, never the file's contents (:func:`reason_of` cuts out what a decoder
+quotes, :func:`shown_name` cuts long names).
 """
 
 from __future__ import annotations
@@ -35,7 +35,19 @@ from ensstab_dask.exceptions import InvalidParameterError
 #: module read the file.
 logger = logging.getLogger("ensstab_dask.real.datasets")
 
-__all__ = ["Data", "ReadOptions"]
+__all__ = [
+    "Data",
+    "ReadOptions",
+    "UNREADABLE",
+    "label_column",
+    "load_h5ad",
+    "load_mat",
+    "load_npz",
+    "reason_of",
+    "refuse_others",
+    "say_repeated_ids",
+    "shown_name",
+]
 
 
 class Data(NamedTuple):
@@ -69,7 +81,7 @@ class ReadOptions(NamedTuple):
 _OPTION_FORMATS = {"index_col": ".csv", "transpose": ".csv", "layer": ".h5ad", "use_raw": ".h5ad"}
 
 
-def _refuse_others(path: Path, options: ReadOptions, *, own: tuple[str, ...] = ()) -> None:
+def refuse_others(path: Path, options: ReadOptions, *, own: tuple[str, ...] = ()) -> None:
     """Refuse each option of ``options`` given (not its default) that is not among ``own``."""
     for name, formats in _OPTION_FORMATS.items():
         if name not in own and getattr(options, name) != ReadOptions._field_defaults[name]:
@@ -80,7 +92,7 @@ def _refuse_others(path: Path, options: ReadOptions, *, own: tuple[str, ...] = (
 _QUOTED = re.compile(r"b?'[^']*'|b?\"[^\"]*\"")
 
 
-def _reason(exc: BaseException) -> str:
+def reason_of(exc: BaseException) -> str:
     """What a reader or decoder said was wrong, without what it quotes of the file: the
     first line of its message, quoted stretches cut out, at most 120 characters.
 
@@ -89,7 +101,7 @@ def _reason(exc: BaseException) -> str:
 
     Examples
     --------
-    >>> _reason(ValueError("could not convert string to float: 'root:$6$secret'"))
+    >>> reason_of(ValueError("could not convert string to float: 'root:$6$secret'"))
     'could not convert string to float: ...'
     """
     lines = str(exc).strip().splitlines()
@@ -97,7 +109,7 @@ def _reason(exc: BaseException) -> str:
     return text if len(text) <= 120 else text[:119] + "\u2026"
 
 
-def _shown(name) -> str:
+def shown_name(name) -> str:
     """A column, key or feature name as a message shows it: quoted, and cut to 40 characters."""
     text = str(name)
     return repr(text if len(text) <= 40 else text[:39] + "\u2026")
@@ -105,7 +117,7 @@ def _shown(name) -> str:
 
 #: What a reader raises on a file that is not what its name says (a decoder's errors, a
 #: truncated file: scipy's .mat reader says IndexError to a short one); MemoryError is not among them.
-_UNREADABLE = (ValueError, TypeError, KeyError, IndexError, EOFError, OSError, NotImplementedError)
+UNREADABLE = (ValueError, TypeError, KeyError, IndexError, EOFError, OSError, NotImplementedError)
 
 
 def _no_label(path: Path, label, holds: str) -> None:
@@ -128,26 +140,26 @@ def _matlab_kind(a: np.ndarray) -> str | None:
     return None
 
 
-def _load_mat(path: Path, options: ReadOptions) -> Data:
+def load_mat(path: Path, options: ReadOptions) -> Data:
     """A scikit-feature file: ``X`` and ``Y`` (``label`` is refused: the file names its labels)."""
     from scipy.io import loadmat
     from scipy.io.matlab import MatReadError
 
     _no_label(path, options.label, "Y")
-    _refuse_others(path, options)
+    refuse_others(path, options)
     try:
         mat = loadmat(path)
     except NotImplementedError as exc:  # scipy reads up to v7; v7.3 files are HDF5
         raise InvalidParameterError(
             f"{path}: a MATLAB v7.3 (HDF5) .mat file, which scipy cannot read: save it with -v7, or as .npz"
         ) from exc
-    except (*_UNREADABLE, MatReadError) as exc:
+    except (*UNREADABLE, MatReadError) as exc:
         # "Unknown mat file type, version 57, 57" would give two bytes of the file.
-        why = "no MATLAB header" if "Unknown mat file type" in str(exc) else _reason(exc)
+        why = "no MATLAB header" if "Unknown mat file type" in str(exc) else reason_of(exc)
         raise InvalidParameterError(f"{path}: not a readable MATLAB .mat file ({why})") from exc
     for key in ("X", "Y"):
         if key not in mat:
-            found = [_shown(k) for k in sorted(mat) if not k.startswith("__")][:10]
+            found = [shown_name(k) for k in sorted(mat) if not k.startswith("__")][:10]
             raise InvalidParameterError(
                 f"{path}: key {key!r} is missing (scikit-feature layout: X and Y); found [{', '.join(found)}]"
             )
@@ -171,7 +183,7 @@ def _npz_archive(path: Path):
         with open(path, "rb") as f:
             head = f.read(6)
     except OSError as exc:
-        raise InvalidParameterError(f"{path}: not a readable .npz file ({_reason(exc)})") from exc
+        raise InvalidParameterError(f"{path}: not a readable .npz file ({reason_of(exc)})") from exc
     save = "numpy.savez(path, X=X, y=y)"
     if head.startswith(_NPY_MAGIC):
         raise InvalidParameterError(
@@ -183,17 +195,17 @@ def _npz_archive(path: Path):
         raise InvalidParameterError(f"{path}: not a NumPy .npz archive (the zip of arrays that {save} writes)")
     try:
         return np.load(path, allow_pickle=False)
-    except (*_UNREADABLE, zipfile.BadZipFile) as exc:
-        raise InvalidParameterError(f"{path}: not a readable NumPy .npz archive ({_reason(exc)})") from exc
+    except (*UNREADABLE, zipfile.BadZipFile) as exc:
+        raise InvalidParameterError(f"{path}: not a readable NumPy .npz archive ({reason_of(exc)})") from exc
 
 
-def _load_npz(path: Path, options: ReadOptions) -> Data:
+def load_npz(path: Path, options: ReadOptions) -> Data:
     """``X``, ``y`` (or ``Y``) and optional ``feature_names`` (``label`` is refused: the file
     names its labels)."""
     _no_label(path, options.label, "its y array")
-    _refuse_others(path, options)
+    refuse_others(path, options)
     npz = _npz_archive(path)
-    found = ", ".join(_shown(k) for k in sorted(npz.files)[:10])
+    found = ", ".join(shown_name(k) for k in sorted(npz.files)[:10])
     if "X" not in npz:
         raise InvalidParameterError(f"{path}: key 'X' is missing; found [{found}]")
     ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
@@ -210,14 +222,14 @@ def _load_npz(path: Path, options: ReadOptions) -> Data:
                 f"{path}: X, y and feature_names must be numeric or string arrays; {key} holds Python objects, "
                 "which are not read (unpickling would run code from the file)"
             ) from exc
-        except (*_UNREADABLE, zipfile.BadZipFile) as exc:
-            raise InvalidParameterError(f"{path}: {key} could not be read ({_reason(exc)})") from exc
+        except (*UNREADABLE, zipfile.BadZipFile) as exc:
+            raise InvalidParameterError(f"{path}: {key} could not be read ({reason_of(exc)})") from exc
     names = arrays["feature_names"].astype(str) if "feature_names" in arrays else None
     # y stays as it is: check_data takes a column or a row, and names any other shape.
     return Data(arrays["X"], arrays[ykey], names)
 
 
-def _label_column(path: Path, columns, label, *, listing: str) -> int:
+def label_column(path: Path, columns, label, *, listing: str) -> int:
     """The position of the label column among ``columns``: ``label`` by name, or else (an
     int) by position, or else the one column named label, y, class or target; ``listing``
     shows the user what there is.
@@ -240,10 +252,10 @@ def _label_column(path: Path, columns, label, *, listing: str) -> int:
                 "not column %d (%s); to use that one, give its name",
                 path,
                 label,
-                _shown(label),
+                shown_name(label),
                 at,
                 label % len(names),
-                _shown(names[label]),
+                shown_name(names[label]),
             )
         return at
     if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
@@ -260,7 +272,7 @@ def say_repeated_ids(where, ids) -> None:
     if counts.max(initial=1) <= 1:
         return
     order = np.argsort(-counts, kind="stable")
-    shown = ", ".join(f"{_shown(values[k])} x{counts[k]}" for k in order[:3] if counts[k] > 1)
+    shown = ", ".join(f"{shown_name(values[k])} x{counts[k]}" for k in order[:3] if counts[k] > 1)
     logger.warning(
         "%s: %d of %d sample ids repeat an earlier one (%s%s): is a sample in the file twice? a resample then holds "
         "copies of one sample, and the selection looks more stable than it is",
@@ -302,14 +314,14 @@ def _dense_float64(path: Path, X) -> np.ndarray:
         # Sparse: convert the stored values only, then allocate the dense array once.
         return X.astype(np.float64).toarray() if sparse else np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # strings or objects in X
-        raise InvalidParameterError(f"{path}: X must be numeric ({_reason(exc)})") from exc
+        raise InvalidParameterError(f"{path}: X must be numeric ({reason_of(exc)})") from exc
 
 
-def _load_h5ad(path: Path, options: ReadOptions) -> Data:
+def load_h5ad(path: Path, options: ReadOptions) -> Data:
     """AnnData: one obs per sample, the label an ``obs`` column, ``var_names`` the feature
     names; the matrix ``X``, or ``layers[layer]``, or (``use_raw``) ``raw.X`` with
     ``raw.var_names``, as scanpy reads them (``layer`` and ``use_raw`` together are refused)."""
-    _refuse_others(path, options, own=("layer", "use_raw"))
+    refuse_others(path, options, own=("layer", "use_raw"))
     if options.layer is not None and options.use_raw:
         raise InvalidParameterError("layer and use_raw=True are two matrices: choose one (scanpy refuses both too)")
     try:
@@ -325,8 +337,8 @@ def _load_h5ad(path: Path, options: ReadOptions) -> Data:
             warnings.filterwarnings("ignore", message="Variable names are not unique")
             warnings.filterwarnings("ignore", message="Observation names are not unique")
             adata = anndata.read_h5ad(path)
-    except _UNREADABLE as exc:  # h5py says OSError to a file that is not HDF5
-        raise InvalidParameterError(f"{path}: not a readable .h5ad file ({_reason(exc)})") from exc
+    except UNREADABLE as exc:  # h5py says OSError to a file that is not HDF5
+        raise InvalidParameterError(f"{path}: not a readable .h5ad file ({reason_of(exc)})") from exc
     return anndata_data(adata, options.label, layer=options.layer, use_raw=options.use_raw, where=str(path))
 
 
@@ -337,15 +349,15 @@ def anndata_data(adata, label=None, *, layer: str | None = None, use_raw: bool =
     if layer is not None and use_raw:
         raise InvalidParameterError("layer and use_raw=True are two matrices: choose one (scanpy refuses both too)")
     obs = adata.obs
-    listing = f"obs columns are [{', '.join(_shown(c) for c in obs.columns[:20])}]"
-    at = _label_column(Path(where), obs.columns, label, listing=listing)
+    listing = f"obs columns are [{', '.join(shown_name(c) for c in obs.columns[:20])}]"
+    at = label_column(Path(where), obs.columns, label, listing=listing)
     # Categorical and string columns become their labels; check_data takes string labels as they are.
     y = np.asarray(obs.iloc[:, at].to_numpy())
     say_repeated_ids(where, adata.obs_names)
     X, var_names = adata.X, adata.var_names
     if layer is not None:
         if layer not in adata.layers:
-            layers = ", ".join(_shown(k) for k in list(adata.layers)[:20])
+            layers = ", ".join(shown_name(k) for k in list(adata.layers)[:20])
             raise InvalidParameterError(f"{where}: layer {layer!r} is missing; layers are [{layers}]")
         X = adata.layers[layer]
     elif use_raw:
