@@ -349,6 +349,15 @@ SETTINGS: tuple[Setting, ...] = (
         "ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
     ),
     Setting(
+        "copies",
+        None,
+        OrNone(Int(minimum=2)),
+        f"real ensemble copies to measure (default: the model's own, {COPY_DESIGN[0]} with `model` {DEFAULT_MODEL}): "
+        "more narrow the interval and the stable features' noise bound; those an earlier estimate cached are reused "
+        "and only the new ones run",
+        metavar="N",
+    ),
+    Setting(
         "precision",
         None,
         OrNone(Real(minimum=0.0, maximum=1.0, open_minimum=True)),
@@ -442,6 +451,7 @@ class EstimateSettings:
     seed: SeedLike = DEFAULTS["seed"]
     selector: Any = DEFAULTS["selector"]
     model: str = DEFAULTS["model"]
+    copies: int | None = DEFAULTS["copies"]
     precision: float | None = DEFAULTS["precision"]
     max_real_runs: int | None = DEFAULTS["max_real_runs"]
     cutoff: float = DEFAULTS["cutoff"]
@@ -483,7 +493,12 @@ class EstimateSettings:
         """The checks that involve several settings, after each one alone."""
         check_n_target(self.n_target, self.n_feature)
         curve_model = self.curve_model
-        design = curve_model.copy_design()
+        if self.copies is not None and curve_model.copy_design() is None:
+            raise InvalidParameterError(
+                f"copies: model={self.model!r} measures no real ensemble copies; use model={DEFAULT_MODEL!r} "
+                f"(got copies={self.copies})"
+            )
+        design = self.copy_design
         if not curve_model.paper_runs and design is not None and self.n_runs > design[0] * design[1]:
             # t_uniform and A[f] count the runs of the model's own copies: no more can be had.
             pool = design[0] * design[1]
@@ -566,11 +581,22 @@ class EstimateSettings:
         """The model that makes the curve (:mod:`ensstab_dask.models`)."""
         return get_model(self.model)
 
+    @property
+    def copy_design(self) -> tuple[int, int] | None:
+        """The real ensemble copies measured, ``(copies, members)``: the model's own design
+        with ``copies`` of them where asked (None for a model that measures none)."""
+        design = self.curve_model.copy_design()
+        if design is None or self.copies is None:
+            return design
+        return self.copies, design[1]
+
     def to_dict(self) -> dict[str, Any]:
         """The settings an :class:`~ensstab_dask.estimates.result.Estimate` records (its
         ``settings``: the JSON's and the Dataset's attributes): those the model used. The
         problem and the sizes are the Estimate's own fields; a setting only some models
         use (:data:`~ensstab_dask.models.USED_WHEN`: p's fit, the paper's runs' layout and
-        resamples) is recorded for those models alone."""
+        resamples) is recorded for those models alone; ``copies`` is the number measured."""
         recorded = {s.name: s.recorded(getattr(self, s.name)) for s in SETTINGS if s.recorded is not None}
+        if self.copy_design is not None:  # the copies measured, the model's own number where none was asked
+            recorded["copies"] = self.copy_design[0]
         return {key: value for key, value in recorded.items() if self.model in models_using(key)}

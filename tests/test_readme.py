@@ -156,6 +156,11 @@ def test_api_tour_runs_as_written(tmp_path, monkeypatch):
     assert (val.estimate.cost.runs.made, val.estimate.cost.runs.reused) == (0, est.real_runs) == (0, 200)
     # The library names the embedded default's features as the command line does.
     assert str(est.to_dataset()["feature_name"].values[208]) == "g00208"
+    # What the tour's comments say its fixed-point check and iteration return, they return.
+    said = re.search(r"chk\.holds, round\(chk\.mean\)  # \((\w+), (\d+)\)", blocks[0])
+    assert (str(namespace["chk"].holds), str(round(namespace["chk"].mean))) == (said[1], said[2])
+    settled = re.search(r"iterate_fixed_point\((.*)\)\.n_useful  # (\d+):", blocks[0])
+    assert str(eval(f"es.iterate_fixed_point({settled[1]}).n_useful", namespace)) == settled[2]
 
 
 @pytest.mark.slow

@@ -46,6 +46,7 @@ def test_every_field_has_one_constraint_checked_in_the_estimates_order():
         "seed",
         "selector",
         "model",
+        "copies",
         "precision",
         "max_real_runs",
         "cutoff",
@@ -76,6 +77,7 @@ def test_to_dict_is_what_an_estimate_records():
     assert list(EstimateSettings(**PROBLEM, model="anchored").to_dict()) == [
         *anchored,
         "model",
+        "copies",
         "precision",
         "max_real_runs",
         "cutoff",
@@ -147,7 +149,7 @@ NOT_SETTINGS = {"X", "y", "n_target", "client", "progress", "allow_large", "feat
 #: work runs, the outputs, and the command line's own (a selector by its name, the naive check).
 CLI_OWN = set(
     "help yes data label classes n_target n_estimators scheduler timeout tls_ca_file tls_cert tls_key quiet json "
-    "output overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw".split()
+    "output report overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw".split()
 )
 CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "details", "features", "no_cache"}, "validate": CLI_OWN}
 

@@ -20,8 +20,6 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 
-import dask
-
 from ensstab_dask.cli._common import STDOUT, UsageError, _dask_config, cli_words, parse_values
 from ensstab_dask.cli._parser import _attach_negative_values, build_parser
 from ensstab_dask.cli._stop import Stop, Terminated, close_interrupted_clusters, stop_signals_handled
@@ -143,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.print_help()
                 return 2
             options = args.cli_options
+            import dask  # here, as the commands' modules (cli._parser._command): not for --help nor a refused line
+
             with (
                 _log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO, options),
                 dask.config.set(_dask_config(args)),

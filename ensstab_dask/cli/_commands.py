@@ -27,7 +27,10 @@ from ensstab_dask.cli._common import (
     _report_input,
     _write,
     check_before_the_data,
+    cli_words,
+    in_cli_text,
     in_cli_words,
+    move_old_cache,
     parse_values,
     write_json_option,
 )
@@ -217,7 +220,7 @@ def _cmd_estimate(args) -> int:
                 data.X, data.y, n_target, progress=not args.quiet, cache_dir=cache_dir, **cluster, **options, **names
             )
             est = in_cli_words(est, args.cli_options)
-    print(est.summary())
+    print(cli_words(est.summary(), args.cli_options, subject=False))
     if args.details:
         print(est.details())
     payload = est.to_dict()
@@ -242,7 +245,7 @@ def _cmd_estimate(args) -> int:
         }
         print()
         print(val.comparison())
-    ds = est.to_dataset() if val is None else val.to_dataset()
+    ds = in_cli_text(est.to_dataset() if val is None else val.to_dataset(), args.cli_options)
     ds.attrs["data"] = source
     _write(args, payload, ds, est.features)
     return 0
@@ -265,6 +268,8 @@ def _cache_dir(args) -> str | None:
     try:
         check_writable(cache_dir, inside=True)
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)  # private: whoever can write it can forge runs
+        if args.cache_dir is None and (moved := move_old_cache(cache_dir)):
+            print(f"ensstab: note: moved {moved} cached entries from the old folder into {cache_dir}", file=sys.stderr)
     except (OutputNotWritten, OSError) as exc:
         if args.cache_dir is not None:
             raise UsageError(f"--cache-dir: {exc}") from None
@@ -306,8 +311,8 @@ def _cmd_validate(args) -> int:
             **options,
         )
     res = dataclasses.replace(res, estimate=in_cli_words(res.estimate, args.cli_options))
-    print(res.summary())
-    ds = res.to_dataset()
+    print(cli_words(res.summary(), args.cli_options, subject=False))
+    ds = in_cli_text(res.to_dataset(), args.cli_options)
     ds.attrs["data"] = source
     _write(args, {**res.to_dict(), "classes": class_counts(data.y)}, ds)
     return 0

@@ -17,21 +17,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 
 from ensstab_dask.budget.cost import MAX_REAL_RUNS
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
-from ensstab_dask.estimates.features import write_feature_table
-from ensstab_dask.estimates.real_runs import check_estimate_cost
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
-from ensstab_dask.real.naive import naive_real_runs
 from ensstab_dask.real.selectors import default_selector, library_of
 from ensstab_dask.settings import SETTINGS, EstimateSettings, refuse_cutoff_with_pfer
-from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
 
 #: The path that names standard output (``--json -``), as in most command-line tools.
 STDOUT = "-"
@@ -109,6 +104,15 @@ def in_cli_words(est, options: dict[str, str]):
         if est.spending is None
         else dataclasses.replace(est.spending, words=lambda text: cli_words(text, options, subject=False)),
     )
+
+
+def in_cli_text(ds, options: dict[str, str]):
+    """A result's Dataset with its words (``answer``, ``summary``) as the command printed them
+    (:func:`cli_words`): what the report shows is what the terminal said."""
+    for key in ("answer", "summary"):
+        if key in ds.attrs:
+            ds.attrs[key] = cli_words(str(ds.attrs[key]), options, subject=False)
+    return ds
 
 
 def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> list:
@@ -224,7 +228,8 @@ def _check_outputs(args) -> None:
     data, a device, a FIFO or a socket), and one file named by two outputs."""
     named = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
     given = [(option, path) for option, path in named if path is not None]
-    for (first, path), (second, other) in itertools.combinations(given, 2):
+    report = [("--report", args.report)] if getattr(args, "report", None) is not None else []
+    for (first, path), (second, other) in itertools.combinations(given + report, 2):
         if os.path.realpath(path) == os.path.realpath(other):
             raise UsageError(
                 f"{first} and {second} name one file, {path}: the second would replace the first; give each its own"
@@ -247,6 +252,27 @@ def _check_outputs(args) -> None:
             check_writable(path)
         except OutputNotWritten as exc:
             raise UsageError(f"{option}: {exc}") from None
+    if report:
+        _check_report_dir(args.report, overwrite=args.overwrite)
+
+
+def _check_report_dir(path: str, *, overwrite: bool) -> None:
+    """--report's folder, before any work: what write_report would refuse after it."""
+    try:
+        refuse_to_replace(path, directory=True, overwrite=overwrite, name="--report")
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from None
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--report {path}: exists and is not a directory")
+    if os.path.isdir(path) and any(os.scandir(path)) and not overwrite:
+        raise UsageError(f"--report {path} exists and is not empty; pass --overwrite to replace it")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--report {path}: directory {folder} does not exist")
+    try:
+        check_writable(path, inside=True)
+    except OutputNotWritten as exc:
+        raise UsageError(f"--report: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -354,6 +380,11 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
     ``--n-estimators`` over the estimate's real runs (and, with ``naive``, the naive
     check's); and a warning for each option typed that ``--model`` does not use. The real
     runs' own count is priced on the data, where one of them is timed."""
+    # Here, as in the functions below: the estimate's modules import xarray and scipy, which the
+    # parser and main() never need (ensstab --help; tests/cli/test_startup.py).
+    from ensstab_dask.estimates.real_runs import check_estimate_cost
+    from ensstab_dask.real.naive import naive_real_runs
+
     n_target = max(n_targets) if isinstance(n_targets, list) else n_targets
     if options.get("pfer") is not None and "--cutoff" in args.typed:  # typed at its default, it is still dropped
         refuse_cutoff_with_pfer(options["cutoff"], options["pfer"])
@@ -395,6 +426,8 @@ def _n_targets(args, *, several: bool):
 
 def _write(args, payload: dict, ds, features=None) -> None:
     """The outputs asked for; the feature table first (written whatever the verdict)."""
+    from ensstab_dask.estimates.features import write_feature_table  # here: as in check_before_the_data
+
     if getattr(args, "features", None):
         if features is None:
             raise UsageError(f"--features: --model {args.model} ran no real ensemble copies to count features on")
@@ -403,6 +436,12 @@ def _write(args, payload: dict, ds, features=None) -> None:
         write_json_option(args, payload)
     if args.output:
         write_netcdf(ds, args.output, overwrite=args.overwrite)
+    if getattr(args, "report", None) is not None:
+        from ensstab_dask.plotting.report import write_report
+
+        index = write_report(ds, args.report, overwrite=args.overwrite)
+        pictures = sorted(p.name for p in index.parent.glob("*.png"))
+        print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")
 
 
 def write_json_option(args, payload: dict) -> None:
@@ -417,9 +456,38 @@ def write_json_option(args, payload: dict) -> None:
     stream.flush()
 
 
+#: The default cache's folder in ``$XDG_CACHE_HOME/ensstab_dask`` (else ``~/.cache``), named
+#: for what it holds; and its name before, whose entries :func:`move_old_cache` moves into it.
+CACHE_FOLDER, OLD_CACHE_FOLDER = "real-runs", "naive"
+
+
 def _default_cache_dir() -> str:
+    return os.path.join(_cache_home(), CACHE_FOLDER)
+
+
+def _cache_home() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ensstab_dask", "naive")
+    return os.path.join(base, "ensstab_dask")
+
+
+def move_old_cache(cache_dir: str) -> int:
+    """Move the entries of the default cache's old folder into ``cache_dir`` (the default's
+    new one, made), each by a rename that keeps it whole, none over an entry already there;
+    the old folder is removed once empty. Returns how many moved (0 when there is none)."""
+    old = os.path.join(_cache_home(), OLD_CACHE_FOLDER)
+    if not os.path.isdir(old) or os.path.islink(old):
+        return 0
+    moved = 0
+    for entry in os.scandir(old):
+        target = os.path.join(cache_dir, entry.name)
+        if not entry.is_file(follow_symlinks=False) or os.path.lexists(target):
+            continue
+        with contextlib.suppress(FileNotFoundError):  # another process moved it first
+            os.replace(entry.path, target)
+            moved += 1
+    with contextlib.suppress(OSError):  # not empty (an entry kept, or one added meanwhile): left
+        os.rmdir(old)
+    return moved
 
 
 _REPORT_READS = (
@@ -432,6 +500,10 @@ def _report_input(text: str):
     """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store checked
     as ``export`` checks it and read as the sweep it holds (cells not computed yet are NaN,
     as in ``export --allow-incomplete``)."""
+    import xarray as xr  # here: as in check_before_the_data
+
+    from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
+
     path = Path(text)
     if path.is_dir():
         store = SweepStore(path)

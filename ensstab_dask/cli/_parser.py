@@ -11,17 +11,8 @@ from typing import Any
 
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
-from ensstab_dask.cli._commands import (
-    _cmd_estimate,
-    _cmd_export,
-    _cmd_report,
-    _cmd_simulate,
-    _cmd_sweep,
-    _cmd_validate,
-    _cmd_verify,
-)
-from ensstab_dask.cli._common import SELECTORS, UsageError
-from ensstab_dask.estimates.validation import validate
+from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, SELECTORS, UsageError, parse_values
+from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.settings import (
@@ -74,6 +65,33 @@ def _path(text: str) -> str:
     return text
 
 
+def _values(kind: Callable[[str], Any], option: str) -> Callable[[str], str]:
+    """The type of a list or range option (``10,20,40``, ``10:50:10``): the text checked as
+    the command reads it (:func:`~ensstab_dask.cli._common.parse_values`) while the command
+    line is read, so that a bad one is refused before the commands' imports, and kept as
+    typed for the command."""
+
+    def checked(text: str) -> str:
+        parse_values(text, kind, name=option)
+        return text
+
+    return checked
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The function of the command ``name`` (``_cmd_<name>`` of
+    :mod:`~ensstab_dask.cli._commands`), imported when it runs: the commands import Dask,
+    xarray, scipy and scikit-learn, which the help and a command line refused here never
+    need (docs/performance.md, "Start-up"; tests/cli/test_startup.py)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from ensstab_dask.cli import _commands  # here: the commands' imports take seconds
+
+        return getattr(_commands, f"_cmd_{name}")(args)
+
+    return run
+
+
 def _flag(name: str) -> str:
     """The option of the library's parameter ``name``: n_target -> --n-target."""
     return "--" + name.replace("_", "-")
@@ -98,7 +116,7 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
     kind: Callable[[str], Any] = {Int: int, BootCount: int, Seed: int, Real: float}.get(type(constraint), str)
     choices = constraint.allowed if isinstance(constraint, Options) else None
     if isinstance(constraint, Sizes):
-        default = ",".join(map(str, default))
+        kind, default = _values(int, _flag(setting.name)), ",".join(map(str, default))
     p.add_argument(_flag(setting.name), type=kind, choices=choices, default=default, metavar=setting.metavar, help=text)
 
 
@@ -152,7 +170,8 @@ def _add_cache_options(p: argparse.ArgumentParser, *, no_cache: bool) -> None:
         type=_path,
         default=None,
         help="where real runs and naive curves are cached, so that a rerun on the same data and settings reuses "
-        "them (default $XDG_CACHE_HOME/ensstab_dask/naive, else ~/.cache/ensstab_dask/naive)",
+        f"them (default $XDG_CACHE_HOME/ensstab_dask/{CACHE_FOLDER}, else ~/.cache/ensstab_dask/{CACHE_FOLDER}; "
+        f"entries of the old ensstab_dask/{OLD_CACHE_FOLDER} are moved there)",
     )
     if no_cache:
         p.add_argument("--no-cache", action="store_true", help="neither reuse nor keep real runs: run them all")
@@ -224,6 +243,7 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
     )
     est.add_argument(
         "--n-target",
+        type=_values(int, "--n-target"),
         default="20",
         help="features each selector keeps; estimate also takes a list or an inclusive range (10,20,40 or "
         "10:50:10): the stability over n_target from the same real runs, the first the estimate's own",
@@ -242,8 +262,8 @@ def _add_estimate_options(est: argparse.ArgumentParser, *, defaults: Mapping[str
 
 
 def _settings_defaults(function) -> dict[str, Any]:
-    """Each setting's default for the library ``function``: its own where its signature
-    declares the setting, the table's otherwise."""
+    """Each setting's default for the library ``function`` (or settings class): its own
+    where its signature declares the setting, the table's otherwise."""
     declared = {p.name: p.default for p in inspect.signature(function).parameters.values() if p.name in DEFAULTS}
     return {**DEFAULTS, **declared}
 
@@ -257,7 +277,7 @@ def _name_the_models(p: argparse.ArgumentParser) -> None:
             action.help = f"{action.help} (--model {', '.join(models_using(setting))} only)"
 
 
-def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False) -> None:
+def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False, report: bool = False) -> None:
     p.add_argument(
         "--json",
         metavar="OUT.json",
@@ -272,6 +292,14 @@ def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False) -
             type=_path,
             help="write each feature's selection frequency over the real ensemble copies (name, frequency_m<size> "
             "per measured size with its interval, mean rank), most often kept first; written whatever the verdict",
+        )
+    if report:
+        p.add_argument(
+            "--report",
+            metavar="DIR",
+            type=_path,
+            help="also write the report: the pictures and an index.html into DIR (what ensstab report draws from "
+            "--output, in one step)",
         )
     p.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
@@ -331,13 +359,14 @@ def _add_simulate_command(sub) -> None:
     sim.add_argument("--p", type=float, default=0.7, help="probability of picking the next feature from S_m")
     sim.add_argument(
         "--m-ensemble",
+        type=_values(int, "--m-ensemble"),
         default=",".join(map(str, DEFAULT_M_ENSEMBLE)),
         help="ensemble sizes: a list, or an inclusive range start:stop:step",
     )
     sim.add_argument("--json", metavar="OUT.json", type=_path, help="also write the curve as JSON")
     sim.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
     _add_model_options(sim)
-    sim.set_defaults(func=_cmd_simulate)
+    sim.set_defaults(func=_command("simulate"))
 
 
 def _add_sweep_command(sub) -> None:
@@ -359,10 +388,20 @@ def _add_sweep_command(sub) -> None:
     _add_problem_options(sw)
     _add_yes(sw)
     sw.add_argument(
-        "--n-useful", required=True, help="grid of n_useful: a list like 20,40,80 or a range like 20:810:10"
+        "--n-useful",
+        type=_values(int, "--n-useful"),
+        required=True,
+        help="grid of n_useful: a list like 20,40,80 or a range like 20:810:10",
     )
-    sw.add_argument("--p", required=True, help="grid of p: a list like 0.3,0.6 or a range like 0.01:1.0:0.01")
-    sw.add_argument("--m-ensemble", default="1", help="grid of ensemble sizes, like 1,5,10,30")
+    sw.add_argument(
+        "--p",
+        type=_values(float, "--p"),
+        required=True,
+        help="grid of p: a list like 0.3,0.6 or a range like 0.01:1.0:0.01",
+    )
+    sw.add_argument(
+        "--m-ensemble", type=_values(int, "--m-ensemble"), default="1", help="grid of ensemble sizes, like 1,5,10,30"
+    )
     sw.add_argument("--n-runs", type=int, default=None, help="runs behind each n_useful_v (default: m_ensemble)")
     sw.add_argument("--repeats", type=int, default=10, help="independent draws per cell")
     sw.add_argument(
@@ -374,7 +413,7 @@ def _add_sweep_command(sub) -> None:
     _add_quiet(sw)
     sw.add_argument("--batch-size", type=int, default=None, help="cells per task (default: about 0.5 s of work)")
     _add_model_options(sw)
-    sw.set_defaults(func=_cmd_sweep)
+    sw.set_defaults(func=_command("sweep"))
 
 
 def _add_estimate_command(sub) -> None:
@@ -404,8 +443,8 @@ def _add_estimate_command(sub) -> None:
     _add_cache_options(est, no_cache=True)
     _add_cluster_options(est)
     _add_quiet(est)
-    _add_output_options(est, features=True)
-    est.set_defaults(func=_cmd_estimate)
+    _add_output_options(est, features=True, report=True)
+    est.set_defaults(func=_command("estimate"))
 
 
 def _add_validate_command(sub) -> None:
@@ -422,13 +461,13 @@ def _add_validate_command(sub) -> None:
             "ensstab validate --model onda --calibrate --output validation.nc && ensstab report validation.nc -o r/",
         ),
     )
-    # validate's own defaults where it has them (fewer copies: the naive check's cost grows with them)
-    _add_estimate_options(val, defaults=_settings_defaults(validate))
+    # validate's own defaults where it has them, the naive check's (fewer copies: its cost grows with them)
+    _add_estimate_options(val, defaults=_settings_defaults(NaiveSettings))
     _add_cache_options(val, no_cache=False)
     _add_cluster_options(val)
     _add_quiet(val)
-    _add_output_options(val)
-    val.set_defaults(func=_cmd_validate)
+    _add_output_options(val, report=True)
+    val.set_defaults(func=_command("validate"))
 
 
 def _add_report_command(sub) -> None:
@@ -453,7 +492,7 @@ def _add_report_command(sub) -> None:
     rep.add_argument("--real-stability", type=float, help="sweeps: the observed single-selector stability")
     rep.add_argument("--n-useful", type=float, help="sweeps: the observed n_useful")
     rep.add_argument("--n-runs", type=int, help="sweeps: the runs behind the observed n_useful")
-    rep.set_defaults(func=_cmd_report)
+    rep.set_defaults(func=_command("report"))
 
 
 def _add_verify_command(sub) -> None:
@@ -467,7 +506,7 @@ def _add_verify_command(sub) -> None:
     ver.add_argument(
         "store", metavar="STORE", type=_path, help="the sweep's zarr store (the PATH.zarr of sweep --store)"
     )
-    ver.set_defaults(func=_cmd_verify)
+    ver.set_defaults(func=_command("verify"))
 
 
 def _add_export_command(sub) -> None:
@@ -484,7 +523,7 @@ def _add_export_command(sub) -> None:
     ex.add_argument("out", metavar="OUT.nc", type=_path, help="the netCDF file to write (not inside STORE)")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT.nc")
     ex.add_argument("--allow-incomplete", action="store_true", help="export even if some cells are not computed yet")
-    ex.set_defaults(func=_cmd_export)
+    ex.set_defaults(func=_command("export"))
 
 
 #: Options whose value is a list or a range: a value starting with '-' (-0.2,0.5) is not

@@ -24,7 +24,6 @@ feature table would not fit is refused before any real run
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 
@@ -99,8 +98,7 @@ def check_feature_memory(settings: EstimateSettings) -> None:
     machine's memory (a model's copies, or else its self-check's)."""
     import psutil
 
-    model = settings.curve_model
-    design = model.copy_design() or model.check_design()
+    design = settings.copy_design or settings.curve_model.check_design()
     if design is None:
         return
     n_sizes = len(measured_sizes(settings.m_list, design[1]))
@@ -151,14 +149,20 @@ def false_stable_bound(n_target: int, n_feature: int, copies: int, threshold: fl
     """
     if threshold <= 0.5:
         return float("nan")
-    q, p, G = float(n_target), float(n_feature), int(copies)
-    r = math.ceil(threshold * G - 1e-9)
+    return float(_bounds(n_target, n_feature, np.array([int(copies)]), threshold)[0])
+
+
+def _bounds(n_target: int, n_feature: int, copies: np.ndarray, threshold: float) -> np.ndarray:
+    """:func:`false_stable_bound` at each of ``copies`` at once (threshold above 1/2), each
+    element computed as it would be alone."""
+    q, p, G = float(n_target), float(n_feature), copies[:, None]
+    r = np.ceil(threshold * G - 1e-9)
     t = np.linspace(0.5, threshold, 201)[1:]
     # The largest binomial term over pi <= t, for every t at once: a running maximum over one
     # grid of (0, threshold] that holds each t.
     pi = np.union1d(t, threshold * np.arange(1, 2001) / 2000.0)
-    chance = np.maximum.accumulate(stats.binom.sf(r - 1, G, pi) / pi)[np.searchsorted(pi, t)]
-    return float((q * q / ((2.0 * t - 1.0) * p) + q * chance).min())
+    chance = np.maximum.accumulate(stats.binom.sf(r - 1, G, pi) / pi, axis=1)[:, np.searchsorted(pi, t)]
+    return (q * q / ((2.0 * t - 1.0) * p) + q * chance).min(axis=1)
 
 
 def mb_pfer(n_target: int, n_feature: int, cutoff: float) -> float:
@@ -191,10 +195,10 @@ def copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, *, 
     """
     if not mb_pfer(n_target, n_feature, cutoff) < pfer:
         return None
-    met = [false_stable_bound(n_target, n_feature, G, cutoff) <= pfer for G in range(1, most + 1)]
+    met = _bounds(n_target, n_feature, np.arange(1, most + 1), cutoff) <= pfer
     if not met[-1]:
         return None
-    return 1 if all(met) else most + 1 - next(i for i, ok in enumerate(reversed(met)) if not ok)
+    return 1 if met.all() else most + 1 - int(np.argmin(met[::-1]))
 
 
 #: The cutoffs :func:`copies_for_pfer` tries: the multiples of 0.05 above 1/2.
@@ -329,14 +333,18 @@ def selection_frequencies(
 
 
 def with_pfer(features: xr.Dataset, pfer: float | None) -> xr.Dataset:
-    """``features`` with the ``pfer`` asked for in its ``attrs``, and the ``copies_needed``
-    and ``copies_needed_cutoff`` of :func:`copies_for_pfer` (left out when none is found);
-    as it is without a ``pfer``."""
-    if pfer is None:
-        return features
-    features.attrs["pfer"] = float(pfer)
-    q, p = features.attrs["n_target"], features.sizes["feature"]
-    enough = copies_for_pfer(q, p, pfer)
+    """``features`` with the ``pfer`` asked for in its ``attrs`` (none without one), and what
+    bounds the expected false stable features by it (by 1 without a ``pfer``) at finitely
+    many copies: ``bound_target``, and ``copies_needed`` at ``copies_needed_cutoff``, the
+    cutoff kept where some number of copies does it there (:func:`copies_needed`), else the
+    lowest of :func:`copies_for_pfer` (both left out when no cutoff of the grid does)."""
+    q, p, cutoff = features.attrs["n_target"], features.sizes["feature"], features.attrs["threshold"]
+    target = 1.0 if pfer is None else float(pfer)
+    features.attrs["bound_target"] = target
+    if pfer is not None:
+        features.attrs["pfer"] = target
+    G = copies_needed(q, p, cutoff, target)  # never at a pfer's own cutoff (Meinshausen and Buhlmann's)
+    enough = (cutoff, G) if G is not None else copies_for_pfer(q, p, target)
     if enough is not None:
         features.attrs.update(copies_needed_cutoff=enough[0], copies_needed=enough[1])
     return features
@@ -401,8 +409,8 @@ def stable_features(features: xr.Dataset) -> dict:
 
 
 #: The features' ``attrs`` on the cutoff and the PFER that :func:`stable_features` passes on
-#: where they are (an older file has none; only a ``pfer`` asked for has the last three).
-_PFER_KEYS = ("mb_pfer", "pfer", "copies_needed", "copies_needed_cutoff")
+#: where they are (an older file has none; only a ``pfer`` asked for has ``pfer``).
+_PFER_KEYS = ("mb_pfer", "pfer", "bound_target", "copies_needed", "copies_needed_cutoff")
 
 
 def _attr(features: xr.Dataset, key: str):

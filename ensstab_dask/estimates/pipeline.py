@@ -108,6 +108,7 @@ def estimate(
     model: str = DEFAULT_MODEL,
     progress: bool = True,
     allow_large: bool = False,
+    copies: int | None = None,
     precision: float | None = None,
     max_real_runs: int | None = None,
     cutoff: float = 0.9,
@@ -185,6 +186,12 @@ def estimate(
         Run even above 10,000 real runs or 10^8 simulated selectors; without it such an
         estimate is refused before any work, saying what it would cost
         (:mod:`ensstab_dask.budget.cost`).
+    copies : int, optional
+        The real ensemble copies to measure, at least 2 (default: the model's own, 10 for
+        ``'anchored'``; only for a model that measures copies). More narrow the interval
+        and the stable features' noise bound; with ``cache_dir``, the copies an earlier
+        estimate made are read back and only the new ones run (copy ``c`` is the same run
+        whatever the number asked). Priced before any work, as every real run is.
     precision : float, optional
         The half-width of the interval wanted at the largest ``m_ensemble``: the estimate
         spends real runs in rounds (more copies, or more members per copy, whichever
@@ -263,16 +270,13 @@ def estimate(
         seed=seed,
         selector=selector,
         model=model,
+        copies=copies,
         precision=precision,
         max_real_runs=max_real_runs,
         cutoff=cutoff,
         pfer=pfer,
     )
-    check_estimate_cost(X, y, settings, allow_large=allow_large)
-    check_surface(settings.curve_model, n_targets)
-    for k in n_targets[1:]:  # each n_target's own checks (a PFER it can reach), before the work
-        dataclasses.replace(settings, n_target=k)
-    check_feature_memory(settings)
+    _refuse_before_the_work(X, y, settings, n_targets, allow_large=allow_large)
     scorer = make_scorer(selector)
     cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)
 
@@ -287,6 +291,16 @@ def estimate(
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
+
+
+def _refuse_before_the_work(X, y, settings: EstimateSettings, n_targets: list[int], *, allow_large: bool) -> None:
+    """Everything an estimate refuses before any run: its price, a surface its model cannot
+    make, an n_target whose own checks fail (a PFER it cannot reach), a feature table too large."""
+    check_estimate_cost(X, y, settings, allow_large=allow_large)
+    check_surface(settings.curve_model, n_targets)
+    for k in n_targets[1:]:
+        dataclasses.replace(settings, n_target=k)
+    check_feature_memory(settings)
 
 
 def _all_cached(cache: RunCache | None, settings: EstimateSettings, n_feature: int) -> bool:

@@ -124,7 +124,7 @@ def real_run_items(settings: EstimateSettings) -> dict[str, Pool | Copies]:
             if size:
                 plan[name] = Pool(size, how, derive(seed, Stream.ESTIMATE, stage))
     designs = (
-        ("copies", curve_model.copy_design(), Stage.COPIES),
+        ("copies", s.copy_design, Stage.COPIES),
         ("check", curve_model.check_design(), Stage.CHECK_COPIES),
     )
     for name, design, stage in designs:
@@ -167,7 +167,7 @@ def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) 
     )
     real, simulated = estimate_cost(
         paper_runs=paper,
-        designs=(curve_model.copy_design(), curve_model.check_design()),
+        designs=(s.copy_design, curve_model.check_design()),
         simulator=curve_model.simulator,
         m_list=s.m_list,
         m_stability=s.m_stability,

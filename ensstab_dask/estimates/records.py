@@ -33,6 +33,7 @@ from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
 
 __all__ = [
+    "EstimateFields",
     "Part",
     "SingleSelector",
     "FittedSimulator",
@@ -147,15 +148,14 @@ class SingleSelector:
         return int((self.t_uniform_draws >= self.n_runs).sum())
 
     def to_dict(self) -> dict[str, Any]:
-        nog = self.real_nogueira
+        # The stability of one selector is the estimate's to say (single_selector_stability):
+        # these runs' own is one of its measures.
         return {
             "t_uniform": self.t_uniform,
             "t_uniform_std": self.t_uniform_std,
             "n_useful": self.n_useful,
             "n_useful_mean": self.n_useful_mean,
             "n_useful_std": self.n_useful_std,
-            "real_stability": self.real_stability,
-            "real_stability_nogueira": {"stability": nog.stability, "lower": nog.lower, "upper": nog.upper},
         }
 
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
@@ -332,7 +332,8 @@ class CurvePrediction:
     def _model_dict(self) -> dict[str, Any]:
         """The intervals and what made the curve; ``h`` and its statistic for a model that has them."""
         out: dict[str, Any] = {"confidence": self.confidence, "n_boot": int(self.n_boot)}
-        out.update({f"{key}_interval": _pair(v) for key, v in self.intervals.items()})
+        # real_stability's interval is said with the paper's measure it belongs to (paper_stability).
+        out.update({f"{key}_interval": _pair(v) for key, v in self.intervals.items() if key != "real_stability"})
         out["model"] = self.model
         if self.h is not None:
             out["h"] = self.h
@@ -493,6 +494,38 @@ def with_coord_attrs(ds: xr.Dataset) -> xr.Dataset:
         if name in ds.coords:
             ds[name].attrs = dict(attrs)
     return ds
+
+
+class EstimateFields(Protocol):
+    """What the words read of an estimate: the records of
+    :class:`~ensstab_dask.estimates.result.Estimate`, named by what it has (the modules of
+    words are imported by the result's, so they cannot import it)."""
+
+    n_feature: int
+    n_target: int
+    settings: dict
+    single: SingleSelector
+    fit: FittedSimulator | None
+    prediction: CurvePrediction
+    self_check: SelfCheck | None
+    verdict: Verdict
+    cost: Cost
+    features: xr.Dataset | None
+    surface: xr.Dataset | None
+    spending: Spending | None
+
+    @property
+    def curve(self) -> xr.Dataset: ...
+    @property
+    def has_curve(self) -> bool: ...
+    @property
+    def reliable(self) -> bool: ...
+    @property
+    def warnings(self) -> list[str]: ...
+    @property
+    def notes(self) -> list[str]: ...
+
+    def curve_interval(self) -> dict[int, tuple[float, float]]: ...
 
 
 def parts(est) -> list[Part]:

@@ -17,10 +17,11 @@ from ensstab_dask.estimates.records import (
     SingleSelector,
     Spending,
     Verdict,
+    json_attrs,
     parts,
     with_coord_attrs,
 )
-from ensstab_dask.estimates.summary import estimate_summary, plain_answer
+from ensstab_dask.estimates.summary import estimate_summary, plain_answer, single_selector_stability
 from ensstab_dask.estimates.summary_details import estimate_details
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
@@ -167,6 +168,8 @@ class Estimate:
         out: dict = {"n_feature": self.n_feature, "n_target": self.n_target}
         for part in parts(self):
             out.update(part.to_dict())
+            if part is self.single:
+                out.update(single_selector_stability(self))
         return dict(out, settings=self.settings, version=__version__)
 
     def to_dataset(self, real: xr.Dataset | None = None) -> xr.Dataset:
@@ -199,6 +202,7 @@ class Estimate:
         ds = self.prediction.dataset()
         for part in parts(self):
             ds = part.add_to(ds)
+        ds.attrs.update(json_attrs(single_selector_stability(self)))
         if real is not None:
             ds = self._with_naive(ds, real)
         ds.attrs.update(n_feature=self.n_feature, n_target=self.n_target, version=__version__)

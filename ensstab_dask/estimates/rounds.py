@@ -138,7 +138,7 @@ def spend_real_runs(
     (:func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`), and every stage's seconds
     add up over the rounds on ``clock``. Returns the last estimate and the copies it was
     made on."""
-    design = settings.curve_model.copy_design()
+    design = settings.copy_design
     assert design is not None and copies.model is not None  # the settings refused precision otherwise
     seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
     grown = copies

@@ -10,51 +10,23 @@ interval named for what it is an interval of.
 
 from __future__ import annotations
 
-import math
-from typing import Protocol
-
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.estimates.features import stable_features
-from ensstab_dask.estimates.records import Cost, CurvePrediction, FittedSimulator, SingleSelector, Spending, Verdict
+from ensstab_dask.estimates.records import EstimateFields, FittedSimulator
+from ensstab_dask.estimates.summary_features import kept_features
 from ensstab_dask.estimates.trust import headline
 from ensstab_dask.indices import INDICES, shared_features
 from ensstab_dask.models import SelfCheck, get_model
+from ensstab_dask.outputs import json_number
 
-__all__ = ["estimate_summary", "plain_answer", "interval_text", "best_n_target", "EstimateFields"]
-
-
-class EstimateFields(Protocol):
-    """What the words read of an estimate: the records of
-    :class:`~ensstab_dask.estimates.result.Estimate` (which imports this module, so this
-    one names it by what it has, not by import)."""
-
-    n_feature: int
-    n_target: int
-    settings: dict
-    single: SingleSelector
-    fit: FittedSimulator | None
-    prediction: CurvePrediction
-    self_check: SelfCheck | None
-    verdict: Verdict
-    cost: Cost
-    features: xr.Dataset | None
-    surface: xr.Dataset | None
-    spending: Spending | None
-
-    @property
-    def curve(self) -> xr.Dataset: ...
-    @property
-    def has_curve(self) -> bool: ...
-    @property
-    def reliable(self) -> bool: ...
-    @property
-    def warnings(self) -> list[str]: ...
-    @property
-    def notes(self) -> list[str]: ...
-
-    def curve_interval(self) -> dict[int, tuple[float, float]]: ...
+__all__ = [
+    "estimate_summary",
+    "plain_answer",
+    "interval_text",
+    "best_n_target",
+    "single_selector_stability",
+]
 
 
 # What each interval in ``intervals`` is an interval of: the summary names it.
@@ -132,7 +104,7 @@ def plain_answer(self: EstimateFields) -> list[str]:
     k = self.n_target
     if not self.has_curve:
         lines = ["Answer: none. " + _sentence(headline(self.warnings[0]) + _more(self.warnings))]
-        return lines + _kept(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
+        return lines + kept_features(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
     index = self.settings["index"]
     m = [int(v) for v in self.curve["m_ensemble"].values]
     shared = shared_features(self.curve["stability"].values, index, self.n_feature, k)
@@ -149,67 +121,16 @@ def plain_answer(self: EstimateFields) -> list[str]:
             lo, hi = shared_features(np.array(intervals[size]), index, self.n_feature, k)
             text += f"; {self.prediction.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
         lines.append(text)
-    lines.append("  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0]))
     if len(m) > 1:
-        lines.append("  " + _plateau(m, shared, k))
+        bounds = {size: tuple(shared_features(np.array(b), index, self.n_feature, k)) for size, b in intervals.items()}
+        lines.append("  " + _plateau(self, m, shared, bounds))
     lines += _which_k(self)
-    lines.append("  " + _believe(self))
+    lines += ["  " + line for line in _believe(self)]
     if self.spending is not None:
         lines.append("  " + self.spending.sentence())
-    return lines + _kept(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
-
-
-#: The most names the plain answer lists; the feature table has them all.
-_NAMES = 20
-
-
-def _kept(self: EstimateFields) -> list[str]:
-    """The features an ensemble of the largest measured size keeps on nearly every rerun,
-    and how many of them chance alone would put there (none without copies)."""
-    if self.features is None:
-        return []
-    st = stable_features(self.features)
-    G, m = st["copies"], st["m_ensemble"]
-    least = math.ceil(st["threshold"] * G - 1e-9)
-    what = (
-        f"Kept on at least {st['threshold']:.0%} of reruns ({least} or more of {G} real ensembles of {m}, each on its "
-        "own half)"
-    )
-    if not st["names"]:
-        times = round(st["most_frequent_frequency"] * G)
-        return [f"  {what}: none; the most often kept, {st['most_frequent']}, by {times} of {G}."] + _pfer(st)
-    names = ", ".join(st["names"][:_NAMES]) + (
-        f" and {len(st['names']) - _NAMES} more (the feature table lists them all)" if len(st["names"]) > _NAMES else ""
-    )
-    count = f"{len(st['names'])} feature" + ("" if len(st["names"]) == 1 else "s")
-    return [f"  {what}: {names} ({count}{_chance(st)})."] + _pfer(st)
-
-
-def _chance(st: dict) -> str:
-    """How many of the stable features chance alone would put there: the bound at these
-    copies, and Meinshausen and Buhlmann's at the cutoff (infinitely many copies)."""
-    bound, mb = st["expected_false_at_most"], st.get("mb_pfer")
-    if bound is None:
-        return ""
-    said = f"; at most {bound:.1f} of them are expected to be noise, by {st['bound']}"
-    return said + ("" if mb is None else f"; {mb:.3g} by their formula alone, R's stabs' PFER (infinitely many copies)")
-
-
-def _pfer(st: dict) -> list[str]:
-    """For a PFER asked for: the cutoff it sets, and the copies a bound of it needs."""
-    if st.get("pfer") is None:
-        return []
-    v, G = st["pfer"], st["copies"]
-    said = (
-        f"  The cutoff {st['threshold']:.4g} is Meinshausen and Buhlmann's for a PFER of {v:g} (as R's stabs), a "
-        f"bound reached only with infinitely many copies: at these {G} it is {st['expected_false_at_most']:.3g}"
-    )
-    if st.get("copies_needed") is None:
-        return [said + "; no cutoff of 0.55, 0.60, ..., 1 reaches it within 500 copies."]
-    return [
-        said + f"; copies needed for a bound of {v:g}: {st['copies_needed']}, at a cutoff of "
-        f"{st['copies_needed_cutoff']:g} (a precision asked for grows the copies)."
-    ]
+    # The notes qualify the curve: beside it, before the features.
+    lines += [f"  Note: {_sentence(n)}" for n in self.notes] + kept_features(self)
+    return lines + ["  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0])]
 
 
 def _which_k(self: EstimateFields) -> list[str]:
@@ -257,57 +178,81 @@ def best_n_target(surface: xr.Dataset) -> dict | None:
 
 
 def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> str:
-    """The answer's shared features related to the index the method's quantities are in."""
+    """The answer's shared features in the index the method's quantities below are given in."""
     formula = INDICES[index].of_k.format(two_k=2 * k, k=k, n=n, k_squared=k * k, n_minus_k=n - k)
-    return f"In the index of the numbers below: k of {k} shared is {formula}; {shared:.1f} of {k} is {value:.3f}."
+    in_common = f"k of {k} features in common is {formula}"
+    return f"Below, the method's terms: {in_common}, so {shared:.1f} of {k} is {value:.3f}."
 
 
-def _plateau(m: list[int], shared: np.ndarray, k: int) -> str:
+def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dict[int, tuple[float, float]]) -> str:
     """The size beyond which more members add less than a 20th of n_target shared features;
-    on a curve that falls somewhere, where it is highest instead (its notes say where it falls)."""
-    if np.any(np.diff(shared) < 0):
+    on a curve that falls somewhere (beyond its interval), where it is highest instead; on a
+    curve still gaining at the largest size, what the self-check measured beyond it."""
+    k = self.n_target
+    gain = max(1.0, _HARDLY * k)
+    falls = [
+        (a, b)
+        for a in range(len(m))
+        for b in range(a + 1, len(m))
+        # A fall inside the later size's interval is not a fall (nor, without one, less than the gain).
+        if shared[a] > (bounds[m[b]][1] if m[b] in bounds else shared[b] + gain)
+    ]
+    if falls:
         top = int(np.argmax(shared))
         member = "member" if m[top] == 1 else "members"
         return (
             f"More members do not always help here: the curve is highest at {m[top]} {member} "
-            f"({shared[top]:.1f} of {k}) and falls between some sizes (see the notes)."
+            f"({shared[top]:.1f} of {k}) and falls beyond its interval between some sizes (see the notes)."
         )
-    gain = max(1.0, _HARDLY * k)
-    enough = next(size for size, r in zip(m, shared) if shared[-1] - r < gain)
+    enough = next(size for size, r in zip(m, shared) if max(shared) - r < gain)
     what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")
     if enough == m[-1]:
         return (
             f"It still gains at {m[-1]} members (at least {what} from the size before): larger ensembles may "
-            f"share more, but sizes above {m[-1]} were not predicted."
+            f"share more{_measured_beyond(self, m[-1])}."
         )
     return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted)."
 
 
-def _believe(self: EstimateFields) -> str:
-    """Whether to believe the curve, and why, in one sentence."""
-    if self.reliable:
-        chk = self.self_check
-        if chk is None:
-            return "Believe it? Yes: none of the method's checks objected."
-        blind = f"; the check cannot see {chk.blind_to}" if chk.blind_to else ""
-        return (
-            f"Believe it? Yes: checked against {chk.copies} real ensembles of {chk.members} ({chk.held_out}), "
-            f"the model matched them within their noise{blind}{_reach(self)}."
-        )
-    return f"Believe it? Not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."
+def _measured_beyond(self: EstimateFields, largest: int) -> str:
+    """What the self-check measured on real ensembles larger than the sizes asked, and how
+    to have it with its interval; else that larger sizes were not predicted."""
+    chk = self.self_check
+    beyond = [] if chk is None else [(m, v) for m, v in zip(chk.sizes, chk.measured) if m > largest and np.isfinite(v)]
+    if not beyond:
+        return f", but sizes above {largest} were not predicted"
+    index, k = self.settings["index"], self.n_target
+    said = ", ".join(
+        f"{shared_features(np.array([v]), index, self.n_feature, k)[0]:.1f} of {k} at {m}" for m, v in beyond
+    )
+    sizes = " and ".join(str(m) for m, _ in beyond)
+    return (
+        f": real ensembles measured for the self-check share {said}; adding {sizes} to the sizes asked gives "
+        f"{'it' if len(beyond) == 1 else 'them'} with an interval, from the same runs"
+    )
 
 
-def _reach(self: EstimateFields) -> str:
-    """How far beyond the sizes measured on real ensembles the answer reaches ("" when it
-    does not, or when no size is measured)."""
+def _believe(self: EstimateFields) -> list[str]:
+    """Whether to believe the curve, in at most two short lines of plain words: the verdict
+    and, when the answer reaches beyond the sizes measured, how far (the details are in the
+    self-check's line of the method's quantities)."""
+    if not self.reliable:
+        return [f"Believe it? No, not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."]
+    chk = self.self_check
+    if chk is None:
+        return ["Believe it? Yes: none of the method's checks objected."]
+    lines = [
+        f"Believe it? Yes: {chk.copies} real ensembles of {chk.members} members, not used to make the prediction, "
+        "matched it within their noise."
+    ]
     measured = get_model(self.settings.get("model", "onda")).measured_up_to(self.curve.attrs)
     top = int(self.curve["m_ensemble"].values[-1])
-    if measured is None or top <= measured:
-        return ""
-    return (
-        f"; measured up to m = {measured}, sizes above {measured} up to {top} ({_times(top / measured)} the largest "
-        "measured) are extrapolated by the law"
-    )
+    if measured is not None and top > measured:
+        lines.append(
+            f"Above {measured} members it is extrapolated from the sizes measured (up to {top}, "
+            f"{_times(top / measured)} the largest measured)."
+        )
+    return lines
 
 
 def _times(ratio: float) -> str:
@@ -343,18 +288,7 @@ def _measured(self: EstimateFields) -> list[str]:
     """What the real runs measured, and which runs each statistic came from."""
     one, s, index = self.single, self.settings, self.settings["index"]
     lines: list[str] = []
-    # Which runs each statistic came from (calibration_layout): say it where it is used.
-    halves = "random halves" if s.get("resample", "half") == "half" else f"resamples ({s['resample']})"
-    members = f"the weak selectors' layout ({s.get('member_resample', 'bagging')})"
-    useful_on, stability_on = {
-        "paper": (halves, halves),
-        "ensemble": (halves, members),
-        "ensemble-all": (members, members),
-        "copies": (
-            "the real ensemble copies' weak selectors (those of one copy share its half)",
-            "the first weak selector of each real ensemble copy",
-        ),
-    }.get(str(s.get("calibration_layout", "copies")), (halves, halves))  # recorded when the paper's runs were made
+    useful_on = _runs_of(s)[0]
     n_draws = len(one.t_uniform_draws)
     lines += ["", "  Measured on the real runs:"]
     spread = ""
@@ -379,25 +313,94 @@ def _measured(self: EstimateFields) -> list[str]:
             interval_text(self, "n_useful", ".1f"),
         )
     )
-    model = get_model(s.get("model", "onda"))
-    m_list = [int(v) for v in self.curve["m_ensemble"].values]
-    if self.has_curve and 1 in m_list and model.measures_copies:
-        # One number for one selector's stability: the curve's own, the most precise measure.
-        at_one = float(self.curve["stability"].values[m_list.index(1)])
-        lines.append(_line(f"stability of one weak selector ({index} index)", f"{at_one:.4f}", model.single_selector))
-    else:
-        lines.append(
-            _line(
-                f"stability of one real selector ({index} index)",
-                f"{one.real_stability:.4f}",
-                f"from {s.get('stability_runs', s['m_stability'])} real runs: {stability_on}"
-                if stability_on != useful_on
-                else f"from {s.get('stability_runs', s['m_stability'])} of those runs",
-                interval_text(self, "real_stability", ".4f"),
-            )
+    one_selector = single_selector_stability(self)["stability_one_selector"]
+    interval = one_selector.get("interval")
+    # A weak selector where the number is the real copies' members, the real selector's own elsewhere.
+    kind = "weak" if _one_from_curve(self) else "real"
+    lines.append(
+        _line(
+            f"stability of one {kind} selector ({index} index)",
+            f"{one_selector['value']:.4f}",
+            one_selector["from"],
+            "" if interval is None else f"{interval} [{one_selector['lower']:.4f}, {one_selector['upper']:.4f}]",
         )
+    )
     lines.append("      (its other measures are in the details)")
     return lines
+
+
+def _runs_of(s: dict) -> tuple[str, str]:
+    """Which real runs A[f] and the paper's stability came from (``calibration_layout``),
+    in words."""
+    halves = "random halves" if s.get("resample", "half") == "half" else f"resamples ({s['resample']})"
+    members = f"the weak selectors' layout ({s.get('member_resample', 'bagging')})"
+    return {
+        "paper": (halves, halves),
+        "ensemble": (halves, members),
+        "ensemble-all": (members, members),
+        "copies": (
+            "the real ensemble copies' weak selectors (those of one copy share its half)",
+            "the first weak selector of each real ensemble copy",
+        ),
+    }.get(str(s.get("calibration_layout", "copies")), (halves, halves))  # recorded when the paper's runs were made
+
+
+def _interval(lo_hi) -> dict:
+    """``lower`` and ``upper`` as JSON holds them; none without a finite interval (absent, not null)."""
+    if lo_hi is None or not np.isfinite(lo_hi).all():
+        return {}
+    return {"lower": json_number(lo_hi[0]), "upper": json_number(lo_hi[1])}
+
+
+def _one_from_curve(est: EstimateFields) -> bool:
+    """Whether one selector's stability is the curve's m_ensemble = 1 (measured on every pair
+    of weak selectors from different real copies) rather than the real runs' own."""
+    sizes = [int(v) for v in est.curve["m_ensemble"].values]
+    return est.has_curve and 1 in sizes and get_model(est.settings.get("model", "onda")).measures_copies
+
+
+def single_selector_stability(est: EstimateFields) -> dict[str, dict]:
+    """One selector's stability as every output gives it (the text, the JSON, the report).
+
+    ``stability_one_selector`` is the one number: the curve's ``m_ensemble = 1`` where the
+    model measures real ensemble copies and the curve has that size (every pair of weak
+    selectors from different copies, the most precise measure), else the real runs' own
+    stability; with its interval (``lower``, ``upper``; absent without one) and where it
+    comes from. ``paper_stability`` is the paper's measure, named for what it is: the index
+    over the stability runs alone (what the paper's simulator's p is fitted to), with
+    Nogueira's index of the same runs and its interval.
+    """
+    one, s = est.single, est.settings
+    useful_on, stability_on = _runs_of(s)
+    runs = int(s.get("stability_runs", s["m_stability"]))
+    on = f"from {runs} real runs: {stability_on}" if stability_on != useful_on else f"from {runs} of those runs"
+    real_interval = est.prediction.intervals.get("real_stability")
+    nog = one.real_nogueira
+    paper = {
+        "value": json_number(one.real_stability),
+        "runs": runs,
+        "from": on,
+        **_interval(real_interval),
+        "nogueira": json_number(nog.stability),
+        "nogueira_lower": json_number(nog.lower),
+        "nogueira_upper": json_number(nog.upper),
+    }
+    model = get_model(s.get("model", "onda"))
+    if _one_from_curve(est):
+        lo_hi = est.curve_interval().get(1)
+        value = float(est.curve["stability"].sel(m_ensemble=1))
+        kind, words = f"bootstrap interval over the {est.prediction.interval_of}", model.single_selector
+    else:
+        lo_hi, value, kind, words = real_interval, one.real_stability, _INTERVAL_KINDS["real_stability"], on
+    one_selector = {
+        "value": json_number(value),
+        "index": s["index"],
+        "from": words,
+        **_interval(lo_hi),
+    }
+    if "lower" in one_selector:
+        one_selector["interval"] = f"{est.prediction.confidence:.0%} {kind}"
+    return {"stability_one_selector": one_selector, "paper_stability": paper}
 
 
 def _simulator(self: EstimateFields) -> list[str]:
@@ -510,4 +513,5 @@ def _check_text(check: SelfCheck) -> str:
     return (
         f"Self-check {verdict} ({check.held_out}; measured on {check.copies} real ensemble copies of "
         f"{check.members}; |z| <= {check.limit:g} passes): {sizes}"
+        + (f"; it cannot see {check.blind_to}" if check.blind_to and check.passed else "")
     )

@@ -2,44 +2,55 @@
 
 The summary (:func:`~ensstab_dask.estimates.summary.estimate_summary`) says one number for
 one selector's stability; :func:`estimate_details` gives every measure of it the estimate
-has, each with where it came from and its interval: the curve's value at ``m_ensemble = 1``,
-the real runs' own stability of one selector, and the same runs by Nogueira's index. The
-JSON and the Dataset hold them all whichever the words say.
+has, each with where it came from and its interval: that one number
+(:func:`~ensstab_dask.estimates.summary.single_selector_stability`, the JSON's
+``stability_one_selector``), the paper's measure over the stability runs alone
+(``paper_stability``), and the same runs by Nogueira's index.
 """
 
 from __future__ import annotations
 
-from ensstab_dask.estimates.summary import EstimateFields, _line, interval_text
+from ensstab_dask.estimates.records import EstimateFields
+from ensstab_dask.estimates.summary import _line, interval_text, single_selector_stability
 from ensstab_dask.models import get_model
 
 __all__ = ["estimate_details"]
 
 
 def estimate_details(self: EstimateFields) -> str:
-    """Every measure of one selector's stability the estimate has, one per line."""
-    one, s, index = self.single, self.settings, self.settings["index"]
-    nog = one.real_nogueira
+    """Every measure of one selector's stability the estimate has, one per line: the one
+    the summary says first, then the others, each named for what it is."""
+    measures = single_selector_stability(self)
+    one, paper, index = measures["stability_one_selector"], measures["paper_stability"], self.settings["index"]
     lines = [f"Details: one selector's stability, every measure of it ({index} index unless named)"]
-    m_list = [int(v) for v in self.curve["m_ensemble"].values]
-    if self.has_curve and 1 in m_list:
-        at_one = float(self.curve["stability"].values[m_list.index(1)])
+    interval = "" if "interval" not in one else f"{one['interval']} [{one['lower']:.4f}, {one['upper']:.4f}]"
+    lines.append(_line("the estimate's (what every output says)", _number(one["value"]), one["from"], interval))
+    if one["from"] != paper["from"]:
         lines.append(
-            _line("the curve's m_ensemble = 1", f"{at_one:.4f}", get_model(s.get("model", "onda")).single_selector)
+            _line(
+                "the paper's measure (the index over the stability runs alone, what the simulator's p is fitted to)",
+                _number(paper["value"]),
+                paper["from"],
+                interval_text(self, "real_stability", ".4f"),
+            )
         )
-    lines.append(
-        _line(
-            "stability of one real selector",
-            f"{one.real_stability:.4f}",
-            f"from {s.get('stability_runs', s['m_stability'])} real runs",
-            interval_text(self, "real_stability", ".4f"),
-        )
-    )
+    else:
+        m_list = [int(v) for v in self.curve["m_ensemble"].values]
+        if self.has_curve and 1 in m_list:
+            at_one = float(self.curve["stability"].values[m_list.index(1)])
+            model = get_model(self.settings.get("model", "onda"))
+            lines.append(_line("the curve's m_ensemble = 1", f"{at_one:.4f}", model.single_selector))
+    nog = self.single.real_nogueira
     lines.append(
         _line(
             "the same runs by Nogueira's index",
-            f"{nog.stability:.4f}",
+            _number(paper["nogueira"]),
             "",
             f"Nogueira's {1 - nog.alpha:.0%} confidence interval [{nog.lower:.4f}, {nog.upper:.4f}]",
         )
     )
     return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "not computed" if value is None else f"{value:.4f}"

@@ -169,30 +169,30 @@ def curve_shape_notes(m: Sequence[int], stability: Iterable[float], measured_up_
         if measured_up_to is not None and a <= measured_up_to < b:
             out.append(
                 f"the measured value at m = {a} ({va:.3f}) is above the extrapolated {vb:.3f} at m = {b}: the "
-                "law's extrapolation starts below what was measured, so the sizes above it may be underestimated"
+                "extrapolation starts below what was measured, so the sizes above it may be underestimated"
             )
         else:
             out.append(
-                f"the curve falls from m = {a} ({va:.3f}) to m = {b} ({vb:.3f}): more weak selectors make this "
+                f"the curve falls from m = {a} ({va:.3f}) to m = {b} ({vb:.3f}): more members make this "
                 "ensemble less stable there, or the curve's noise is larger than the step"
             )
     return out
 
 
 #: How far beyond the largest measured size a curve may reach before a note says that its
-#: answer there rests on the law's extrapolation alone.
+#: answer there rests on the extrapolation alone.
 FAR_BEYOND = 10
 
 
 def reach_notes(m: Sequence[int], measured_up_to: int | None) -> list[str]:
     """A note when the largest size asked is more than :data:`FAR_BEYOND` times the largest
-    measured one: nothing real was measured there, only the law's extrapolation says it."""
+    measured one: nothing real was measured there, only the extrapolation says it."""
     if measured_up_to is None or not m or max(m) <= FAR_BEYOND * measured_up_to:
         return []
     top = max(m)
     return [
         f"the answer at m = {top} is {top / measured_up_to:,.0f}x the largest size measured on real ensembles "
-        f"(m = {measured_up_to}): there it rests on the law's extrapolation alone, which the self-check at the "
+        f"(m = {measured_up_to}): there it rests on the extrapolation alone, which the self-check at the "
         "measured sizes does not test"
     ]
 

@@ -13,10 +13,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
@@ -25,6 +23,7 @@ from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.comparison import compare, verdict, z_text
+from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
@@ -41,9 +40,7 @@ from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CH
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.runs import Copies, check_plan_classes
-from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
-from ensstab_dask.settings import Constraint, Seed, Sizes, validate_params
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
 
@@ -70,42 +67,6 @@ def _read_cached(path: Path) -> xr.Dataset | None:
     recomputed and the file replaced, and a warning (logger ``ensstab_dask.validate``)
     says which file and why (:func:`~ensstab_dask.real.cache_files.read_checked`)."""
     return read_checked(path, logger=logger, what="validate: cached naive curve")
-
-
-@dataclass(frozen=True)
-class NaiveSettings:
-    """The naive check's settings (:func:`naive_check`), what its cache file is keyed on.
-
-    ``m_ensemble`` and ``seed`` are checked on construction (sizes as a sorted tuple, the
-    seed as the int recorded); the others by
-    :func:`~ensstab_dask.real.naive.real_ensemble_stability`.
-    """
-
-    m_ensemble: Sequence[int] = DEFAULT_M_ENSEMBLE
-    m_stability: int = 20
-    selector: Any = None
-    aggregate: str = "mean_rank"
-    index: str = "jaccard"
-    seed: SeedLike = 0
-
-    _parameter_constraints: ClassVar[dict[str, Constraint]] = {"m_ensemble": Sizes(), "seed": Seed()}
-
-    def __post_init__(self) -> None:
-        values = {name: getattr(self, name) for name in self._parameter_constraints}
-        for name, value in validate_params(self._parameter_constraints, values).items():
-            object.__setattr__(self, name, value)  # frozen: set once, here
-
-    def to_dict(self) -> dict[str, Any]:
-        """The settings the cached file records and is looked up by."""
-        return dict(
-            m_ensemble=list(self.m_ensemble),
-            m_stability=int(self.m_stability),
-            selector=describe_selector(self.selector),
-            aggregate=self.aggregate,
-            index=self.index,
-            seed=self.seed,
-            layout="bagging",
-        )
 
 
 def naive_check(

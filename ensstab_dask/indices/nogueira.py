@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _stats
 
 from ensstab_dask.checks import check_int, check_real, check_subsets, membership
 from ensstab_dask.exceptions import InvalidParameterError
@@ -157,6 +156,8 @@ def nogueira_stability(subsets, n_feature: int, *, alpha: float = 0.05) -> Nogue
     rows = check_subsets(subsets, n_feature, min_count=2)
     check_mean_size(np.array([r.size for r in rows]), n_feature, "nogueira")
     stab, var, _ = nogueira_parts(membership(rows, n_feature))
+    from scipy import stats as _stats  # here: scipy.stats takes about a second to import (ensstab --help)
+
     half = _stats.norm.ppf(1 - alpha / 2) * math.sqrt(var)
     # A normal interval can step past 1 (few, very similar runs): the index cannot. Its lower
     # bound (-1 for two runs) is far below any interval the normal one gives.
@@ -198,5 +199,7 @@ def nogueira_test(subsets_a, subsets_b, n_feature: int, *, alpha: float = 0.05) 
         t = 0.0 if a.stability == b.stability else math.copysign(math.inf, b.stability - a.stability)
     else:
         t = (b.stability - a.stability) / math.sqrt(total)
+    from scipy import stats as _stats  # here: scipy.stats takes about a second to import (ensstab --help)
+
     pvalue = float(2.0 * _stats.norm.sf(abs(t)))
     return NogueiraTest(float(t), pvalue, bool(pvalue < alpha), alpha, a.stability, b.stability)

@@ -48,6 +48,7 @@ USED_WHEN = {
     "calibration_layout": "paper_runs",
     "resample": "paper_runs",
     "member_resample": "paper_runs",
+    "copies": "measures_copies",
     "precision": "measures_copies",
     "max_real_runs": "measures_copies",
 }

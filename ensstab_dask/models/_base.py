@@ -24,16 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
-import xarray as xr
 
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
 from ensstab_dask.outputs import json_number
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, int_from
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z"]
 
@@ -132,6 +134,8 @@ class Context:
     def curve_dataset(self, stability, std, *, lower=None, upper=None, description: str) -> xr.Dataset:
         """The curve as the estimate's Dataset over ``m_ensemble`` (short long_names, no units
         on a stability: xarray's .plot labels)."""
+        import xarray as xr  # here: xarray and pandas take most of a second to import (ensstab --help)
+
         one = {"long_name": f"stability ({self.settings.index})"}
         curve = xr.Dataset(
             {
@@ -152,6 +156,8 @@ class Context:
 
     def boot_dataset(self, replicates: np.ndarray, description: str) -> xr.Dataset:
         """Bootstrap replicates of the curve, (n_boot, len(m_list)), as ``stability_boot`` over ``boot``."""
+        import xarray as xr  # here: as in curve_dataset
+
         attrs = {"long_name": f"stability ({self.settings.index})", "description": description}
         return xr.Dataset(
             {"stability_boot": (("boot", "m_ensemble"), np.asarray(replicates, float), attrs)},

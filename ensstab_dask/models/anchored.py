@@ -41,7 +41,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ensstab_dask.cluster import run_tasks
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each
@@ -78,8 +77,8 @@ class Anchored(CurveModel):
     indices = PAIRWISE_INDICES
     interval_of = "real ensemble copies"
     single_selector = (
-        "the same quantity measured on every pair of weak selectors from different real ensemble copies (all "
-        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} runs), so more precise"
+        "measured on every pair of weak selectors from different real ensemble copies (all "
+        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} runs)"
     )
 
     def copy_design(self) -> tuple[int, int] | None:
@@ -147,6 +146,8 @@ class Anchored(CurveModel):
         lower = upper = boot = None
         if s.n_boot:
             tail = 0.5 + s.confidence / 2
+            from scipy import stats  # here: scipy.stats takes about a second to import (ensstab --help)
+
             # Sampling error by Student's t (the SE is estimated from G copies), the band
             # as a two-SD range of the law's own error, in quadrature.
             half = np.hypot(stats.t.ppf(tail, G - 1) * se, stats.norm.ppf(tail) * band / 2.0)

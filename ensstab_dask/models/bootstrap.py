@@ -39,15 +39,17 @@ validation harness) measures that."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 from ensstab_dask.indices import PAIRWISE_INDICES, pairwise_similarity, stability_of_subsets, stability_se
 from ensstab_dask.models._base import Context
 from ensstab_dask.seeding import SeedLike, Stage, make_rng
 from ensstab_dask.simulator.estimators import selection_counts
-from ensstab_dask.sweeps.sweep import sweep
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 # The 3 x 3 design costs 9 x repeats / _DESIGN_SHARE cell-draws against the point
 # prediction's repeats: about as much simulation again as the point prediction.
@@ -228,6 +230,8 @@ def _surface(ctx: Context, u_nodes, p_nodes, m_ensemble, *, repeats: int, seed: 
     the estimate's settings (the two-level simulator at ``h`` when given)."""
     s = ctx.settings
     model = "onda" if h is None else "two-level"
+    from ensstab_dask.sweeps.sweep import sweep  # here: sweeps import xarray and pandas (ensstab --help)
+
     surf = sweep(
         s.n_feature,
         s.n_target,
@@ -371,6 +375,8 @@ def bootstrap_estimate(ctx: Context, thresholds: np.ndarray, curve: xr.Dataset, 
     level = f"{confidence:.0%}"
     curve["stability_lower"] = ("m_ensemble", lo, dict(one, long_name=f"{level} lower"))
     curve["stability_upper"] = ("m_ensemble", hi, dict(one, long_name=f"{level} upper"))
+    import xarray as xr  # here: xarray and pandas take most of a second to import (ensstab --help)
+
     replicates = xr.Dataset(
         {
             "stability_boot": (

@@ -12,9 +12,9 @@ curve at the check sizes against the stability measured on those copies.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import xarray as xr
-from scipy import stats
 
 from ensstab_dask.indices import PAIRWISE_INDICES
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
@@ -23,7 +23,9 @@ from ensstab_dask.models.measured import copy_similarities, weighted
 from ensstab_dask.seeding import Stage
 from ensstab_dask.simulator.estimators import estimate_h, per_copy_stability, threshold_draws
 from ensstab_dask.simulator.kernel import top_subsets
-from ensstab_dask.sweeps.sweep import sweep
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["Onda", "TwoLevel", "CHECK_DESIGN", "CHECK_SIZES", "predict_curve"]
 
@@ -41,6 +43,8 @@ def predict_curve(
 ) -> xr.Dataset:
     """Stage 7: the simulated stability at (``ctx.u_pred``, ``ctx.p_pred``) for each
     ``m_ensemble`` (default the estimate's), a one-cell sweep with the estimate's settings."""
+    from ensstab_dask.sweeps.sweep import sweep  # here: sweeps import xarray and pandas (ensstab --help)
+
     s = ctx.settings
     pred = sweep(
         s.n_feature,
@@ -203,6 +207,8 @@ class TwoLevel(Onda):
         per_copy = out.state["per_copy"]
         s = ctx.settings
         G = len(per_copy)
+        from scipy import stats  # here: scipy.stats takes about a second to import (ensstab --help)
+
         half = stats.t.ppf(0.5 + s.confidence / 2, G - 1) * per_copy.std(ddof=1) / np.sqrt(G)
         size = ctx.copies().shape[1]
         ends = [_estimate_h(ctx, per_copy.mean() + d, size).h for d in (half, -half)]

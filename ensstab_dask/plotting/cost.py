@@ -18,7 +18,15 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.estimates.validation import NaiveSettings
-from ensstab_dask.plotting.common import REAL_COLOR, STABILITY_COLOR, _axes, _dataset, _integer_ticks, _need
+from ensstab_dask.plotting.common import (
+    REAL_COLOR,
+    STABILITY_COLOR,
+    _axes,
+    _dataset,
+    _grid_ticks,
+    _integer_ticks,
+    _need,
+)
 
 # matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
 
@@ -213,8 +221,16 @@ def plot_cost(obj, *, ax=None):
         fontsize="small",
     )
     ax.set_yscale("log")
+    # Room above the highest point for the two-line label: a fifth of the axis' decades,
+    # so that it sits inside the axes, under the title, not over it.
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high * (high / low) ** 0.2)
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
-    _integer_ticks(ax.xaxis)
+    # Read at the sizes priced, not at round numbers between them (as the stability curve).
+    if len(m) <= 12:
+        _grid_ticks(ax.xaxis, m)
+    else:
+        _integer_ticks(ax.xaxis)
     ax.set_ylabel("wall time (s)")
     ax.set_title("Cost: the estimate against measuring directly")
     ax.legend(fontsize="small")

@@ -321,7 +321,9 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
             "plot_fixed_point: nothing to draw (an estimate run with verify=False and no calibration)"
         )
     pad = 0.05 * (hi - lo + 1)
-    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="gray", ls=":", label="u = n_useful_v (fixed point)")
+    # Counts of features: the diagonal never runs below 0, where no u or A[f] can be.
+    start = max(lo - pad, 0.0)
+    ax.plot([start, hi + pad], [start, hi + pad], color="gray", ls=":", label="u = n_useful_v (fixed point)")
     ax.set_xlabel("u: the simulator's n_useful (features)")
     ax.set_ylabel("n_useful_v = A[f_(u,p)] (features)")
     if mean is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,7 +29,7 @@ from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting.common import _attr, _dataset, _is_estimate, _is_sweep
 from ensstab_dask.plotting.cost import DIRECT_COPIES, plot_cost, total_seconds
-from ensstab_dask.plotting.curve import plot_stability_curve
+from ensstab_dask.plotting.curve import FALL_WHY, _sweep_curves, explained_falls, plot_stability_curve
 from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_path, plot_stability_surface
 from ensstab_dask.plotting.fit import plot_calibration, plot_fixed_point, plot_selection_counts, plot_surface
 from ensstab_dask.simulator.calibration import n_useful_v_slice
@@ -135,7 +136,7 @@ EXPLAIN_SWEEP = {
         "Stability against ensemble size",
         "The simulated stability of an ensemble of m weak selectors against m, for a few p at one n_useful. Each "
         "band is ±1 standard deviation over the sweep's repeats: the simulation's own noise (a sweep involves no "
-        "real runs).",
+        "real runs).{fall_words}",
     ),
 }
 
@@ -228,6 +229,59 @@ def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) ->
         plot_stability_path(ds, ax=ax)
 
 
+#: The PNG text key under which a report's estimate curve carries the numbers it plots.
+CURVE_KEY = "ensstab_curve"
+
+
+def _numbers(values) -> list[float | None]:
+    """Floats for JSON, NaN as null."""
+    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+
+
+def curve_numbers(ds: xr.Dataset) -> dict:
+    """What an estimate's stability curve plots, in its units: per m_ensemble, the shared
+    of n_target features of the prediction (as the plain answer prints them, unrounded),
+    its interval and the naive check's, with what made them (``index``, ``n_target``,
+    ``seed``...). The report writes it into ``stability_curve.png`` (key
+    :data:`CURVE_KEY`, JSON), so that a copied picture can be checked against an answer."""
+    from ensstab_dask.indices import shared_features
+
+    a = ds.attrs
+    index, n, k = str(a.get("index", "jaccard")), int(a["n_feature"]), int(a["n_target"])
+
+    def shared(values):
+        return _numbers(shared_features(np.asarray(values, dtype=float), index, n, k))
+
+    out = {
+        "picture": "stability_curve",
+        "index": index,
+        "n_feature": n,
+        "n_target": k,
+        "seed": a.get("seed"),
+        "data": a.get("data"),
+        "model": a.get("model"),
+        "m_ensemble": [int(m) for m in ds["m_ensemble"].values],
+        "predicted_shared": shared(ds["stability"].values),
+        "predicted_stability": _numbers(ds["stability"].values),
+    }
+    if "stability_lower" in ds:
+        out["confidence"] = float(a.get("confidence", 0.95))
+        out["lower_shared"], out["upper_shared"] = shared(ds["stability_lower"]), shared(ds["stability_upper"])
+    if "naive_stability" in ds:
+        out["naive_shared"] = shared(ds["naive_stability"].values)
+    out["ensstab_dask_version"] = __version__
+    return {key: (v.item() if isinstance(v, np.generic) else v) for key, v in out.items()}
+
+
+def picture_metadata(name: str, ds: xr.Dataset) -> dict[str, str]:
+    """PNG text metadata of a report's picture: an estimate's stability curve carries the
+    numbers it plots (:func:`curve_numbers`) under :data:`CURVE_KEY`; the others nothing
+    beyond matplotlib's own."""
+    if name == "stability_curve" and _is_estimate(ds):
+        return {CURVE_KEY: json.dumps(curve_numbers(ds), sort_keys=True)}
+    return {}
+
+
 def _fmt(v) -> str:
     if isinstance(v, (float, np.floating)):
         return f"{v:.4g}"
@@ -242,11 +296,7 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
         ("base selector", a.get("selector", "")),
         ("t_uniform (chance threshold)", f"{a['t_uniform']:.2f} ± {a['t_uniform_std']:.2f}"),
         ("n_useful = A[f]", f"{a['n_useful']} (mean {a['n_useful_mean']:.1f} ± {a['n_useful_std']:.1f})"),
-        (
-            f"single real selector's stability ({a.get('index', 'jaccard')})",
-            f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
-            f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
-        ),
+        *_single_selector_rows(a),
     ]
     p = _attr(ds, "p")
     if p is not None and np.isfinite(float(p)):  # the simulator's fit: a model that simulates nothing has no p
@@ -283,6 +333,40 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
             )
         )
     return rows
+
+
+def _single_selector_rows(a: dict) -> list[tuple[str, str]]:
+    """One selector's stability as the text and the JSON say it, then the paper's measure
+    named for what it is; a file written before the two were told apart has one row."""
+    index = a.get("index", "jaccard")
+    if "stability_one_selector_value" not in a:
+        return [
+            (
+                f"single real selector's stability ({index})",
+                f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
+                f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
+            )
+        ]
+    one = f"{a['stability_one_selector_value']:.4f}"
+    if "stability_one_selector_lower" in a:
+        one += (
+            f", {a['stability_one_selector_interval']} [{a['stability_one_selector_lower']:.4f}, "
+            f"{a['stability_one_selector_upper']:.4f}]"
+        )
+    paper = f"{a['paper_stability_value']:.4f}"
+    if "paper_stability_lower" in a:
+        paper += f", bootstrap interval [{a['paper_stability_lower']:.4f}, {a['paper_stability_upper']:.4f}]"
+    paper += (
+        f"; Nogueira's index {a['paper_stability_nogueira']:.4f}, 95% CI "
+        f"[{a['paper_stability_nogueira_lower']:.4f}, {a['paper_stability_nogueira_upper']:.4f}]"
+    )
+    return [
+        (f"one selector's stability ({index})", f"{one} ({a['stability_one_selector_from']})"),
+        (
+            f"the paper's measure: {a['paper_stability_runs']} real runs alone ({index})",
+            f"{paper} ({a['paper_stability_from']})",
+        ),
+    ]
 
 
 def _curve_table(ds: xr.Dataset) -> str:
@@ -339,7 +423,26 @@ def _caption_words(ds: xr.Dataset, kind: str, parameter_names: Mapping[str, str]
             and_simulation=" and with the simulation" if simulator else "",
         )
         words.update(_cost_words(ds))
+    elif kind == "sweep":
+        words["fall_words"] = _fall_words(ds)
     return words
+
+
+def _fall_words(ds: xr.Dataset) -> str:
+    """What the sweep's curve caption adds when a drawn curve falls from the smallest
+    m_ensemble (the p values :func:`plot_stability_curve` draws by default): why."""
+    if ds.sizes.get("m_ensemble", 0) < 2:
+        return ""
+    stab, sd, chosen = _sweep_curves(ds, None, None, 5)
+    falling = explained_falls(ds, stab, sd, chosen)
+    if not falling:
+        return ""
+    ps = ", ".join(f"{pv:.2f}" for pv in falling)
+    one = len(falling) == 1
+    return (
+        f" Here the curve{'' if one else 's'} at p = {ps} fall{'s' if one else ''} below {'its' if one else 'their'} "
+        f"value at m = {int(stab['m_ensemble'][0])} (n_useful = {int(stab['n_useful'])}). {FALL_WHY}"
+    )
 
 
 def _cost_words(ds: xr.Dataset) -> dict[str, str]:
@@ -489,7 +592,7 @@ def write_report(
         for name in names:
             fig = Figure(figsize=(7.5, 5.2), layout="constrained")
             _draw(name, ds, fig.add_subplot(), real_stability=real_stability, n_useful=n_useful, n_runs=n_runs)
-            fig.savefig(tmp / f"{name}.png", dpi=dpi)
+            fig.savefig(tmp / f"{name}.png", dpi=dpi, metadata=picture_metadata(name, ds))
             images.append((name, (tmp / f"{name}.png").read_bytes()))
         (tmp / "index.html").write_text(_html(ds, kind, images, parameter_names or {}), encoding="utf-8")
     return out / "index.html"

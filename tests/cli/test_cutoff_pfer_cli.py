@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ensstab_dask.cli import main
-from ensstab_dask.estimates.features import copies_for_pfer, false_stable_bound, mb_cutoff, mb_pfer
+from ensstab_dask.estimates.features import copies_for_pfer, copies_needed, false_stable_bound, mb_cutoff, mb_pfer
 
 N_SAMPLES, N_TARGET, N_FEATURE = 40, 5, 60
 SMALL = f"--n-target {N_TARGET} --m-ensemble 1,5 --n-estimators 5 --n-boot 0 --scheduler synchronous --quiet".split()
@@ -38,9 +38,18 @@ def test_cutoff_prints_mbs_pfer_and_the_bound_at_these_copies(tmp_path, capsys):
     assert st["threshold"] == 0.8 and st["mb_pfer"] == pytest.approx(N_TARGET**2 / (0.6 * N_FEATURE))
     assert st["expected_false_at_most"] == pytest.approx(false_stable_bound(N_TARGET, N_FEATURE, 10, 0.8))
     line = next(x for x in printed.splitlines() if x.startswith("  Kept on at least 80% of reruns (8 or more of 10"))
-    if st["names"]:
-        assert f"at most {st['expected_false_at_most']:.1f} of them are expected to be noise" in line
-        assert f"; {mb_pfer(N_TARGET, N_FEATURE, 0.8):.3g} by their formula alone, R's stabs' PFER" in line
+    bound, listed = st["expected_false_at_most"], len(st["names"])
+    if listed and bound < listed:
+        assert f"at most {bound:.1f} of them are expected to be noise with these 10 real ensembles" in line
+        assert f", {mb_pfer(N_TARGET, N_FEATURE, 0.8):.2g} with infinitely many (R's stabs' PFER" in line
+    elif listed:  # a bound not below the list's length says nothing, and is said to
+        assert f"the bound on how many of them are noise, {bound:.1f}, is not below {listed}: it says nothing" in line
+    # Without a PFER, the copies that bound the noise by 1 at this cutoff, as an option.
+    assert st["bound_target"] == 1.0 and st["copies_needed_cutoff"] == 0.8
+    assert st["copies_needed"] == copies_needed(N_TARGET, N_FEATURE, 0.8, 1.0)
+    if listed:
+        advice = next(x for x in printed.splitlines() if x.startswith("  To bound the noise"))
+        assert f"pass --copies {st['copies_needed']}:" in advice
 
 
 @pytest.mark.slow
@@ -55,10 +64,15 @@ def test_pfer_uses_stabs_cutoff_and_prints_the_copies_it_needs(tmp_path, capsys)
     assert f"  Kept on at least {cutoff:.0%} of reruns ({least} or more of 10" in printed
     (said,) = [x for x in printed.splitlines() if x.startswith("  The cutoff ")]
     bound = false_stable_bound(N_TARGET, N_FEATURE, 10, cutoff)
-    assert said.startswith(f"  The cutoff {cutoff:.4g} is Meinshausen and Buhlmann's for a PFER of 1 (as R's stabs)")
-    assert f"at these 10 it is {bound:.3g}; copies needed for a bound of 1: {need}, at a cutoff of {need_cutoff:g}" in (
-        said
+    assert said == (
+        f"  The cutoff {cutoff:.4g} is that of Meinshausen and Buhlmann's bound for a PFER of 1, as R's stabs sets "
+        "it: it holds only with infinitely many real ensembles."
     )
+    kept = next(x for x in printed.splitlines() if x.startswith("  Kept on at least"))
+    assert f"{bound:.1f}" in kept or not st["names"]
+    if st["names"]:
+        (advice,) = [x for x in printed.splitlines() if x.startswith("  To bound the noise")]
+        assert f"pass --copies {need} with --cutoff {need_cutoff:g} (in place of the PFER)" in advice
 
 
 def test_cutoff_and_pfer_are_refused_together_and_out_of_range(capsys):
@@ -79,5 +93,6 @@ def test_cutoff_and_pfer_are_refused_together_and_out_of_range(capsys):
 def test_details_prints_every_measure_of_one_selectors_stability(tmp_path, capsys):
     """The summary says one number for one selector's stability; --details adds the others."""
     printed, _ = _run(tmp_path, capsys, "--details")
-    assert len([x for x in printed.splitlines() if "stability of one" in x and "Details" not in x]) >= 2
+    assert len([x for x in printed.splitlines() if "stability of one" in x and "Details" not in x]) == 1
+    assert "the estimate's (what every output says)" in printed and "the paper's measure" in printed
     assert "by Nogueira's index" in printed

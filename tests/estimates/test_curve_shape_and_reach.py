@@ -2,6 +2,8 @@
 one, a curve that falls, an answer far beyond the measured sizes (notes of the verdict, so
 in the JSON and the summary), and the plateau's words on a falling curve."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import xarray as xr
 
@@ -20,7 +22,7 @@ def test_a_rising_curve_has_no_shape_note():
 def test_a_measured_point_above_the_extrapolated_next_one_is_said():
     notes = curve_shape_notes([1, 5, 20, 30, 50], [0.1, 0.25, 0.301, 0.296, 0.31], 20)
     assert notes == [
-        "the measured value at m = 20 (0.301) is above the extrapolated 0.296 at m = 30: the law's extrapolation "
+        "the measured value at m = 20 (0.301) is above the extrapolated 0.296 at m = 30: the extrapolation "
         "starts below what was measured, so the sizes above it may be underestimated"
     ]
 
@@ -52,7 +54,8 @@ def test_the_verdict_carries_the_notes_into_the_record():
 
 
 def test_the_plateau_never_says_more_add_less_on_a_falling_curve():
-    said = _plateau([1, 5, 10, 20], np.array([8.0, 6.0, 6.5, 7.0]), 20)
+    top20 = SimpleNamespace(n_target=20, self_check=None)  # what the plateau reads of an estimate
+    said = _plateau(top20, [1, 5, 10, 20], np.array([8.0, 6.0, 6.5, 7.0]), {})  # no interval: a fall of 1 or more
     assert "more add less" not in said and "highest at 1 member" in said
-    rising = _plateau([1, 5, 10, 20], np.array([4.0, 8.0, 9.5, 9.9]), 20)
+    rising = _plateau(top20, [1, 5, 10, 20], np.array([4.0, 8.0, 9.5, 9.9]), {})
     assert rising.startswith("Beyond about 10 members, more add less than 1 shared feature")

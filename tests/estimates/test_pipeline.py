@@ -76,7 +76,17 @@ def test_estimate_fields(est):
     for m, (lo, hi) in est.curve_interval().items():
         assert 0 <= lo <= hi <= 1, m
     d = est.to_dict()
-    for key in ("n_feature", "n_target", "t_uniform", "n_useful", "real_stability", "p", "n_useful_v", "reliable"):
+    for key in (
+        "n_feature",
+        "n_target",
+        "t_uniform",
+        "n_useful",
+        "stability_one_selector",
+        "paper_stability",
+        "p",
+        "n_useful_v",
+        "reliable",
+    ):
         assert key in d
     assert d["confidence"] == 0.95 and d["n_boot"] == 50
     assert set(d["curve"]) == set(d["curve_interval"]) == {"1", "3"}
@@ -300,7 +310,7 @@ def test_cli_estimate_json_and_netcdf(tmp_path):
         "n_target",
         "t_uniform",
         "n_useful",
-        "real_stability",
+        "stability_one_selector",
         "curve",
         "real_runs",
         "simulated_runs",

@@ -250,7 +250,7 @@ def test_summary_speaks_in_words_one_number_per_line(est):
     assert f"{est.single.real_stability:.4f}" in real and "bootstrap interval over the real runs" in real
     details = estimate_details(est)
     assert est.details() == details
-    (again,) = lines_with(details, "stability of one real selector")
+    (again,) = lines_with(details, "the estimate's (what every output says)")
     (nog,) = lines_with(details, "by Nogueira's index")
     assert real.split(":", 1)[1].split(",")[0] == again.split(":", 1)[1].split(",")[0]
     assert f"{est.single.real_nogueira.stability:.4f}" in nog and "Nogueira's 95% confidence interval" in nog

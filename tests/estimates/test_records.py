@@ -134,7 +134,7 @@ def test_a_simulator_estimate_keeps_its_fit(estimates):
 @pytest.mark.parametrize("model", ["anchored", "onda"])
 def test_the_json_and_the_dataset_are_the_records_parts(estimates, model):
     est = estimates[model]
-    own = {"n_feature", "n_target", "settings", "version"}
+    own = {"n_feature", "n_target", "settings", "version", "stability_one_selector", "paper_stability"}
     keys = [k for part in parts(est) for k in part.to_dict()]
     assert len(keys) == len(set(keys)), "two parts write the same key"
     assert set(est.to_dict()) == own | set(keys)

@@ -308,7 +308,7 @@ def test_the_member_split_sees_a_law_that_is_wrong_and_passes_one_that_is_right(
     right = _on_copies(real_like_copies(10, 20, seed=11))
     assert right.self_check.passed and right.reliable
     # A passing check's answer says what it cannot see.
-    assert "the check cannot see an unlucky draw of the copies" in right.summary()
+    assert "it cannot see an unlucky draw of the copies" in right.summary()
 
 
 def test_the_self_check_widens_only_what_it_extrapolates():

@@ -260,12 +260,111 @@ def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
 
 
 def test_a_sweeps_band_is_labelled_as_its_repeats_spread(sweep_ds):
+    """The legend's entries are the p values, one per curve, in order; what the bands are
+    is its title, not an entry between two p values."""
     ax = plotting.plot_stability_curve(sweep_ds, ax=_report_axes())
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "±1 sd over the 3 repeats" in labels
+    legend = ax.get_legend()
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == [f"p = {v:.2f}" for v in sweep_ds["p"].values]
+    assert legend.get_title().get_text() == "bands: ±1 sd over the 3 repeats"
+    assert all(not c.get_label() or c.get_label().startswith("_") for c in ax.collections)  # no band listed
+
+
+def _note(ax) -> str:
+    return "\n".join(t.get_text() for t in ax.texts).replace("\n", " ")
+
+
+def test_a_sweeps_fall_from_one_selector_is_explained_in_the_picture_and_the_report(sweep_ds, tmp_path):
+    """At high p the simulated curve falls from m = 1 (here at p 0.8 and 1.0, n_useful 40):
+    the picture notes it under the axes, the report's caption says why; a sweep whose drawn
+    curves do not fall says neither."""
+    from html import unescape
+
+    from ensstab_dask.plotting.curve import FALL_WHY, falls_from_smallest_m
+    from ensstab_dask.plotting.report import write_report
+
+    stab, sd = sweep_ds["stability"].sel(n_useful=40), sweep_ds["stability_std"].sel(n_useful=40)
+    assert falls_from_smallest_m(stab, sd, sweep_ds["p"].values) == [0.8, 1.0]
+    ax = _report_axes()
+    plotting.plot_stability_curve(sweep_ds, ax=ax)
+    note = _note(ax)
+    assert note.startswith("At p = 0.80, 1.00 the curve falls from m = 1:") and "mean-rank ensemble" in note
+    fig = ax.get_figure()
+    fig.canvas.draw()
+    (text,) = ax.texts
+    assert fig.bbox.contains(*text.get_window_extent().p0) and fig.bbox.contains(*text.get_window_extent().p1)
+    assert not text.get_window_extent().overlaps(ax.get_window_extent())  # under the axes, over no curve
+    html = unescape(write_report(sweep_ds, tmp_path / "falls").read_text())
+    assert "Here the curves at p = 0.80, 1.00 fall below their value at m = 1 (n_useful = 40). " + FALL_WHY in html
+
+    # Vote and reciprocal rank do not fall so: the reason is mean rank's, and is given for it only.
+    assert not plotting.plot_stability_curve(sweep_ds.assign_attrs(aggregate="vote"), ax=_report_axes()).texts
+    low = sweep_ds.sel(p=[0.2, 0.4])
+    ax = plotting.plot_stability_curve(low, ax=_report_axes())
+    assert not ax.texts
+    html = unescape(write_report(low, tmp_path / "rises").read_text())
+    assert "Here the curve" not in html and FALL_WHY not in html
+
+
+def test_the_fall_is_what_the_caption_says():
+    """The caption's reason, measured: at p = 1 a single selector's top n_target are all
+    useful (two share n_target^2/n_useful of them, Jaccard n_target/(2 n_useful - n_target)),
+    an ensemble of 5's top is about half useless features, and the useful ones fill it
+    again with more members."""
+    N, K, u = 2000, 20, 60
+    useful = {
+        m: float((es.simulate_ensembles(N, K, u, 1.0, m_ensemble=m, size=100, seed=3) < u).sum(1).mean())
+        for m in (1, 5, 50)
+    }
+    assert useful[1] == K and 0.35 * K < useful[5] < 0.65 * K and useful[50] > 0.95 * K
+    single = es.simulated_stability(N, K, u, 1.0, m_stability=100, seed=3)
+    five = es.simulated_stability(N, K, u, 1.0, m_ensemble=5, m_stability=100, seed=3)
+    assert single == pytest.approx(K / (2 * u - K), abs=0.02) and five < single / 2
+
+
+# The fixed point ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["estimate", "sweep"])
+def test_the_fixed_point_diagonal_never_runs_below_zero(est_ds, sweep_ds, source):
+    ax = _report_axes()
+    _draw(
+        "fixed_point", est_ds if source == "estimate" else sweep_ds, ax, real_stability=None, n_useful=None, n_runs=None
+    )
+    (diagonal,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("u = n_useful_v")]
+    x, y = np.asarray(diagonal.get_xdata()), np.asarray(diagonal.get_ydata())
+    np.testing.assert_array_equal(x, y)
+    assert x.min() >= 0
+    if source == "sweep":  # A[f] reaches 0 at low p: the diagonal starts at 0, not below
+        assert float(sweep_ds["n_useful_v"].min()) < 1 and x.min() == 0
 
 
 # The cost picture ------------------------------------------------------------------------
+
+
+def test_the_cost_picture_is_ticked_at_the_ensemble_sizes(est_ds):
+    """At the sizes priced (as the stability curve), not at a locator's round numbers:
+    sizes 1, 5, 13 would get 0, 2, 4, ... or 0, 5, 10, 15."""
+    sizes = [1, 5, 13]
+    ds = est_ds.assign_coords(m_ensemble=sizes)
+    ax = _report_axes()
+    plotting.plot_cost(ds, ax=ax)
+    ax.get_figure().canvas.draw()
+    assert list(_ticks_in_view(ax.xaxis, ax.get_xlim())) == sizes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "5", "13"]
+    ax = _report_axes()
+    plotting.plot_cost(est_ds, ax=ax)
+    assert list(ax.get_xticks()) == list(M)
+
+
+def test_the_cost_label_sits_inside_the_axes_under_the_title(est_ds):
+    ax = _report_axes()
+    plotting.plot_cost(est_ds, ax=ax)
+    ax.get_figure().canvas.draw()
+    (label,) = ax.texts
+    box, inside = label.get_window_extent(), ax.get_window_extent()
+    assert inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
+    assert not box.overlaps(ax.title.get_window_extent())
 
 
 def test_cost_picture_does_not_call_scaled_times_measured(est_ds):
