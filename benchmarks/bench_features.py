@@ -47,7 +47,7 @@ from ensstab_dask.estimates.features import (  # noqa: E402
     write_feature_table,
 )
 from ensstab_dask.estimates.pipeline import estimate_from_runs, runs_from_copies  # noqa: E402
-from ensstab_dask.estimates.summary import _kept  # noqa: E402
+from ensstab_dask.estimates.summary_features import kept_features  # noqa: E402
 from ensstab_dask.settings import EstimateSettings  # noqa: E402
 
 G, B, K = 10, 20, 20
@@ -61,7 +61,7 @@ def _parts(ranks, names, out: Path) -> dict[str, float]:
     feature_table(ds)
     feature_rows(ds)
     stable_features(ds)
-    _kept(SimpleNamespace(features=ds))
+    kept_features(SimpleNamespace(features=ds))
     t2 = time.perf_counter()
     write_feature_table(ds, out, overwrite=True)
     t3 = time.perf_counter()

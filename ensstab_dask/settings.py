@@ -586,9 +586,7 @@ class EstimateSettings:
         """The real ensemble copies measured, ``(copies, members)``: the model's own design
         with ``copies`` of them where asked (None for a model that measures none)."""
         design = self.curve_model.copy_design()
-        if design is None or self.copies is None:
-            return design
-        return self.copies, design[1]
+        return design if design is None or self.copies is None else (self.copies, design[1])
 
     def to_dict(self) -> dict[str, Any]:
         """The settings an :class:`~ensstab_dask.estimates.result.Estimate` records (its
