@@ -24,6 +24,7 @@ feature table would not fit is refused before any real run
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 
@@ -184,6 +185,7 @@ def mb_pfer(n_target: int, n_feature: int, cutoff: float) -> float:
     return n_target**2 / ((2.0 * cutoff - 1.0) * n_feature)
 
 
+@functools.lru_cache(maxsize=256)  # pure, and asked again by every estimate of one problem
 def copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, *, most: int = 500) -> int | None:
     """The fewest copies ``G`` from which on :func:`false_stable_bound` at ``cutoff`` is at
     most ``pfer`` for every number of copies up to ``most``; None when none is.
