@@ -32,26 +32,45 @@ def register_when_xarray_loads() -> None:
 
 class _AfterXarray(importlib.abc.MetaPathFinder):
     """Finds nothing itself: for ``xarray``, the spec the other finders give, whose loader
-    imports the accessor's module once xarray has run; then it leaves ``sys.meta_path``."""
+    imports the accessor's module once xarray has run. It stays in ``sys.meta_path`` (a
+    list other threads may be reading) and does nothing once xarray has loaded; an import
+    of xarray that fails leaves it waiting for the next."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self._looking = False
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != "xarray":
+        # Python holds xarray's module lock while it looks for it: one thread at a time here.
+        if fullname != "xarray" or self.done or self._looking:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        spec.loader = _ThenRegister(spec.loader)
+        self._looking = True  # the search below asks every finder, this one too
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._looking = False
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenRegister(spec.loader, self)
         return spec
 
 
 class _ThenRegister(importlib.abc.Loader):
-    def __init__(self, loader: importlib.abc.Loader) -> None:
-        self.loader = loader
+    """xarray's own loader, then the accessor; xarray's module keeps its own loader (its
+    resources, its source), and whatever else that loader offers is offered here too."""
+
+    def __init__(self, loader: importlib.abc.Loader, finder: _AfterXarray) -> None:
+        self.loader, self.finder = loader, finder
+
+    def __getattr__(self, name: str):
+        return getattr(self.loader, name)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
         self.loader.exec_module(module)
+        self.finder.done = True
         importlib.import_module(_ACCESSOR_MODULE)

@@ -593,8 +593,8 @@ class EstimateSettings:
         ``settings``: the JSON's and the Dataset's attributes): those the model used. The
         problem and the sizes are the Estimate's own fields; a setting only some models
         use (:data:`~ensstab_dask.models.USED_WHEN`: p's fit, the paper's runs' layout and
-        resamples) is recorded for those models alone; ``copies`` is the number measured."""
+        resamples) is recorded for those models alone; ``copies``: the first round's."""
         recorded = {s.name: s.recorded(getattr(self, s.name)) for s in SETTINGS if s.recorded is not None}
-        if self.copy_design is not None:  # the copies measured, the model's own number where none was asked
+        if self.copy_design is not None:  # the first round's copies: the model's own number where none was asked
             recorded["copies"] = self.copy_design[0]
         return {key: value for key, value in recorded.items() if self.model in models_using(key)}

@@ -268,15 +268,27 @@ def _cache_dir(args) -> str | None:
     try:
         check_writable(cache_dir, inside=True)
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)  # private: whoever can write it can forge runs
-        if args.cache_dir is None and (moved := move_old_cache(cache_dir)):
-            print(f"ensstab: note: moved {moved} cached entries from the old folder into {cache_dir}", file=sys.stderr)
     except (OutputNotWritten, OSError) as exc:
         if args.cache_dir is not None:
             raise UsageError(f"--cache-dir: {exc}") from None
         # The default folder, not asked for (a read-only home): run without a cache, and say so.
         print(f"ensstab: warning: no cache of the runs: {exc}; --cache-dir names another folder", file=sys.stderr)
         return None
+    if args.cache_dir is None:
+        _move_old_cache(cache_dir)
     return cache_dir
+
+
+def _move_old_cache(cache_dir: str) -> None:
+    """The old default folder's entries into the new one, said in one line; a failure to
+    move them (a folder of another user, read-only) is said too, and the run goes on."""
+    try:
+        moved = move_old_cache(cache_dir)
+    except OSError as exc:
+        print(f"ensstab: warning: the old cache folder's entries were not moved: {exc}", file=sys.stderr)
+        return
+    if moved:
+        print(f"ensstab: note: moved {moved} cached entries from the old folder into {cache_dir}", file=sys.stderr)
 
 
 def _naive_copies(args, options: dict) -> dict:

@@ -254,6 +254,10 @@ def _check_outputs(args) -> None:
             raise UsageError(f"{option}: {exc}") from None
     if report:
         _check_report_dir(args.report, overwrite=args.overwrite)
+        inside = os.path.realpath(args.report) + os.sep
+        for option, path in given:
+            if path != STDOUT and os.path.realpath(path).startswith(inside):
+                raise UsageError(f"{option} {path} is inside --report {args.report}: the report replaces that folder")
 
 
 def _check_report_dir(path: str, *, overwrite: bool) -> None:
@@ -472,19 +476,24 @@ def _cache_home() -> str:
 
 def move_old_cache(cache_dir: str) -> int:
     """Move the entries of the default cache's old folder into ``cache_dir`` (the default's
-    new one, made), each by a rename that keeps it whole, none over an entry already there;
-    the old folder is removed once empty. Returns how many moved (0 when there is none)."""
+    new one, made), each whole (a hard link, then the old name removed), none over an entry
+    already there; the old folder is removed once empty. Returns how many moved (0 when
+    there is none). Raises OSError when the old folder cannot be read or emptied."""
     old = os.path.join(_cache_home(), OLD_CACHE_FOLDER)
     if not os.path.isdir(old) or os.path.islink(old):
         return 0
     moved = 0
     for entry in os.scandir(old):
-        target = os.path.join(cache_dir, entry.name)
-        if not entry.is_file(follow_symlinks=False) or os.path.lexists(target):
+        if not entry.is_file(follow_symlinks=False):
             continue
-        with contextlib.suppress(FileNotFoundError):  # another process moved it first
-            os.replace(entry.path, target)
+        try:  # a link then an unlink: never over an entry already there, even one made meanwhile
+            os.link(entry.path, os.path.join(cache_dir, entry.name))
+            os.unlink(entry.path)
             moved += 1
+        except FileExistsError:
+            continue
+        except FileNotFoundError:  # another process moved it first
+            continue
     with contextlib.suppress(OSError):  # not empty (an entry kept, or one added meanwhile): left
         os.rmdir(old)
     return moved

@@ -337,16 +337,20 @@ def selection_frequencies(
 def with_pfer(features: xr.Dataset, pfer: float | None) -> xr.Dataset:
     """``features`` with the ``pfer`` asked for in its ``attrs`` (none without one), and what
     bounds the expected false stable features by it (by 1 without a ``pfer``) at finitely
-    many copies: ``bound_target``, and ``copies_needed`` at ``copies_needed_cutoff``, the
+    many copies: ``bound_target``, and ``copies_needed`` at ``copies_needed_cutoff``: the
     cutoff kept where some number of copies does it there (:func:`copies_needed`), else the
-    lowest of :func:`copies_for_pfer` (both left out when no cutoff of the grid does)."""
+    lowest cutoff of the grid the copies measured already bound it at (with those copies),
+    else :func:`copies_for_pfer`'s (both left out when no cutoff of the grid does)."""
     q, p, cutoff = features.attrs["n_target"], features.sizes["feature"], features.attrs["threshold"]
     target = 1.0 if pfer is None else float(pfer)
     features.attrs["bound_target"] = target
     if pfer is not None:
         features.attrs["pfer"] = target
     G = copies_needed(q, p, cutoff, target)  # never at a pfer's own cutoff (Meinshausen and Buhlmann's)
-    enough = (cutoff, G) if G is not None else copies_for_pfer(q, p, target)
+    have = int(features.attrs["copies"])
+    # Elsewhere, the lowest cutoff of the grid that the copies at hand already bound, else the fewest copies.
+    here = next((c for c in CUTOFF_GRID if (n := copies_needed(q, p, c, target)) is not None and n <= have), None)
+    enough = (cutoff, G) if G is not None else (here, have) if here is not None else copies_for_pfer(q, p, target)
     if enough is not None:
         features.attrs.update(copies_needed_cutoff=enough[0], copies_needed=enough[1])
     return features

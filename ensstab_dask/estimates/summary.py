@@ -194,8 +194,8 @@ def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dic
         (a, b)
         for a in range(len(m))
         for b in range(a + 1, len(m))
-        # A fall inside the later size's interval is not a fall (nor, without one, less than the gain).
-        if shared[a] > (bounds[m[b]][1] if m[b] in bounds else shared[b] + gain)
+        # A fall is one the intervals do not overlap on (without them, one of the gain or more).
+        if (bounds[m[a]][0] > bounds[m[b]][1] if m[a] in bounds and m[b] in bounds else shared[a] >= shared[b] + gain)
     ]
     if falls:
         top = int(np.argmax(shared))
@@ -204,7 +204,8 @@ def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dic
             f"More members do not always help here: the curve is highest at {m[top]} {member} "
             f"({shared[top]:.1f} of {k}) and falls beyond its interval between some sizes (see the notes)."
         )
-    enough = next(size for size, r in zip(m, shared) if max(shared) - r < gain)
+    top = np.nanmax(shared)  # a size without a value is passed over
+    enough = next((size for size, r in zip(m, shared) if top - r < gain), m[-1])
     what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")
     if enough == m[-1]:
         return (
@@ -241,10 +242,11 @@ def _believe(self: EstimateFields) -> list[str]:
     chk = self.self_check
     if chk is None:
         return ["Believe it? Yes: none of the method's checks objected."]
-    lines = [
-        f"Believe it? Yes: {chk.copies} real ensembles of {chk.members} members, not used to make the prediction, "
-        "matched it within their noise."
-    ]
+    if chk.made_from:  # the checked prediction saw part of the ensembles it is checked on: say which
+        said = f"extrapolated from {chk.made_from}, it predicted all {chk.members} in {chk.copies} real ensembles"
+    else:
+        said = f"{chk.copies} real ensembles of {chk.members} members, not used to make the prediction, matched it"
+    lines = [f"Believe it? Yes: {said} within their noise."]
     measured = get_model(self.settings.get("model", "onda")).measured_up_to(self.curve.attrs)
     top = int(self.curve["m_ensemble"].values[-1])
     if measured is not None and top > measured:
@@ -389,7 +391,9 @@ def single_selector_stability(est: EstimateFields) -> dict[str, dict]:
     if _one_from_curve(est):
         lo_hi = est.curve_interval().get(1)
         value = float(est.curve["stability"].sel(m_ensemble=1))
-        kind, words = f"bootstrap interval over the {est.prediction.interval_of}", model.single_selector
+        widened = "" if est.self_check is None or est.self_check.passed else ", widened by the self-check's error"
+        kind = f"bootstrap interval over the {est.prediction.interval_of}{widened}"
+        words = model.single_selector
     else:
         lo_hi, value, kind, words = real_interval, one.real_stability, _INTERVAL_KINDS["real_stability"], on
     one_selector = {

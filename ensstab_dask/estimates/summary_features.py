@@ -51,13 +51,13 @@ def _chance(st: dict) -> str:
     bound, mb, listed = st["expected_false_at_most"], st.get("mb_pfer"), len(st["names"])
     if bound is None:
         return ""
-    if bound >= listed:
+    if round(bound, 1) >= listed:  # as printed: "3.0 of 3" says nothing either
         return (
             f"; with {st['copies']} real ensembles the bound on how many of them are noise, {bound:.1f}, is not below "
             f"{listed}: it says nothing here"
         )
     said = f"; at most {bound:.1f} of them are expected to be noise with these {st['copies']} real ensembles"
-    return said + ("" if mb is None else f", {mb:.2g} with infinitely many (R's stabs' PFER, {BOUND_WORDS})")
+    return said + ("" if mb is None else f", {mb:.3g} with infinitely many (R's stabs' PFER, {BOUND_WORDS})")
 
 
 #: Whose bound the stable features' noise count is.
@@ -84,10 +84,12 @@ def _advice(st: dict) -> list[str]:
     if needed is None:
         return [f"  No cutoff of 0.55, 0.60, ..., 1 bounds the noise by {target:g} within 500 real ensembles."]
     same_cutoff = abs(cutoff - st["threshold"]) < 1e-9
-    if same_cutoff and needed <= G:
-        return []
-    how = f"pass copies={needed}" + ("" if same_cutoff else f" with cutoff={cutoff:g}")
     instead = " (in place of the PFER)" if pfer is not None else ""
+    if needed <= G:  # these copies do it at another cutoff
+        return (
+            [] if same_cutoff else [f"  To bound the noise among them by {target:g}, pass cutoff={cutoff:g}{instead}."]
+        )
+    how = f"pass copies={needed}" + ("" if same_cutoff else f" with cutoff={cutoff:g}")
     return [
         f"  To bound the noise among them by {target:g}, {how}{instead}: {needed} real ensembles, the {G} already "
         "made reused, priced before it runs."

@@ -200,7 +200,9 @@ class SelfCheck:
     ensemble copies the measured side comes from. ``limit``: the largest ``|z|`` that
     passes (:data:`CHECK_Z`, or a Student's t quantile where the SE is estimated from a
     few copies). ``blind_to``: in words, the errors the check cannot see ("" when the
-    model does not say), which a passing check's answer names.
+    model does not say), which a passing check's answer names. ``made_from``: in plain
+    words, the part of those ensembles the checked prediction was made from ("" when it
+    was made without them).
     """
 
     sizes: tuple[int, ...]
@@ -212,6 +214,7 @@ class SelfCheck:
     held_out: str
     limit: float = CHECK_Z
     blind_to: str = ""
+    made_from: str = ""
 
     @property
     def z(self) -> np.ndarray:

@@ -76,10 +76,7 @@ class Anchored(CurveModel):
     surface = True  # every n_target from the same copies
     indices = PAIRWISE_INDICES
     interval_of = "real ensemble copies"
-    single_selector = (
-        "measured on every pair of weak selectors from different real ensemble copies (all "
-        f"{COPY_DESIGN[0] * COPY_DESIGN[1]} runs)"
-    )
+    single_selector = "measured on every pair of weak selectors from different real ensemble copies (all their runs)"
 
     def copy_design(self) -> tuple[int, int] | None:
         return COPY_DESIGN
@@ -245,6 +242,7 @@ class Anchored(CurveModel):
             limit=CHECK_LIMIT,
             blind_to=f"an unlucky draw of the copies (the interval covers that) or a rise of the curve that starts "
             f"beyond m = {B}",
+            made_from=f"each ensemble's first {h} members",
         )
 
     def widen(self, prediction: Prediction, check: SelfCheck) -> None:

@@ -97,6 +97,7 @@ class RandomEffectsModel(CurveModel):
             copies=G,
             members=B,
             held_out=f"refitted on the first {half} weak selectors of each copy",
+            made_from=f"each ensemble's first {half} members",
         )
 
 

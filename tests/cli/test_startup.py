@@ -82,17 +82,28 @@ def test_import_ensstab_dask_is_light_and_its_names_come_when_asked():
     assert out.stdout.split() == ["[]", "True"], out
 
 
-@pytest.mark.parametrize("xarray_first", [False, True])
-def test_the_accessor_comes_with_xarray_whichever_is_imported_first(xarray_first):
+#: ``import ensstab_dask`` and ``import xarray`` in either order, and an import of xarray
+#: that fails once (pandas hidden from it) before it succeeds.
+ACCESSOR_CASES = {
+    "ensstab_dask first": "import ensstab_dask\nassert 'xarray' not in sys.modules\nimport xarray as xr\n",
+    "xarray first": "import xarray as xr\nimport ensstab_dask\n",
+    "a failed import first": (
+        "import ensstab_dask\nsys.modules['pandas'] = None\ntry:\n    import xarray\nexcept ImportError:\n    pass\n"
+        "else:\n    raise SystemExit('xarray imported without pandas')\n"
+        "del sys.modules['pandas']\nsys.modules.pop('xarray', None)\nimport xarray as xr\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ACCESSOR_CASES)
+def test_the_accessor_comes_with_xarray_whichever_is_imported_first(case):
     """``ds.ensstab`` after ``import ensstab_dask``, as when the package imported everything:
-    xarray is not imported for it, but the accessor is there as soon as xarray is."""
-    imports = ["import xarray as xr", "import ensstab_dask"]
-    code = "\n".join([*(imports if xarray_first else imports[::-1]), "print(hasattr(xr.Dataset(), 'ensstab'))"])
-    if not xarray_first:
-        code = "import sys\nimport ensstab_dask\nassert 'xarray' not in sys.modules\nimport xarray as xr\n"
-        code += "print(hasattr(xr.Dataset(), 'ensstab'))"
+    xarray is not imported for it, but the accessor is there as soon as xarray is, and
+    xarray keeps its own loader (its resources are read through it)."""
+    code = "import sys, importlib.resources\n" + ACCESSOR_CASES[case]
+    code += "print(hasattr(xr.Dataset(), 'ensstab'), type(xr.__spec__.loader).__name__)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.split() == ["True"], out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "SourceFileLoader"], out.stderr[-2000:]
 
 
 def test_every_public_name_resolves_and_dir_lists_it():

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import stats
 
 from ensstab_dask.estimates.features import (
@@ -131,3 +132,17 @@ def test_a_pfer_one_of_several_n_target_cannot_reach_is_refused_before_the_runs(
     data = make_microarray(n_feature=100, seed=0)
     with pytest.raises(ValueError, match=r"pfer must be at least .* n_target=10"):
         estimate(data.X, data.y, [5, 10], pfer=0.5, client="tcp://127.0.0.1:9", progress=False)
+
+
+def test_copies_already_enough_at_another_cutoff_are_advised_as_that_cutoff():
+    """With 30 copies measured, a PFER of 1 needs no more copies: the lowest cutoff of the grid
+    those 30 bound it at is advised, and no number of copies below those made."""
+    from ensstab_dask.estimates.summary_features import _advice
+
+    q, p = 20, 2000
+    features = xr.Dataset(coords={"feature": np.arange(p)}, attrs={"n_target": q, "threshold": 0.6, "copies": 30})
+    st = dict(with_pfer(features, 1.0).attrs)
+    lowest = min(c for c in CUTOFF_GRID if (g := copies_needed(q, p, c, 1.0)) is not None and g <= 30)
+    assert (st["copies_needed_cutoff"], st["copies_needed"]) == (lowest, 30)
+    (said,) = _advice(st)
+    assert said == f"  To bound the noise among them by 1, pass cutoff={lowest:g} (in place of the PFER)."

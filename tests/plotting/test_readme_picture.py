@@ -65,7 +65,9 @@ def test_the_readme_picture_plots_the_readme_answer():
 
 
 def test_the_readme_picture_is_of_the_default_estimate():
-    """The same settings as the README's ``ensstab estimate``: its default seed, model and data."""
+    """The same settings as the README's ``ensstab estimate``: its default seed and model, and
+    the naive check beside it (the data are the embedded default's: n_feature and n_target
+    are checked against the README's block above)."""
     from ensstab_dask.checks import DEFAULT_MODEL
     from ensstab_dask.cli._parser import build_parser
 
