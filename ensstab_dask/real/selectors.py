@@ -9,7 +9,8 @@ features importance 0) and keeps the top ``n_target``.
   n_jobs=1)``, scored by ``feature_importances_``); any scikit-learn estimator or
   ``Pipeline`` scored as scikit-learn's ``importance_getter="auto"`` scores it
   (``coef_``, absolute, multi-class: L1 norm over classes; else
-  ``feature_importances_``; a pipeline by its last step), and also by ``scores_``
+  ``feature_importances_``; a pipeline by its last step, its steps before keeping every
+  feature in its place), and also by ``scores_``
   (a univariate selector such as ``SelectKBest``; NaN the worst); any other scores
   through :class:`ImportanceSelector` (an ``importance_getter`` as ``SelectFromModel``
   and ``RFE`` take it); or a callable ``(X, y, rng) -> scores``.
@@ -216,10 +217,12 @@ def _feature_importances(est, importance_getter="auto") -> np.ndarray:
     NaN (a constant feature's F statistic) is the worst score. A ``Pipeline`` is scored by
     its last step under ``"auto"``, which is what ``SelectFromModel`` does when given
     ``importance_getter="named_steps.<last>.coef_"``: its steps before must keep the
-    features (a scaler, not a PCA).
+    features one to one (a scaler, not a PCA), as :func:`_check_keeps_features` checks.
     """
     from sklearn.pipeline import Pipeline
 
+    if isinstance(est, Pipeline) and len(est) > 1:
+        _check_keeps_features(est)
     if importance_getter == "auto":
         model = est[-1] if isinstance(est, Pipeline) else est
         found = [a for a in ("coef_", "feature_importances_", "scores_") if hasattr(model, a)]
@@ -250,6 +253,44 @@ def _feature_importances(est, importance_getter="auto") -> np.ndarray:
     worst = worst if values.ndim == 1 else worst.any(axis=0)
     scores = np.abs(values) if values.ndim == 1 else np.linalg.norm(values, ord=1, axis=0)
     return np.where(worst | np.isnan(scores), -np.inf, scores)
+
+
+def _check_keeps_features(pipeline) -> None:
+    """Refuse a fitted ``Pipeline`` whose steps before the last do not keep every input
+    feature in its place: its last step's scores would then not be the input features'
+    (a PCA mixes them, a selection step drops some, a one-hot encoder adds some). Each step
+    is asked what it outputs for input features named ``x0, x1, ...``
+    (``get_feature_names_out``); a step that cannot say is refused too, naming the way to
+    say it (``FunctionTransformer(feature_names_out="one-to-one")``)."""
+    names = np.array([f"x{i}" for i in range(pipeline.n_features_in_)], dtype=object)
+    for name, step in pipeline.steps[:-1]:
+        if step is None or step == "passthrough":
+            continue
+        what = f"selector: the pipeline's step {name!r} ({type(step).__name__})"
+        try:
+            out = np.asarray(step.get_feature_names_out(names), dtype=object)
+        except (AttributeError, ValueError, TypeError) as exc:
+            raise InvalidParameterError(
+                f"{what} cannot say which features it outputs ({type(exc).__name__}), so its scores cannot be "
+                "mapped back to the input features; give it get_feature_names_out (for a FunctionTransformer, "
+                "feature_names_out='one-to-one'), or score a pipeline of steps that keep every feature"
+            ) from None
+        if out.shape != names.shape or not np.array_equal(out, names):
+            given, made = set(names), set(out)
+            change = (
+                f"drops {len(names) - len(out)} of the {len(names)} features"
+                if made < given
+                else f"adds {len(out) - len(names)} features to the {len(names)}"
+                if made > given
+                else f"outputs {len(out)} features other than the {len(names)} it is given (first {out[0]!r})"
+                if made != given
+                else "reorders the features"
+            )
+            raise InvalidParameterError(
+                f"{what} {change}: the last step's scores would not be the input features'; keep only steps that "
+                "keep every feature in its place (a scaler, an imputer) before the scored step"
+            )
+        names = out
 
 
 def check_resample(resample, name: str = "resample") -> str | float:

@@ -117,3 +117,44 @@ def test_a_nan_score_stays_the_worst_through_importance_selector():
         sel = ImportanceSelector(SelectKBest(f_classif)).fit(X, y)
     scores = _feature_importances(sel)
     assert scores[2] == -np.inf and np.argmin(scores) == 2
+
+
+def test_a_pipeline_is_scored_on_its_input_features_and_a_step_that_changes_them_is_refused(data):
+    """A scaler and a forest: the forest's importances are the input features' (a tree splits a
+    standardised feature where it splits the raw one), so the pipeline's runs are the forest's,
+    rank for rank, by "auto" and by scikit-learn's string path alike. A step that mixes, drops
+    or adds features, or cannot say what it outputs, is refused before its scores are used."""
+    from sklearn.decomposition import PCA
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    forest = RandomForestClassifier(n_estimators=20)
+    pipe = Pipeline([("scale", StandardScaler()), ("rf", forest)])
+    plain = real_run(data.X, data.y, 6, selector=forest, seed=4)
+    np.testing.assert_array_equal(real_run(data.X, data.y, 6, selector=pipe, seed=4), plain)
+    by_path = ImportanceSelector(pipe, importance_getter="named_steps.rf.feature_importances_")
+    np.testing.assert_array_equal(real_run(data.X, data.y, 6, selector=by_path, seed=4), plain)
+    one_to_one = Pipeline([("log", FunctionTransformer(np.abs, feature_names_out="one-to-one")), ("rf", forest)])
+    real_run(data.X, data.y, 6, selector=one_to_one, seed=4)  # says it keeps the features: scored
+    refused = {
+        "PCA": (Pipeline([("pca", PCA(10)), ("rf", forest)]), "outputs 10 features other than the 60 it is given"),
+        "SelectKBest": (Pipeline([("k", SelectKBest(f_classif, k=10)), ("rf", forest)]), "drops 50 of the 60"),
+        "FunctionTransformer": (Pipeline([("f", FunctionTransformer(np.abs)), ("rf", forest)]), "cannot say which"),
+    }
+    for kind, (bad, said) in refused.items():
+        with pytest.raises(InvalidParameterError, match=said) as caught:
+            real_run(data.X, data.y, 6, selector=bad, seed=4)
+        assert str(caught.value).startswith("selector: the pipeline's step"), kind
+
+
+def test_an_estimate_runs_with_a_pipeline_selector(data):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+
+    pipe = Pipeline([("scale", StandardScaler()), ("rf", RandomForestClassifier(n_estimators=10))])
+    est = es.estimate(
+        data.X, data.y, 4, selector=pipe, m_ensemble=(1, 5), n_boot=0, client="synchronous", progress=False
+    )
+    assert est.real_runs == 200 and est.features is not None
+    assert np.isin(np.flatnonzero(est.single.selection_counts > est.single.t_uniform), data.informative).any()
