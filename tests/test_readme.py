@@ -325,13 +325,13 @@ def _script_flags(path: Path) -> set[str]:
 def test_every_docs_command_parses_with_the_real_parser(c):
     """`ensstab` commands with the CLI's own parser, every flag spelt out in full (argparse
     would take an abbreviation); a script's flags against the options it defines."""
-    from ensstab_dask.cli._parser import _attach_negative_values, build_parser
+    from ensstab_dask.cli._parser import attach_negative_values, build_parser
 
     args = [os.path.expandvars(a) for a in c.argv[1:]]
     if c.argv[0] == "ensstab":
         parser = build_parser()
         try:
-            parsed = parser.parse_args(_attach_negative_values(args))
+            parsed = parser.parse_args(attach_negative_values(args))
         except SystemExit as exc:  # --help
             assert exc.code == 0 and "--help" in args
             parsed = None

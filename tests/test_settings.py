@@ -15,7 +15,7 @@ import pytest
 import ensstab_dask as es
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, DEFAULT_N_RUNS
 from ensstab_dask.cli import build_parser
-from ensstab_dask.cli._common import _estimate_options
+from ensstab_dask.cli._common import estimate_options
 from ensstab_dask.models import REGISTRY, USED_WHEN
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, derive
@@ -187,7 +187,7 @@ def test_the_library_signature_agrees_with_the_table():
 
 def _options(command: str) -> dict:
     args = build_parser().parse_args([command])
-    options = _estimate_options(args)
+    options = estimate_options(args)
     assert options.pop("allow_large") is False
     return options
 

@@ -20,8 +20,8 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 
-from ensstab_dask.cli._common import STDOUT, UsageError, _dask_config, cli_words, parse_values
-from ensstab_dask.cli._parser import _attach_negative_values, build_parser
+from ensstab_dask.cli._common import STDOUT, UsageError, cli_words, dask_config, parse_values
+from ensstab_dask.cli._parser import attach_negative_values, build_parser
 from ensstab_dask.cli._stop import Stop, Terminated, close_interrupted_clusters, stop_signals_handled
 from ensstab_dask.exceptions import EnsstabError, SchedulerLost
 
@@ -102,11 +102,11 @@ def _warnings_in_one_line() -> Iterator[None]:
 def _local_session(args):
     """With --workers, the command's one local cluster of that many workers (started by the
     first call that runs work, after the data and options are checked); else nothing."""
-    from ensstab_dask.cluster.clients import _local_kind
+    from ensstab_dask.cluster.clients import local_kind
     from ensstab_dask.cluster.session import session
 
     workers = getattr(args, "workers", None)
-    kind = _local_kind(args.scheduler or "processes") if hasattr(args, "scheduler") else None
+    kind = local_kind(args.scheduler or "processes") if hasattr(args, "scheduler") else None
     if not isinstance(workers, int) or workers < 1 or kind not in ("processes", "threads"):
         return contextlib.nullcontext()  # a bad --workers is refused where the options are read
     return session(kind, workers)
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with stop_signals_handled(stop):
             words = sys.argv[1:] if argv is None else list(argv)
-            args = parser.parse_args(_attach_negative_values(words))
+            args = parser.parse_args(attach_negative_values(words))
             args.typed = {word.split("=")[0] for word in words if word.startswith("--")}
             if args.command is None:
                 parser.print_help()
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             with (
                 _log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO, options),
-                dask.config.set(_dask_config(args)),
+                dask.config.set(dask_config(args)),
                 _json_on_stdout(args),
                 _warnings_in_one_line(),
                 _local_session(args),

@@ -18,21 +18,21 @@ from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import check_seed
 from ensstab_dask.cli._common import (
     UsageError,
-    _check_outputs,
-    _cluster_options,
-    _default_cache_dir,
-    _estimate_options,
-    _load,
-    _n_targets,
-    _report_input,
-    _write,
     check_before_the_data,
+    check_outputs,
     cli_words,
+    cluster_options,
+    default_cache_dir,
+    estimate_options,
     in_cli_text,
     in_cli_words,
+    load_data,
     move_old_cache,
+    n_targets_of,
     parse_values,
+    report_input,
     write_json_option,
+    write_outputs,
 )
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.validation import NaiveSettings, validate
@@ -46,9 +46,9 @@ from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf
 from ensstab_dask.sweeps.sweep import sweep
 
 
-def _cmd_simulate(args) -> int:
+def command_simulate(args) -> int:
     check_seed(args.seed)  # recorded in --json: refused, as the other commands refuse it, if it cannot be
-    _check_outputs(argparse.Namespace(json=args.json, output=None, overwrite=args.overwrite))
+    check_outputs(argparse.Namespace(json=args.json, output=None, overwrite=args.overwrite))
     m_values = parse_values(args.m_ensemble, int, name="--m-ensemble")
     simulated = sum(args.m_stability * m for m in m_values)
     check_cost("simulate", n_feature=args.n_feature, simulated=simulated, allow_large=args.yes)
@@ -89,9 +89,9 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
-def _cmd_sweep(args) -> int:
+def command_sweep(args) -> int:
     if args.output:
-        _check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
+        check_outputs(argparse.Namespace(json=None, output=args.output, overwrite=args.overwrite))
     ds = sweep(
         args.n_feature,
         args.n_target,
@@ -110,7 +110,7 @@ def _cmd_sweep(args) -> int:
         model=args.model,
         h=args.h,
         allow_large=args.yes,
-        **_cluster_options(args),
+        **cluster_options(args),
     )
     if args.output:
         write_netcdf(ds, args.output, overwrite=args.overwrite)
@@ -146,13 +146,13 @@ def _next_steps(store: str | None, output: str | None) -> list[str]:
     return ["next:", *steps] if steps else []
 
 
-def _cmd_export(args) -> int:
+def command_export(args) -> int:
     out = export_netcdf(args.store, args.out, overwrite=args.overwrite, allow_incomplete=args.allow_incomplete)
     print(f"wrote {out}")
     return 0
 
 
-def _cmd_verify(args) -> int:
+def command_verify(args) -> int:
     store = SweepStore(args.store)
     if not store.path.exists():
         raise UsageError(f"{args.store}: no such store")
@@ -177,18 +177,18 @@ def _cmd_verify(args) -> int:
     return 0
 
 
-def _cmd_estimate(args) -> int:
-    _check_outputs(args)
-    cluster = _cluster_options(args)
+def command_estimate(args) -> int:
+    check_outputs(args)
+    cluster = cluster_options(args)
     cache_dir = _cache_dir(args)
-    n_target = _n_targets(args, several=not args.validate)
-    options = _estimate_options(args)
+    n_target = n_targets_of(args, several=not args.validate)
+    options = estimate_options(args)
     if args.validate:
         options = _naive_copies(args, options)
     check_before_the_data(args, options, n_target, naive=args.validate)
     if args.features and get_model(args.model).copy_design() is None:
         raise UsageError(f"--features: --model {args.model} runs no real ensemble copies to count features on")
-    data, source, data_line = _load(args)
+    data, source, data_line = load_data(args)
     if args.validate and options["resample"] != "half":
         print(
             "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
@@ -247,18 +247,18 @@ def _cmd_estimate(args) -> int:
         print(val.comparison())
     ds = in_cli_text(est.to_dataset() if val is None else val.to_dataset(), args.cli_options)
     ds.attrs["data"] = source
-    _write(args, payload, ds, est.features)
+    write_outputs(args, payload, ds, est.features)
     return 0
 
 
 def _cache_dir(args) -> str | None:
-    """The folder of --cache-dir (default :func:`_default_cache_dir`), checked and made; None
+    """The folder of --cache-dir (default :func:`default_cache_dir`), checked and made; None
     with --no-cache."""
     if getattr(args, "no_cache", False):
         if args.cache_dir is not None:
             raise UsageError("--cache-dir and --no-cache contradict each other: choose one")
         return None
-    cache_dir = _default_cache_dir() if args.cache_dir is None else args.cache_dir
+    cache_dir = default_cache_dir() if args.cache_dir is None else args.cache_dir
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
     try:  # before it is made: never in the reference data folder, nor in a store
@@ -300,14 +300,14 @@ def _naive_copies(args, options: dict) -> dict:
     return dict(options, m_stability=NaiveSettings.m_stability)
 
 
-def _cmd_validate(args) -> int:
-    _check_outputs(args)
-    cluster = _cluster_options(args)
+def command_validate(args) -> int:
+    check_outputs(args)
+    cluster = cluster_options(args)
     cache_dir = _cache_dir(args)
-    n_target = _n_targets(args, several=False)
-    options = _naive_copies(args, _estimate_options(args))
+    n_target = n_targets_of(args, several=False)
+    options = _naive_copies(args, estimate_options(args))
     check_before_the_data(args, options, n_target, naive=True)
-    data, source, data_line = _load(args)
+    data, source, data_line = load_data(args)
     print(data_line)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it
@@ -326,15 +326,15 @@ def _cmd_validate(args) -> int:
     print(cli_words(res.summary(), args.cli_options, subject=False))
     ds = in_cli_text(res.to_dataset(), args.cli_options)
     ds.attrs["data"] = source
-    _write(args, {**res.to_dict(), "classes": class_counts(data.y)}, ds)
+    write_outputs(args, {**res.to_dict(), "classes": class_counts(data.y)}, ds)
     return 0
 
 
-def _cmd_report(args) -> int:
+def command_report(args) -> int:
     if (args.real_stability is None) != (args.n_useful is None):  # the library's own check, in these words
         raise UsageError("--real-stability and --n-useful go together: the calibration picture draws the observed pair")
     index = write_report(
-        _report_input(args.result),
+        report_input(args.result),
         args.output,
         overwrite=args.overwrite,
         real_stability=args.real_stability,

@@ -20,7 +20,7 @@ import numpy as np
 
 from ensstab_dask.budget.cost import MAX_REAL_RUNS
 from ensstab_dask.checks import check_int, check_real
-from ensstab_dask.cluster.clients import LOCAL_KINDS, _local_kind, check_address
+from ensstab_dask.cluster.clients import LOCAL_KINDS, check_address, local_kind
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
@@ -154,9 +154,9 @@ def _quiet_client_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _cluster_options(args) -> dict:
+def cluster_options(args) -> dict:
     """The ``client`` keyword of the library's calls, from --scheduler, checked before any work."""
-    if args.scheduler is not None and _local_kind(args.scheduler) is None:
+    if args.scheduler is not None and local_kind(args.scheduler) is None:
         if ":" not in args.scheduler:  # neither a name nor an address; the library's message names its API
             raise UsageError(
                 f"--scheduler must be {', '.join(LOCAL_KINDS)} or a scheduler address like tcp://host:8786; "
@@ -166,7 +166,7 @@ def _cluster_options(args) -> dict:
         _quiet_client_logs()
     if getattr(args, "workers", None) is not None:
         check_int(args.workers, "workers", minimum=1)
-        if _local_kind(args.scheduler or "processes") not in ("processes", "threads"):
+        if local_kind(args.scheduler or "processes") not in ("processes", "threads"):
             raise UsageError(
                 f"--workers is for a local cluster (--scheduler processes or threads), not {args.scheduler}"
             )
@@ -174,7 +174,7 @@ def _cluster_options(args) -> dict:
     return dict(client=args.scheduler)
 
 
-def _dask_config(args) -> dict:
+def dask_config(args) -> dict:
     """--timeout and the --tls-* options as dask's own configuration, which
     :func:`~ensstab_dask.cluster.connect` reads (as ``distributed.Client`` does): options
     not given keep the dask config's values."""
@@ -223,7 +223,7 @@ def _resample(text: str) -> str | float:
         return text
 
 
-def _check_outputs(args) -> None:
+def check_outputs(args) -> None:
     """Before any work: an output that exists, or must never be written there (a store, the
     data, a device, a FIFO or a socket), and one file named by two outputs."""
     named = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
@@ -330,7 +330,7 @@ def _read_options(args) -> dict:
     )
 
 
-def _load(args):
+def load_data(args):
     """The data of --data (or the embedded default), with only the classes of --classes, and
     the data line: where they came from, their size, their classes and counts."""
     if args.data:
@@ -355,7 +355,7 @@ def _load(args):
     return data, source, line
 
 
-def _estimate_options(args) -> dict:
+def estimate_options(args) -> dict:
     """The keywords of estimate() that the estimate's options give (shared by estimate and
     validate), one per setting of :data:`~ensstab_dask.settings.SETTINGS`; each is checked by
     its own constraint there (:meth:`~ensstab_dask.settings.EstimateSettings.check_each`),
@@ -379,7 +379,7 @@ DEFAULT_TREES = 300
 
 def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False) -> None:
     """What the options decide alone, before the data are read: each one (by
-    :func:`_estimate_options`), the settings that must go together, the simulated selectors
+    :func:`estimate_options`), the settings that must go together, the simulated selectors
     (their time at least the simulator's rate on the smallest problem) and the trees of
     ``--n-estimators`` over the estimate's real runs (and, with ``naive``, the naive
     check's); and a warning for each option typed that ``--model`` does not use. The real
@@ -417,7 +417,7 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
             )
 
 
-def _n_targets(args, *, several: bool):
+def n_targets_of(args, *, several: bool):
     """--n-target as the library takes it: an int, or (``several``) a list of them."""
     values = parse_values(args.n_target, int, name="--n-target")
     for value in values:  # the bound by the data's features waits for the data
@@ -428,7 +428,7 @@ def _n_targets(args, *, several: bool):
     return values[0] if len(values) == 1 else values
 
 
-def _write(args, payload: dict, ds, features=None) -> None:
+def write_outputs(args, payload: dict, ds, features=None) -> None:
     """The outputs asked for; the feature table first (written whatever the verdict)."""
     from ensstab_dask.estimates.features import write_feature_table  # here: as in check_before_the_data
 
@@ -465,7 +465,7 @@ def write_json_option(args, payload: dict) -> None:
 CACHE_FOLDER, OLD_CACHE_FOLDER = "real-runs", "naive"
 
 
-def _default_cache_dir() -> str:
+def default_cache_dir() -> str:
     return os.path.join(_cache_home(), CACHE_FOLDER)
 
 
@@ -505,7 +505,7 @@ _REPORT_READS = (
 )
 
 
-def _report_input(text: str):
+def report_input(text: str):
     """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store checked
     as ``export`` checks it and read as the sweep it holds (cells not computed yet are NaN,
     as in ``export --allow-incomplete``)."""

@@ -79,15 +79,15 @@ def _values(kind: Callable[[str], Any], option: str) -> Callable[[str], str]:
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
-    """The function of the command ``name`` (``_cmd_<name>`` of
+    """The function of the command ``name`` (``command_<name>`` of
     :mod:`~ensstab_dask.cli._commands`), imported when it runs: the commands import Dask,
     xarray, scipy and scikit-learn, which the help and a command line refused here never
     need (docs/performance.md, "Start-up"; tests/cli/test_startup.py)."""
 
     def run(args: argparse.Namespace) -> int:
-        from ensstab_dask.cli import _commands  # here: the commands' imports take seconds
+        import ensstab_dask.cli._commands as commands  # here: the commands' imports take seconds
 
-        return getattr(_commands, f"_cmd_{name}")(args)
+        return getattr(commands, f"command_{name}")(args)
 
     return run
 
@@ -102,7 +102,7 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
     :data:`~ensstab_dask.settings.SETTINGS`: its type and choices from its constraint, its
     help with each setting it names between backquotes (`` `resample` ``) written as its
     option (``--resample``). Values the command line cannot type (the sizes, a resample)
-    are read as text by :func:`~ensstab_dask.cli._common._estimate_options`, and checked
+    are read as text by :func:`~ensstab_dask.cli._common.estimate_options`, and checked
     there by the settings' own constraints."""
     text = re.sub(r"`(\w+)`", lambda m: _flag(m[1]), setting.help)
     if isinstance(setting.constraint, Flag):  # on by default: --no-NAME turns it off
@@ -534,7 +534,7 @@ _LIST_OPTIONS = ("--p", "--n-useful", "--m-ensemble")
 _NEGATIVE_VALUES = re.compile(r"-[0-9.][0-9.,:eE+-]*")
 
 
-def _attach_negative_values(argv: Sequence[str]) -> list[str]:
+def attach_negative_values(argv: Sequence[str]) -> list[str]:
     """``--p -0.2,0.5`` as ``--p=-0.2,0.5``, so that the range check reports the value."""
     rest, out = list(argv), []  # type: list[str], list[str]
     while rest:

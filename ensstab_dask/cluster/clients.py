@@ -148,8 +148,8 @@ def running_client() -> Client | None:
     """The client ``client=None`` would use without starting anything: the innermost
     :func:`~ensstab_dask.cluster.session.session`'s once it started, else the current client;
     None when ``connect(None)`` would start a local cluster."""
-    if _SESSIONS and _SESSIONS[-1].client is not None:
-        return _SESSIONS[-1].client
+    if SESSIONS and SESSIONS[-1].client is not None:
+        return SESSIONS[-1].client
     return current_client()
 
 
@@ -169,7 +169,7 @@ def current_client() -> Client | None:
     return c if c.status == "running" else None
 
 
-def _local_kind(name: str) -> str | None:
+def local_kind(name: str) -> str | None:
     """The local kind ``name`` stands for (dask's aliases included), or None."""
     return _KINDS.get(name.strip().lower())
 
@@ -269,7 +269,7 @@ def _kill_workers(cluster) -> None:
 
 
 @contextlib.contextmanager
-def _workers_killed_on_exit(cluster) -> Iterator[None]:
+def workers_killed_on_exit(cluster) -> Iterator[None]:
     """On the way out, whatever the way (done, an error, Ctrl-C or SIGTERM), kill the
     local cluster's worker processes before the client and the cluster close: see
     :func:`_kill_workers`."""
@@ -285,7 +285,7 @@ _CLOSING_LOGGERS = ("distributed.batched", "distributed.comm", "distributed.clie
 
 
 @contextlib.contextmanager
-def _quiet_when_closing() -> Iterator[Any]:
+def quiet_when_closing() -> Iterator[Any]:
     """Yield a function that quiets :data:`_CLOSING_LOGGERS` below ERROR from then on, until
     the block ends: a local cluster's close would otherwise log "Batched Comm Closed" with
     a traceback, now and then, after work that ended well."""
@@ -333,7 +333,7 @@ def local_cluster(kind: str = "processes", n_workers: int | None = None, **kwarg
     import dask
     from distributed import LocalCluster
 
-    resolved = _local_kind(kind) if isinstance(kind, str) else None
+    resolved = local_kind(kind) if isinstance(kind, str) else None
     if resolved not in ("processes", "threads"):
         raise InvalidParameterError(
             f"kind must be 'processes' or 'threads' (or 'multiprocessing', 'threading'); got {kind!r}"
@@ -399,14 +399,14 @@ def connect(
     from distributed import Client
 
     if client is None:
-        client = (_SESSIONS[-1].start() if _SESSIONS else None) or current_client() or "processes"
+        client = (SESSIONS[-1].start() if SESSIONS else None) or current_client() or "processes"
     if isinstance(client, Client):
         with _reporting_loss(client, f"at {client.scheduler.address}"):
             yield client
         return
     if not isinstance(client, str):
         raise InvalidParameterError(f"client must be {_ACCEPTED}; got {type(client).__name__}")
-    kind = _local_kind(client)
+    kind = local_kind(client)
     if kind == "synchronous":
         yield None
         return
@@ -415,14 +415,14 @@ def connect(
         import dask
 
         with (
-            _quiet_when_closing() as closing,
+            quiet_when_closing() as closing,
             dask.config.set(busy_machine_config()),
             local_cluster(kind, n_workers) as cluster,
         ):
             with (
                 Client(cluster, set_as_default=False) as c,
                 _reporting_loss(c, "of the local cluster") as c,
-                _workers_killed_on_exit(cluster),
+                workers_killed_on_exit(cluster),
             ):
                 try:
                     yield c
@@ -479,7 +479,7 @@ def connect(
 
 #: The sessions open in this process, innermost last (:func:`~ensstab_dask.cluster.session.session`):
 #: ``connect(None)`` starts and uses the innermost one's cluster.
-_SESSIONS: list = []
+SESSIONS: list = []
 
 
 def _close_unstarted(exc: BaseException) -> None:

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from ensstab_dask.checks import check_int
 from ensstab_dask.cluster.clients import (
-    _SESSIONS,
-    _local_kind,
-    _quiet_when_closing,
-    _workers_killed_on_exit,
+    SESSIONS,
     busy_machine_config,
     local_cluster,
+    local_kind,
+    quiet_when_closing,
+    workers_killed_on_exit,
 )
 from ensstab_dask.exceptions import InvalidParameterError
 
@@ -60,11 +60,11 @@ class Session:
 
             stack = contextlib.ExitStack()
             with stack:
-                closing = stack.enter_context(_quiet_when_closing())
+                closing = stack.enter_context(quiet_when_closing())
                 stack.enter_context(dask.config.set(busy_machine_config()))
                 cluster = stack.enter_context(local_cluster(self.kind, self.n_workers))
                 client = stack.enter_context(Client(cluster, set_as_default=False))
-                stack.enter_context(_workers_killed_on_exit(cluster))
+                stack.enter_context(workers_killed_on_exit(cluster))
                 stack.callback(closing)  # first on the way out: quiet before anything closes
                 self._stack, self.client = stack.pop_all(), client
         return self.client
@@ -99,16 +99,16 @@ def session(kind: str = "processes", n_workers: int | None = None) -> Iterator[S
     ...     est = es.estimate(X, y, 20)
     ...     val = es.validate(X, y, 20)  # the same cluster
     """
-    if not isinstance(kind, str) or _local_kind(kind) not in ("processes", "threads"):
+    if not isinstance(kind, str) or local_kind(kind) not in ("processes", "threads"):
         raise InvalidParameterError(
             f"kind must be 'processes' or 'threads' (or 'multiprocessing', 'threading'); got {kind!r}"
         )
     if n_workers is not None:
         n_workers = check_int(n_workers, "n_workers", minimum=1)
     opened = Session(kind, n_workers)
-    _SESSIONS.append(opened)
+    SESSIONS.append(opened)
     try:
         yield opened
     finally:
-        _SESSIONS.remove(opened)
+        SESSIONS.remove(opened)
         opened.close()

@@ -185,7 +185,6 @@ def mb_pfer(n_target: int, n_feature: int, cutoff: float) -> float:
     return n_target**2 / ((2.0 * cutoff - 1.0) * n_feature)
 
 
-@functools.lru_cache(maxsize=256)  # pure, and asked again by every estimate of one problem
 def copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, *, most: int = 500) -> int | None:
     """The fewest copies ``G`` from which on :func:`false_stable_bound` at ``cutoff`` is at
     most ``pfer`` for every number of copies up to ``most``; None when none is.
@@ -195,6 +194,13 @@ def copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, *, 
     this is the count from which more copies keep it met. No ``G`` is when :func:`mb_pfer`
     at ``cutoff`` is ``pfer`` or more: the finite-copies bound exceeds it at every ``G``.
     """
+    return _copies_needed(int(n_target), int(n_feature), float(cutoff), float(pfer), int(most))
+
+
+# One key per question however it is asked (keywords or not, numpy scalars or not): every
+# estimate of one problem asks the same ones, a PFER's advice a whole grid of them.
+@functools.lru_cache(maxsize=256)
+def _copies_needed(n_target: int, n_feature: int, cutoff: float, pfer: float, most: int) -> int | None:
     if not mb_pfer(n_target, n_feature, cutoff) < pfer:
         return None
     met = _bounds(n_target, n_feature, np.arange(1, most + 1), cutoff) <= pfer
@@ -347,13 +353,21 @@ def with_pfer(features: xr.Dataset, pfer: float | None) -> xr.Dataset:
     if pfer is not None:
         features.attrs["pfer"] = target
     G = copies_needed(q, p, cutoff, target)  # never at a pfer's own cutoff (Meinshausen and Buhlmann's)
-    have = int(features.attrs["copies"])
-    # Elsewhere, the lowest cutoff of the grid that the copies at hand already bound, else the fewest copies.
-    here = next((c for c in CUTOFF_GRID if (n := copies_needed(q, p, c, target)) is not None and n <= have), None)
-    enough = (cutoff, G) if G is not None else (here, have) if here is not None else copies_for_pfer(q, p, target)
+    enough = (cutoff, G) if G is not None else _elsewhere(q, p, target, int(features.attrs["copies"]))
     if enough is not None:
         features.attrs.update(copies_needed_cutoff=enough[0], copies_needed=enough[1])
     return features
+
+
+def _elsewhere(q: int, p: int, target: float, have: int) -> tuple[float, int] | None:
+    """Where no number of copies bounds the noise by ``target`` at the cutoff asked: the
+    lowest cutoff of the grid the ``have`` copies measured already bound it at, else
+    :func:`copies_for_pfer`'s fewest copies (None when no cutoff of the grid does)."""
+    for c in CUTOFF_GRID:
+        needed = copies_needed(q, p, c, target)
+        if needed is not None and needed <= have:
+            return c, have
+    return copies_for_pfer(q, p, target)
 
 
 def _order(features: xr.Dataset) -> np.ndarray:

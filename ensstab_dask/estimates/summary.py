@@ -50,7 +50,7 @@ def interval_text(est: EstimateFields, key: str, fmt: str) -> str:
     return f"{pred.confidence:.0%} {kind} [{lo:{fmt}}, {hi:{fmt}}]"
 
 
-def _line(words: str, value: str, where: str = "", *notes: str) -> str:
+def number_line(words: str, value: str, where: str = "", *notes: str) -> str:
     """``words: value, where; note; note``: one number, where it came from, its interval."""
     return f"    {words}: {value}" + (f", {where}" if where else "") + "".join(f"; {n}" for n in notes if n)
 
@@ -298,7 +298,7 @@ def _measured(self: EstimateFields) -> list[str]:
         t_lo, t_hi = int(one.t_uniform_draws.min()), int(one.t_uniform_draws.max())
         spread = f"standard deviation {one.t_uniform_std:.2f}, draws from {t_lo} to {t_hi}"
     lines.append(
-        _line(
+        number_line(
             f"chance threshold (t_uniform, most picks of any feature by {s['n_runs']} random selectors)",
             f"{one.t_uniform:.2f}",
             f"mean of {n_draws} draws",
@@ -307,7 +307,7 @@ def _measured(self: EstimateFields) -> list[str]:
     )
     # The count as measured (never the value the simulator was clamped to: see _simulator).
     lines.append(
-        _line(
+        number_line(
             "useful features counted (A[f], picked more often than t_uniform)",
             f"{one.n_useful_mean:.1f}",
             f"from {s['n_runs']} real runs on {useful_on}, mean over {n_draws} threshold draws "
@@ -320,7 +320,7 @@ def _measured(self: EstimateFields) -> list[str]:
     # A weak selector where the number is the real copies' members, the real selector's own elsewhere.
     kind = "weak" if _one_from_curve(self) else "real"
     lines.append(
-        _line(
+        number_line(
             f"stability of one {kind} selector ({index} index)",
             f"{one_selector['value']:.4f}",
             one_selector["from"],
@@ -417,11 +417,11 @@ def _simulator(self: EstimateFields) -> list[str]:
         lines += ["", f"  The paper's simulator fitted to them{unused}:"]
         rounded = round(one.n_useful_mean)
         how = "A[f] rounded" if rounded == one.n_useful else f"A[f] clamped into [n_target, n_feature], not {rounded}"
-        lines.append(_line("useful features simulated (n_useful)", f"{one.n_useful}", how))
+        lines.append(number_line("useful features simulated (n_useful)", f"{one.n_useful}", how))
     if fit is not None and np.isfinite(fit.p):
         at_end = "at the end of its search range" if fit.p_fit.at_boundary else ""
         lines.append(
-            _line(
+            number_line(
                 "selector strength (p, the chance a rank goes to a favoured useful feature)",
                 f"{fit.p:.4f}",
                 "",
@@ -433,14 +433,14 @@ def _simulator(self: EstimateFields) -> list[str]:
         lines += _fixed_point(fit, s["repeats"])
     if fit is not None and fit.calibrated is not None:
         lines.append(
-            _line(
+            number_line(
                 "calibrated simulator (n_useful, p), where both real statistics are matched at once",
                 f"({fit.calibrated[0]}, {fit.calibrated[1]:.3f})",
             )
         )
     if pred.h is not None:
         lines.append(
-            _line(
+            number_line(
                 "preferred features per ensemble copy (h, two-level model)",
                 f"{pred.h}",
                 "",
@@ -448,7 +448,7 @@ def _simulator(self: EstimateFields) -> list[str]:
             )
         )
         lines.append(
-            _line(
+            number_line(
                 "stability of the weak selectors within one real copy, what h is fitted to",
                 f"{pred.within_copy_stability:.4f}",
             )
@@ -465,12 +465,12 @@ def _fixed_point(fit: FittedSimulator, repeats: int) -> list[str]:
     else:
         verdict = "holds"
     return [
-        _line(
+        number_line(
             "useful features the fitted simulator itself counts (A[f_(u,p)])",
             f"{fit.n_useful_v:.1f}",
             f"mean of {repeats} draws (standard deviation {fit.n_useful_v_std:.1f})",
         ),
-        _line("fixed point (n_useful = A[f_(u,p)])", verdict),
+        number_line("fixed point (n_useful = A[f_(u,p)])", verdict),
     ]
 
 

@@ -11,7 +11,7 @@ has, each with where it came from and its interval: that one number
 from __future__ import annotations
 
 from ensstab_dask.estimates.records import EstimateFields
-from ensstab_dask.estimates.summary import _line, interval_text, single_selector_stability
+from ensstab_dask.estimates.summary import interval_text, number_line, single_selector_stability
 from ensstab_dask.models import get_model
 
 __all__ = ["estimate_details"]
@@ -24,10 +24,10 @@ def estimate_details(self: EstimateFields) -> str:
     one, paper, index = measures["stability_one_selector"], measures["paper_stability"], self.settings["index"]
     lines = [f"Details: one selector's stability, every measure of it ({index} index unless named)"]
     interval = "" if "interval" not in one else f"{one['interval']} [{one['lower']:.4f}, {one['upper']:.4f}]"
-    lines.append(_line("the estimate's (what every output says)", _number(one["value"]), one["from"], interval))
+    lines.append(number_line("the estimate's (what every output says)", _number(one["value"]), one["from"], interval))
     if one["from"] != paper["from"]:
         lines.append(
-            _line(
+            number_line(
                 "the paper's measure (the index over the stability runs alone, what the simulator's p is fitted to)",
                 _number(paper["value"]),
                 paper["from"],
@@ -39,10 +39,10 @@ def estimate_details(self: EstimateFields) -> str:
         if self.has_curve and 1 in m_list:
             at_one = float(self.curve["stability"].values[m_list.index(1)])
             model = get_model(self.settings.get("model", "onda"))
-            lines.append(_line("the curve's m_ensemble = 1", f"{at_one:.4f}", model.single_selector))
+            lines.append(number_line("the curve's m_ensemble = 1", f"{at_one:.4f}", model.single_selector))
     nog = self.single.real_nogueira
     lines.append(
-        _line(
+        number_line(
             "the same runs by Nogueira's index",
             _number(paper["nogueira"]),
             "",

@@ -336,10 +336,10 @@ class CurveModel:
     def widen(self, prediction: Prediction, check: SelfCheck) -> None:
         """Add the error the self-check saw beyond its noise to the interval, in quadrature,
         at every size (models that measure some sizes directly override this)."""
-        _widen(prediction.curve, np.full(len(prediction.curve["m_ensemble"]), check.excess))
+        widen_band(prediction.curve, np.full(len(prediction.curve["m_ensemble"]), check.excess))
 
 
-def _widen(curve: xr.Dataset, down: np.ndarray, up: np.ndarray | None = None) -> None:
+def widen_band(curve: xr.Dataset, down: np.ndarray, up: np.ndarray | None = None) -> None:
     """Widen ``stability_lower`` by ``down`` and ``stability_upper`` by ``up`` (default
     ``down``), each in quadrature with the band's own half-width."""
     up = down if up is None else up

@@ -44,7 +44,7 @@ import numpy as np
 
 from ensstab_dask.cluster import run_tasks
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each
-from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
+from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, widen_band
 from ensstab_dask.models.measured import (
     ROOT_C,
     curve_covariance,
@@ -252,7 +252,7 @@ class Anchored(CurveModel):
         x = 1.0 / np.sqrt(prediction.curve["m_ensemble"].values.astype(float))
         own = 1.0 / np.sqrt(-(-B // 2)) - 1.0 / np.sqrt(B)
         scale = np.maximum(0.0, 1.0 / np.sqrt(B) - x) / own
-        _widen(prediction.curve, check.excess * scale)
+        widen_band(prediction.curve, check.excess * scale)
 
 
 def _arc_tops_task(ranks: np.ndarray, designs: list[ArcDesign], copies: range) -> list[np.ndarray]:

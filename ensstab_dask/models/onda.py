@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ensstab_dask.indices import PAIRWISE_INDICES
-from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, _widen
+from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, widen_band
 from ensstab_dask.models.bootstrap import bootstrap_estimate
 from ensstab_dask.models.measured import copy_similarities, weighted
 from ensstab_dask.seeding import Stage
@@ -216,7 +216,7 @@ class TwoLevel(Onda):
         point = out.curve["stability"].values
         seed = ctx.sweep_seed(Stage.H_BOUNDS)
         alt = [predict_curve(ctx, seed=seed, model=self.name, h=hh)["stability"].values for hh in (h_lo, h_hi)]
-        _widen(out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point))
+        widen_band(out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point))
         out.intervals["h"] = (float(h_lo), float(h_hi))
         return 2 * s.repeats * ctx.m_stability * sum(s.m_list)
 

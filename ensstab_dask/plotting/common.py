@@ -16,7 +16,20 @@ from ensstab_dask.exceptions import InvalidParameterError
 
 # matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
 
-__all__ = ["KINDS", "result_kind"]
+__all__ = [
+    "KINDS",
+    "result_kind",
+    "axes_of",
+    "as_dataset",
+    "is_estimate",
+    "is_sweep",
+    "attr_of",
+    "pick_p",
+    "integer_ticks",
+    "grid_ticks",
+    "drew_something",
+    "need_kind",
+]
 
 # One colour per role, the same in every picture.
 STABILITY_COLOR = "tab:blue"
@@ -25,7 +38,7 @@ REAL_COLOR = "black"
 UNIFORM_COLOR = "tab:gray"
 
 
-def _axes(ax):
+def axes_of(ax):
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -33,7 +46,7 @@ def _axes(ax):
     return ax
 
 
-def _dataset(obj) -> xr.Dataset:
+def as_dataset(obj) -> xr.Dataset:
     if isinstance(obj, xr.Dataset):
         return obj
     if hasattr(obj, "to_dataset") and hasattr(obj, "curve"):
@@ -65,21 +78,21 @@ def result_kind(ds: xr.Dataset) -> str | None:
     return None
 
 
-def _is_estimate(ds: xr.Dataset) -> bool:
+def is_estimate(ds: xr.Dataset) -> bool:
     return result_kind(ds) == "estimate"
 
 
-def _is_sweep(ds: xr.Dataset) -> bool:
+def is_sweep(ds: xr.Dataset) -> bool:
     return result_kind(ds) == "sweep"
 
 
-def _attr(ds: xr.Dataset, key: str, default: Any = None) -> Any:
+def attr_of(ds: xr.Dataset, key: str, default: Any = None) -> Any:
     """An attribute, with the 'none' that netCDF needs in place of None read back as None."""
     value = ds.attrs.get(key, default)
     return None if isinstance(value, str) and value == "none" else value
 
 
-def _pick_p(values: np.ndarray, p, max_lines: int) -> np.ndarray:
+def pick_p(values: np.ndarray, p, max_lines: int) -> np.ndarray:
     """The p values to draw: the nearest grid values to ``p``, or up to ``max_lines`` spread over the grid."""
     if p is not None:
         wanted = np.atleast_1d(np.asarray(p, dtype=float))
@@ -87,7 +100,7 @@ def _pick_p(values: np.ndarray, p, max_lines: int) -> np.ndarray:
     return values[np.unique(np.linspace(0, len(values) - 1, min(max_lines, len(values))).round().astype(int))]
 
 
-def _integer_ticks(axis) -> None:
+def integer_ticks(axis) -> None:
     """Ticks at whole numbers only, on an axis of counts (m_ensemble, features, runs):
     matplotlib's default puts ticks at 1.5 and 2.5 on a short range."""
     from matplotlib.ticker import MaxNLocator
@@ -95,7 +108,7 @@ def _integer_ticks(axis) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _grid_ticks(axis, values, max_ticks: int = 10) -> None:
+def grid_ticks(axis, values, max_ticks: int = 10) -> None:
     """Ticks at the grid's own values (evenly thinned to ``max_ticks``): a surface or curve
     over a sweep's grid is read at its cells, not at round numbers between them."""
     values = np.asarray(values)
@@ -103,13 +116,13 @@ def _grid_ticks(axis, values, max_ticks: int = 10) -> None:
     axis.set_ticks(values[keep], labels=[f"{v:g}" for v in values[keep]])
 
 
-def _drew_something(artist) -> bool:
+def drew_something(artist) -> bool:
     """Whether a contour or filled-contour set drew anything: a level outside the
     surface's range gives a set with only empty paths."""
     return any(len(path.vertices) for path in artist.get_paths())
 
 
-def _need(ds: xr.Dataset, kind: str, what: str) -> None:
-    ok = _is_estimate(ds) if kind == "estimate" else _is_sweep(ds)
+def need_kind(ds: xr.Dataset, kind: str, what: str) -> None:
+    ok = is_estimate(ds) if kind == "estimate" else is_sweep(ds)
     if not ok:
         raise InvalidParameterError(f"{what} needs {'an estimate' if kind == 'estimate' else 'a sweep'} Dataset")

@@ -21,11 +21,11 @@ from ensstab_dask.estimates.validation import NaiveSettings
 from ensstab_dask.plotting.common import (
     REAL_COLOR,
     STABILITY_COLOR,
-    _axes,
-    _dataset,
-    _grid_ticks,
-    _integer_ticks,
-    _need,
+    as_dataset,
+    axes_of,
+    grid_ticks,
+    integer_ticks,
+    need_kind,
 )
 
 # matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
@@ -92,8 +92,8 @@ def cost_table(obj) -> xr.Dataset:
     has ``equal_precision_ratio`` per m (:func:`equal_precision_ratio`, from the naive
     check's standard error and the estimate's), and ``compared`` is "equal precision".
     """
-    ds = _dataset(obj)
-    _need(ds, "estimate", "cost_table")
+    ds = as_dataset(obj)
+    need_kind(ds, "estimate", "cost_table")
     own_rate = _own_rate(ds)
     total = total_seconds(ds)
     if int(ds.attrs.get("runs_reused", 0)) and np.isfinite(own_rate):  # as made, not the cache's reading
@@ -179,9 +179,9 @@ def plot_cost(obj, *, ax=None):
     in time, which compares runs only, and beside a naive check the equal-precision ratio
     (:func:`cost_table`).
     """
-    ds = _dataset(obj)
+    ds = as_dataset(obj)
     table = cost_table(ds)
-    ax = _axes(ax)
+    ax = axes_of(ax)
     m = table["m_ensemble"].values
     ax.axhline(
         float(table["estimate_seconds"][0]),
@@ -228,9 +228,9 @@ def plot_cost(obj, *, ax=None):
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
     # Read at the sizes priced, not at round numbers between them (as the stability curve).
     if len(m) <= 12:
-        _grid_ticks(ax.xaxis, m)
+        grid_ticks(ax.xaxis, m)
     else:
-        _integer_ticks(ax.xaxis)
+        integer_ticks(ax.xaxis)
     ax.set_ylabel("wall time (s)")
     ax.set_title("Cost: the estimate against measuring directly")
     ax.legend(fontsize="small")

@@ -14,13 +14,13 @@ import xarray as xr
 from ensstab_dask.plotting.common import (
     REAL_COLOR,
     STABILITY_COLOR,
-    _axes,
-    _dataset,
-    _grid_ticks,
-    _integer_ticks,
-    _is_estimate,
-    _need,
-    _pick_p,
+    as_dataset,
+    axes_of,
+    grid_ticks,
+    integer_ticks,
+    is_estimate,
+    need_kind,
+    pick_p,
 )
 
 # matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
@@ -121,14 +121,14 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
     title says so; its entries are the p values). Where a curve falls from the smallest
     m_ensemble by more than the bands, a note under the axes says why (:data:`FALL_WHY`).
     """
-    ds = _dataset(obj)
-    ax = _axes(ax)
-    if _is_estimate(ds):
+    ds = as_dataset(obj)
+    ax = axes_of(ax)
+    if is_estimate(ds):
         _estimate_curve(ds, real, ax)
         m = ds["m_ensemble"].values
     else:
-        _need(ds, "sweep", "plot_stability_curve")
-        stab, sd, chosen = _sweep_curves(ds, n_useful, p, max_lines)
+        need_kind(ds, "sweep", "plot_stability_curve")
+        stab, sd, chosen = sweep_curves(ds, n_useful, p, max_lines)
         import matplotlib as mpl
 
         colors = mpl.colormaps["viridis"](np.linspace(0.05, 0.85, len(chosen)))
@@ -150,10 +150,10 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
             _note_below(ax, fall_note(falling, int(m[0])))
     ax.set_xlabel("m_ensemble (weak selectors per ensemble)")
     if len(m) <= 12:
-        _grid_ticks(ax.xaxis, m)
+        grid_ticks(ax.xaxis, m)
     else:
-        _integer_ticks(ax.xaxis)
-    if _is_estimate(ds):
+        integer_ticks(ax.xaxis)
+    if is_estimate(ds):
         ax.legend(fontsize="small")
     else:
         repeats = ds.attrs.get("repeats", ds.sizes.get("repeat", ""))
@@ -161,14 +161,14 @@ def plot_stability_curve(obj, *, real: xr.Dataset | None = None, n_useful=None, 
     return ax
 
 
-def _sweep_curves(ds: xr.Dataset, n_useful, p, max_lines: int):
+def sweep_curves(ds: xr.Dataset, n_useful, p, max_lines: int):
     """The sweep's stability and its sd at one n_useful (nearest grid value; by default
     the middle one), and the p values drawn."""
     surface = ds["stability"]
     u = surface["n_useful"].values[len(surface["n_useful"]) // 2] if n_useful is None else n_useful
     stab = surface.sel(n_useful=u, method="nearest")
     sd = ds["stability_std"].sel(n_useful=u, method="nearest")
-    return stab, sd, _pick_p(stab["p"].values, p, max_lines)
+    return stab, sd, pick_p(stab["p"].values, p, max_lines)
 
 
 def falls_from_smallest_m(stab: xr.DataArray, sd: xr.DataArray, chosen) -> list[float]:

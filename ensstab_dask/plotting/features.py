@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.plotting.common import _axes
+from ensstab_dask.plotting.common import axes_of
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
@@ -80,7 +80,7 @@ def plot_feature_frequencies(obj, *, top: int = 20, ax=None):
     ensemble of each measured size keeps each of them (a heat map, names on the axis,
     the frequency written in each cell)."""
     ds = features_of(obj)
-    ax = _axes(ax)
+    ax = axes_of(ax)
     freq = ds["frequency"].values
     order = np.lexsort((ds["feature"].values, ds["mean_rank"].values, -freq[:, -1]))[:top]
     sizes = [int(m) for m in ds["m_measured"].values]
@@ -109,7 +109,7 @@ def plot_stability_path(obj, *, top: int = 10, cutoff: float | None = None, ax=N
     default the one the features were kept at). Only the measured sizes are drawn: 1, the
     sizes asked up to a copy's weak selectors, and that many."""
     ds = features_of(obj)
-    ax = _axes(ax)
+    ax = axes_of(ax)
     names = ds["feature_name"]
     freq = ds["frequency"].values
     order = np.lexsort((ds["feature"].values, ds["mean_rank"].values, -freq[:, -1]))[:top]
@@ -133,7 +133,7 @@ def plot_stability_surface(obj, *, ax=None):
     """The stability against the ensemble size, one line per n_target (dashed where that
     n_target's estimate is not reliable), each with its interval as a band."""
     ds = surface_of(obj)
-    ax = _axes(ax)
+    ax = axes_of(ax)
     m = ds["m_ensemble"].values
     for k in ds["n_target"].values:
         row = ds.sel(n_target=k)

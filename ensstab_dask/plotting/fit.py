@@ -21,16 +21,16 @@ from ensstab_dask.plotting.common import (
     N_USEFUL_COLOR,
     REAL_COLOR,
     UNIFORM_COLOR,
-    _attr,
-    _axes,
-    _dataset,
-    _drew_something,
-    _grid_ticks,
-    _integer_ticks,
-    _is_estimate,
-    _is_sweep,
-    _need,
-    _pick_p,
+    as_dataset,
+    attr_of,
+    axes_of,
+    drew_something,
+    grid_ticks,
+    integer_ticks,
+    is_estimate,
+    is_sweep,
+    need_kind,
+    pick_p,
 )
 from ensstab_dask.simulator.calibration import calibrate, n_useful_v_slice
 
@@ -48,9 +48,9 @@ def plot_selection_counts(obj, *, ax=None):
     A feature is counted in n_useful when the real selector picked it more often than
     the uniform selector's most-picked feature (t_uniform, dotted line).
     """
-    ds = _dataset(obj)
-    _need(ds, "estimate", "plot_selection_counts")
-    ax = _axes(ax)
+    ds = as_dataset(obj)
+    need_kind(ds, "estimate", "plot_selection_counts")
+    ax = axes_of(ax)
     n_runs = int(ds.attrs["n_runs"])
     bins = np.arange(n_runs + 2)
     real = np.bincount(ds["selection_counts"].values.astype(int), minlength=n_runs + 1)
@@ -77,7 +77,7 @@ def plot_selection_counts(obj, *, ax=None):
     )
     ax.set_yscale("log")
     ax.set_xlabel(f"times selected in {n_runs} runs (top {int(ds.attrs['n_target'])})")
-    _integer_ticks(ax.xaxis)
+    integer_ticks(ax.xaxis)
     ax.set_ylabel("features")
     ax.set_title("Selection counts: real selector against chance")
     ax.legend(fontsize="small")
@@ -88,7 +88,7 @@ def plot_selection_counts(obj, *, ax=None):
 
 
 def _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol) -> xr.Dataset:
-    if _is_estimate(ds):
+    if is_estimate(ds):
         if "calibration_stability" not in ds:
             raise InvalidParameterError("this estimate has no calibration surfaces: run estimate(..., calibrate=True)")
         cal = xr.Dataset(
@@ -100,7 +100,7 @@ def _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, 
         )
         cal.attrs = {k[len("calibration_") :]: v for k, v in ds.attrs.items() if k.startswith("calibration_")}
         return cal
-    _need(ds, "sweep", "plot_calibration")
+    need_kind(ds, "sweep", "plot_calibration")
     if real_stability is None or n_useful is None:
         raise InvalidParameterError(
             "plot_calibration on a sweep needs real_stability and n_useful (the observed values)"
@@ -141,9 +141,9 @@ def plot_calibration(
     n_runs : int, optional
         Which n_useful_v surface of a sweep (see :func:`ensstab_dask.simulator.calibration.calibrate`).
     """
-    ds = _dataset(obj)
+    ds = as_dataset(obj)
     cal = _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol)
-    ax = _axes(ax)
+    ax = axes_of(ax)
     stab = cal["stability"].transpose("n_useful", "p")
     stab.plot.pcolormesh(
         ax=ax, x="p", y="n_useful", cmap="viridis", cbar_kwargs={"label": "simulated single-selector stability"}
@@ -152,8 +152,8 @@ def plot_calibration(
     handles = _draw_observations(ax, cal, P, U) + _draw_choices(ax, cal, P, U)
     ax.set_xlabel("p (probability of picking from S_m)")
     ax.set_ylabel("n_useful (size of S', features)")
-    _grid_ticks(ax.xaxis, stab["p"].values)
-    _grid_ticks(ax.yaxis, stab["n_useful"].values)
+    grid_ticks(ax.xaxis, stab["p"].values)
+    grid_ticks(ax.yaxis, stab["n_useful"].values)
     ax.set_title("Calibration: where the simulator matches the real selector")
     # Below the axes, not over them: the lines sit anywhere on the surface, and any place
     # inside ("best" included) hid the orange line on some data. A constrained-layout
@@ -209,7 +209,7 @@ def _draw_observations(ax, cal: xr.Dataset, P: np.ndarray, U: np.ndarray) -> lis
     handles = []
     for i in (2, 0, 3, 1):  # drawn bands first, under the lines; listed line, band, line, band
         artist, handle = drawn[i]
-        if _drew_something(artist):
+        if drew_something(artist):
             artist.set_label(handle.get_label())  # ties the entry to what it stands for (see the tests)
             handles.append(handle)
     return handles
@@ -242,15 +242,15 @@ def _draw_choices(ax, cal: xr.Dataset, P: np.ndarray, U: np.ndarray) -> list:
 def plot_surface(obj, *, m_ensemble: int | None = None, ax=None):
     """A sweep's simulated stability over (n_useful, p) at one ensemble size (default the
     smallest: the single selector when the sweep has m_ensemble = 1), ticks on the grid."""
-    ds = _dataset(obj)
-    _need(ds, "sweep", "plot_surface")
-    ax = _axes(ax)
+    ds = as_dataset(obj)
+    need_kind(ds, "sweep", "plot_surface")
+    ax = axes_of(ax)
     m = int(ds["m_ensemble"].values[0]) if m_ensemble is None else int(m_ensemble)
     surface = ds["stability"].sel(m_ensemble=m).transpose("n_useful", "p")
     label = f"simulated stability ({ds.attrs.get('index', 'jaccard')})"
     surface.plot.pcolormesh(ax=ax, x="p", y="n_useful", cmap="viridis", cbar_kwargs={"label": label})
-    _grid_ticks(ax.xaxis, surface["p"].values)
-    _grid_ticks(ax.yaxis, surface["n_useful"].values)
+    grid_ticks(ax.xaxis, surface["p"].values)
+    grid_ticks(ax.yaxis, surface["n_useful"].values)
     ax.set_title(f"Simulated stability, m_ensemble = {m}" + (" (single selector)" if m == 1 else ""))
     return ax
 
@@ -272,25 +272,25 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     n_runs : int, optional
         Which n_useful_v surface of a sweep (needed when it varies with m_ensemble).
     """
-    ds = _dataset(obj)
-    ax = _axes(ax)
+    ds = as_dataset(obj)
+    ax = axes_of(ax)
     mean = std = None
     runs_note = ""
-    if _is_sweep(ds):
+    if is_sweep(ds):
         runs = np.unique(ds["n_runs"].values)
         if n_runs is None and len(runs) > 1:
             # A default sweep has n_runs = m_ensemble; the most runs give the steadiest A[f].
             n_runs = int(runs.max())
             runs_note = f" (n_runs = {n_runs})"
         mean, std = n_useful_v_slice(ds, n_runs), n_useful_v_slice(ds, n_runs, "n_useful_v_std")
-    elif _is_estimate(ds) and "calibration_n_useful_v" in ds:
+    elif is_estimate(ds) and "calibration_n_useful_v" in ds:
         mean = ds["calibration_n_useful_v"]
-    elif not _is_estimate(ds):
-        _need(ds, "sweep", "plot_fixed_point")
+    elif not is_estimate(ds):
+        need_kind(ds, "sweep", "plot_fixed_point")
     lo: float = np.inf
     hi: float = -np.inf
     if mean is not None:
-        chosen = _pick_p(mean["p"].values, p, max_lines)
+        chosen = pick_p(mean["p"].values, p, max_lines)
         import matplotlib as mpl
 
         colors = mpl.colormaps["plasma"](np.linspace(0.05, 0.85, len(chosen)))
@@ -300,7 +300,7 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
             yerr = None if std is None else std.sel(p=pv).values
             ax.errorbar(u, y, yerr=yerr, marker="o", ms=3, capsize=2, color=color, label=f"p = {pv:.2f}")
             lo, hi = float(min(lo, u.min(), np.nanmin(y))), float(max(hi, u.max(), np.nanmax(y)))
-    if _is_estimate(ds) and _attr(ds, "n_useful_v") is not None:
+    if is_estimate(ds) and attr_of(ds, "n_useful_v") is not None:
         eu, v, sd = float(ds.attrs["n_useful"]), float(ds.attrs["n_useful_v"]), float(ds.attrs["n_useful_v_std"])
         holds = bool(int(ds.attrs.get("fixed_point_holds", 0)))
         ax.errorbar(
@@ -327,9 +327,9 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
     ax.set_xlabel("u: the simulator's n_useful (features)")
     ax.set_ylabel("n_useful_v = A[f_(u,p)] (features)")
     if mean is not None:
-        _grid_ticks(ax.xaxis, mean["n_useful"].values)
+        grid_ticks(ax.xaxis, mean["n_useful"].values)
     else:
-        _integer_ticks(ax.xaxis)
+        integer_ticks(ax.xaxis)
     ax.set_title("Fixed point: does the simulator reproduce its own n_useful?" + runs_note)
     ax.legend(fontsize="small")
     return ax

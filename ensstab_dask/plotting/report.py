@@ -27,9 +27,9 @@ from ensstab_dask.estimates.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
-from ensstab_dask.plotting.common import _attr, _dataset, _is_estimate, _is_sweep
+from ensstab_dask.plotting.common import as_dataset, attr_of, is_estimate, is_sweep
 from ensstab_dask.plotting.cost import DIRECT_COPIES, plot_cost, total_seconds
-from ensstab_dask.plotting.curve import FALL_WHY, _sweep_curves, explained_falls, plot_stability_curve
+from ensstab_dask.plotting.curve import FALL_WHY, explained_falls, plot_stability_curve, sweep_curves
 from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_path, plot_stability_surface
 from ensstab_dask.plotting.fit import plot_calibration, plot_fixed_point, plot_selection_counts, plot_surface
 from ensstab_dask.simulator.calibration import n_useful_v_slice
@@ -143,18 +143,18 @@ EXPLAIN_SWEEP = {
 
 def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[str]:
     """The pictures that apply to ``ds``, in the order the report shows them."""
-    if _is_estimate(ds):
+    if is_estimate(ds):
         names = []
         if "calibration_stability" in ds:
             names.append("calibration")
-        if _attr(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
+        if attr_of(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
             names.append("fixed_point")
         # No curve when the method had nothing to say: nothing to draw, nor to time per m.
         curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
         surface = ["stability_surface"] if "surface_stability" in ds else []
         features = ["feature_frequency", "stability_path"] if "feature_frequency" in ds else []  # whatever the verdict
         return names + curve + surface + features + ["selection_counts"] + (["cost"] if curve else [])
-    if _is_sweep(ds):
+    if is_sweep(ds):
         has_single = 1 in ds["m_ensemble"].values
         names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
         names.append("fixed_point")
@@ -181,7 +181,7 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
     ]
     if not given:
         return
-    if not _is_sweep(ds):
+    if not is_sweep(ds):
         raise InvalidParameterError(
             f"{given[0]} is for a sweep's report; an estimate's report draws its own observations, so it takes none"
         )
@@ -277,7 +277,7 @@ def picture_metadata(name: str, ds: xr.Dataset) -> dict[str, str]:
     """PNG text metadata of a report's picture: an estimate's stability curve carries the
     numbers it plots (:func:`curve_numbers`) under :data:`CURVE_KEY`; the others nothing
     beyond matplotlib's own."""
-    if name == "stability_curve" and _is_estimate(ds):
+    if name == "stability_curve" and is_estimate(ds):
         return {CURVE_KEY: json.dumps(curve_numbers(ds), sort_keys=True)}
     return {}
 
@@ -298,7 +298,7 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
         ("n_useful = A[f]", f"{a['n_useful']} (mean {a['n_useful_mean']:.1f} ± {a['n_useful_std']:.1f})"),
         *_single_selector_rows(a),
     ]
-    p = _attr(ds, "p")
+    p = attr_of(ds, "p")
     if p is not None and np.isfinite(float(p)):  # the simulator's fit: a model that simulates nothing has no p
         rows.append(("p", _fmt(p)))
     rows.insert(3, ("model behind the curve", f"{a.get('model', '?')}: {a.get('curve_source', '')}".rstrip(": ")))
@@ -313,12 +313,12 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
     if "reliable" in a:
         verdict = "yes" if int(a["reliable"]) else "NO: " + "; ".join(str(a.get("warnings", "")).splitlines())
         rows.insert(0, ("reliable", verdict))
-    if _attr(ds, "n_useful_v") is not None:
+    if attr_of(ds, "n_useful_v") is not None:
         holds = "holds" if int(a["fixed_point_holds"]) else "does NOT hold"
         if int(a["fixed_point_holds"]) and str(a.get("fixed_point_power", "")) == "0":
             holds += ", but would also hold for clearly different u (no power)"
         rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
-    if _attr(ds, "calibrated_n_useful") is not None:
+    if attr_of(ds, "calibrated_n_useful") is not None:
         rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
     seconds = total_seconds(ds)
     rows += [
@@ -433,7 +433,7 @@ def _fall_words(ds: xr.Dataset) -> str:
     m_ensemble (the p values :func:`plot_stability_curve` draws by default): why."""
     if ds.sizes.get("m_ensemble", 0) < 2:
         return ""
-    stab, sd, chosen = _sweep_curves(ds, None, None, 5)
+    stab, sd, chosen = sweep_curves(ds, None, None, 5)
     falling = explained_falls(ds, stab, sd, chosen)
     if not falling:
         return ""
@@ -579,8 +579,8 @@ def write_report(
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InvalidParameterError(f"result {path}: not a netCDF file xarray can read ({first})") from None
     else:
-        ds = _dataset(result)
-    kind = "estimate" if _is_estimate(ds) else "sweep"
+        ds = as_dataset(result)
+    kind = "estimate" if is_estimate(ds) else "sweep"
     names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
     _check_observations(ds, real_stability, n_useful, n_runs)
 

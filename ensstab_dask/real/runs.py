@@ -21,12 +21,12 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.selectors import (
     Scorer,
-    _min_per_class,
-    _run_batch,
     check_resample,
     convergence_counted,
     make_scorer,
     member_ranks,
+    min_per_class,
+    run_batch,
     say_selector_warnings,
 )
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive
@@ -131,7 +131,7 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
             what = f"the real ensemble copies (layout {item.layout!r}: {_COPY_WORDS.get(item.layout, '')}) need"
         if resample is None:
             continue
-        need = _min_per_class(check_resample(resample))
+        need = min_per_class(check_resample(resample))
         if count < need:
             raise InvalidParameterError(
                 f"{what} at least {need} samples of every class, so that each resample holds all classes; class "
@@ -163,7 +163,7 @@ def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) ->
     (:func:`~ensstab_dask.real.selectors.convergence_counted`): they are raised in the
     worker's process, where no one would see them."""
     with convergence_counted(every=True) as tally:
-        ranks = _run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
+        ranks = run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
     return ranks, tally.runs, tally.message, tuple(tally.others)
 
 

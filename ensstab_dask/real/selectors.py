@@ -304,7 +304,7 @@ def check_resample(resample, name: str = "resample") -> str | float:
     )
 
 
-def _min_per_class(resample: str | float) -> int:
+def min_per_class(resample: str | float) -> int:
     """Samples each class needs so that every stratified resample of this kind holds it."""
     if resample == "bootstrap":  # a stratified bootstrap keeps every class's count
         return 1
@@ -320,7 +320,7 @@ def check_resample_classes(y, resample) -> None:
     (on one class, a forest's importances are all 0 and its ranking is a random one).
     """
     resample = check_resample(resample)
-    need = _min_per_class(resample)
+    need = min_per_class(resample)
     labels, counts = np.unique(np.asarray(y), return_counts=True)
     if counts.min() < need:
         small = labels.tolist()[counts.argmin()]
@@ -370,10 +370,10 @@ def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedL
     """
     X, y = check_data(X, y, n_target=n_target)
     check_resample_classes(y, resample)
-    return _run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
+    return run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
 
 
-def _run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Sequence) -> np.ndarray:
+def run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Sequence) -> np.ndarray:
     """Ranks of one run per seed: what each Dask task executes."""
     out = np.empty((len(seeds), X.shape[1]), dtype=np.int64)
     for i, ss in enumerate(seeds):

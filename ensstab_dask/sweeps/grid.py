@@ -42,6 +42,8 @@ __all__ = [
     "Block",
     "cell_seconds",
     "STREAM_LAYOUT",
+    "block_dataset",
+    "sweep_dataset",
 ]
 
 TARGET_TASK_SECONDS = 0.5
@@ -236,7 +238,7 @@ def _coords(grid: dict[str, np.ndarray], n_runs: np.ndarray, repeats: int) -> di
     }
 
 
-def _dataset(grid, n_runs, settings: dict, stab_draws, nuv_draws) -> xr.Dataset:
+def sweep_dataset(grid, n_runs, settings: dict, stab_draws, nuv_draws) -> xr.Dataset:
     """The sweep Dataset from raw draws (NumPy, or lazy NaN for a store's template)."""
     attrs = _var_attrs(settings["index"])
     if isinstance(stab_draws, np.ndarray):
@@ -271,7 +273,7 @@ def _dataset(grid, n_runs, settings: dict, stab_draws, nuv_draws) -> xr.Dataset:
     return ds
 
 
-def _block_dataset(stab: np.ndarray, nuv: np.ndarray, index: str) -> xr.Dataset:
+def block_dataset(stab: np.ndarray, nuv: np.ndarray, index: str) -> xr.Dataset:
     """A block's variables, shaped for a region write (adds the m_ensemble axis)."""
     stab, nuv = stab[:, :, None, :], nuv[:, :, None, :]
     s_mean, s_std = _summary(stab)
@@ -335,7 +337,7 @@ class SweepPlan:
         # and zarr replaces each chunk file atomically. The lazy arrays are one dask chunk
         # each (a tiny graph, never computed); the zarr chunks come from the encoding.
         lazy = da.full((n_u, n_p, n_m, repeats), np.nan, chunks=-1)
-        template = _dataset(self.grid, self.runs, self.settings, lazy, lazy)
+        template = sweep_dataset(self.grid, self.runs, self.settings, lazy, lazy)
         template[COMPLETED] = (
             DIMS,
             da.zeros((n_u, n_p, n_m), dtype=np.int8, chunks=-1),

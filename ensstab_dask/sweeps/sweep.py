@@ -52,11 +52,11 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
     Block,
     SweepPlan,
     SweepRequest,
-    _block_dataset,
-    _dataset,
+    block_dataset,
     compute_block,
     make_plan,
     plan_blocks,
+    sweep_dataset,
 )
 from ensstab_dask.sweeps.lock import writer_lock
 from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore
@@ -203,7 +203,7 @@ def sweep(
             stab, nuv = result
             if sw is not None:
                 try:
-                    sw.write_block(_block_dataset(stab, nuv, index), b.region())
+                    sw.write_block(block_dataset(stab, nuv, index), b.region())
                 except OSError as exc:
                     raise _block_not_written(sw, exc) from exc
             else:
@@ -215,7 +215,7 @@ def sweep(
             _run(blocks, plan.task_args, finish, client=client, progress=progress, repeats=repeats)
         if sw is not None:
             return sw.load()
-        return _dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
+        return sweep_dataset(plan.grid, plan.runs, plan.settings, stab_all, nuv_all)
 
 
 def _refuse_too_large(plan: SweepPlan, n_feature: int, repeats: int, *, allow_large: bool) -> None:

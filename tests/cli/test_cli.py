@@ -290,9 +290,9 @@ def test_report_reads_a_sweep_store_and_says_what_it_reads(tmp_path, capsys):
 def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
     """The default naive-check cache follows $XDG_CACHE_HOME, which the suite points at a
     temporary folder (conftest): a test run leaves ~/.cache alone."""
-    from ensstab_dask.cli._common import _default_cache_dir
+    from ensstab_dask.cli._common import default_cache_dir
 
-    assert _default_cache_dir().startswith(str(_home_left_alone))
+    assert default_cache_dir().startswith(str(_home_left_alone))
 
 
 def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
@@ -314,9 +314,9 @@ def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
     assert main(["estimate", "--validate", "--n-target", "7", "--m-stability", "6", "--scheduler", "synchronous"]) == 2
     assert capsys.readouterr().err == "ensstab: error: the harness was called\n"
     assert called["n_target"] == 7 and called["m_stability"] == 6 and called["client"] == "synchronous"
-    from ensstab_dask.cli._common import _default_cache_dir
+    from ensstab_dask.cli._common import default_cache_dir
 
-    assert called["cache_dir"] == _default_cache_dir()  # the real runs and the naive curve kept, as validate's
+    assert called["cache_dir"] == default_cache_dir()  # the real runs and the naive curve kept, as validate's
 
 
 @pytest.mark.parametrize("command", [["estimate", "--validate"], ["validate"]])

@@ -20,7 +20,7 @@ import pytest
 
 from ensstab_dask.checks import DEFAULT_MODEL
 from ensstab_dask.cli import build_parser
-from ensstab_dask.cli._common import _estimate_options, _n_targets
+from ensstab_dask.cli._common import estimate_options, n_targets_of
 from ensstab_dask.models import REGISTRY, USED_WHEN, models_using
 from ensstab_dask.settings import EstimateSettings
 
@@ -82,9 +82,9 @@ def test_every_word_of_a_simulator_stage_names_the_models_that_run_it(command):
 
 def _settings_of(argv: list[str]) -> EstimateSettings:
     args = build_parser().parse_args(argv)
-    options = _estimate_options(args)
+    options = estimate_options(args)
     options.pop("allow_large")
-    n_target = _n_targets(args, several=True)  # a surface's settings are its first n_target's
+    n_target = n_targets_of(args, several=True)  # a surface's settings are its first n_target's
     return EstimateSettings(n_feature=2000, n_target=n_target if isinstance(n_target, int) else n_target[0], **options)
 
 

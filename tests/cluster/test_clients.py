@@ -194,13 +194,13 @@ def test_ctrl_c_stops_workers_without_a_traceback_when_the_cluster_is_already_go
 
     from distributed import LocalCluster
 
-    from ensstab_dask.cluster.clients import _workers_killed_on_exit
+    from ensstab_dask.cluster.clients import workers_killed_on_exit
 
     raised = []
     monkeypatch.setattr(threading, "excepthook", raised.append)
     with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
         pass
-    with pytest.raises(KeyboardInterrupt), _workers_killed_on_exit(cluster):
+    with pytest.raises(KeyboardInterrupt), workers_killed_on_exit(cluster):
         raise KeyboardInterrupt
     time.sleep(0.5)
     assert raised == [] and "Traceback" not in capsys.readouterr().err

@@ -13,7 +13,7 @@ from sweep_cases import GRID, K, N, assert_same
 import ensstab_dask as es
 from ensstab_dask.cli import main
 from ensstab_dask.cluster import current_client, session
-from ensstab_dask.cluster.clients import _CLOSING_LOGGERS, _quiet_when_closing
+from ensstab_dask.cluster.clients import _CLOSING_LOGGERS, quiet_when_closing
 from ensstab_dask.exceptions import InvalidParameterError
 
 
@@ -89,7 +89,7 @@ def test_a_session_that_has_ended_refuses_to_start_a_cluster(started):
 def test_a_closing_local_cluster_s_comm_loggers_are_quiet_and_restored():
     logging.getLogger("distributed.batched").setLevel(logging.INFO)
     before = {name: logging.getLogger(name).level for name in _CLOSING_LOGGERS}
-    with _quiet_when_closing() as closing:
+    with quiet_when_closing() as closing:
         assert logging.getLogger("distributed.batched").isEnabledFor(logging.INFO)
         closing()
         for name in _CLOSING_LOGGERS:

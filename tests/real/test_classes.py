@@ -14,7 +14,7 @@ import pytest
 import scipy.io
 
 from ensstab_dask.cli import build_parser, main
-from ensstab_dask.cli._common import _load
+from ensstab_dask.cli._common import load_data
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 
@@ -91,20 +91,20 @@ def test_classes_keep_two_cell_types_in_every_format(tmp_path, fmt):
     np.testing.assert_array_equal(data.X, whole.X[np.isin(held, pick)])  # the rows of those cells, in order
 
     # The CLI: --classes as one comma-separated value, and the data line says what was kept.
-    data, _, line = _load(_args(path, label, ",".join(pick)))
+    data, _, line = load_data(_args(path, label, ",".join(pick)))
     assert class_counts(data.y) == {pick[0]: 12, pick[1]: 13}
     assert line.endswith(f"X 25 x {N_GENES}; 2 classes: {pick[0]} (12), {pick[1]} (13) (chosen by --classes of 10)")
 
 
 def test_a_ten_class_label_is_used_whole_and_the_data_line_gives_every_count(tmp_path):
     path, label, _ = _write(tmp_path, "h5ad")
-    data, _, line = _load(_args(path, label))
+    data, _, line = load_data(_args(path, label))
     assert len(data.y) == sum(SIZES)
     listed = ", ".join(f"{name} ({n})" for name, n in sorted(zip(CELL_TYPES, SIZES)))
     assert f"X 85 x {N_GENES}; 10 classes: {listed}; all 10 used, features ranked" in line
     assert "(two of them: --classes A,B)" in line
     # Two classes say nothing more than their counts.
-    _, _, line = _load(build_parser().parse_args(["estimate"]))
+    _, _, line = load_data(build_parser().parse_args(["estimate"]))
     assert line.endswith("X 62 x 2000; 2 classes: 0 (40), 1 (22)")
 
 

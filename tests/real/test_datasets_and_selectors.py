@@ -590,7 +590,7 @@ def test_the_cli_says_each_slip_in_one_line_and_runs(tmp_path, capsys):
 def test_a_label_that_is_a_column_name_and_a_position_is_the_name_and_said(tmp_path, caplog, capsys):
     """``--label 0`` where a column is named ``0`` took the first column, by position."""
     from ensstab_dask.cli import main
-    from ensstab_dask.cli._common import _load
+    from ensstab_dask.cli._common import load_data
     from ensstab_dask.cli._parser import build_parser
 
     X, y = _dataset()
@@ -602,7 +602,7 @@ def test_a_label_that_is_a_column_name_and_a_position_is_the_name_and_said(tmp_p
         f"{path}: label 0 names a column and is a position: the column named '0' (column 6) is the label, "
         "not column 0 ('f0'); to use that one, give its name"
     )
-    data, _, _ = _load(build_parser().parse_args(["estimate", "--data", str(path), "--label", "0"]))
+    data, _, _ = load_data(build_parser().parse_args(["estimate", "--data", str(path), "--label", "0"]))
     assert data.y.tolist() == y.tolist()
     # Where the name is the position, or no column has that name, there is nothing to say.
     caplog.clear()

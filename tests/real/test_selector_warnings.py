@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ensstab_dask.real.selectors import _run_batch, convergence_counted, library_of, say_selector_warnings
+from ensstab_dask.real.selectors import convergence_counted, library_of, run_batch, say_selector_warnings
 from ensstab_dask.seeding import as_seed_sequence
 
 
@@ -21,7 +21,7 @@ def _runs(every: bool):
     X, y = rng.normal(size=(12, 5)), np.repeat([0, 1], 6)
     seeds = [as_seed_sequence(s) for s in range(4)]
     with convergence_counted(every=every) as tally:
-        _run_batch(_warning_scorer, X, y, "half", seeds)
+        run_batch(_warning_scorer, X, y, "half", seeds)
     return tally
 
 
