@@ -43,7 +43,7 @@ import numpy as np
 
 from ensstab_dask.checks import MODELS
 
-DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60, "prostate-3level": 60}
+DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60, "prostate-3level": 60, "prostate-gene": 40}
 VARIANTS = [
     ("paper", 50),
     ("ensemble", 50),
@@ -59,12 +59,22 @@ M_LIST = [1, 5, 10, 20, 30, 50]
 def load(name):
     """A dataset by name: ``default`` (the embedded one), a reference dataset, or one with
     ``-3level`` appended, cut into -2 / 0 / 2 per feature (:func:`discretize`) as
-    scikit-feature's discretized sets are (Colon and Lymphoma already are; Prostate is not)."""
+    scikit-feature's discretized sets are (Colon and Lymphoma already are; Prostate is not),
+    or ``-gene``: a regression task, the gene of largest variance predicted from the others
+    (:func:`gene_target`)."""
     from ensstab_dask.real.datasets import discretize, make_microarray, reference_dataset
 
     base, _, cut = name.partition("-")
     data = make_microarray(seed=0) if base == "default" else reference_dataset(base)
-    return discretize(data) if cut == "3level" else data
+    return discretize(data) if cut == "3level" else gene_target(data) if cut == "gene" else data
+
+
+def gene_target(data):
+    """The regression task of a dataset: its feature of largest variance (the first, on a
+    tie) as the target ``y``, the other features as ``X`` (the class labels are dropped)."""
+    target = int(np.argmax(data.X.var(axis=0)))
+    names = None if data.feature_names is None else np.delete(data.feature_names, target)
+    return data._replace(X=np.delete(data.X, target, axis=1), y=data.X[:, target].copy(), feature_names=names)
 
 
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:
@@ -227,10 +237,11 @@ def main(argv=None) -> int:
 
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.estimates.validation import validate
+    from ensstab_dask.real.datasets import check_data
     from ensstab_dask.real.selectors import default_selector
+    from ensstab_dask.real.targets import task_of
 
     os.makedirs(args.cache_dir, exist_ok=True)
-    selector = default_selector(args.n_estimators)
     results = []
     with local_cluster() as cluster, Client(cluster) as client:
         for seed in (int(v) for v in args.seeds.split(",")):
@@ -241,6 +252,7 @@ def main(argv=None) -> int:
                 except ValueError as exc:
                     print(f"\n## {name}: skipped ({exc})")
                     continue
+                selector = default_selector(args.n_estimators, task=task_of(check_data(data.X, data.y)[1]))
                 for model in models:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", RuntimeWarning)

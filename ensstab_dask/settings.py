@@ -47,7 +47,8 @@ from ensstab_dask.indices import INDICES
 from ensstab_dask.models import CurveModel, get_model, models_using
 from ensstab_dask.models.anchored import COPY_DESIGN
 from ensstab_dask.real.datasets import check_n_target
-from ensstab_dask.real.selectors import check_resample, describe_selector
+from ensstab_dask.real.resamples import check_resample
+from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
 
 __all__ = [
@@ -149,7 +150,7 @@ class Seed:
 
 
 class Resample:
-    """A resample of the real runs (:func:`~ensstab_dask.real.selectors.check_resample`), kept as given."""
+    """A resample of the real runs (:func:`~ensstab_dask.real.resamples.check_resample`), kept as given."""
 
     def __call__(self, value, name: str):
         check_resample(value, name)
@@ -198,11 +199,9 @@ def validate_params(
     values: Mapping[str, Any],
     defaults: Mapping[str, Callable[[dict], Any]] | None = None,
 ) -> dict[str, Any]:
-    """Every value checked against its constraint, in the order of ``constraints``.
-
-    A value None with an entry in ``defaults`` takes that default first, a function of
-    the values checked before it. Returns the values to keep, by name.
-    """
+    """Every value checked against its constraint, in the order of ``constraints``. A value
+    None with an entry in ``defaults`` takes that default first, a function of the values
+    checked before it. Returns the values to keep, by name."""
     defaults = defaults or {}
     checked: dict[str, Any] = {}
     for name, constraint in constraints.items():

@@ -144,12 +144,12 @@ SIZES = ((1, 5, 10), (1, 5, 10, 100), (1, 500), DEFAULT_M_ENSEMBLE)
 # signature and the models' USED_WHEN agree with it ----------------------------------------------
 
 #: estimate()'s parameters that are not settings: the data, the problem, where the work runs.
-NOT_SETTINGS = {"X", "y", "n_target", "client", "progress", "allow_large", "feature_names", "cache_dir"}
+NOT_SETTINGS = {"X", "y", "n_target", "client", "progress", "allow_large", "feature_names", "cache_dir", "task"}
 #: The options of `ensstab estimate` and `validate` that are not settings: the data, where the
 #: work runs, the outputs, and the command line's own (a selector by its name, the naive check).
 CLI_OWN = set(
     "help yes data label classes n_target n_estimators scheduler timeout tls_ca_file tls_cert tls_key quiet json "
-    "output report overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw".split()
+    "output report overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw task".split()
 )
 CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "details", "features", "no_cache"}, "validate": CLI_OWN}
 

@@ -24,6 +24,7 @@ from ensstab_dask.cli._common import (
     cluster_options,
     default_cache_dir,
     estimate_options,
+    for_the_target,
     in_cli_text,
     in_cli_words,
     load_data,
@@ -31,6 +32,7 @@ from ensstab_dask.cli._common import (
     n_targets_of,
     parse_values,
     report_input,
+    target_record,
     write_json_option,
     write_outputs,
 )
@@ -40,7 +42,6 @@ from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, Unr
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
-from ensstab_dask.real.datasets import class_counts
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf
 from ensstab_dask.sweeps.sweep import sweep
@@ -189,6 +190,7 @@ def command_estimate(args) -> int:
     if args.features and get_model(args.model).copy_design() is None:
         raise UsageError(f"--features: --model {args.model} runs no real ensemble copies to count features on")
     data, source, data_line = load_data(args)
+    options = for_the_target(args, data, options)
     if args.validate and options["resample"] != "half":
         print(
             "ensstab: note: --resample applies to the estimate's runs; the naive check keeps the method's layout "
@@ -225,7 +227,7 @@ def command_estimate(args) -> int:
         print(est.details())
     payload = est.to_dict()
     payload["data"] = source
-    payload["classes"] = class_counts(data.y)
+    payload.update(target_record(data.y))
     if data.informative is not None:
         counts = est.single.selection_counts
         t = est.single.t_uniform
@@ -308,6 +310,7 @@ def command_validate(args) -> int:
     options = _naive_copies(args, estimate_options(args))
     check_before_the_data(args, options, n_target, naive=True)
     data, source, data_line = load_data(args)
+    options = for_the_target(args, data, options)
     print(data_line)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it
@@ -326,7 +329,7 @@ def command_validate(args) -> int:
     print(cli_words(res.summary(), args.cli_options, subject=False))
     ds = in_cli_text(res.to_dataset(), args.cli_options)
     ds.attrs["data"] = source
-    write_outputs(args, {**res.to_dict(), "classes": class_counts(data.y)}, ds)
+    write_outputs(args, {**res.to_dict(), **target_record(data.y)}, ds)
     return 0
 
 

@@ -26,6 +26,7 @@ from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.selectors import default_selector, library_of
+from ensstab_dask.real.targets import target_line, task_of
 from ensstab_dask.settings import SETTINGS, EstimateSettings, refuse_cutoff_with_pfer
 
 #: The path that names standard output (``--json -``), as in most command-line tools.
@@ -203,16 +204,38 @@ def dask_config(args) -> dict:
 SELECTORS = ("rf", "extra-trees", "logistic")
 
 
-def _selector(name: str, n_estimators: int):
+def _selector(name: str, n_estimators: int, task: str = "classification"):
     if name == "rf":
-        return default_selector(n_estimators)
+        return default_selector(n_estimators, task=task)
     if name == "extra-trees":
-        from sklearn.ensemble import ExtraTreesClassifier
+        from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 
-        return ExtraTreesClassifier(n_estimators=n_estimators, max_features="sqrt", n_jobs=1)
+        trees = ExtraTreesRegressor if task == "regression" else ExtraTreesClassifier
+        return trees(n_estimators=n_estimators, max_features="sqrt", n_jobs=1)
+    if task == "regression":
+        raise UsageError(f"--selector {name} is a classifier; a regression target takes --selector rf or extra-trees")
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(max_iter=2000)
+
+
+def for_the_target(args, data, options: dict) -> dict:
+    """``options`` for the data's target: a regression target's selector is the regressor
+    of ``--selector``, and ``task`` as the data were read (a whole-number target read as
+    regression stays one)."""
+    task = task_of(data.y)
+    selector = options["selector"] if task == "classification" else _selector(args.selector, args.n_estimators, task)
+    return {**options, "selector": selector, "task": task}
+
+
+def target_record(y) -> dict:
+    """What the JSON says of the label: its classes and counts, or a regression target's range."""
+    if task_of(y) == "classification":
+        return {"classes": class_counts(y)}
+    y = np.asarray(y)
+    return {
+        "target": {"task": "regression", "min": float(y.min()), "max": float(y.max()), "median": float(np.median(y))}
+    }
 
 
 def _resample(text: str) -> str | float:
@@ -327,6 +350,7 @@ def _read_options(args) -> dict:
         transpose=True if args.transpose else False if args.no_transpose else None,
         layer=args.layer,
         use_raw=args.use_raw,
+        task=args.task,
     )
 
 
@@ -340,12 +364,19 @@ def load_data(args):
     else:
         data = make_microarray(seed=0)
         source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
+    shape = f"X {data.X.shape[0]} x {data.X.shape[1]}"
+    if hasattr(data.X, "nnz"):
+        shape += f" (sparse, {data.X.nnz / max(1, data.X.shape[0] * data.X.shape[1]):.1%} stored)"
+    if task_of(data.y) == "regression":
+        if args.classes is not None:
+            raise UsageError("--classes selects classes of class labels; this label is a regression target")
+        return data, source, f"data: {source}; {shape}; y {target_line(data.y)}"
     every = class_counts(data.y)
     if args.classes is not None:
         data = select_classes(data, args.classes)
     counts = class_counts(data.y)
     listed = ", ".join(f"{label} ({n})" for label, n in counts.items())
-    line = f"data: {source}; X {data.X.shape[0]} x {data.X.shape[1]}; {len(counts)} classes: {listed}"
+    line = f"data: {source}; {shape}; {len(counts)} classes: {listed}"
     if len(counts) < len(every):
         line += f" (chosen by --classes of {len(every)})"
     elif len(counts) > 2:

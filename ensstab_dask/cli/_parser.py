@@ -15,6 +15,7 @@ from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, SELECTORS, 
 from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.real.datasets import data_formats
+from ensstab_dask.real.targets import TASKS
 from ensstab_dask.settings import (
     DEFAULTS,
     SETTINGS,
@@ -233,6 +234,14 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
     ad = est.add_argument_group("AnnData", "which matrix of a .h5ad file is read, as scanpy's layer= and use_raw=")
     ad.add_argument("--layer", metavar="NAME", default=None, help="read adata.layers[NAME] instead of X")
     ad.add_argument("--use-raw", action="store_true", help="read adata.raw.X and adata.raw.var_names instead of X")
+    est.add_argument(
+        "--task",
+        choices=TASKS,
+        default="auto",
+        help="what the label is: auto reads it from the values (numbers with fractions are a regression target), "
+        "regression also takes whole numbers (counts, scores); a regression target runs a random forest regressor "
+        "(--selector rf or extra-trees), its halves stratified by quantile bins of the label",
+    )
     est.add_argument(
         "--classes",
         metavar="A,B",

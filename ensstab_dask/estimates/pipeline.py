@@ -57,7 +57,7 @@ from ensstab_dask.models.onda import predict_curve
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
-from ensstab_dask.real.selectors import make_scorer
+from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.settings import EstimateSettings
 from ensstab_dask.simulator.estimators import threshold_draws, useful_draws
@@ -115,18 +115,21 @@ def estimate(
     pfer: float | None = None,
     feature_names=None,
     cache_dir: str | os.PathLike | None = None,
+    task: str = "auto",
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
     Parameters
     ----------
-    X, y : the data (n_samples, n_feature) and labels
+    X, y : the data (n_samples, n_feature) and class labels or a regression target
+        (``task``)
     n_target : int or sequence of int
         Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the first's,
         and ``Estimate.surface`` the curve at each from the same real runs, each row bit for bit
         that n_target's estimate (:mod:`~ensstab_dask.estimates.surface`; ``'anchored'`` only).
     selector : None, scikit-learn estimator or callable
-        See :mod:`ensstab_dask.real.selectors`; None is the default random forest.
+        See :mod:`ensstab_dask.real.selectors`; None is the default random forest (a
+        regressor for a regression target).
     m_ensemble : sequence of int
         Ensemble sizes to predict.
     m_stability : int
@@ -217,6 +220,11 @@ def estimate(
         lacks; a run read back is the run made, bit for bit. How many were reused is said
         on the ``ensstab_dask.cache`` logger (INFO). None: nothing cached. A plain callable
         selector is never cached.
+    task : {'auto', 'classification', 'regression'}
+        What ``y`` is (:mod:`ensstab_dask.real.targets`): "auto" reads it from the values (a
+        float ``y`` with fractions, or any ``y`` with a regressor as ``selector``, is a
+        regression target); "regression" also takes whole numbers (counts, scores). A
+        regression target's resamples are stratified by quantile bins of ``y``.
 
     Returns
     -------
@@ -247,7 +255,8 @@ def estimate(
     True
     """
     names = feature_names if feature_names is not None else getattr(X, "columns", None)
-    X, y = check_data(X, y)
+    X, y = check_data(X, y, task=task_for(task, selector))
+    selector = selector_for(selector, y)
     n_targets = n_target_list(n_target, n_feature=X.shape[1])
     names = feature_names_of(names, X.shape[1])
     settings = EstimateSettings(

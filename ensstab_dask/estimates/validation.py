@@ -40,6 +40,8 @@ from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CH
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.runs import Copies, check_plan_classes
+from ensstab_dask.real.selectors import selector_for, task_for
+from ensstab_dask.real.targets import task_of
 from ensstab_dask.seeding import SeedLike
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
@@ -53,7 +55,8 @@ _NAIVE_FORMAT = 4
 
 
 def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
-    """Where :func:`naive_check` keeps the naive curve of these data and settings."""
+    """Where :func:`naive_check` keeps the naive curve of these data and settings (the
+    selector among them says whether ``y`` is a regression target)."""
     X, y = check_data(X, y, n_target=n_target)
     h = hash_data(hashlib.sha256(), X, y)
     settings = dict(settings, n_target=int(n_target), format=_NAIVE_FORMAT)
@@ -87,6 +90,7 @@ def naive_check(
     settings recorded in the file are checked against the request before it is used.
     A plain callable selector is never cached: its name is all that describes it, and
     two functions of one name would share a file. ``naive``: default ``NaiveSettings()``.
+    ``y`` is a regression target when it holds fractions or the selector is a regressor.
     """
     naive = NaiveSettings() if naive is None else naive
     settings = naive.to_dict()
@@ -284,6 +288,7 @@ def validate(
     data: str = "",
     progress: bool = True,
     allow_large: bool = False,
+    task: str = "auto",
     **estimate_options,
 ) -> Validation:
     """Run the estimate and the naive check on the same data, and compare them per m.
@@ -298,10 +303,10 @@ def validate(
 
     Parameters
     ----------
-    X, y : the data (n_samples, n_feature) and class labels
+    X, y : the data (n_samples, n_feature) and class labels or a regression target
     n_target : int
         Features each selector keeps.
-    m_ensemble, m_stability, selector, aggregate, index, seed
+    m_ensemble, m_stability, selector, aggregate, index, seed, task
         Shared by the estimate and the naive check (see :func:`~ensstab_dask.estimate`).
     cache_dir : path, optional
         Where the naive check and the estimate's real runs are cached (:func:`naive_check`,
@@ -345,12 +350,15 @@ def validate(
     for bad in ("X", "y", "n_target", "client", "cache_dir"):
         if bad in estimate_options:
             raise InvalidParameterError(f"validate() got {bad!r} twice")
+    X, y = check_data(X, y, task=task_for(task, selector))
+    task = task_of(y)  # the checked y's, for the estimate to read it as this one did
+    selector = selector_for(selector, y)  # a regressor for a target: the nested checks read y as this one
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
     if cache_dir is not None:
         check_cache_dir(cache_dir)
     # Before any cluster starts: a class too small for the naive check's copies (the
     # estimate checks its own runs before it runs them), and a naive check too large to run.
-    check_plan_classes(check_data(X, y)[1], [Copies(1, 1)])
+    check_plan_classes(y, [Copies(1, 1)])
     check_naive_cost(
         X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
     )
@@ -367,6 +375,7 @@ def validate(
             progress=progress,
             allow_large=allow_large,
             cache_dir=cache_dir,
+            task=task,
             **common,
             **estimate_options,
         )

@@ -12,7 +12,8 @@ from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_seed
 from ensstab_dask.cluster import ClientLike, map_shared
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
-from ensstab_dask.real.selectors import make_scorer, member_ranks, resample_indices
+from ensstab_dask.real.resamples import resample_indices
+from ensstab_dask.real.selectors import make_scorer, member_ranks
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 
 # scikit-learn is imported where it is used: it takes a tenth of a second to import.
@@ -78,7 +79,7 @@ def _loo_fold(setup: _FoldSetup, X, y, fold, fold_seed):
     scorer, predictor, n_target, m_ensemble = setup.scorer, setup.predictor, setup.n_target, setup.m_ensemble
 
     rng = make_rng(fold_seed)
-    rest = np.delete(np.arange(len(X)), fold)
+    rest = np.delete(np.arange(X.shape[0]), fold)
     # Stratified, so that both the selector and the predictor see every class.
     select_half = rest[resample_indices(y[rest], "half", rng)]
     train_half = np.setdiff1d(rest, select_half)
@@ -157,7 +158,7 @@ def prediction_accuracy(
     >>> acc.accuracy == float((acc.predictions == data.y).mean())
     True
     """
-    X, y = check_data(X, y, n_target=n_target)
+    X, y = check_data(X, y, n_target=n_target, task="classification")  # it scores predicted classes
     labels, counts = np.unique(y, return_counts=True)
     if counts.min() < 3:
         raise InvalidParameterError(
@@ -177,7 +178,7 @@ def prediction_accuracy(
 
         predictor = RandomForestClassifier(n_estimators=300, n_jobs=1)
     ss = as_seed_sequence(seed)
-    folds = [(fold, derive(ss, Stream.PREDICTION, fold)) for fold in range(len(X))]
+    folds = [(fold, derive(ss, Stream.PREDICTION, fold)) for fold in range(X.shape[0])]
     shared = (_FoldSetup(scorer, predictor, n_target, m_ensemble, aggregate), X, y)
     preds = np.asarray(map_shared(_loo_fold, shared, folds, client=client))
     correct = preds == y

@@ -45,8 +45,15 @@ _NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
 def hash_data(h, X, y):
     """``h`` (a :mod:`hashlib` object) updated with the dtype, shape and bytes of ``X`` then
     ``y``; returns ``h``. An object array (text labels as pandas reads them) by its values'
-    types and text: its bytes are pointers, another in every process."""
-    for arr in (X, y):
+    types and text: its bytes are pointers, another in every process. A sparse X (as
+    :func:`~ensstab_dask.real.datasets.check_data` leaves it: canonical CSC) by its format,
+    shape and arrays."""
+    if hasattr(X, "indptr"):
+        h.update(f"{X.format}{X.shape}".encode())
+        arrays = (X.data, X.indices, X.indptr, y)
+    else:
+        arrays = (X, y)
+    for arr in arrays:
         arr = np.ascontiguousarray(arr)
         h.update(f"{arr.dtype.str}{arr.shape}".encode())
         if arr.dtype.kind == "O":

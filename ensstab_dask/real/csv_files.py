@@ -169,7 +169,7 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
             f"{path}: feature columns must be numeric; {len(non_numeric)} of {len(keep)} are not, the first [{shown}]: "
             "leave them out of the file, or name a column of sample ids with index_col=NAME"
         )
-    if not transposed:
+    if not transposed and options.task != "regression":
         _refuse_a_feature_as_label(path, y, header[at], len(keep))
     return Data(frame.iloc[:, keep].to_numpy(dtype=np.float64), y, np.asarray(names, dtype=str))
 
@@ -299,5 +299,6 @@ def _refuse_a_feature_as_label(path: Path, y: np.ndarray, name: str, n_features:
     )
     raise InvalidParameterError(
         f"{path}: the label column {shown_name(name)} holds {what}, not class labels, in more rows ({len(y)}) than "
-        f"features ({n_features}): is the file one column per sample? name its label row, with transpose=True"
+        f"features ({n_features}): is the file one column per sample? name its label row, with transpose=True (or, "
+        "for a continuous target, task='regression')"
     )

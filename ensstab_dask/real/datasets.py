@@ -55,6 +55,8 @@ from ensstab_dask.real.formats import (
     reason_of,
     shown_name,
 )
+from ensstab_dask.real.repeats import say_repeated_samples
+from ensstab_dask.real.targets import check_target, task_of
 from ensstab_dask.seeding import SeedLike, make_rng
 
 # scikit-learn is imported where it is used (import time).
@@ -85,42 +87,65 @@ REFERENCE_SOURCE = "https://jundongl.github.io/scikit-feature/datasets.html"
 DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
 
 
-def check_data(X, y, *, n_target: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tuple[np.ndarray, np.ndarray]:
     """Validate a feature matrix and labels for the method; return them as arrays.
 
-    scikit-learn's ``check_X_y`` and ``check_classification_targets`` do the checking
-    (X 2-D, real and finite, at least 4 samples, as many labels as samples; y class
-    labels, no missing labels); their refusals are re-raised as one line naming X or y.
-    Then a single class is refused, and (with ``n_target``) ``n_target >= n_feature``.
+    scikit-learn's ``check_X_y`` does the checking (X 2-D, real and finite, at least 4
+    samples, as many labels as samples, no missing labels); then ``y`` is read as the
+    ``task`` it is (:func:`~ensstab_dask.real.targets.check_target`: class labels, at least
+    two classes, or a regression target, float64). Refusals are one line naming X or y.
+    With ``n_target``, ``n_target >= n_feature`` is refused.
+
+    A dense X becomes float64; a scipy sparse X stays sparse, as CSC float32 with sorted
+    indices (what scikit-learn's trees fit on without a copy), a tenth of a single-cell
+    matrix's dense size.
     """
-    from sklearn.utils.multiclass import check_classification_targets
+    import scipy.sparse
     from sklearn.utils.validation import check_X_y
 
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:  # a .mat file's Y is a column (or a row)
         y = y.ravel()
+    sparse = scipy.sparse.issparse(X)
+    if sparse and np.issubdtype(X.dtype, np.number):
+        _check_float32_range(X.data)  # before float32 would make them inf
     try:
-        X, y = check_X_y(X, y, dtype=np.float64, ensure_min_samples=4)
-        check_classification_targets(y)
+        X, y = check_X_y(X, y, accept_sparse="csc", dtype=np.float32 if sparse else np.float64, ensure_min_samples=4)
+        y = check_target(y, task)
+    except InvalidParameterError:
+        raise
     except (TypeError, ValueError) as exc:  # X is still the caller's when check_X_y refused it
         raise _data_error(exc, X, y) from exc
-    _check_float32_range(X)
-    if len(np.unique(y)) < 2:
-        raise InvalidParameterError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
+    if sparse:
+        X = _canonical(X)
+    else:
+        _check_float32_range(X)
     if n_target is not None:
         check_n_target(n_target, X.shape[1])
     return X, y
 
 
+def _canonical(X):
+    """A CSC matrix with sorted indices and no duplicates (its bytes then say its values),
+    as a copy when the caller's is not so already."""
+    if X.has_canonical_format:
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    return X
+
+
 def _check_float32_range(X: np.ndarray) -> None:
     """Refuse values beyond float32's range (about 3.4e38): scikit-learn's trees compute in
-    float32 and refuse them only once the first real run has started."""
+    float32 and refuse them only once the first real run has started. ``X`` dense (2-D),
+    or a sparse matrix's stored values (1-D)."""
     big = np.abs(X) > np.finfo(np.float32).max
     if big.any():
-        r, c = np.argwhere(big)[0]
+        first = tuple(np.argwhere(big)[0])
+        where = f"first at sample {first[0]}, feature {first[1]}" if X.ndim == 2 else "first"
         raise InvalidParameterError(
             f"X holds values beyond float32's range, +-{float(np.finfo(np.float32).max):.3g}, in which scikit-learn's "
-            f"trees compute ({int(big.sum())} values; first at sample {r}, feature {c}: {X[r, c]:g}); rescale X"
+            f"trees compute ({int(big.sum())} values; {where}: {X[first]:g}); rescale X"
         )
 
 
@@ -156,18 +181,25 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
             return InvalidParameterError("X must be a dense numeric (n_samples, n_feature) array; it holds text")
         return InvalidParameterError(f"X must be a dense numeric (n_samples, n_feature) array: {reason_of(exc)}")
     if "inconsistent numbers of samples" in msg:
-        return InvalidParameterError(f"X and y have different lengths: {len(X)} samples in X, {len(y)} labels in y")
+        return InvalidParameterError(
+            f"X and y have different lengths: {np.shape(X)[0]} samples in X, {len(y)} labels in y"
+        )
     if "2D array" in msg or "dim <= 2" in msg:
         return InvalidParameterError(f"X must be 2-D (n_samples, n_feature); got shape {np.shape(X)}")
     if "y should be a 1d array" in msg:
         return InvalidParameterError(f"y must be 1-D (one label per sample); got shape {y.shape}")
     if "sample(s)" in msg:
-        return InvalidParameterError(f"X must have at least 4 samples; got {len(X)}")
+        return InvalidParameterError(f"X must have at least 4 samples; got {np.shape(X)[0]}")
     if "feature(s)" in msg:
         return InvalidParameterError(f"X must have at least 1 feature; got shape {np.shape(X)}")
     if "Input X contains" in msg:
-        bad = ~np.isfinite(np.asarray(X, dtype=np.float64))
-        r, c = np.argwhere(bad)[0]
+        if hasattr(X, "tocoo"):  # sparse: its stored values
+            coo = X.tocoo()
+            bad = ~np.isfinite(coo.data.astype(np.float64))
+            r, c = coo.row[bad][0], coo.col[bad][0]
+        else:
+            bad = ~np.isfinite(np.asarray(X, dtype=np.float64))
+            r, c = np.argwhere(bad)[0]
         where = f"first at sample {r}, feature {c}"
         return InvalidParameterError(f"X contains NaN or inf ({int(bad.sum())} values; {where})")
     if "Input y contains" in msg:
@@ -243,6 +275,8 @@ def select_classes(data: Data, classes) -> Data:
     >>> class_counts(select_classes(make_microarray(seed=0), "0,1").y)
     {'0': 40, '1': 22}
     """
+    if task_of(data.y) == "regression":
+        raise InvalidParameterError("classes selects classes of class labels; y is a regression target")
     counts = class_counts(data.y)
     chosen = [c.strip() for c in classes.split(",")] if isinstance(classes, str) else [_label_text(c) for c in classes]
     if len(set(chosen)) < 2 or len(set(chosen)) != len(chosen):
@@ -268,6 +302,7 @@ def load_dataset(
     transpose: bool | None = None,
     layer: str | None = None,
     use_raw: bool = False,
+    task: str = "auto",
 ) -> Data:
     """Read a dataset from a file in one of the formats of :data:`LOADERS`: ``.mat``
     (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
@@ -304,6 +339,10 @@ def load_dataset(
     use_raw : bool, default False
         ``.h5ad`` only: read ``adata.raw.X`` and ``adata.raw.var_names`` (not with
         ``layer``, as scanpy).
+    task : {'auto', 'classification', 'regression'}
+        What the label is (:mod:`ensstab_dask.real.targets`): "auto" reads it from the
+        values (a float label with fractions is a regression target, returned as float64);
+        "regression" also takes whole numbers. ``classes`` needs class labels.
 
     Returns
     -------
@@ -349,15 +388,15 @@ def load_dataset(
     suffix = path.suffix.lower()
     if suffix not in LOADERS:
         raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
-    data = LOADERS[suffix](path, ReadOptions(label, index_col, transpose, layer, bool(use_raw)))
-    X, y = check_data(data.X, data.y)
+    data = LOADERS[suffix](path, ReadOptions(label, index_col, transpose, layer, bool(use_raw), task))
+    X, y = check_data(data.X, data.y, task=task)
     names = data.feature_names
     if names is not None and np.shape(names) != (X.shape[1],):  # else refused only once the work is done
         raise InvalidParameterError(
             f"{path}: feature_names must hold one name per feature of X ({X.shape[1]}); got shape {np.shape(names)}"
         )
     data = Data(X, y, _unique_names(path, names))
-    _say_repeated_samples(path, X, y)
+    say_repeated_samples(path, X, y)
     return data if classes is None else select_classes(data, classes)
 
 
@@ -411,51 +450,6 @@ def _unique_names(path: Path, names: np.ndarray | None) -> np.ndarray | None:
         example if len(example) <= 80 else example[:79] + "\u2026",
     )
     return unique
-
-
-def _row_hashes(X: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row of a float64 X, equal for equal rows (-0.0 and 0.0 alike):
-    integer arithmetic, so no summation order changes it, over about 64 MiB of rows at a time."""
-    weights = np.random.default_rng(0).integers(1, 2**63, size=X.shape[1], dtype=np.uint64) | np.uint64(1)
-    hashes = np.empty(len(X), dtype=np.uint64)
-    step = max(1, 2**23 // max(1, X.shape[1]))
-    for start in range(0, len(X), step):
-        bits = np.ascontiguousarray(X[start : start + step] + 0.0).view(np.uint64)
-        hashes[start : start + step] = (bits * weights).sum(axis=1, dtype=np.uint64)  # wraps around, as meant
-    return hashes
-
-
-def _say_repeated_samples(path: Path, X: np.ndarray, y: np.ndarray) -> None:
-    """One warning when samples repeat an earlier one: a resample then draws copies of
-    one sample, and the selection looks more stable than it is."""
-    n = len(X)
-    # Rows whose hash is shared by another are the only ones that can repeat: they alone are
-    # compared whole (a single-cell X may be most of the memory there is).
-    keys = _row_hashes(X)
-    _, key_id, key_count = np.unique(keys, return_inverse=True, return_counts=True)
-    shared = np.flatnonzero(key_count[key_id.ravel()] > 1)
-    if not len(shared):
-        return
-    rows = np.ascontiguousarray(X[shared] + 0.0)  # -0.0 and 0.0 are one value
-    whole = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, row_id = np.unique(whole, return_inverse=True)
-    _, label_id = np.unique(np.asarray(y)[shared], return_inverse=True)
-    n_rows = len(np.unique(row_id))
-    n_pairs = len(np.unique(np.column_stack([row_id.ravel(), label_id.ravel()]), axis=0))
-    same, other = len(shared) - n_pairs, n_pairs - n_rows
-    if not (same or other):
-        return
-    said = []
-    if same:
-        said.append(f"{same} of {n} samples repeat an earlier one (same values, same label)")
-    if other:
-        said.append(f"{other} repeat an earlier sample's values under another label")
-    logger.warning(
-        "%s: %s: a resample then holds copies of one sample, and the selection looks more stable than it is; "
-        "drop the copies unless they are real replicates",
-        path,
-        "; ".join(said),
-    )
 
 
 def reference_dataset(name: str, *, data_dir: str | os.PathLike | None = None) -> Data:

@@ -67,7 +67,7 @@ class ReadOptions(NamedTuple):
     ``label``: the label column (.csv, .h5ad); ``index_col``: the column of sample ids
     (.csv; False: none); ``transpose``: the file holds one column per sample (.csv; None:
     detected from the label); ``layer``, ``use_raw``: the matrix read instead of ``X``
-    (.h5ad).
+    (.h5ad); ``task``: what the label is (every format; :mod:`~ensstab_dask.real.targets`).
     """
 
     label: Any = None
@@ -75,6 +75,7 @@ class ReadOptions(NamedTuple):
     transpose: bool | None = None
     layer: str | None = None
     use_raw: bool = False
+    task: str = "auto"
 
 
 #: The options of :class:`ReadOptions` beyond the label, with the formats that take them.
@@ -199,13 +200,34 @@ def _npz_archive(path: Path):
         raise InvalidParameterError(f"{path}: not a readable NumPy .npz archive ({reason_of(exc)})") from exc
 
 
+def _sparse_npz(path: Path, npz, found: str) -> Data:
+    """A scipy sparse X in the layout ``scipy.sparse.save_npz`` writes (``data``,
+    ``indices``, ``indptr``, ``shape``, ``format``) beside ``y`` and optional ``feature_names``."""
+    import scipy.sparse
+
+    if "y" not in npz and "Y" not in npz:
+        raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing beside the sparse X; found [{found}]")
+    try:
+        X = scipy.sparse.load_npz(path)
+        y = np.asarray(npz["y" if "y" in npz else "Y"])
+        names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
+    except (*UNREADABLE, zipfile.BadZipFile, ValueError) as exc:
+        raise InvalidParameterError(f"{path}: not a readable sparse matrix and labels ({reason_of(exc)})") from exc
+    return Data(X, y, names)
+
+
 def load_npz(path: Path, options: ReadOptions) -> Data:
     """``X``, ``y`` (or ``Y``) and optional ``feature_names`` (``label`` is refused: the file
-    names its labels)."""
+    names its labels); or a scipy sparse X as ``scipy.sparse.save_npz`` lays it out
+    (``data``, ``indices``, ``indptr``, ``shape``, ``format``) with ``y`` beside it:
+    ``np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape,
+    format=X.format, y=y)``."""
     _no_label(path, options.label, "its y array")
     refuse_others(path, options)
     npz = _npz_archive(path)
     found = ", ".join(shown_name(k) for k in sorted(npz.files)[:10])
+    if "X" not in npz and {"format", "data", "indices", "indptr", "shape"} <= set(npz.files):
+        return _sparse_npz(path, npz, found)
     if "X" not in npz:
         raise InvalidParameterError(f"{path}: key 'X' is missing; found [{found}]")
     ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
@@ -293,26 +315,32 @@ def _size(n_bytes: int) -> str:
     return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
 
 
-def _dense_float64(path: Path, X) -> np.ndarray:
-    """An AnnData ``X`` (dense, or scipy sparse as single-cell data mostly are) as the dense
-    float64 array the selectors need, refused up front when that would not fit in memory."""
+def _matrix(path: Path, X):
+    """An AnnData ``X`` as the selectors take it: dense as float64; scipy sparse (as
+    single-cell data mostly are) kept sparse, for :func:`~ensstab_dask.real.datasets.check_data`
+    to make CSC float32. Refused up front when that would not fit in memory, priced as
+    what it becomes (8 bytes a value dense; 8 a stored value, 4 an index, sparse)."""
     import scipy.sparse
 
     if X is None:
         raise InvalidParameterError(f"{path}: the AnnData object has no X matrix")
     n_obs, n_vars = X.shape
-    need = 8 * n_obs * n_vars
     sparse = scipy.sparse.issparse(X)
+    need = 8 * X.nnz + 4 * (n_vars + 1) if sparse else 8 * n_obs * n_vars
+    as_what = f"as a sparse CSC float32 matrix ({X.nnz:,} stored values)" if sparse else "as a dense float64 array"
     # A dense float64 X is in memory already (backed=None read it) and is used as it is.
     available = _available_bytes()
     if (sparse or np.asarray(X).dtype != np.float64) and need > available:
         raise InvalidParameterError(
-            f"{path}: X ({n_obs} obs x {n_vars} vars) needs {_size(need)} as a dense float64 array, more than the "
+            f"{path}: X ({n_obs} obs x {n_vars} vars) needs {_size(need)} {as_what}, more than the "
             f"{_size(available)} of memory available: keep fewer vars (highly variable genes, say) in the file"
         )
+    if sparse:
+        if not np.issubdtype(X.dtype, np.number):
+            raise InvalidParameterError(f"{path}: X must be numeric; got a sparse matrix of {X.dtype}")
+        return X
     try:
-        # Sparse: convert the stored values only, then allocate the dense array once.
-        return X.astype(np.float64).toarray() if sparse else np.asarray(X, dtype=np.float64)
+        return np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # strings or objects in X
         raise InvalidParameterError(f"{path}: X must be numeric ({reason_of(exc)})") from exc
 
@@ -364,4 +392,4 @@ def anndata_data(adata, label=None, *, layer: str | None = None, use_raw: bool =
         if adata.raw is None:
             raise InvalidParameterError(f"{where}: use_raw=True, but the AnnData object has no raw; leave it out")
         X, var_names = adata.raw.X, adata.raw.var_names
-    return Data(_dense_float64(Path(where), X), y, np.asarray(var_names, dtype=str))
+    return Data(_matrix(Path(where), X), y, np.asarray(var_names, dtype=str))

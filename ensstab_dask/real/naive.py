@@ -25,8 +25,9 @@ from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, ch
 from ensstab_dask.cluster import ClientLike
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
 from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.resamples import check_resample_classes
 from ensstab_dask.real.runs import Copies, real_run_plan
-from ensstab_dask.real.selectors import check_resample_classes, describe_selector, real_run
+from ensstab_dask.real.selectors import describe_selector, real_run, selector_for, task_for
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "naive_real_runs", "LAYOUTS"]
@@ -41,7 +42,14 @@ def naive_real_runs(m_ensemble, m_stability: int) -> int:
 
 
 def check_naive_cost(
-    X, y, n_target: int, *, m_ensemble, m_stability: int, selector=None, allow_large: bool = False
+    X,
+    y,
+    n_target: int,
+    *,
+    m_ensemble,
+    m_stability: int,
+    selector=None,
+    allow_large: bool = False,
 ) -> None:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
     threshold (:func:`~ensstab_dask.budget.cost.check_cost`), one of them timed on ``(X, y)`` when
@@ -99,6 +107,7 @@ def real_ensemble_stability(
     batch_size: int = 1,
     progress: bool = True,
     allow_large: bool = False,
+    task: str = "auto",
 ) -> xr.Dataset:
     """The naive check: measure ensemble stability with real runs (see the module docstring).
 
@@ -129,6 +138,11 @@ def real_ensemble_stability(
     allow_large : bool
         Run even above 10,000 real runs; without it the check is refused before any
         work, saying what it would cost (:mod:`ensstab_dask.budget.cost`).
+    task : {'auto', 'classification', 'regression'}
+        What ``y`` is (:mod:`ensstab_dask.real.targets`; "auto" reads it from ``y``, and a
+        regressor as ``selector`` makes it a regression target). A regression target's
+        default selector is a random forest regressor, its resamples stratified by
+        quantile bins of ``y``.
 
     Returns
     -------
@@ -153,7 +167,8 @@ def real_ensemble_stability(
     >>> bool((real.nogueira_lower <= real.nogueira).all())
     True
     """
-    X, y = check_data(X, y, n_target=n_target)
+    X, y = check_data(X, y, n_target=n_target, task=task_for(task, selector))
+    selector = selector_for(selector, y)
     check_resample_classes(y, "half")  # here, not in the first task on a worker
     n_feature = X.shape[1]
     m_list = check_m_ensemble(m_ensemble)
@@ -164,7 +179,13 @@ def real_ensemble_stability(
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     check_naive_cost(
-        X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
+        X,
+        y,
+        n_target,
+        m_ensemble=m_list,
+        m_stability=m_stability,
+        selector=selector,
+        allow_large=allow_large,
     )
     ss = as_seed_sequence(seed)
     pool = max(m_list)

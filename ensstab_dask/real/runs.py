@@ -19,16 +19,18 @@ from ensstab_dask.checks import CALIBRATION_LAYOUTS, check_choice, check_int
 from ensstab_dask.cluster import ClientLike, Display, run_tasks
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.resamples import check_resample, min_per_class
 from ensstab_dask.real.selectors import (
     Scorer,
-    check_resample,
     convergence_counted,
     make_scorer,
     member_ranks,
-    min_per_class,
     run_batch,
     say_selector_warnings,
+    selector_for,
+    task_for,
 )
+from ensstab_dask.real.targets import task_of
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive
 from ensstab_dask.simulator.kernel import top_subsets
 
@@ -62,13 +64,14 @@ def real_runs(
     Run ``i`` is seeded ``derive(pool.seed, Stream.REAL_RUNS, i)``, so the result is the
     same whatever ``batch_size`` or ``client``. ``X`` and ``y`` are scattered to the
     workers once. ``progress``: a bar of the runs on stderr (see
-    :mod:`ensstab_dask.cluster.progress`).
+    :mod:`ensstab_dask.cluster.progress`). ``y`` is read as a regression target when it
+    holds fractions or ``selector`` is a regressor (:func:`~ensstab_dask.real.selectors.task_for`).
 
     Returns
     -------
     ndarray of int64, shape (n_runs, n_feature): the ranks of each run.
     """
-    X, y = check_data(X, y, n_target=n_target)
+    X, y = check_data(X, y, n_target=n_target, task=task_for("auto", selector))
     return real_run_plan(X, y, [pool], selector=selector, client=client, batch_size=batch_size, progress=progress)[0]
 
 
@@ -119,7 +122,10 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
     cluster starts, in one line naming the class, its count and what needs more.
 
     A resample without some class fits the selector on fewer classes than the data has
-    (:func:`~ensstab_dask.real.selectors.check_resample_classes`)."""
+    (:func:`~ensstab_dask.real.resamples.check_resample_classes`); a regression target's
+    quantile bins are made as large as the runs need."""
+    if task_of(y) == "regression":
+        return
     labels, counts = np.unique(np.asarray(y), return_counts=True)
     small, count = labels.tolist()[counts.argmin()], int(counts.min())
     for item in plan:
@@ -212,7 +218,7 @@ def real_run_plan(
             check_int(item.copies, "copies", minimum=1)
             check_int(item.members, "members", minimum=1)
     check_plan_classes(y, plan)  # here, not in a worker's traceback
-    scorer = make_scorer(selector)
+    scorer = make_scorer(selector_for(selector, y))
     per_item = [_plan_tasks(item, batch_size) for item in plan]
     tasks = [task for item_tasks in per_item for task in item_tasks]
     display = Display(desc, "run", [len(t[-1]) for t in tasks], enabled=progress)
@@ -229,7 +235,15 @@ def real_run_plan(
 
 
 def real_subsets(
-    X, y, n_target: int, *, n_runs: int, selector=None, resample="half", seed: SeedLike = 0, client: ClientLike = None
+    X,
+    y,
+    n_target: int,
+    *,
+    n_runs: int,
+    selector=None,
+    resample="half",
+    seed: SeedLike = 0,
+    client: ClientLike = None,
 ) -> np.ndarray:
     """Stage 1: the top-``n_target`` subsets of ``n_runs`` real runs, shape (n_runs, n_target).
 

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import math
-import numbers
 import operator
 import threading
 import warnings
@@ -38,15 +36,19 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from ensstab_dask.aggregation import rank_scores
-from ensstab_dask.checks import RESAMPLES, check_real
+from ensstab_dask.checks import check_choice
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.resamples import check_resample_classes, resample_indices
+from ensstab_dask.real.targets import task_of
 from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
 
 # scikit-learn is imported where it is used: it takes a tenth of a second to import.
 
 __all__ = [
     "default_selector",
+    "selector_for",
+    "task_for",
     "ImportanceSelector",
     "make_scorer",
     "resample_indices",
@@ -61,18 +63,60 @@ __all__ = [
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
 
-def default_selector(n_estimators: int = 300):
-    """The method's base selector: a Gini random forest, one thread (parallelism is Dask's).
+def default_selector(n_estimators: int = 300, *, task: str = "classification"):
+    """The method's base selector: a random forest of ``n_estimators`` trees, each split
+    drawn from sqrt(n_feature) features, one thread (parallelism is Dask's). For
+    ``task="classification"`` a Gini ``RandomForestClassifier``; for ``"regression"`` a
+    ``RandomForestRegressor`` (squared error).
 
     Examples
     --------
     >>> from ensstab_dask import default_selector
     >>> default_selector(50).get_params()["n_estimators"]
     50
+    >>> type(default_selector(50, task="regression")).__name__
+    'RandomForestRegressor'
     """
-    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
+    check_choice(task, "task", ("classification", "regression"))
+    if task == "regression":
+        return RandomForestRegressor(n_estimators=n_estimators, max_features="sqrt", n_jobs=1)
     return RandomForestClassifier(n_estimators=n_estimators, max_features="sqrt", criterion="gini", n_jobs=1)
+
+
+def task_for(task: str, selector) -> str:
+    """``task`` as ``selector`` reads it: "auto" with a regressor (or an
+    :class:`ImportanceSelector` of one) is "regression", so that a whole-number ``y``
+    (counts, a score) given to a regressor is its target."""
+    from sklearn.base import is_regressor
+
+    estimator = selector.estimator if isinstance(selector, ImportanceSelector) else selector
+    return "regression" if task == "auto" and hasattr(estimator, "get_params") and is_regressor(estimator) else task
+
+
+def selector_for(selector, y):
+    """``selector`` for the checked ``y``: None is :func:`default_selector` of ``y``'s task
+    (:func:`~ensstab_dask.real.targets.task_of`; a regression target's None is the
+    regressor, class labels' stays None, the default forest); a classifier for a
+    regression target, or a regressor for class labels, is refused before any run."""
+    from sklearn.base import is_classifier, is_regressor
+
+    task = task_of(y)
+    if selector is None:
+        return default_selector(task=task) if task == "regression" else None
+    estimator = selector.estimator if isinstance(selector, ImportanceSelector) else selector
+    if not hasattr(estimator, "get_params"):  # a callable, or a scorer already made: its own business
+        return selector
+    wrong = is_classifier(estimator) if task == "regression" else is_regressor(estimator)
+    if wrong:
+        kind = "classifier" if task == "regression" else "regressor"
+        other = "regressor" if task == "regression" else "classifier"
+        raise InvalidParameterError(
+            f"selector {type(estimator).__name__} is a {kind}, but y is a {task} target; give a {other} "
+            f"(or task='{'classification' if task == 'regression' else 'regression'}' if y was misread)"
+        )
+    return selector
 
 
 def make_scorer(selector=None, importance_getter="auto") -> Scorer:
@@ -293,84 +337,18 @@ def _check_keeps_features(pipeline) -> None:
         names = out
 
 
-def check_resample(resample, name: str = "resample") -> str | float:
-    """A resample of a real run: one of :data:`~ensstab_dask.checks.RESAMPLES` or a fraction in (0, 1]."""
-    if isinstance(resample, str) and resample in RESAMPLES:
-        return resample
-    if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
-        return check_real(resample, name, minimum=0.0, maximum=1.0, open_minimum=True)
-    raise InvalidParameterError(
-        f"{name} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {resample!r}"
-    )
-
-
-def min_per_class(resample: str | float) -> int:
-    """Samples each class needs so that every stratified resample of this kind holds it."""
-    if resample == "bootstrap":  # a stratified bootstrap keeps every class's count
-        return 1
-    fraction = 0.5 if resample in ("half", "bagging") else float(resample)
-    # Each class gets its share of the draw, floor(count x fraction) or one more.
-    return math.ceil(round(1 / fraction, 9))
-
-
-def check_resample_classes(y, resample) -> None:
-    """Refuse labels ``y`` with a class too small for every ``resample`` to hold it.
-
-    A resample without some class fits the selector on fewer classes than the data has
-    (on one class, a forest's importances are all 0 and its ranking is a random one).
-    """
-    resample = check_resample(resample)
-    need = min_per_class(resample)
-    labels, counts = np.unique(np.asarray(y), return_counts=True)
-    if counts.min() < need:
-        small = labels.tolist()[counts.argmin()]
-        raise InvalidParameterError(
-            f"resample={resample!r} needs at least {need} samples of every class, so that each resample "
-            f"holds all classes; class {small!r} has {counts.min()}"
-        )
-
-
-def resample_indices(y, resample, rng: np.random.Generator) -> np.ndarray:
-    """Sample indices of one run, stratified by the class labels ``y``.
-
-    A half or a fraction without replacement, a bootstrap, or ``"bagging"``: a bootstrap
-    sample of a random half (one weak selector of a bagging ensemble, which sees a
-    bootstrap sample of its copy's half). Each class gets its share of the draw
-    (``sklearn.utils.resample(..., stratify=y)``, seeded from ``rng``); a class too small
-    for that is refused (:func:`check_resample_classes`).
-    """
-    from sklearn.utils import resample as sk_resample
-
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise InvalidParameterError(
-            f"y must be 1-D class labels, one per sample (resamples are stratified); got shape {y.shape}"
-        )
-    resample = check_resample(resample)
-    check_resample_classes(y, resample)
-    if resample == "bagging":
-        half = resample_indices(y, "half", rng)
-        return half[resample_indices(y[half], "bootstrap", rng)]
-    n_samples = len(y)
-    replace = resample == "bootstrap"
-    fraction = 1.0 if replace else 0.5 if resample == "half" else float(resample)
-    size = min(max(2, int(np.floor(fraction * n_samples))), n_samples)
-    idx = sk_resample(
-        np.arange(n_samples), replace=replace, n_samples=size, stratify=y, random_state=int(rng.integers(2**32))
-    )
-    return idx if replace else np.sort(idx)
-
-
-def real_run(X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
+def real_run(
+    X, y, n_target: int, *, selector=None, resample="half", seed: SeedLike = 0, task: str = "auto"
+) -> np.ndarray:
     """One real run: ranks 1..n_feature (1 = best) of every feature.
 
     The run uses ``seed`` itself; run ``i`` of :func:`~ensstab_dask.real.runs.real_runs` is this function with
     ``seed=derive(seed, Stream.REAL_RUNS, i)``. The top ``n_target`` of a run is
     ``np.flatnonzero(ranks <= n_target)``.
     """
-    X, y = check_data(X, y, n_target=n_target)
+    X, y = check_data(X, y, n_target=n_target, task=task_for(task, selector))
     check_resample_classes(y, resample)
-    return run_batch(make_scorer(selector), X, y, resample, [as_seed_sequence(seed)])[0]
+    return run_batch(make_scorer(selector_for(selector, y)), X, y, resample, [as_seed_sequence(seed)])[0]
 
 
 def run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Sequence) -> np.ndarray:
@@ -540,7 +518,7 @@ def member_ranks(scorer: Scorer, X: np.ndarray, y: np.ndarray, layout: str, copy
     for callers that already split the data.
     """
     out = np.empty((len(member_seeds), X.shape[1]), dtype=np.int64)
-    everything = np.arange(len(X))
+    everything = np.arange(X.shape[0])
     half = resample_indices(y, "half", make_rng(copy_seed)) if layout == "bagging" else everything
     for i, ss in enumerate(member_seeds):
         rng = make_rng(ss)

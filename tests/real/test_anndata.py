@@ -53,8 +53,12 @@ def test_h5ad_reads_x_labels_and_gene_names(tmp_path, sparse):
     path = tmp_path / "study.h5ad"
     X, obs = _write(path, sparse=sparse)
     d = load_dataset(path, label="condition")
-    assert isinstance(d.X, np.ndarray) and d.X.dtype == np.float64 and d.X.shape == (N_OBS, N_VARS)
-    np.testing.assert_array_equal(d.X, X.astype(np.float64))
+    if sparse:  # kept sparse, as the trees take it: CSC float32
+        assert scipy.sparse.issparse(d.X) and d.X.format == "csc" and d.X.dtype == np.float32
+        np.testing.assert_array_equal(d.X.toarray(), X)
+    else:
+        assert isinstance(d.X, np.ndarray) and d.X.dtype == np.float64 and d.X.shape == (N_OBS, N_VARS)
+        np.testing.assert_array_equal(d.X, X.astype(np.float64))
     # The categorical column's labels, as strings (check_data takes string labels as they are).
     assert d.y.tolist() == obs["condition"].astype(str).tolist()
     assert sorted(set(d.y.tolist())) == ["ctrl", "stim"]
@@ -95,12 +99,17 @@ def test_h5ad_missing_labels_and_junk_files_are_refused(tmp_path):
         load_dataset(tmp_path / "junk.h5ad", label="condition")
 
 
-def test_h5ad_too_large_to_densify_is_refused_before_densifying(tmp_path, monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_h5ad_too_large_is_refused_before_converting_priced_as_it_would_be(tmp_path, monkeypatch, sparse):
     path = tmp_path / "study.h5ad"
-    _write(path, sparse=True)
+    X, _ = _write(path, sparse=sparse)
     monkeypatch.setattr(formats, "_available_bytes", lambda: 1000)
-    with pytest.raises(InvalidParameterError, match=r"X \(30 obs x 60 vars\) needs .* as a dense float64 array"):
+    priced = (
+        f"as a sparse CSC float32 matrix ({int((X != 0).sum()):,} stored values)" if sparse else "as a dense float64"
+    )
+    with pytest.raises(InvalidParameterError, match=r"X \(30 obs x 60 vars\) needs") as info:
         load_dataset(path, label="condition")
+    assert priced in str(info.value)
 
 
 def test_a_directory_is_not_a_data_file(tmp_path):
@@ -194,7 +203,7 @@ def _layered(path):
 def test_layer_and_use_raw_read_the_matrix_scanpy_would(tmp_path):
     path = tmp_path / "layered.h5ad"
     counts, adata = _layered(path)
-    np.testing.assert_array_equal(load_dataset(path, label="condition", layer="counts").X, counts)
+    np.testing.assert_array_equal(load_dataset(path, label="condition", layer="counts").X.toarray(), counts)  # sparse
     raw = load_dataset(path, label="condition", use_raw=True)
     np.testing.assert_array_equal(raw.X, counts)
     assert raw.feature_names[0] == "raw0"  # raw's own var_names

@@ -81,7 +81,7 @@ def test_csv_label_column_errors(tmp_path):
         (np.ones((6, 3)), [0, 1] * 3, {"n_target": 3}, "n_target must be < n_feature=3"),
         (np.ones(6), [0, 1] * 3, {}, "X must be 2-D"),
         (np.ones((6, 3)), np.array([0, 1, None, 1, 0, 1], dtype=object), {}, "missing labels"),
-        (np.ones((6, 3)), np.linspace(0, 1, 6), {}, "y must hold class labels .*'continuous'"),
+        (np.ones((6, 3)), np.linspace(0, 1, 6), {"task": "classification"}, "y must hold class labels .*fractions"),
         (np.ones((6, 3)), np.ones((6, 2)), {}, r"y must be 1-D .*got shape \(6, 2\)"),
         (np.ones((6, 0)), [0, 1] * 3, {}, "X must have at least 1 feature"),
         (np.ones((6, 3)), np.array([0.0, 1, np.nan, 1, 0, 1]), {}, "y contains NaN or inf"),
