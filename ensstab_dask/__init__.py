@@ -38,6 +38,7 @@ register_when_xarray_loads()  # ds.ensstab, as soon as xarray is imported (and n
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.aggregation import aggregate_rankings, rank_scores, top_k
     from ensstab_dask.cluster import connect, session
+    from ensstab_dask.estimates.groups import GroupEstimates, estimate_groups
     from ensstab_dask.estimates.pipeline import estimate
     from ensstab_dask.estimates.result import Estimate
     from ensstab_dask.estimates.validation import Validation, validate
@@ -50,9 +51,10 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
         stability,
     )
     from ensstab_dask.real.accuracy import PredictionAccuracy, prediction_accuracy
-    from ensstab_dask.real.datasets import load_dataset, make_microarray, write_frequencies_to_var
+    from ensstab_dask.real.datasets import load_dataset, make_microarray
     from ensstab_dask.real.naive import real_ensemble_stability
     from ensstab_dask.real.selectors import ImportanceSelector, default_selector
+    from ensstab_dask.real.var_columns import write_frequencies_to_var
     from ensstab_dask.seeding import derive, make_rng
     from ensstab_dask.simulator.calibration import calibrate
     from ensstab_dask.simulator.estimators import (
@@ -82,6 +84,7 @@ _LAZY = {
     "aggregation": ("aggregate_rankings", "rank_scores", "top_k"),
     "cluster": ("connect", "session"),
     "estimates.pipeline": ("estimate",),
+    "estimates.groups": ("GroupEstimates", "estimate_groups"),
     "estimates.result": ("Estimate",),
     "estimates.validation": ("Validation", "validate"),
     "indices": (
@@ -93,7 +96,8 @@ _LAZY = {
         "stability",
     ),
     "real.accuracy": ("PredictionAccuracy", "prediction_accuracy"),
-    "real.datasets": ("load_dataset", "make_microarray", "write_frequencies_to_var"),
+    "real.datasets": ("load_dataset", "make_microarray"),
+    "real.var_columns": ("write_frequencies_to_var",),
     "real.naive": ("real_ensemble_stability",),
     "real.selectors": ("ImportanceSelector", "default_selector"),
     "seeding": ("derive", "make_rng"),
@@ -120,6 +124,8 @@ __all__ = [
     "aggregate_rankings",
     "estimate",
     "Estimate",
+    "estimate_groups",
+    "GroupEstimates",
     "real_ensemble_stability",
     "default_selector",
     "ImportanceSelector",

@@ -149,7 +149,8 @@ NOT_SETTINGS = {"X", "y", "n_target", "client", "progress", "allow_large", "feat
 #: work runs, the outputs, and the command line's own (a selector by its name, the naive check).
 CLI_OWN = set(
     "help yes data label classes n_target n_estimators scheduler timeout tls_ca_file tls_cert tls_key quiet json "
-    "output report overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw task".split()
+    "output report overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw task "
+    "groupby groups reference".split()
 )
 CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "details", "features", "no_cache"}, "validate": CLI_OWN}
 

@@ -182,6 +182,10 @@ def command_estimate(args) -> int:
     check_outputs(args)
     cluster = cluster_options(args)
     cache_dir = _cache_dir(args)
+    if getattr(args, "groupby", None) is not None:
+        return _estimate_groups(args, cluster, cache_dir)
+    if args.groups is not None or "--reference" in args.typed:
+        raise UsageError("--groups and --reference choose among the groups of --groupby COLUMN; give it")
     n_target = n_targets_of(args, several=not args.validate)
     options = estimate_options(args)
     if args.validate:
@@ -253,6 +257,54 @@ def command_estimate(args) -> int:
     return 0
 
 
+def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
+    """``estimate --groupby``: an estimate for each group against the reference, in one
+    submission of real runs (:func:`~ensstab_dask.estimates.groups.estimate_groups`)."""
+    from ensstab_dask.estimates.groups import GroupEstimates, estimate_groups
+
+    given = [o for o, v in (("--label", args.label), ("--classes", args.classes)) if v is not None]
+    given += [o for o in ("--validate", "--features", "--report") if getattr(args, o[2:], None)]
+    if given:
+        raise UsageError(f"--groupby names the label column and estimates each group alone; not with {given[0]}")
+    n_target = n_targets_of(args, several=False)
+    options = estimate_options(args)
+    check_before_the_data(args, options, n_target)
+    data, source, data_line = load_data(argparse.Namespace(**{**vars(args), "label": args.groupby}))
+    print(data_line)
+    allow_large = options.pop("allow_large")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)  # each summary prints its guard rails
+        res = estimate_groups(
+            data.X,
+            data.y,
+            n_target,
+            groups=args.groups,
+            reference=args.reference,
+            groupby=args.groupby,
+            progress=not args.quiet,
+            cache_dir=cache_dir,
+            feature_names=data.feature_names,
+            allow_large=allow_large,
+            **cluster,
+            **options,
+        )
+    res = GroupEstimates(
+        {g: in_cli_words(est, args.cli_options) for g, est in res.estimates.items()},
+        res.reference,
+        res.groupby,
+        res.seconds,
+    )
+    print(cli_words(res.summary(), args.cli_options, subject=False))
+    markers = res.markers()
+    print(f"\nstable features per group ({len(res.groups)} groups, real runs sent together in {res.seconds:.1f} s):")
+    for g, names in markers.items():
+        print(f"  {g}: {', '.join(names) if names else 'none'}")
+    ds = in_cli_text(res.to_dataset(), args.cli_options)
+    ds.attrs["data"] = source
+    write_outputs(args, {**res.to_dict(), "data": source}, ds)
+    return 0
+
+
 def _cache_dir(args) -> str | None:
     """The folder of --cache-dir (default :func:`default_cache_dir`), checked and made; None
     with --no-cache."""
@@ -303,6 +355,8 @@ def _naive_copies(args, options: dict) -> dict:
 
 
 def command_validate(args) -> int:
+    if args.groupby is not None or args.groups is not None or "--reference" in args.typed:
+        raise UsageError("--groupby, --groups and --reference are estimate's: validate checks one question")
     check_outputs(args)
     cluster = cluster_options(args)
     cache_dir = _cache_dir(args)

@@ -379,7 +379,7 @@ def load_data(args):
     line = f"data: {source}; {shape}; {len(counts)} classes: {listed}"
     if len(counts) < len(every):
         line += f" (chosen by --classes of {len(every)})"
-    elif len(counts) > 2:
+    elif len(counts) > 2 and getattr(args, "groupby", None) is None:  # --groupby: each group against the rest
         line += (
             f"; all {len(counts)} used, features ranked by how they separate every class (two of them: --classes A,B)"
         )

@@ -250,6 +250,25 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
         "in any format; default: every class, and more than two are used together (features ranked by how they "
         "separate every class)",
     )
+    groups = est.add_argument_group(
+        "groups", "one group against the rest, for every group, as scanpy's rank_genes_groups (estimate only)"
+    )
+    groups.add_argument(
+        "--groupby",
+        metavar="COLUMN",
+        default=None,
+        help="the label column of groups (instead of --label): an estimate for each group against --reference, "
+        "their real runs sent to the cluster together",
+    )
+    groups.add_argument(
+        "--groups", metavar="A,B", default=None, help="the groups to estimate, by label; default: every group"
+    )
+    groups.add_argument(
+        "--reference",
+        metavar="GROUP",
+        default="rest",
+        help="what each group is told from: rest (every other sample, the default) or one group",
+    )
     est.add_argument(
         "--n-target",
         type=_values(int, "--n-target"),

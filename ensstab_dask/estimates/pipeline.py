@@ -294,7 +294,7 @@ def estimate(
     with connect(client) as c:
         note_dashboard(c, progress)
         runner = RealRunner(X, y, scorer, "synchronous" if c is None else c, progress, cache)
-        est = _estimate_with(runner, settings, n_targets[1:], names)
+        est = estimate_with(runner, settings, n_targets[1:], names)
     if cache is not None:
         cache_logger.info("reused %d real runs from %s (ran %d)", cache.reused, cache_dir, cache.fresh)
     for w in est.warnings:
@@ -323,7 +323,7 @@ def _all_cached(cache: RunCache | None, settings: EstimateSettings, n_feature: i
     return cache.holds(list(real_run_items(settings).values()), n_feature)
 
 
-def _estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[int], names) -> Estimate:
+def estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[int], names) -> Estimate:
     """The real runs on ``runner``, every stage after them, the rounds of a precision, and
     the curve at the ``others`` n_target on the copies the rounds reached."""
     clock = StageClock()

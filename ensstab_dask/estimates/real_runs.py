@@ -35,6 +35,7 @@ from ensstab_dask.real.runs import (
     RealRuns,
     assemble_runs,
     check_plan_classes,
+    item_key,
     pool_sizes,
     real_run_plan,
     runs_from_copies,
@@ -74,7 +75,10 @@ class RealRunner:
     """Where the real runs of an estimate run: the data, the selector (as
     :func:`~ensstab_dask.real.selectors.make_scorer` made it), the Dask client, whether
     to draw a progress bar, and the cache of real runs (:class:`~ensstab_dask.real.run_cache.RunCache`;
-    None: every run is made)."""
+    None: every run is made). ``made``: runs made for it elsewhere (one submission for
+    several estimates, :mod:`~ensstab_dask.estimates.groups`), by
+    :func:`~ensstab_dask.real.runs.item_key`, each handed over once, at ``made_rate``
+    seconds a run."""
 
     X: Any = field(repr=False)
     y: Any = field(repr=False)
@@ -82,27 +86,35 @@ class RealRunner:
     client: Any
     progress: bool = False
     cache: RunCache | None = None
+    made: dict | None = field(default=None, repr=False)
+    made_rate: float = float("nan")
     _spent: list[RunsSpent] = field(default_factory=list, repr=False)
+
+    def _made_here(self, items: Sequence[Pool | Copies]) -> bool:
+        return bool(self.made) and all(item_key(item) in self.made for item in items)
+
+    def _run_plan(self, items: list[Pool | Copies]) -> list[np.ndarray]:
+        if self._made_here(items):
+            assert self.made is not None
+            return [self.made.pop(item_key(item)) for item in items]
+        return real_run_plan(self.X, self.y, items, selector=self.scorer, client=self.client, progress=self.progress)
 
     def run(self, plan: Sequence[Pool | Copies]) -> list[np.ndarray]:
         """Every pool and copies of ``plan``, in one submission (:func:`~ensstab_dask.real.runs.real_run_plan`):
         with a cache, only the runs it lacks, the same runs bit for bit. What they cost is
         added to :meth:`spent`."""
-
-        def run_plan(items: list[Pool | Copies]) -> list[np.ndarray]:
-            return real_run_plan(
-                self.X, self.y, items, selector=self.scorer, client=self.client, progress=self.progress
-            )
-
         if self.cache is None:
+            handed = self._made_here(plan)
             start = time.perf_counter()
-            out = run_plan(list(plan))
+            out = self._run_plan(list(plan))
             runs = sum(r.size // r.shape[-1] for r in out)
-            self._spent.append(RunsSpent(made=runs, made_seconds=time.perf_counter() - start))
+            seconds = runs * self.made_rate if handed else time.perf_counter() - start
+            self._spent.append(RunsSpent(made=runs, made_seconds=seconds))
             return out
         c = self.cache
+        rate = self.made_rate if self._made_here(c.missing(plan, self.X.shape[1])) else None
         before = np.array([c.fresh, c.reused, c.fresh_seconds, c.reused_seconds])
-        out = c.run(list(plan), self.X.shape[1], run_plan)
+        out = c.run(list(plan), self.X.shape[1], self._run_plan, seconds_per_run=rate)
         made, reused, made_s, reused_s = np.array([c.fresh, c.reused, c.fresh_seconds, c.reused_seconds]) - before
         self._spent.append(RunsSpent(int(made), int(reused), float(made_s), float(reused_s)))
         return out

@@ -24,8 +24,8 @@ file and what is wrong with it, never the file's contents (a file that is not wh
 name says may be anything).
 :func:`select_classes` keeps the samples of chosen classes (``classes=`` of
 :func:`load_dataset`, the CLI's ``--classes``), and :func:`class_counts` says which
-classes there are and how many samples each has. :func:`write_frequencies_to_var`
-writes an estimate's selection frequencies back into an AnnData's ``var``.
+classes there are and how many samples each has. An estimate's selection frequencies go
+back into an AnnData's ``var`` through :mod:`~ensstab_dask.real.var_columns`.
 
 More than two classes are used as they are: the paper's datasets are mostly two-class,
 but one of them (Lymphoma, 9 classes) is not, and the selectors rank features by how
@@ -77,7 +77,6 @@ __all__ = [
     "reference_dataset",
     "select_classes",
     "class_counts",
-    "write_frequencies_to_var",
     "REFERENCE_FILES",
 ]
 
@@ -535,47 +534,3 @@ def make_microarray(
     X[np.ix_(y == 1, informative)] += effect * signs
     names = np.array([f"g{i:05d}" for i in range(n_feature)])
     return Data(X, y, names, informative)
-
-
-def write_frequencies_to_var(adata, features, *, key: str = "ensstab", overwrite: bool = False) -> list[str]:
-    """Write each feature's selection frequency at the largest measured ensemble size B,
-    its interval and its mean rank into ``adata.var`` (as scanpy writes its results there),
-    matched on ``var_names``: columns ``{key}_frequency_m{B}``, ``..._lower``,
-    ``..._upper`` and ``{key}_mean_rank``; a var that is not among the features gets NaN.
-
-    ``features`` is an estimate's ``est.features``. A feature name that is not a var name
-    is refused (the frequencies are of another object), and so is a column that exists
-    already, unless ``overwrite``. Returns the columns written.
-
-    Examples
-    --------
-    >>> write_frequencies_to_var(adata, est.features)  # doctest: +SKIP
-    ['ensstab_frequency_m20', 'ensstab_frequency_m20_lower', 'ensstab_frequency_m20_upper', 'ensstab_mean_rank']
-    """
-    if features is None:
-        raise InvalidParameterError("features is None: this estimate's model ran no real ensemble copies")
-    names_coord = next((c for c in ("feature_name", "name") if c in features.coords), None)
-    size_dim = next((d for d in ("m_measured", "m_ensemble") if d in features["frequency"].dims), None)
-    if names_coord is None or size_dim is None:
-        raise InvalidParameterError("features must be an estimate's features (est.features)")
-    names = [str(n) for n in features[names_coord].values]
-    var_names = [str(n) for n in adata.var_names]
-    where = {name: i for i, name in enumerate(var_names)}
-    missing = [n for n in names if n not in where]
-    if missing or len(where) != len(var_names):
-        why = f"{len(missing)} feature names are not var names, the first {shown_name(missing[0])}" if missing else ""
-        raise InvalidParameterError(f"adata: {why or 'var_names repeat'}; make them unique and match the features")
-    B = int(features[size_dim].values[-1])
-    at = np.array([where[n] for n in names])
-    columns = {}
-    for var, suffix in (("frequency", ""), ("frequency_lower", "_lower"), ("frequency_upper", "_upper")):
-        columns[f"{key}_frequency_m{B}{suffix}"] = features[var].isel({size_dim: -1}).values
-    columns[f"{key}_mean_rank"] = features["mean_rank"].values
-    taken = [c for c in columns if c in adata.var.columns]
-    if taken and not overwrite:
-        raise InvalidParameterError(f"adata.var has {shown_name(taken[0])} already; pass overwrite=True to replace it")
-    for column, values in columns.items():
-        full = np.full(len(var_names), np.nan)
-        full[at] = values
-        adata.var[column] = full
-    return list(columns)

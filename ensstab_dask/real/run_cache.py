@@ -211,34 +211,46 @@ class RunCache:
 
     def holds(self, plan: Sequence[Pool | Copies], n_feature: int) -> bool:
         """Whether every run of ``plan`` is in the cache already (:meth:`run` would make none)."""
-        for item in plan:
-            stored = self._read(item, n_feature)[0]
-            if _missing(_start(item), _extent(item), stored):
-                return False
-        return True
+        return not self.missing(plan, n_feature)
 
-    def run(
-        self, plan: Sequence[Pool | Copies], n_feature: int, run_plan: Callable[[list], list[np.ndarray]]
-    ) -> list[np.ndarray]:
-        """Every item of ``plan``, as :func:`~ensstab_dask.real.runs.real_run_plan` returns
-        them: what the cache holds read, only what it lacks run (``run_plan``, once, on
-        every missing block of every entry), the entries grown and written back."""
+    def _entries(self, plan: Sequence[Pool | Copies], n_feature: int) -> tuple[dict, dict, dict]:
+        """Each entry ``plan`` reaches into (from the start, as far as its items reach), what
+        the cache holds of it (ranks and seconds per run), and the blocks it lacks."""
         entries: dict[str, tuple[Pool | Copies, tuple[int, ...]]] = {}
         for item in plan:
             key, reach = self.key(item), _extent(item)
             old = entries.get(key, (item, reach))[1]
             entries[key] = (_start(item), tuple(max(a, b) for a, b in zip(old, reach)))
         read = {key: self._read(item, n_feature) for key, (item, _) in entries.items()}
+        missing = {key: _missing(item, reach, read[key][0]) for key, (item, reach) in entries.items()}
+        return entries, read, missing
+
+    def missing(self, plan: Sequence[Pool | Copies], n_feature: int) -> list[Pool | Copies]:
+        """The blocks of runs :meth:`run` would make for ``plan``, in the order it asks for them."""
+        return [block for blocks in self._entries(plan, n_feature)[2].values() for block in blocks]
+
+    def run(
+        self,
+        plan: Sequence[Pool | Copies],
+        n_feature: int,
+        run_plan: Callable[[list], list[np.ndarray]],
+        *,
+        seconds_per_run: float | None = None,
+    ) -> list[np.ndarray]:
+        """Every item of ``plan``, as :func:`~ensstab_dask.real.runs.real_run_plan` returns
+        them: what the cache holds read, only what it lacks run (``run_plan``, once, on
+        every missing block of every entry), the entries grown and written back.
+        ``seconds_per_run``: what a run made cost, when ``run_plan`` hands over runs made
+        elsewhere (by default its own wall time over the runs)."""
+        entries, read, missing = self._entries(plan, n_feature)
         stored = {key: ranks for key, (ranks, _) in read.items()}
-        missing: dict[str, list[Pool | Copies]] = {}
-        for key, (item, reach) in entries.items():
-            missing[key] = _missing(item, reach, stored[key])
         blocks = [block for key in entries for block in missing[key]]
         start = time.perf_counter()
         made = iter(run_plan(blocks) if blocks else [])
         # One submission for every block: its wall time is shared out by runs.
         fresh = sum(_count(block) for block in blocks)
         rate = (time.perf_counter() - start) / fresh if fresh else float("nan")
+        rate = rate if seconds_per_run is None or not fresh else seconds_per_run
         full = {}
         for key, (item, _) in entries.items():
             new = [next(made) for _ in missing[key]]

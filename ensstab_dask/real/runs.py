@@ -10,7 +10,7 @@ batched or where they execute.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -45,6 +45,9 @@ __all__ = [
     "real_subsets",
     "runs_from_copies",
     "check_plan_classes",
+    "Problem",
+    "group_run_plan",
+    "item_key",
 ]
 
 
@@ -210,28 +213,82 @@ def real_run_plan(
     ``batch_size``, ``client`` or the plan's other items. ``progress``: one bar for all
     the runs, named ``desc``. ``X`` and ``y`` are taken as validated.
     """
+    problem = Problem(y)
+    return group_run_plan(
+        X,
+        [problem],
+        [plan],
+        selector=selector,
+        client=client,
+        batch_size=batch_size,
+        progress=progress,
+        desc=desc,
+    )[0]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One question asked of the data: the labels ``y`` of the samples ``rows`` of X (None:
+    every sample), as one group against the rest (or against another group) asks it."""
+
+    y: np.ndarray = field(repr=False)
+    rows: np.ndarray | None = field(default=None, repr=False)
+
+
+def group_run_plan(
+    X,
+    problems: Sequence[Problem],
+    plans: Sequence[Sequence[Pool | Copies]],
+    *,
+    selector=None,
+    client: ClientLike = None,
+    batch_size: int = 1,
+    progress: bool = True,
+    desc: str = "real runs",
+) -> list[list[np.ndarray]]:
+    """The runs of each problem's plan, every problem's in one submission: X goes to the
+    workers once, each problem's labels beside it, and each task runs a batch of one
+    problem's runs (on ``X[rows]`` where it has rows). Returns, per problem, what
+    :func:`real_run_plan` would for it alone, bit for bit."""
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    for item in plan:
-        if isinstance(item, Pool):
-            check_int(item.n_runs, "n_runs", minimum=1)
-        else:
-            check_int(item.copies, "copies", minimum=1)
-            check_int(item.members, "members", minimum=1)
-    check_plan_classes(y, plan)  # here, not in a worker's traceback
-    scorer = make_scorer(selector_for(selector, y))
-    per_item = [_plan_tasks(item, batch_size) for item in plan]
-    tasks = [task for item_tasks in per_item for task in item_tasks]
+    for problem, plan in zip(problems, plans):
+        for item in plan:
+            if isinstance(item, Pool):
+                check_int(item.n_runs, "n_runs", minimum=1)
+            else:
+                check_int(item.copies, "copies", minimum=1)
+                check_int(item.members, "members", minimum=1)
+        check_plan_classes(problem.y, plan)  # here, not in a worker's traceback
+    scorer = make_scorer(selector_for(selector, problems[0].y))
+    per_item = [[_plan_tasks(item, batch_size) for item in plan] for plan in plans]
+    tasks = [(g, *task) for g, items in enumerate(per_item) for item_tasks in items for task in item_tasks]
     display = Display(desc, "run", [len(t[-1]) for t in tasks], enabled=progress)
-    results = run_tasks(_run_task, tasks, shared=(scorer, X, y), client=client, display=display)
+    shared = (scorer, X, tuple(p.y for p in problems), tuple(p.rows for p in problems))
+    results = run_tasks(_group_task, tasks, shared=shared, client=client, display=display)
     assert results is not None  # without on_result, run_tasks returns the results
     _say_convergence(results, sum(len(t[-1]) for t in tasks))
     say_selector_warnings(key for r in results for key in r[3])
     parts = (ranks for ranks, *_ in results)
     out = []
-    for item, item_tasks in zip(plan, per_item):
-        ranks = np.concatenate([next(parts) for _ in item_tasks])
-        out.append(ranks if isinstance(item, Pool) else ranks.reshape(item.copies, item.members, -1))
+    for plan, items in zip(plans, per_item):
+        made = []
+        for item, item_tasks in zip(plan, items):
+            ranks = np.concatenate([next(parts) for _ in item_tasks])
+            made.append(ranks if isinstance(item, Pool) else ranks.reshape(item.copies, item.members, -1))
+        out.append(made)
     return out
+
+
+def _group_task(scorer: Scorer, X, ys: tuple, rows: tuple, g: int, kind: str, *args) -> tuple:
+    """A task of :func:`group_run_plan`: problem ``g``'s batch (:func:`_run_task`)."""
+    return _run_task(scorer, X if rows[g] is None else X[rows[g]], ys[g], kind, *args)
+
+
+def item_key(item: Pool | Copies) -> tuple:
+    """What identifies the runs of an item, its seed by value (two ``derive`` calls give
+    two SeedSequence objects of one seed)."""
+    ss = as_seed_sequence(item.seed)
+    return (type(item).__name__, str(ss.entropy), tuple(ss.spawn_key), ss.pool_size, *astuple(replace(item, seed=0)))
 
 
 def real_subsets(

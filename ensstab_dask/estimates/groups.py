@@ -1,0 +1,210 @@
+"""One group against the rest, for every group: an estimate per group, as scanpy's
+``rank_genes_groups`` finds markers of each group.
+
+:func:`estimate_groups` asks, for each group of a label column, how stable an ensemble's
+selection of the features that tell that group from the reference is (``"rest"``: every
+other sample; or another group, the samples of the two alone): one curve, interval,
+verdict and list of stable features per group. The real runs of every group go to the
+cluster in one submission (the data scattered once, each task a batch of one group's
+runs), so that a small group's runs do not wait for a large one's to finish; each group's
+estimate then takes its runs as :func:`~ensstab_dask.estimate` would have made them, bit
+for bit. With a cache, each group's runs are cached under their own labels, and only those
+it lacks are run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from ensstab_dask.cluster import ClientLike, connect
+from ensstab_dask.cluster.progress import note_dashboard
+from ensstab_dask.estimates.features import feature_names_of, stable_features
+from ensstab_dask.estimates.pipeline import estimate_with
+from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items
+from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
+from ensstab_dask.real.run_cache import RunCache
+from ensstab_dask.real.runs import Problem, group_run_plan, item_key
+from ensstab_dask.real.selectors import make_scorer
+from ensstab_dask.settings import EstimateSettings
+
+__all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
+
+
+@dataclass(frozen=True)
+class GroupEstimates:
+    """An estimate per group (:func:`estimate_groups`), in the order asked.
+
+    Attributes
+    ----------
+    estimates : dict of str to Estimate
+        Each group's estimate against ``reference``.
+    reference : str
+        ``"rest"`` or the group each is compared with.
+    groupby : str
+        What the groups are (the label column's name, where known).
+    seconds : float
+        The wall time of the one submission of every group's real runs.
+    """
+
+    estimates: dict[str, Estimate]
+    reference: str = "rest"
+    groupby: str = ""
+    seconds: float = float("nan")
+
+    @property
+    def groups(self) -> list[str]:
+        return list(self.estimates)
+
+    def markers(self) -> dict[str, list[str]]:
+        """Each group's stable features: those its largest measured ensemble keeps on at
+        least ``cutoff`` of the real ensembles (:mod:`~ensstab_dask.estimates.features`)."""
+        return {
+            g: [] if est.features is None else [str(n) for n in stable_features(est.features)["names"]]
+            for g, est in self.estimates.items()
+        }
+
+    def summary(self) -> str:
+        """Each group's summary under a line naming the group and what it is compared with."""
+        against = "the rest" if self.reference == "rest" else repr(self.reference)
+        parts = [f"== {g!r} against {against} ==\n{est.summary()}" for g, est in self.estimates.items()]
+        return "\n\n".join(parts)
+
+    def to_dict(self) -> dict:
+        """One record per group (each an :meth:`Estimate.to_dict`), with what was compared."""
+        return {
+            "groupby": self.groupby,
+            "reference": self.reference,
+            "seconds": self.seconds,
+            "groups": {g: est.to_dict() for g, est in self.estimates.items()},
+            "markers": self.markers(),
+        }
+
+    def to_dataset(self) -> xr.Dataset:
+        """Every group's :meth:`Estimate.to_dataset` along a ``group`` dimension (attributes
+        that differ between groups are dropped; each group's record is its own)."""
+        parts = [est.to_dataset() for est in self.estimates.values()]
+        ds = xr.concat(parts, dim="group", combine_attrs="drop_conflicts", join="outer")
+        ds = ds.assign_coords(group=("group", self.groups, {"long_name": self.groupby or "group"}))
+        ds.attrs.update(kind="group_estimates", reference=self.reference, groupby=self.groupby)
+        return ds
+
+
+def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> dict[str, Problem]:
+    """Each group's question as labels: 1 for the group's samples, 0 for the reference's
+    (``"rest"``: every other sample; a group: its samples alone, the others left out).
+    ``groups``: a sequence or a comma-separated string of the labels as
+    :func:`~ensstab_dask.real.datasets.class_counts` prints them; default every group
+    (but the reference)."""
+    counts = class_counts(labels)
+    text = np.array([str(v) for v in counts])[np.unique(labels, return_inverse=True)[1].ravel()]
+    if not isinstance(reference, str) or (reference != "rest" and reference not in counts):
+        raise InvalidParameterError(f"reference must be 'rest' or one of the groups {list(counts)}; got {reference!r}")
+    if groups is None:
+        chosen = [g for g in counts if g != reference]
+    else:
+        chosen = [g.strip() for g in groups.split(",")] if isinstance(groups, str) else [str(g) for g in groups]
+    unknown = [g for g in chosen if g not in counts]
+    if not chosen or unknown or len(set(chosen)) != len(chosen) or reference in chosen:
+        why = f"{unknown[0]!r} is not one" if unknown else "each once, not the reference" if chosen else "none given"
+        raise InvalidParameterError(f"groups must name groups of {list(counts)} ({why})")
+    problems = {}
+    for g in chosen:
+        rows = None if reference == "rest" else np.flatnonzero(np.isin(text, [g, reference]))
+        y = (text == g).astype(np.int64) if rows is None else (text[rows] == g).astype(np.int64)
+        problems[g] = Problem(y, rows)
+    return problems
+
+
+def _xy(data: dict) -> dict:
+    return {g: (X_g, p.y) for g, (X_g, p) in data.items()}
+
+
+def estimate_groups(
+    X,
+    labels,
+    n_target: int,
+    *,
+    groups=None,
+    reference: str = "rest",
+    groupby: str = "",
+    client: ClientLike = None,
+    progress: bool = True,
+    cache_dir: str | os.PathLike | None = None,
+    feature_names=None,
+    allow_large: bool = False,
+    **settings,
+) -> GroupEstimates:
+    """Estimate, for each group of ``labels``, the stability of ensembles selecting the
+    features that tell it from ``reference``.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse, (n_samples, n_feature)
+    labels : array-like of group labels, one per sample
+    n_target : int
+        Features each selector keeps.
+    groups : sequence of str or comma-separated str, optional
+        The groups to estimate, by their labels as printed; default every group.
+    reference : str, default "rest"
+        ``"rest"`` (each group against every other sample) or a group (each against it,
+        on the two groups' samples alone), as ``rank_genes_groups``' ``reference``.
+    groupby : str
+        The label column's name, recorded in the result.
+    client, progress, cache_dir, feature_names, allow_large
+        As :func:`~ensstab_dask.estimate` takes them; one cluster for every group.
+    **settings
+        Any setting of :func:`~ensstab_dask.estimate` (``m_ensemble``, ``selector``,
+        ``model``, ``seed``, ...), the same for every group.
+
+    Returns
+    -------
+    GroupEstimates
+    """
+    names = feature_names if feature_names is not None else getattr(X, "columns", None)
+    X, labels = check_data(X, labels, task="classification")
+    n_target = check_n_target(n_target, X.shape[1])
+    names = feature_names_of(names, X.shape[1])
+    problems = group_problems(labels, groups, reference)
+    setting = EstimateSettings(n_feature=X.shape[1], n_target=n_target, **settings)
+    scorer = make_scorer(setting.selector)
+    data = {g: (X if p.rows is None else X[p.rows], p) for g, p in problems.items()}
+    for X_g, p in data.values():  # every group's price and classes, before any cluster starts
+        check_estimate_cost(X_g, p.y, setting, allow_large=allow_large)
+    caches = {
+        g: None if cache_dir is None else RunCache.open(cache_dir, X_g, p.y, scorer) for g, (X_g, p) in data.items()
+    }
+    plan = list(real_run_items(setting).values())
+    blocks = {g: plan if caches[g] is None else caches[g].missing(plan, X.shape[1]) for g in problems}
+    asked = [g for g in problems if blocks[g]]
+    with connect(client) as c:
+        note_dashboard(c, progress)
+        target = "synchronous" if c is None else c
+        start = time.perf_counter()
+        made = (
+            group_run_plan(
+                X,
+                [problems[g] for g in asked],
+                [blocks[g] for g in asked],
+                selector=scorer,
+                client=target,
+                progress=progress,
+                desc=f"real runs of {len(asked)} groups",
+            )
+            if asked
+            else []
+        )
+        seconds = time.perf_counter() - start
+        runs = sum(r.size // r.shape[-1] for runs_g in made for r in runs_g)
+        handed = {g: {item_key(b): r for b, r in zip(blocks[g], made_g)} for g, made_g in zip(asked, made)}
+        estimates = {}
+        for g, (X_g, p) in data.items():
+            runner = RealRunner(X_g, p.y, scorer, target, progress, caches[g], handed.get(g), seconds / max(runs, 1))
+            estimates[g] = estimate_with(runner, setting, [], names)
+    return GroupEstimates(estimates, reference, groupby, seconds)
