@@ -12,8 +12,8 @@ peak memory is its own:
 * ``dense``: the same file read as the package read it before it kept X sparse (the
   matrix made a dense float64 array), then the same runs.
 
-Per path: the client's peak resident memory (``ru_maxrss``), each worker's peak
-(``ru_maxrss`` of the worker processes, read at the end), the seconds to load and the
+Per path: the client's peak resident memory (Linux's ``VmHWM``), each worker's peak
+(the worker processes' ``VmHWM``, read at the end), the seconds to load and the
 seconds of the runs on a local cluster of ``--workers`` single-threaded workers, and
 whether both paths ranked every feature the same (they must: the trees fit the same
 float32 values). The median over ``--repeats`` of each time; memory is the largest seen.
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -54,7 +53,11 @@ def write_study(path: Path, *, cells: int, genes: int, density: float, seed: int
 
 
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    """This process's peak resident memory: Linux's VmHWM (``ru_maxrss`` can carry a
+    forking parent's peak into a child)."""
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024  # kB
 
 
 def one_path(path: Path, kind: str, *, runs: int, n_estimators: int, workers: int) -> dict:

@@ -22,12 +22,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
 
 
-def test_there_are_four_notebooks_with_twins():
+def test_there_are_five_notebooks_with_twins():
     assert [p.stem for p in NOTEBOOKS] == [
         "01_quickstart",
         "02_sweep_and_xarray",
         "03_reference_datasets",
         "04_cluster_by_address",
+        "05_groups_pbmc68k",
     ]
     for nb in NOTEBOOKS:
         assert nb.with_suffix(".py").exists(), nb
@@ -55,6 +56,9 @@ def scheduler_address(tmp_path_factory):
     cluster.stop()
 
 
+#: The notebooks that need a package beyond the test extra (scanpy's dataset), by that package.
+NEEDS = {"05_groups_pbmc68k": "scanpy"}
+
 #: The quickstart runs through the command examples/README.md gives (the test after this one),
 #: as a reader runs it; the others here, by nbclient.
 BY_NBCLIENT = [p for p in NOTEBOOKS if p.stem != "01_quickstart"]
@@ -63,6 +67,8 @@ BY_NBCLIENT = [p for p in NOTEBOOKS if p.stem != "01_quickstart"]
 @pytest.mark.slow
 @pytest.mark.parametrize("path", BY_NBCLIENT, ids=lambda p: p.stem)
 def test_notebook_runs(path, tmp_path, monkeypatch, request):
+    if path.stem in NEEDS:
+        pytest.importorskip(NEEDS[path.stem], reason=f"{path.stem} needs {NEEDS[path.stem]}: pip install scanpy")
     monkeypatch.setenv("ENSSTAB_EXAMPLE_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     if "cluster_by_address" in path.stem:
