@@ -263,7 +263,7 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     from ensstab_dask.estimates.groups import GroupEstimates, estimate_groups
 
     given = [o for o, v in (("--label", args.label), ("--classes", args.classes)) if v is not None]
-    given += [o for o in ("--validate", "--features", "--report") if getattr(args, o[2:], None)]
+    given += [o for o in ("--validate", "--features") if getattr(args, o[2:], None)]
     if given:
         raise UsageError(f"--groupby names the label column and estimates each group alone; not with {given[0]}")
     n_target = n_targets_of(args, several=False)
@@ -301,7 +301,12 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
         print(f"  {g}: {', '.join(names) if names else 'none'}")
     ds = in_cli_text(res.to_dataset(), args.cli_options)
     ds.attrs["data"] = source
-    write_outputs(args, {**res.to_dict(), "data": source}, ds)
+    from ensstab_dask.plotting.group_report import write_group_report
+
+    def panels(out, overwrite: bool):  # one report, a panel per group
+        return write_group_report(res, out, overwrite=overwrite)
+
+    write_outputs(args, {**res.to_dict(), "data": source}, ds, report=panels)
     return 0
 
 

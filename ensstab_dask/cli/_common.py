@@ -459,8 +459,10 @@ def n_targets_of(args, *, several: bool):
     return values[0] if len(values) == 1 else values
 
 
-def write_outputs(args, payload: dict, ds, features=None) -> None:
-    """The outputs asked for; the feature table first (written whatever the verdict)."""
+def write_outputs(args, payload: dict, ds, features=None, *, report=None) -> None:
+    """The outputs asked for; the feature table first (written whatever the verdict).
+    ``report``: what writes ``--report``'s folder, ``(out_dir, overwrite) -> index.html``
+    (default: the report of ``ds``)."""
     from ensstab_dask.estimates.features import write_feature_table  # here: as in check_before_the_data
 
     if getattr(args, "features", None):
@@ -474,9 +476,10 @@ def write_outputs(args, payload: dict, ds, features=None) -> None:
     if getattr(args, "report", None) is not None:
         from ensstab_dask.plotting.report import write_report
 
-        index = write_report(ds, args.report, overwrite=args.overwrite)
+        write = report or (lambda out, overwrite: write_report(ds, out, overwrite=overwrite))
+        index = write(args.report, args.overwrite)
         pictures = sorted(p.name for p in index.parent.glob("*.png"))
-        print(f"wrote {index} with {len(pictures)} pictures: {', '.join(pictures)}")
+        print(f"wrote {index}" + (f" with {len(pictures)} pictures: {', '.join(pictures)}" if pictures else ""))
 
 
 def write_json_option(args, payload: dict) -> None:

@@ -473,7 +473,7 @@ def _cost_words(ds: xr.Dataset) -> dict[str, str]:
     )
 
 
-_STYLE = """
+STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 table { border-collapse: collapse; margin: 1rem 0; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; }
@@ -485,7 +485,7 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; }
 def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_names: Mapping[str, str]) -> str:
     e = html.escape
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>ensstab_dask {kind} report</title>"]
-    parts.append(f"<style>{_STYLE}</style></head><body>")
+    parts.append(f"<style>{STYLE}</style></head><body>")
     if kind == "estimate":
         parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
         if "answer" in ds.attrs:  # a result may lack one (no curve, or a file from elsewhere)

@@ -125,13 +125,11 @@ def test_cli_groupby_gives_one_answer_per_group(tmp_path, capsys):
     frame.insert(0, "cell_type", labels)
     path = tmp_path / "cells.csv"
     frame.to_csv(path, index=False)
-    out, nc = tmp_path / "g.json", tmp_path / "g.nc"
+    out, nc, report = tmp_path / "g.json", tmp_path / "g.nc", tmp_path / "report"
     argv = ["estimate", "--data", str(path), "--groupby", "cell_type", "--groups", "Dendritic,CD56+ NK"]
     argv += ["--n-target", "5", "--n-estimators", "10", "--m-ensemble", "1,5,20", "--n-boot", "20"]
-    assert (
-        main([*argv, "--scheduler", "synchronous", "--quiet", "--no-cache", "--json", str(out), "--output", str(nc)])
-        == 0
-    )
+    argv += ["--json", str(out), "--output", str(nc), "--report", str(report)]
+    assert main([*argv, "--scheduler", "synchronous", "--quiet", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "== 'Dendritic' against the rest ==" in text and "stable features per group (2 groups" in text
     record = json.loads(out.read_text())
@@ -140,6 +138,8 @@ def test_cli_groupby_gives_one_answer_per_group(tmp_path, capsys):
 
     with xr.open_dataset(nc) as ds:
         assert ds["group"].values.tolist() == ["Dendritic", "CD56+ NK"]
+    page = (report / "index.html").read_text()
+    assert page.count("<section>") == 2 and "<h2>CD56+ NK</h2>" in page and page.count("data:image/png") == 2
 
 
 @pytest.mark.parametrize(
