@@ -33,7 +33,7 @@ import os
 
 SMALL = os.environ.get("ENSSTAB_EXAMPLE_SMALL") == "1"
 GROUPS = ["CD14+ Monocyte", "Dendritic", "CD56+ NK"] if SMALL else None  # None: every group
-N_TREES = 50 if SMALL else 300
+N_TREES = 20 if SMALL else 300
 N_TARGET = 20
 M_ENSEMBLE = (1, 5, 10, 20, 50)
 

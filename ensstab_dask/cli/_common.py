@@ -354,6 +354,12 @@ def _read_options(args) -> dict:
     )
 
 
+def _shape(X) -> str:
+    """X's size as the data line says it, and how much of a sparse X is stored."""
+    shape = f"X {X.shape[0]} x {X.shape[1]}"
+    return shape + (f" (sparse, {X.nnz / max(1, X.shape[0] * X.shape[1]):.1%} stored)" if hasattr(X, "nnz") else "")
+
+
 def load_data(args):
     """The data of --data (or the embedded default), with only the classes of --classes, and
     the data line: where they came from, their size, their classes and counts."""
@@ -364,17 +370,15 @@ def load_data(args):
     else:
         data = make_microarray(seed=0)
         source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
-    shape = f"X {data.X.shape[0]} x {data.X.shape[1]}"
-    if hasattr(data.X, "nnz"):
-        shape += f" (sparse, {data.X.nnz / max(1, data.X.shape[0] * data.X.shape[1]):.1%} stored)"
     if task_of(data.y) == "regression":
         if args.classes is not None:
             raise UsageError("--classes selects classes of class labels; this label is a regression target")
-        return data, source, f"data: {source}; {shape}; y {target_line(data.y)}"
+        return data, source, f"data: {source}; {_shape(data.X)}; y {target_line(data.y)}"
     every = class_counts(data.y)
     if args.classes is not None:
         data = select_classes(data, args.classes)
     counts = class_counts(data.y)
+    shape = _shape(data.X)
     listed = ", ".join(f"{label} ({n})" for label, n in counts.items())
     line = f"data: {source}; {shape}; {len(counts)} classes: {listed}"
     if len(counts) < len(every):

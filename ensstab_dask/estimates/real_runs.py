@@ -91,7 +91,8 @@ class RealRunner:
     _spent: list[RunsSpent] = field(default_factory=list, repr=False)
 
     def _made_here(self, items: Sequence[Pool | Copies]) -> bool:
-        return bool(self.made) and all(item_key(item) in self.made for item in items)
+        made = self.made or {}
+        return bool(made) and all(item_key(item) in made for item in items)
 
     def _run_plan(self, items: list[Pool | Copies]) -> list[np.ndarray]:
         if self._made_here(items):
@@ -112,7 +113,9 @@ class RealRunner:
             self._spent.append(RunsSpent(made=runs, made_seconds=seconds))
             return out
         c = self.cache
-        rate = self.made_rate if self._made_here(c.missing(plan, self.X.shape[1])) else None
+        # Runs made elsewhere are handed over whole at the first call (a group's stage 1), and
+        # cost what their submission did; a later call's runs are made here, and timed here.
+        rate = self.made_rate if self.made else None
         before = np.array([c.fresh, c.reused, c.fresh_seconds, c.reused_seconds])
         out = c.run(list(plan), self.X.shape[1], self._run_plan, seconds_per_run=rate)
         made, reused, made_s, reused_s = np.array([c.fresh, c.reused, c.fresh_seconds, c.reused_seconds]) - before

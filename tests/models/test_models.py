@@ -54,7 +54,7 @@ def test_every_model_is_registered_and_the_pipeline_never_names_one():
         get_model("three-level")
     # The pipeline's code (docstrings aside) holds no model's name: a new model is a new module.
     stages = (real_runs.make_real_runs, on_runs.estimate_on_runs, prediction.predict_with_model, assemble.assemble)
-    for fn in (pipeline.estimate, pipeline._estimate_with, pipeline.estimate_from_runs, *stages):
+    for fn in (pipeline.estimate, pipeline.estimate_with, pipeline.estimate_from_runs, *stages):
         tree = ast.parse(inspect.getsource(fn).lstrip())
         body = tree.body[0].body
         if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
