@@ -25,7 +25,8 @@ from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputN
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
-from ensstab_dask.real.selectors import default_selector, library_of
+from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
+from ensstab_dask.real.selectors import library_of
 from ensstab_dask.real.targets import target_line, task_of
 from ensstab_dask.settings import SETTINGS, EstimateSettings, refuse_cutoff_with_pfer
 
@@ -201,30 +202,14 @@ def dask_config(args) -> dict:
     return config
 
 
-SELECTORS = ("rf", "extra-trees", "logistic")
-
-
-def _selector(name: str, n_estimators: int, task: str = "classification"):
-    if name == "rf":
-        return default_selector(n_estimators, task=task)
-    if name == "extra-trees":
-        from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
-
-        trees = ExtraTreesRegressor if task == "regression" else ExtraTreesClassifier
-        return trees(n_estimators=n_estimators, max_features="sqrt", n_jobs=1)
-    if task == "regression":
-        raise UsageError(f"--selector {name} is a classifier; a regression target takes --selector rf or extra-trees")
-    from sklearn.linear_model import LogisticRegression
-
-    return LogisticRegression(max_iter=2000)
-
-
 def for_the_target(args, data, options: dict) -> dict:
     """``options`` for the data's target: a regression target's selector is the regressor
     of ``--selector``, and ``task`` as the data were read (a whole-number target read as
     regression stays one)."""
     task = task_of(data.y)
-    selector = options["selector"] if task == "classification" else _selector(args.selector, args.n_estimators, task)
+    selector = (
+        options["selector"] if task == "classification" else named_selector(args.selector, args.n_estimators, task)
+    )
     return {**options, "selector": selector, "task": task}
 
 
@@ -398,7 +383,7 @@ def estimate_options(args) -> dict:
     check_int(args.n_estimators, "n_estimators", minimum=1)
     options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
     options.update(
-        selector=_selector(args.selector, args.n_estimators),
+        selector=named_selector(args.selector, args.n_estimators),
         m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
         verify=not args.no_verify,
         member_resample=_resample(args.member_resample),
@@ -435,7 +420,7 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
         real += naive_real_runs(settings.m_list, settings.m_stability)  # priced on the data, where one is timed
     trees = real * args.n_estimators
     # At most the default trees, the real runs' own count (priced on the data) says it all.
-    big_trees = args.n_estimators > DEFAULT_TREES and args.selector != "logistic"
+    big_trees = args.n_estimators > DEFAULT_TREES and NAMED_SELECTORS[args.selector].trees
     if big_trees and not args.yes and trees > MAX_REAL_RUNS * DEFAULT_TREES:
         raise UsageError(
             f"--n-estimators {args.n_estimators}: the {real:,} real runs would grow {trees:,} trees, as many as "

@@ -11,10 +11,11 @@ from typing import Any
 
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
-from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, SELECTORS, UsageError, parse_values
+from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, UsageError, parse_values
 from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.real.datasets import data_formats
+from ensstab_dask.real.named_selectors import NAMED_SELECTORS
 from ensstab_dask.real.targets import TASKS
 from ensstab_dask.settings import (
     DEFAULTS,
@@ -110,7 +111,7 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
         p.add_argument(_flag(("no_" if setting.default else "") + setting.name), action="store_true", help=text)
         return
     if setting.name == "selector":  # the command line names the library's selector objects
-        p.add_argument("--selector", default="rf", choices=SELECTORS, help=text)
+        p.add_argument("--selector", default="rf", choices=list(NAMED_SELECTORS), help=text)
         p.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
         return
     constraint = setting.constraint.constraint if isinstance(setting.constraint, OrNone) else setting.constraint

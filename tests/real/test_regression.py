@@ -145,7 +145,7 @@ def test_cli_estimates_a_continuous_label_end_to_end(tmp_path, capsys):
     ("label", "extra", "says"),
     [
         ("two", ["--task", "regression"], "only 2 values"),
-        ("y", ["--selector", "logistic"], "--selector logistic is a classifier"),
+        ("y", ["--selector", "logistic"], "selector 'logistic' serves classification only"),
         ("y", ["--classes", "1,2"], "--classes selects classes"),
     ],
 )
