@@ -8,7 +8,6 @@ harness on the same data reuses it, anything else recomputes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -33,15 +32,15 @@ from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CH
     check_cache_dir,
     content_checksum,
     data_digest,
-    hash_data,
+    data_hash,
+    hashed_once,
     read_checked,
     write_checked,
 )
-from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.runs import Copies, check_plan_classes
 from ensstab_dask.real.selectors import selector_for, task_for
-from ensstab_dask.real.targets import task_of
 from ensstab_dask.seeding import SeedLike
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
@@ -58,7 +57,7 @@ def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
     """Where :func:`naive_check` keeps the naive curve of these data and settings (the
     selector among them says whether ``y`` is a regression target)."""
     X, y = check_data(X, y, n_target=n_target)
-    h = hash_data(hashlib.sha256(), X, y)
+    h = data_hash(X, y)
     settings = dict(settings, n_target=int(n_target), format=_NAIVE_FORMAT)
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     return Path(cache_dir) / f"naive-{h.hexdigest()[:20]}.nc"
@@ -351,46 +350,45 @@ def validate(
         if bad in estimate_options:
             raise InvalidParameterError(f"validate() got {bad!r} twice")
     X, y = check_data(X, y, task=task_for(task, selector))
-    task = task_of(y)  # the checked y's, for the estimate to read it as this one did
-    selector = selector_for(selector, y)  # a regressor for a target: the nested checks read y as this one
+    selector = selector_for(selector, y)  # a regressor for a target
     common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
     if cache_dir is not None:
         check_cache_dir(cache_dir)
-    # Before any cluster starts: a class too small for the naive check's copies (the
-    # estimate checks its own runs before it runs them), and a naive check too large to run.
-    check_plan_classes(y, [Copies(1, 1)])
-    check_naive_cost(
-        X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
-    )
-    with connect(client) as c:
-        note_dashboard(c, progress)
-        target = "synchronous" if c is None else c
-        t0 = time.perf_counter()
-        est = estimate(
-            X,
-            y,
-            n_target,
-            seed=seed,
-            client=target,
-            progress=progress,
-            allow_large=allow_large,
-            cache_dir=cache_dir,
-            task=task,
-            **common,
-            **estimate_options,
+    with checked_once(X, y), hashed_once(X, y):  # the nested steps take them as checked, hashed once
+        # Before any cluster starts: a class too small for the naive check's copies (the
+        # estimate checks its own runs before it runs them), and a naive check too large to run.
+        check_plan_classes(y, [Copies(1, 1)])
+        check_naive_cost(
+            X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
         )
-        t_est = time.perf_counter() - t0
-        naive_settings = NaiveSettings(seed=seed, **common)
-        naive = naive_check(
-            X,
-            y,
-            n_target,
-            naive_settings,
-            cache_dir=cache_dir,
-            client=target,
-            progress=progress,
-            allow_large=allow_large,
-        )
+        with connect(client) as c:
+            note_dashboard(c, progress)
+            target = "synchronous" if c is None else c
+            t0 = time.perf_counter()
+            est = estimate(
+                X,
+                y,
+                n_target,
+                seed=seed,
+                client=target,
+                progress=progress,
+                allow_large=allow_large,
+                cache_dir=cache_dir,
+                **common,
+                **estimate_options,
+            )
+            t_est = time.perf_counter() - t0
+            naive_settings = NaiveSettings(seed=seed, **common)
+            naive = naive_check(
+                X,
+                y,
+                n_target,
+                naive_settings,
+                cache_dir=cache_dir,
+                client=target,
+                progress=progress,
+                allow_large=allow_large,
+            )
     # Both as made: the naive check's own clock (a cached one keeps the time it took then), the
     # estimate's real runs at the seconds they took when made (the cache's reading is not a cost).
     as_made = t_est + est.cost.seconds_as_made() - sum(est.cost.seconds.values())

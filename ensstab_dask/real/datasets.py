@@ -36,9 +36,11 @@ classes to ask the two-class question.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +73,7 @@ __all__ = [
     "discretize",
     "load_dataset",
     "check_data",
+    "checked_once",
     "check_n_target",
     "make_microarray",
     "make_names_unique",
@@ -84,6 +87,23 @@ REFERENCE_FILES = {"colon": "colon.mat", "lymphoma": "lymphoma.mat", "prostate":
 #: Where the reference files come from (scikit-feature's datasets page).
 REFERENCE_SOURCE = "https://jundongl.github.io/scikit-feature/datasets.html"
 DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
+
+
+#: The arrays :func:`checked_once` holds as checked.
+_CHECKED: ContextVar[tuple | None] = ContextVar("ensstab_checked", default=None)
+
+
+@contextlib.contextmanager
+def checked_once(X, y) -> Iterator[None]:
+    """Inside, :func:`check_data` takes these very arrays (as it returned them) as checked:
+    the nested entries of one call (validate's estimate and naive check) check the data
+    once, and read ``y`` as the first check did, as scikit-learn's
+    ``prefer_skip_nested_validation`` does."""
+    token = _CHECKED.set((X, y))
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
 
 
 def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tuple[np.ndarray, np.ndarray]:
@@ -102,6 +122,11 @@ def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tupl
     import scipy.sparse
     from sklearn.utils.validation import check_X_y
 
+    held = _CHECKED.get()
+    if held is not None and held[0] is X and held[1] is y:
+        if n_target is not None:
+            check_n_target(n_target, X.shape[1])
+        return X, y
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:  # a .mat file's Y is a column (or a row)
         y = y.ravel()
