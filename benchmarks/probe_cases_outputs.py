@@ -115,7 +115,7 @@ def _ctrl_c_during_imports(tmp: Path) -> str:
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
-        if "ensstab_dask._early_stop" not in err:
+        if "ensstab_dask.cli._early_stop" not in err:
             continue  # before the package began to import: Python's own handling
         if "Traceback" in err:
             return "traceback"

@@ -13,9 +13,6 @@ available as ``model="onda"``, with its sweeps and calibration (:func:`sweep`,
 :func:`calibrate`); docs/models.md compares the models.
 """
 
-from ensstab_dask import _early_stop  # noqa: F401 - first: a stop signal during the imports below
-
-# isort: split
 import importlib
 import importlib.util
 from typing import TYPE_CHECKING, Any

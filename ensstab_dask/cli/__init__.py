@@ -12,6 +12,9 @@ stderr, one line each, as plain lines; ``--quiet`` keeps only warnings.
 
 from __future__ import annotations
 
+from ensstab_dask.cli import _early_stop  # noqa: F401 - first: a stop signal during the imports below
+
+# isort: split
 import contextlib
 import errno
 import logging

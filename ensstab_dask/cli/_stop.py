@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from ensstab_dask import _early_stop
+from ensstab_dask.cli import _early_stop
 
 __all__ = ["GRACE_S", "Stop", "Terminated", "stop_signals_handled", "close_interrupted_clusters"]
 
@@ -206,7 +206,7 @@ def stop_signals_handled(stop: Stop) -> Iterator[None]:
         yield
         return
     defaults: dict[int, Any] = {signal.SIGINT: signal.default_int_handler}
-    # The package's own handler of the imports (ensstab_dask._early_stop) counts as the default.
+    # The command's own handler of the imports (ensstab_dask.cli._early_stop) counts as the default.
     taken = [s for s in _stop_signals() if signal.getsignal(s) in (defaults.get(s, signal.SIG_DFL), _early_stop.end)]
     for s in taken:
         signal.signal(s, stop.on_signal)

@@ -318,7 +318,7 @@ def test_a_stop_signal_while_the_libraries_are_imported_is_one_line(sig, line, s
         time.sleep(delay)
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=PATIENCE)
-        if "ensstab_dask._early_stop" not in err:
+        if "ensstab_dask.cli._early_stop" not in err:
             continue  # the signal came before the package began to import: Python's own, not ours
         lines = [ln for ln in err.splitlines() if not ln.startswith("import time:")]
         assert proc.returncode == status and lines == [line], (delay, proc.returncode, lines[-5:])

@@ -137,3 +137,15 @@ def test_the_lazy_names_are_those_the_type_checkers_see():
     }
     assert set(ensstab_dask.__all__) == eager | set(ensstab_dask._HOME)
     assert len(ensstab_dask.__all__) == len(set(ensstab_dask.__all__))
+
+
+@pytest.mark.parametrize(("module", "installed"), [("ensstab_dask", False), ("ensstab_dask.cli", True)])
+def test_only_the_command_takes_the_stop_signals_while_it_imports(module, installed):
+    """A process named ensstab that imports the library keeps its own Ctrl-C; the command's
+    module, imported first by the command, takes it at once."""
+    code = (
+        "import signal, sys; sys.argv[0] = '/usr/bin/ensstab'; "
+        f"import {module}; print(signal.getsignal(signal.SIGINT) is not signal.default_int_handler)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(installed)

@@ -2,10 +2,12 @@
 
 The command's own handling of Ctrl-C, SIGTERM and SIGHUP (:mod:`ensstab_dask.cli._stop`)
 starts once its modules are imported, which takes seconds on a busy machine; a signal
-before that would print Python's traceback of the import. Imported first by the
-package, this installs a handler that ends the process at once with the command's line
+before that would print Python's traceback of the import. Imported first by
+:mod:`ensstab_dask.cli` (the package itself imports almost nothing before it: its names
+are lazy), this installs a handler that ends the process at once with the command's line
 and exit status, and only in the ``ensstab`` process itself (the console script, or
-``python -m ensstab_dask.cli``): a program that imports the library keeps its own.
+``python -m ensstab_dask.cli``): a program that imports the library or the command's
+module keeps its own, and importing the library never reads ``sys.argv``.
 """
 
 from __future__ import annotations
