@@ -146,24 +146,26 @@ DEFAULT_MODEL = "anchored"
 SIMULATOR_MODELS = ("onda", "two-level")
 
 
-def check_model(model, h, n_target: int, n_useful: int) -> int | None:
-    """Validate the simulator model and its extra parameter ``h`` (docs/two_level_model.md).
+def check_model(model, h, n_target: int, n_useful: int, *, name: str = "model") -> int | None:
+    """Validate the simulator's variant ``model`` (named ``name`` in messages: ``variant``
+    for the kernel, ``model`` for a sweep) and its extra parameter ``h``
+    (docs/two_level_model.md).
 
     Returns ``h`` as an int for ``"two-level"``, None for ``"onda"`` (which takes no ``h``).
     """
     if model in MODELS and model not in SIMULATOR_MODELS:
         raise InvalidParameterError(
-            f"model={model!r} models real ensembles, not the simulated selector: use it in "
-            f"estimate(); the simulator's models are {' and '.join(map(repr, SIMULATOR_MODELS))}"
+            f"{name}={model!r} models real ensembles, not the simulated selector: use it in "
+            f"estimate(); the simulator's variants are {' and '.join(map(repr, SIMULATOR_MODELS))}"
         )
-    check_choice(model, "model", SIMULATOR_MODELS)
+    check_choice(model, name, SIMULATOR_MODELS)
     if model == "onda":
         if h is not None:
-            raise InvalidParameterError("h is a parameter of model='two-level' only, not of model='onda'")
+            raise InvalidParameterError(f"h is a parameter of {name}='two-level' only, not of {name}='onda'")
         return None
     if h is None:
         raise InvalidParameterError(
-            "h is needed by model='two-level': the size of each ensemble copy's preferred set H"
+            f"h is needed by {name}='two-level': the size of each ensemble copy's preferred set H"
         )
     h = check_int(h, "h", minimum=n_target)
     if h > n_useful:

@@ -25,13 +25,13 @@ def test_draws_do_not_depend_on_how_many_rows_are_made_at_once(monkeypatch):
     args = (2000, 20, 60, 0.7)
     ranks = es.simulate_rankings(*args, size=700, seed=8)
     ens = es.simulate_ensembles(*args, m_ensemble=9, size=60, seed=9)
-    two_level = es.simulate_ensembles(*args, m_ensemble=5, size=30, seed=10, model="two-level", h=30)
+    two_level = es.simulate_ensembles(*args, m_ensemble=5, size=30, seed=10, variant="two-level", h=30)
     monkeypatch.setattr(simulation, "_BLOCK_BYTES", 2**16)  # one or two rows per batch
     assert simulation.block_rows(2000) < 5
     np.testing.assert_array_equal(es.simulate_rankings(*args, size=700, seed=8), ranks)
     np.testing.assert_array_equal(es.simulate_ensembles(*args, m_ensemble=9, size=60, seed=9), ens)
     np.testing.assert_array_equal(
-        es.simulate_ensembles(*args, m_ensemble=5, size=30, seed=10, model="two-level", h=30), two_level
+        es.simulate_ensembles(*args, m_ensemble=5, size=30, seed=10, variant="two-level", h=30), two_level
     )
 
 

@@ -540,7 +540,7 @@ def estimate_h(
                 p,
                 size=copies * copy_size,
                 seed=ss,
-                model="two-level",
+                variant="two-level",
                 h=h,
                 copy_size=copy_size,
             )

@@ -32,14 +32,14 @@ simulated curves over ``p`` are smooth, which is what makes bisection on ``p`` w
 
 The two-level model
 -------------------
-``model="two-level"`` (docs/two_level_model.md) gives each ensemble copy its own
+``variant="two-level"`` (docs/two_level_model.md) gives each ensemble copy its own
 preferred set ``H``, a uniformly random ``h``-subset of ``S'``, and draws every weak
 selector's ``S_m`` of that copy from ``H``. Because the kernel treats every feature
 outside ``S_m`` alike, this is exactly the paper's kernel run with ``n_useful = h``
 (``S_m`` uniform in the first ``h`` slots) followed by one uniformly random
 permutation of the first ``n_useful`` columns per copy: the copy's ``H`` is where the
 first ``h`` slots land. ``h = n_useful`` gives the paper's model in distribution (not
-draw for draw: ``model="onda"`` draws the paper's model from its own streams).
+draw for draw: ``variant="onda"`` draws the paper's model from its own streams).
 
 Streams
 -------
@@ -57,6 +57,8 @@ every seeded result.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -245,6 +247,20 @@ class _CopySets:
         return ranks
 
 
+def variant_of(variant: str, model: str | None) -> str:
+    """The simulator's variant: ``variant``, or its deprecated spelling ``model=`` with a
+    FutureWarning (``estimate(model=)`` names the curve models, another thing)."""
+    if model is None:
+        return variant
+    warnings.warn(
+        "model= of the simulator is renamed variant= (estimate's model= names the curve models); "
+        "model= will be removed in the next release",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return model
+
+
 def simulate_rankings(
     n_feature: int,
     n_target: int,
@@ -253,9 +269,10 @@ def simulate_rankings(
     *,
     size: int = 1,
     seed: SeedLike = 0,
-    model: str = "onda",
+    variant: str = "onda",
     h: int | None = None,
     copy_size: int = 1,
+    model: str | None = None,
 ) -> np.ndarray:
     """Rankings of ``size`` independent simulated weak selectors (docs/method.md section 2).
 
@@ -268,15 +285,18 @@ def simulate_rankings(
     size : int
         Number of weak selectors, each with its own ``S_m``.
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-    model : {'onda', 'two-level'}
+    variant : {'onda', 'two-level'}
         ``'onda'``: the paper's model, every ``S_m`` drawn from ``S'``. ``'two-level'``:
         consecutive rows form ensemble copies of ``copy_size`` weak selectors, and each
         copy draws its ``S_m`` from its own ``H``, a random ``h``-subset of ``S'``
         (docs/two_level_model.md).
     h : int, optional
-        ``n_target <= h <= n_useful``; with ``model='two-level'`` only.
+        ``n_target <= h <= n_useful``; with ``variant='two-level'`` only.
     copy_size : int
-        Rows per copy (the last copy may be shorter); ``model='two-level'`` only.
+        Rows per copy (the last copy may be shorter); ``variant='two-level'`` only.
+    model : str, optional
+        Deprecated spelling of ``variant`` (a FutureWarning says so): ``estimate(model=)``
+        names the curve models, another thing.
 
     Returns
     -------
@@ -303,7 +323,8 @@ def simulate_rankings(
     [5, 5, 5]
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
-    h = check_model(model, h, n_target, n_useful)
+    variant = variant_of(variant, model)
+    h = check_model(variant, h, n_target, n_useful, name="variant")
     size = check_int(size, "size", minimum=0)
     copy_size = check_int(copy_size, "copy_size", minimum=1)
     ss = as_seed_sequence(seed)
@@ -335,16 +356,17 @@ def simulate_ensembles(
     size: int = 1,
     aggregate: str = "mean_rank",
     seed: SeedLike = 0,
-    model: str = "onda",
+    variant: str = "onda",
     h: int | None = None,
+    model: str | None = None,
 ) -> np.ndarray:
     """Feature subsets chosen by ``size`` independent simulated ensembles (docs/method.md section 3).
 
     Each ensemble aggregates ``m_ensemble`` independent simulated weak selectors with
     ``aggregate`` (ties broken uniformly at random) and keeps ``n_target`` features.
     Ensemble ``e`` uses rows ``e*m_ensemble .. (e+1)*m_ensemble - 1`` of
-    ``simulate_rankings(..., size=size * m_ensemble, seed=seed, model=model, h=h,
-    copy_size=m_ensemble)``: with ``model='two-level'`` each ensemble is one copy.
+    ``simulate_rankings(..., size=size * m_ensemble, seed=seed, variant=variant, h=h,
+    copy_size=m_ensemble)``: with ``variant='two-level'`` each ensemble is one copy.
 
     Parameters
     ----------
@@ -358,9 +380,11 @@ def simulate_ensembles(
         How each ensemble combines its selectors' ranks
         (:func:`~ensstab_dask.aggregation.aggregate_rankings`).
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-    model : {'onda', 'two-level'}
+    variant : {'onda', 'two-level'}
     h : int, optional
         As in :func:`simulate_rankings`.
+    model : str, optional
+        Deprecated spelling of ``variant``.
 
     Returns
     -------
@@ -376,7 +400,8 @@ def simulate_ensembles(
     True
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
-    h = check_model(model, h, n_target, n_useful)
+    variant = variant_of(variant, model)
+    h = check_model(variant, h, n_target, n_useful, name="variant")
     m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
     size = check_int(size, "size", minimum=1)
     check_choice(aggregate, "aggregate", AGGREGATES)
@@ -412,15 +437,16 @@ def simulated_stability(
     aggregate: str = "mean_rank",
     index: str = "jaccard",
     seed: SeedLike = 0,
-    model: str = "onda",
+    variant: str = "onda",
     h: int | None = None,
+    model: str | None = None,
 ) -> float:
     """Stability of ``m_stability`` independent simulated ensembles (docs/method.md section 3).
 
     With ``m_ensemble=1`` this is the stability of a single simulated selector, the
     curve that calibrates ``p`` (the same for both models: a copy of one weak selector
     draws ``S_m`` uniformly from ``S'`` either way). See :func:`simulate_ensembles` for
-    the streams and ``model``.
+    the streams and ``variant``.
 
     Parameters
     ----------
@@ -436,9 +462,11 @@ def simulated_stability(
         (:func:`~ensstab_dask.stability`); one corrected for chance needs
         ``n_target < n_feature``.
     seed : int, SeedSequence or Generator, default 0 (see :mod:`ensstab_dask.seeding`)
-    model : {'onda', 'two-level'}
+    variant : {'onda', 'two-level'}
     h : int, optional
         As in :func:`simulate_rankings`.
+    model : str, optional
+        Deprecated spelling of ``variant``.
 
     Returns
     -------
@@ -465,7 +493,7 @@ def simulated_stability(
         size=m_stability,
         aggregate=aggregate,
         seed=seed,
-        model=model,
+        variant=variant_of(variant, model),
         h=h,
     )
     return stability_of_subsets(subsets, n_feature, index)

@@ -157,7 +157,7 @@ def compute_block(
                     index=settings["index"],
                     seed=derive(seed, Stream.SWEEP_STABILITY, m, r),
                     # Recorded only for the two-level model: stores of the paper's model are unchanged.
-                    model=settings.get("model", "onda"),
+                    variant=settings.get("model", "onda"),
                     h=settings.get("h"),
                 )
                 nuv[i, j, k] = simulated_n_useful(

@@ -238,10 +238,10 @@ def test_measured_stability_is_unbiased_and_its_se_honest():
     expectation of the stability of independent ensembles of m, and its U-statistic SE
     the spread of the measurement. Tolerances: 4 standard errors over R experiments."""
     N, K, u, p, h, G, B, R, m = 200, 5, 30, 0.8, 12, 8, 6, 60, 3
-    truth = es.simulated_stability(N, K, u, p, m_ensemble=m, m_stability=4000, seed=99, model="two-level", h=h)
+    truth = es.simulated_stability(N, K, u, p, m_ensemble=m, m_stability=4000, seed=99, variant="two-level", h=h)
     values, ses = [], []
     for r in range(R):
-        ranks = es.simulate_rankings(N, K, u, p, size=G * B, seed=r, model="two-level", h=h, copy_size=B)
+        ranks = es.simulate_rankings(N, K, u, p, size=G * B, seed=r, variant="two-level", h=h, copy_size=B)
         v, se = weighted(copy_similarities(ranks.reshape(G, B, N), K, [m], seed=r), np.ones(1))
         values.append(v)
         ses.append(se)

@@ -108,7 +108,7 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="at least 2 distinct copies"):
         RandomEffects.fit(np.zeros((3, 5, N)), copy_ids=[1, 1, 1])
     with pytest.raises(ValueError, match="not the simulated selector"):
-        es.simulate_rankings(50, 4, 20, 0.5, model="random-effects")
+        es.simulate_rankings(50, 4, 20, 0.5, variant="random-effects")
 
 
 @pytest.mark.slow

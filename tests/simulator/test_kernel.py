@@ -243,7 +243,7 @@ def test_two_level_kernel_matches_the_exact_pair_distribution(config):
     N, K, u, h, p = config
     exact = exact_two_level_pair_distribution(N, K, u, h, p)
     assert math.isclose(float(sum(exact.values())), 1.0)
-    r = es.simulate_rankings(N, K, u, float(p), size=2 * 40_000, seed=5, model="two-level", h=h, copy_size=2)
+    r = es.simulate_rankings(N, K, u, float(p), size=2 * 40_000, seed=5, variant="two-level", h=h, copy_size=2)
     pairs = np.concatenate([r[0::2], r[1::2]], axis=1)
     assert gof_pvalue(pairs, exact) > P_MIN
 
@@ -263,7 +263,7 @@ def test_two_level_copies_of_five_match_the_literal_model_on_a_larger_case():
     from oracle import literal_two_level_rankings
 
     N, K, u, h, p, m = 12, 3, 7, 4, 0.8, 5
-    fast = es.simulate_rankings(N, K, u, p, size=m * 6000, seed=8, model="two-level", h=h, copy_size=m)
+    fast = es.simulate_rankings(N, K, u, p, size=m * 6000, seed=8, variant="two-level", h=h, copy_size=m)
     lit = literal_two_level_rankings(N, K, u, h, p, m, 3000, seed=9)
 
     def distinct_top(r):  # features of S' in the union of the copy's top-K sets
@@ -280,13 +280,13 @@ def test_two_level_ensembles_aggregate_the_copies_rankings():
     from ensstab_dask.seeding import Stream, as_seed_sequence, make_rng
 
     N, K, u, h, p, m, size = 60, 4, 20, 8, 0.7, 5, 30
-    got = es.simulate_ensembles(N, K, u, p, m_ensemble=m, size=size, seed=11, model="two-level", h=h)
-    ranks = es.simulate_rankings(N, K, u, p, size=m * size, seed=11, model="two-level", h=h, copy_size=m)
+    got = es.simulate_ensembles(N, K, u, p, m_ensemble=m, size=size, seed=11, variant="two-level", h=h)
+    ranks = es.simulate_rankings(N, K, u, p, size=m * size, seed=11, variant="two-level", h=h, copy_size=m)
     tie_rng = make_rng(as_seed_sequence(11), Stream.ENSEMBLE_TIES)
     want = aggregate_rankings(ranks.reshape(size, m, N), K, seed=tie_rng)
     np.testing.assert_array_equal(got, want)
     # m = 1: one copy per selector, so S_m is uniform over S' as in the paper's model.
-    single = es.simulate_ensembles(N, K, u, 1.0, size=4000, seed=2, model="two-level", h=h)
+    single = es.simulate_ensembles(N, K, u, 1.0, size=4000, seed=2, variant="two-level", h=h)
     freq = np.bincount(single.ravel(), minlength=N)[:u] / 4000
     se = math.sqrt((K / u) * (1 - K / u) / 4000)
     assert np.abs(freq - K / u).max() < 4.5 * se and np.bincount(single.ravel(), minlength=N)[u:].sum() == 0
@@ -295,9 +295,9 @@ def test_two_level_ensembles_aggregate_the_copies_rankings():
 def test_two_level_copies_agree_more_and_the_onda_model_is_untouched():
     kw = dict(m_ensemble=10, m_stability=200, seed=4)
     onda = es.simulated_stability(500, 10, 40, 0.6, **kw)
-    assert onda == es.simulated_stability(500, 10, 40, 0.6, model="onda", **kw)
-    tight = es.simulated_stability(500, 10, 40, 0.6, model="two-level", h=12, **kw)
-    loose = es.simulated_stability(500, 10, 40, 0.6, model="two-level", h=40, **kw)
+    assert onda == es.simulated_stability(500, 10, 40, 0.6, variant="onda", **kw)
+    tight = es.simulated_stability(500, 10, 40, 0.6, variant="two-level", h=12, **kw)
+    loose = es.simulated_stability(500, 10, 40, 0.6, variant="two-level", h=40, **kw)
     assert tight > loose + 0.05  # a small H makes a copy's selectors agree, so ensembles settle sooner
     assert abs(loose - onda) < 0.05  # h = n_useful is the paper's model in distribution
 
@@ -305,13 +305,25 @@ def test_two_level_copies_agree_more_and_the_onda_model_is_untouched():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(model="two-level"), "h is needed by"),
-        (dict(model="onda", h=5), "model='two-level' only"),
-        (dict(model="two-level", h=3), r"h must be >= 4|h must be in"),
-        (dict(model="two-level", h=21), r"h must be in \[n_target, n_useful\] = \[4, 20\]"),
-        (dict(model="three-level", h=5), "model must be one of"),
+        (dict(variant="two-level"), "h is needed by variant="),
+        (dict(variant="onda", h=5), "variant='two-level' only"),
+        (dict(variant="two-level", h=3), r"h must be >= 4|h must be in"),
+        (dict(variant="two-level", h=21), r"h must be in \[n_target, n_useful\] = \[4, 20\]"),
+        (dict(variant="three-level", h=5), "variant must be one of"),
     ],
 )
 def test_two_level_bad_parameters_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
         es.simulate_rankings(50, 4, 20, 0.5, size=2, seed=0, **kwargs)
+
+
+def test_model_is_the_deprecated_spelling_of_variant():
+    """One release of grace: model= still works, bit for bit, and says it is renamed."""
+    kw = dict(size=6, seed=3, h=8, copy_size=3)
+    with pytest.warns(FutureWarning, match="model= of the simulator is renamed variant="):
+        old = es.simulate_rankings(50, 4, 20, 0.5, model="two-level", **kw)
+    np.testing.assert_array_equal(old, es.simulate_rankings(50, 4, 20, 0.5, variant="two-level", **kw))
+    with pytest.warns(FutureWarning):
+        assert es.simulated_stability(50, 4, 20, 0.5, m_stability=5, model="onda") == es.simulated_stability(
+            50, 4, 20, 0.5, m_stability=5
+        )

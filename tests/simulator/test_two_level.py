@@ -23,7 +23,7 @@ def test_h_is_recovered_from_copies_of_a_known_two_level_selector():
     """Copies simulated at a known h: the fitted h must lie where a within-copy stability
     4 standard errors either side of the observed one would put it, and contain the truth."""
     N, K, u, p, h_true, G, B = 800, 10, 50, 0.6, 25, 60, 5
-    ranks = es.simulate_rankings(N, K, u, p, size=G * B, seed=21, model="two-level", h=h_true, copy_size=B)
+    ranks = es.simulate_rankings(N, K, u, p, size=G * B, seed=21, variant="two-level", h=h_true, copy_size=B)
     subsets = top_subsets(ranks, K).reshape(G, B, K)
     per_copy = np.array([within_copy_stability(c[None], N) for c in subsets])
     jw, se = per_copy.mean(), per_copy.std(ddof=1) / np.sqrt(G)
