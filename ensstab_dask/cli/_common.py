@@ -93,8 +93,9 @@ def cli_words(message: str, options: dict[str, str], *, subject: bool = True) ->
 
 
 def in_cli_words(est, options: dict[str, str]):
-    """The estimate with its warnings, notes and spending in the command line's words (:func:`cli_words`),
-    for what a command prints and writes."""
+    """The estimate with its warnings and notes in the command line's words (:func:`cli_words`),
+    for what a command prints and writes (the summary and the Dataset's words are reworded
+    whole where they are printed and written: :func:`in_cli_text`)."""
     return dataclasses.replace(
         est,
         verdict=dataclasses.replace(
@@ -102,16 +103,13 @@ def in_cli_words(est, options: dict[str, str]):
             warnings=[cli_words(w, options, subject=False) for w in est.warnings],
             notes=[cli_words(n, options, subject=False) for n in est.notes],
         ),
-        spending=None
-        if est.spending is None
-        else dataclasses.replace(est.spending, words=lambda text: cli_words(text, options, subject=False)),
     )
 
 
 def in_cli_text(ds, options: dict[str, str]):
-    """A result's Dataset with its words (``answer``, ``summary``) as the command printed them
-    (:func:`cli_words`): what the report shows is what the terminal said."""
-    for key in ("answer", "summary"):
+    """A result's Dataset with its words (``answer``, ``summary``, ``spending``) as the command
+    printed them (:func:`cli_words`): what the report shows is what the terminal said."""
+    for key in ("answer", "summary", "spending"):
         if key in ds.attrs:
             ds.attrs[key] = cli_words(str(ds.attrs[key]), options, subject=False)
     return ds

@@ -30,6 +30,7 @@ from ensstab_dask.estimates.on_runs import estimate_on_runs
 from ensstab_dask.estimates.real_runs import EnsembleCopies, RealRunner
 from ensstab_dask.estimates.records import Round, Spending
 from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.estimates.spending import Next
 from ensstab_dask.real.run_cache import grow_copies
 from ensstab_dask.real.runs import Copies, runs_from_copies
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
@@ -58,7 +59,7 @@ def half_width(curve, m: int, confidence: float) -> tuple[float, float]:
 
 def next_design(
     design: tuple[int, int], width: float, band: float, *, precision: float, max_real_runs: int, largest: int
-) -> tuple[tuple[int, int] | None, str]:
+) -> tuple[tuple[int, int] | None, Next]:
     """The next round's ``(copies, members)`` and why, or ``(None, reason)`` to stop.
 
     The larger part of the half-width is grown: the model band's (beyond the measured
@@ -69,7 +70,7 @@ def next_design(
     """
     G, B = design
     if width <= precision:
-        return None, "reached"
+        return None, Next.REACHED
     room = max_real_runs - G * B
     sampling = math.sqrt(max(width**2 - band**2, 0.0))
     members = (G, min(2 * B, largest)) if largest > B else None
@@ -80,11 +81,11 @@ def next_design(
         G2 = min(max(math.ceil(wanted / _COPY_STEP) * _COPY_STEP, G + _COPY_STEP), _GROWTH * G)
         G2 = min(G2, G + (room // B) // _COPY_STEP * _COPY_STEP)
         copies = (G2, B) if G2 > G else None
-    options = [(members, "more members per copy"), (copies, "more copies")]
+    options = [(members, Next.MEMBERS), (copies, Next.COPIES)]
     for choice, why in options if band >= sampling else options[::-1]:
         if choice is not None and choice[0] * choice[1] <= max_real_runs:
             return choice, why
-    return None, "cap"
+    return None, Next.CAP
 
 
 def spend_in_rounds(
@@ -107,12 +108,12 @@ def spend_in_rounds(
     while True:
         G, B = design
         if not est.has_curve:
-            rounds.append(Round(G, B, est.real_runs, math.nan, math.nan, "no curve"))
+            rounds.append(Round(G, B, est.real_runs, math.nan, math.nan, Next.NO_CURVE))
             break
         width, band = half_width(est.curve, largest, est.prediction.confidence)
         new, why = next_design(design, width, band, precision=precision, max_real_runs=max_real_runs, largest=largest)
         rounds.append(Round(G, B, est.real_runs, width, band, why))
-        if why == "cap":
+        if why == Next.CAP:
             wanted = next_design(design, width, band, precision=precision, max_real_runs=2**62, largest=largest)[0]
             wanted_runs = None if wanted is None else wanted[0] * wanted[1]
         if new is None:

@@ -10,8 +10,8 @@ of an estimate with a ``precision`` (:mod:`~ensstab_dask.estimates.rounds`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar
 
 import numpy as np
@@ -102,6 +102,22 @@ class Cost:
         return ds
 
 
+class Next(str, Enum):
+    """What came after a round of :func:`~ensstab_dask.estimates.rounds.spend_in_rounds`:
+    another round (and what it grew), or why the rounds stopped. A ``str``, as the JSON
+    records it."""
+
+    MEMBERS = "more members per copy"
+    COPIES = "more copies"
+    REACHED = "reached"
+    CAP = "cap"
+    NO_CURVE = "no curve"
+
+
+#: Why the rounds stopped short of the precision, as the sentence says it.
+_STOPPED = {Next.NO_CURVE: "the estimate has no curve to narrow", Next.CAP: "the cap on real runs stops it"}
+
+
 @dataclass(frozen=True)
 class Round:
     """One round: the design estimated on, what it cost in all, the half-width it gave at
@@ -112,7 +128,7 @@ class Round:
     real_runs: int
     half_width: float
     band: float
-    next: str
+    next: Next
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,7 +137,7 @@ class Round:
             "real_runs": self.real_runs,
             "half_width": self.half_width,
             "band": self.band,
-            "next": self.next,
+            "next": Next(self.next).value,
         }
 
 
@@ -134,7 +150,6 @@ class Spending:
     at: int  # the ensemble size the half-width is read at (the largest asked)
     rounds: tuple[Round, ...]
     wanted_runs: int | None = None  # where the cap stopped it: the real runs the next round would have had
-    words: Callable[[str], str] = field(default=str, compare=False, repr=False)  # the command line rewords it
 
     @property
     def reached(self) -> bool:
@@ -151,17 +166,14 @@ class Spending:
         n = len(self.rounds)
         spent = f"{last.real_runs} real runs ({last.copies} copies of {last.members}) in {n} round{'s' * (n > 1)}"
         if self.reached:
-            return self.words(
+            return (
                 f"Precision: half-width {last.half_width:.3f} at m = {self.at}, within the {self.precision:g} "
                 f"asked, after {spent}."
             )
-        if last.next == "cap":
-            why = "the cap on real runs stops it" + (
-                f"; to go on, pass max_real_runs={self.wanted_runs}" if self.wanted_runs else ""
-            )
-        else:
-            why = {"no curve": "the estimate has no curve to narrow"}.get(last.next, last.next)
-        return self.words(
+        why = _STOPPED.get(last.next, str(last.next))
+        if last.next == Next.CAP and self.wanted_runs:
+            why += f"; to go on, pass max_real_runs={self.wanted_runs}"
+        return (
             f"Precision NOT reached: half-width {last.half_width:.3f} at m = {self.at} > the {self.precision:g} "
             f"asked, after {spent}: {why}."
         )
