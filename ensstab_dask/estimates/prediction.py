@@ -53,7 +53,7 @@ def predict_with_model(ctx: Context, settings: EstimateSettings, found: Findings
     (``ctx`` holds them for the model); ``progress``: one bar over the stages."""
     s, curve_model = settings, settings.curve_model
     # Before p is fitted: is there anything to say?
-    predictable = guard_rails(found, simulator=curve_model.simulator)[0]
+    predictable = guard_rails(found, simulator=curve_model.simulator).predictable
     # One bar over the simulation stages about to run, in their order below (none when no
     # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
     stages = (

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -259,6 +260,16 @@ def caution_reasons(
     return out
 
 
+class GuardRails(NamedTuple):
+    """What :func:`guard_rails` decided: whether a curve can be predicted at all, the
+    reasons it cannot (``blocking``), and the reasons the curve is not a validated
+    prediction (``cautions``)."""
+
+    predictable: bool
+    blocking: list[str]
+    cautions: list[str]
+
+
 def guard_rails(
     found: Findings,
     fit: SimulatorFit | None = None,
@@ -267,11 +278,11 @@ def guard_rails(
     n_useful: int | None = None,
     simulator: bool = True,
     self_check: SelfCheck | None = None,
-) -> tuple[bool, list[str], list[str]]:
+) -> GuardRails:
     """Whether the method has anything to say, and whether to believe it (docs/method.md
     section 11): the only place ``Estimate.reliable`` is decided.
 
-    Returns ``(predictable, blocking, cautions)``: :func:`blocking_reasons` mean no curve
+    Returns :class:`GuardRails` ``(predictable, blocking, cautions)``: :func:`blocking_reasons` mean no curve
     can be predicted at all (``simulator``: the curve would be the paper's simulator's);
     cautions mean the curve is there but is not a validated prediction: the paper's
     simulator's (:func:`caution_reasons` on its ``fit``, only when the curve is the
@@ -291,7 +302,7 @@ def guard_rails(
     )
     cautions: list[str] = []
     if blocking:
-        return False, blocking, cautions
+        return GuardRails(False, blocking, cautions)
     if simulator:
         fit = SimulatorFit() if fit is None else fit
         cautions += caution_reasons(
@@ -306,7 +317,7 @@ def guard_rails(
         )
     if self_check is not None and not self_check.passed:
         cautions.append(self_check.warning())
-    return not blocking, blocking, cautions
+    return GuardRails(not blocking, blocking, cautions)
 
 
 def verdict(
@@ -328,7 +339,7 @@ def verdict(
     size measured on real ensembles where a model measures some, as
     :meth:`~ensstab_dask.models.CurveModel.measured_up_to` reads it) adds the notes of the
     curve's shape (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
-    _, blocking, cautions = guard_rails(
+    rails = guard_rails(
         found,
         fit,
         verified=verify or not predicted,
@@ -336,6 +347,7 @@ def verdict(
         simulator=simulator,
         self_check=check,
     )
+    blocking, cautions = rails.blocking, rails.cautions
     said = notes(
         n_target=found.n_target,
         n_useful_mean=found.n_useful_mean,
