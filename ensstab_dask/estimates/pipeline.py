@@ -59,7 +59,7 @@ from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
 from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
 from ensstab_dask.seeding import SeedLike
-from ensstab_dask.settings import EstimateSettings
+from ensstab_dask.settings import DEFAULTS, EstimateSettings
 from ensstab_dask.simulator.estimators import threshold_draws, useful_draws
 
 # The stages' functions are named here too, where the method's steps are listed.
@@ -254,39 +254,15 @@ def estimate(
     >>> est.reliable == (not est.warnings)
     True
     """
+    given = {name: value for name, value in locals().items() if name in DEFAULTS}  # the settings, as called
     names = feature_names if feature_names is not None else getattr(X, "columns", None)
     X, y = check_data(X, y, task=task_for(task, selector))
-    selector = selector_for(selector, y)
+    given["selector"] = selector_for(selector, y)
     n_targets = n_target_list(n_target, n_feature=X.shape[1])
     names = feature_names_of(names, X.shape[1])
-    settings = EstimateSettings(
-        n_feature=X.shape[1],
-        n_target=n_targets[0],
-        m_ensemble=m_ensemble,
-        m_stability=m_stability,
-        n_runs=n_runs,  # type: ignore[arg-type]  # None: max(m_ensemble), resolved by the settings
-        repeats=repeats,
-        p_method=p_method,
-        verify=verify,
-        calibrate=calibrate,
-        calibration_layout=calibration_layout,
-        member_resample=member_resample,
-        n_boot=n_boot,
-        confidence=confidence,
-        aggregate=aggregate,
-        index=index,
-        resample=resample,
-        seed=seed,
-        selector=selector,
-        model=model,
-        copies=copies,
-        precision=precision,
-        max_real_runs=max_real_runs,
-        cutoff=cutoff,
-        pfer=pfer,
-    )
+    settings = EstimateSettings(n_feature=X.shape[1], n_target=n_targets[0], **given)
     _refuse_before_the_work(X, y, settings, n_targets, allow_large=allow_large)
-    scorer = make_scorer(selector)
+    scorer = make_scorer(settings.selector)
     cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)
 
     if client is None and _all_cached(cache, settings, X.shape[1]):
