@@ -289,3 +289,21 @@ def test_the_package_is_organised_in_subpackages_that_tests_mirror():
     tests = Path(__file__).resolve().parent
     missing = [s for s in subpackages if not list((tests / s).glob("test_*.py"))]
     assert not missing, f"subpackages without a tests/<name>/ folder of tests: {missing}"
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A helper another module uses has a public name: ``from ensstab_dask.x import _helper``
+    across modules is refused (a private submodule of the importer's own package is fine)."""
+    known = modules()
+    found = []
+    for name, path in known.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("ensstab_dask"):
+                continue
+            source = node.module.removeprefix("ensstab_dask").lstrip(".")
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                submodule = f"{source}.{alias.name}".lstrip(".") in known
+                if private and not submodule and source != name:
+                    found.append(f"{name} imports {alias.name} from {source or 'ensstab_dask'}")
+    assert not found, found
