@@ -21,17 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.features import feature_names_of, stable_features
-from ensstab_dask.estimates.pipeline import estimate_with
+from ensstab_dask.estimates.pipeline import estimate_with, refuse_before_the_work
 from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import Problem, group_run_plan, item_key
-from ensstab_dask.real.selectors import make_scorer
+from ensstab_dask.real.selectors import make_scorer, selector_for
 from ensstab_dask.settings import EstimateSettings
 
 __all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
@@ -98,13 +99,20 @@ class GroupEstimates:
         }
 
     def to_dataset(self) -> xr.Dataset:
-        """Every group's :meth:`Estimate.to_dataset` along a ``group`` dimension (attributes
-        that differ between groups are dropped; each group's record is its own)."""
+        """Every group's :meth:`Estimate.to_dataset` along a ``group`` dimension; its
+        attributes are those every group has with one value (the others are each group's
+        own: :meth:`to_dict`)."""
         parts = [est.to_dataset() for est in self.estimates.values()]
-        ds = xr.concat(parts, dim="group", combine_attrs="drop_conflicts", join="outer")
+        ds = xr.concat(parts, dim="group", combine_attrs=_shared, join="outer")
         ds = ds.assign_coords(group=("group", self.groups, {"long_name": self.groupby or "group"}))
         ds.attrs.update(kind="group_estimates", reference=self.reference, groupby=self.groupby)
         return ds
+
+
+def _shared(attrs: list[dict], context=None) -> dict:
+    """The attributes every one of ``attrs`` has, with one value (xarray's ``combine_attrs``)."""
+    first, *rest = attrs
+    return {k: v for k, v in first.items() if all(k in a and np.array_equal(a[k], v) for a in rest)}
 
 
 def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> dict[str, Problem]:
@@ -194,10 +202,19 @@ def estimate_groups(
     names = feature_names_of(names, X.shape[1])
     problems = group_problems(labels, groups, reference)
     setting = EstimateSettings(n_feature=X.shape[1], n_target=n_target, **settings)
-    scorer = make_scorer(setting.selector)
     data = {g: (X if p.rows is None else X[p.rows], p) for g, p in problems.items()}
-    for X_g, p in data.values():  # every group's price and classes, before any cluster starts
-        check_estimate_cost(X_g, p.y, setting, allow_large=allow_large)
+    scorer = make_scorer(selector_for(setting.selector, problems[next(iter(problems))].y))  # a regressor refused
+    # Before any cluster starts: what each group's estimate refuses alone, and every group's runs priced together.
+    for X_g, p in data.values():
+        refuse_before_the_work(X_g, p.y, setting, [n_target], allow_large=True)
+    real, simulated = check_estimate_cost(None, None, setting, allow_large=True)  # one group's counts
+    check_cost(
+        f"the estimates of {len(problems)} groups",
+        n_feature=X.shape[1],
+        real_runs=real * len(problems),
+        simulated=simulated * len(problems),
+        allow_large=allow_large,
+    )
     caches = {
         g: None if cache_dir is None else RunCache.open(cache_dir, X_g, p.y, scorer) for g, (X_g, p) in data.items()
     }

@@ -54,7 +54,7 @@ from ensstab_dask.estimates.surface import check_surface, n_target_list, surface
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.models.fitting import fixed_point_power
 from ensstab_dask.models.onda import predict_curve
-from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
 from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
@@ -261,7 +261,8 @@ def estimate(
     n_targets = n_target_list(n_target, n_feature=X.shape[1])
     names = feature_names_of(names, X.shape[1])
     settings = EstimateSettings(n_feature=X.shape[1], n_target=n_targets[0], **given)
-    _refuse_before_the_work(X, y, settings, n_targets, allow_large=allow_large)
+    with checked_once(X, y):  # the run timed for the price reads y as this check did
+        refuse_before_the_work(X, y, settings, n_targets, allow_large=allow_large)
     scorer = make_scorer(settings.selector)
     cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)
 
@@ -278,7 +279,7 @@ def estimate(
     return est
 
 
-def _refuse_before_the_work(X, y, settings: EstimateSettings, n_targets: list[int], *, allow_large: bool) -> None:
+def refuse_before_the_work(X, y, settings: EstimateSettings, n_targets: list[int], *, allow_large: bool) -> None:
     """Everything an estimate refuses before any run: its price, a surface its model cannot
     make, an n_target whose own checks fail (a PFER it cannot reach), a feature table too large."""
     check_estimate_cost(X, y, settings, allow_large=allow_large)

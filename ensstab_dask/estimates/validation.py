@@ -92,6 +92,14 @@ def naive_check(
     ``y`` is a regression target when it holds fractions or the selector is a regressor.
     """
     naive = NaiveSettings() if naive is None else naive
+    X, y = check_data(X, y, n_target=n_target, task=task_for("auto", naive.selector))
+    with checked_once(X, y):  # the cache path and the check read y as this check did
+        return _naive_check(
+            X, y, n_target, naive, cache_dir=cache_dir, client=client, progress=progress, allow_large=allow_large
+        )
+
+
+def _naive_check(X, y, n_target: int, naive: NaiveSettings, *, cache_dir, client, progress, allow_large) -> xr.Dataset:
     settings = naive.to_dict()
     m_list = settings["m_ensemble"]
     path = None

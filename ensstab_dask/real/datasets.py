@@ -116,8 +116,8 @@ def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tupl
     With ``n_target``, ``n_target >= n_feature`` is refused.
 
     A dense X becomes float64; a scipy sparse X stays sparse, as CSC float32 with sorted
-    indices (what scikit-learn's trees fit on without a copy), a tenth of a single-cell
-    matrix's dense size.
+    indices (what scikit-learn's trees fit on without a copy), a twentieth of a
+    single-cell matrix's dense float64 size at 5 % density.
     """
     import scipy.sparse
     from sklearn.utils.validation import check_X_y

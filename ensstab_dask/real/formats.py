@@ -224,7 +224,11 @@ def load_npz(path: Path, options: ReadOptions) -> Data:
     format=X.format, y=y)``."""
     _no_label(path, options.label, "its y array")
     refuse_others(path, options)
-    npz = _npz_archive(path)
+    with _npz_archive(path) as npz:
+        return _npz_data(path, npz)
+
+
+def _npz_data(path: Path, npz) -> Data:
     found = ", ".join(shown_name(k) for k in sorted(npz.files)[:10])
     if "X" not in npz and {"format", "data", "indices", "indptr", "shape"} <= set(npz.files):
         return _sparse_npz(path, npz, found)

@@ -24,7 +24,7 @@ from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, check_int, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
-from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.resamples import check_resample_classes
 from ensstab_dask.real.runs import Copies, real_run_plan
 from ensstab_dask.real.selectors import describe_selector, real_run, selector_for, task_for
@@ -178,15 +178,10 @@ def real_ensemble_stability(
     check_choice(index, "index", INDICES)
     seed = check_seed(seed)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    check_naive_cost(
-        X,
-        y,
-        n_target,
-        m_ensemble=m_list,
-        m_stability=m_stability,
-        selector=selector,
-        allow_large=allow_large,
-    )
+    with checked_once(X, y):  # the run timed for the price reads y as this check did
+        check_naive_cost(
+            X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
+        )
     ss = as_seed_sequence(seed)
     pool = max(m_list)
     t0 = time.perf_counter()

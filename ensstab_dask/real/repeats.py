@@ -1,6 +1,7 @@
 """Samples that repeat an earlier one: said once when a data file is read, since a
 resample then draws copies of one sample and the selection looks more stable than it is.
-Rows are compared by a hash first, so that a single-cell X is never copied whole."""
+Rows are compared by a hash first, so that a single-cell X is never made dense whole (a
+sparse X is read as CSR, a copy of its stored values)."""
 
 from __future__ import annotations
 

@@ -2,11 +2,15 @@
 
 ``task="auto"`` reads it from the values as scikit-learn's ``type_of_target`` does: a
 float ``y`` with a fraction among its values is a regression target, anything else class
-labels. ``"regression"`` takes a numeric ``y`` of whole numbers as a target too (counts, a
-score), and refuses one of two values (a class label read as a number). Once checked, a
+labels, but a float ``y`` of many distinct whole numbers (more than
+:data:`MAX_AUTO_CLASSES`, and a quarter of the samples) is refused, asking which.
+``"regression"`` takes a numeric ``y`` of whole numbers as a target too (counts, a score),
+and refuses one of two values (a class label read as a number). Once checked, a
 regression target is float64 and class labels never are (whole-number floats, 1.0 and
-2.0, become int64), so the dtype of a checked ``y`` says its task (:func:`task_of`) and the
-code after the checks never asks again.
+2.0, become int64), so the dtype of a checked ``y`` says its task (:func:`task_of`). A
+call's nested steps take the arrays its first check returned as checked
+(:func:`~ensstab_dask.real.datasets.checked_once`); a checked target of whole numbers
+given anew with ``task="auto"`` is refused, asking which, not read as classes.
 
 A regression target's resamples are stratified by quantile bins of ``y`` (each bin of at
 least :data:`MIN_BIN` samples, at most :data:`MAX_BINS` bins), as class labels' are by
@@ -28,6 +32,9 @@ TASKS = ("auto", "classification", "regression")
 MAX_BINS = 10
 #: ... of at least this many samples each (fewer samples: fewer bins; under 2 x this: none).
 MIN_BIN = 10
+#: ``task="auto"`` reads a float ``y`` of whole numbers as class labels up to this many
+#: distinct values (or a quarter of the samples, if more); beyond, it asks which.
+MAX_AUTO_CLASSES = 10
 
 
 def check_target(y: np.ndarray, task: str = "auto") -> np.ndarray:
@@ -41,6 +48,7 @@ def check_target(y: np.ndarray, task: str = "auto") -> np.ndarray:
     numeric = y.dtype.kind in "biuf"
     if task == "auto":
         task = "regression" if numeric and y.dtype.kind == "f" and _has_fraction(y) else "classification"
+        _refuse_ambiguous(y)
     if task == "regression":
         return _regression_target(y, numeric)
     if y.dtype.kind == "f" and _has_fraction(y):
@@ -54,6 +62,20 @@ def check_target(y: np.ndarray, task: str = "auto") -> np.ndarray:
     if len(np.unique(y)) < 2:
         raise InvalidParameterError(f"y must hold at least 2 classes; got only {np.unique(y).tolist()}")
     return y
+
+
+def _refuse_ambiguous(y: np.ndarray) -> None:
+    """Refuse a float ``y`` of many distinct whole numbers under ``task="auto"``: counts, a
+    score (a target checked as ``"regression"`` and passed on is one) or many classes of a
+    few samples each; the values cannot say which."""
+    if y.dtype.kind != "f" or _has_fraction(y):
+        return
+    distinct = len(np.unique(y))
+    if distinct > max(MAX_AUTO_CLASSES, len(y) // 4):
+        raise InvalidParameterError(
+            f"y holds {distinct} distinct whole numbers as floats: a regression target (counts, a score) or "
+            f"{distinct} classes? pass task='regression' or task='classification'"
+        )
 
 
 def _has_fraction(y: np.ndarray) -> bool:
@@ -72,9 +94,14 @@ def _regression_target(y: np.ndarray, numeric: bool) -> np.ndarray:
         )
     values = np.unique(y)
     if len(values) < 3:
+        shown = ", ".join(f"{v:g}" for v in values)
+        instead = (
+            "recode them as whole numbers or text and pass task='classification'"
+            if _has_fraction(values)
+            else "use task='classification'"
+        )
         raise InvalidParameterError(
-            f"y holds only {len(values)} values ({', '.join(f'{v:g}' for v in values)}): class labels, not a "
-            "regression target; use task='classification'"
+            f"y holds only {len(values)} values ({shown}): class labels, not a regression target; {instead}"
         )
     return y
 

@@ -64,6 +64,7 @@ import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_model, check_simulator
+from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import check_index_defined, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
@@ -252,6 +253,8 @@ def variant_of(variant: str, model: str | None) -> str:
     FutureWarning (``estimate(model=)`` names the curve models, another thing)."""
     if model is None:
         return variant
+    if variant not in ("onda", model):  # "onda" is variant's default: only another value conflicts
+        raise InvalidParameterError(f"variant={variant!r} and model={model!r}: give variant alone")
     warnings.warn(
         "model= of the simulator is renamed variant= (estimate's model= names the curve models); "
         "model= will be removed in the next release",

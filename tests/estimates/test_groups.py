@@ -86,6 +86,18 @@ def test_the_cache_keys_runs_per_group_and_runs_only_what_it_lacks(tmp_path, mon
     assert again.estimates[GROUPS[2]].cost.runs.made == 200
 
 
+def test_a_regressor_for_groups_is_refused_and_the_dataset_keeps_only_shared_attrs():
+    X, labels = _study()
+    with pytest.raises(InvalidParameterError, match="is a regressor, but y is a classification"):
+        es.estimate_groups(X, labels, 5, selector=default_selector(5, task="regression"), client="synchronous")
+    res = es.estimate_groups(X, labels, 5, groups=GROUPS[:2], client="synchronous", **OPTIONS)
+    ds = res.to_dataset()
+    each = [est.to_dataset().attrs for est in res.estimates.values()]
+    kept = set(ds.attrs) - {"kind", "reference", "groupby"}
+    assert kept and all(k in a and np.array_equal(a[k], ds.attrs[k]) for a in each for k in kept)
+    assert "answer" not in ds.attrs  # each group's own
+
+
 @pytest.mark.parametrize(
     ("groups", "reference", "says"),
     [

@@ -48,6 +48,8 @@ def test_auto_reads_fractions_as_regression_and_whole_numbers_as_classes():
         (np.r_[np.nan, np.linspace(0, 1, 39)], "auto", "y contains NaN"),
         (np.r_[np.nan, np.linspace(0, 1, 39)], "regression", "y contains NaN"),
         (np.linspace(0, 1, 40), "lasso", "task must be one of"),
+        (np.arange(40) % 20 * 1.0, "auto", "20 distinct whole numbers as floats: .* pass task='regression'"),
+        (np.repeat([0.5, 1.5], 20), "regression", "recode them as whole numbers or text"),
     ],
 )
 def test_what_cannot_be_a_target_is_refused_in_one_line(y, task, says):
@@ -170,3 +172,21 @@ def test_a_csv_of_more_samples_than_features_takes_a_target_when_told(tmp_path):
     with pytest.raises(InvalidParameterError, match="task='regression'"):
         load_dataset(path, label="y")
     assert task_of(load_dataset(path, label="y", task="regression").y) == "regression"
+
+
+def test_a_checked_target_of_whole_numbers_is_never_read_as_classes_again():
+    """A count target checked as regression and given anew: refused under auto, asking which,
+    and a regression with a regressor as selector (which reads it as its target)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 40))
+    y = X[:, :2].sum(axis=1) + 0.3 * rng.standard_normal(60)
+    counts = check_data(X, np.round(4 * (y - y.min())), task="regression")[1]  # whole numbers, from the signal
+    assert counts.dtype == np.float64
+    with pytest.raises(InvalidParameterError, match="distinct whole numbers"):
+        es.estimate(X, counts, 5, client="synchronous", progress=False)
+    kw = dict(m_ensemble=(1, 5), n_boot=0, client="synchronous", progress=False)
+    est = es.estimate(X, counts, 5, selector=default_selector(20, task="regression"), **kw)
+    assert est.has_curve
+    val = es.validate(X, counts, 5, selector=default_selector(20, task="regression"), m_stability=5, **kw)
+    assert est.predicted() == val.estimate.predicted()
+    assert "RandomForestRegressor" in val.naive.attrs["selector"]

@@ -327,3 +327,5 @@ def test_model_is_the_deprecated_spelling_of_variant():
         assert es.simulated_stability(50, 4, 20, 0.5, m_stability=5, model="onda") == es.simulated_stability(
             50, 4, 20, 0.5, m_stability=5
         )
+    with pytest.raises(ValueError, match="give variant alone"):
+        es.simulate_rankings(50, 4, 20, 0.5, variant="two-level", model="onda", h=8)
