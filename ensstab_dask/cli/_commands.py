@@ -67,7 +67,7 @@ def command_simulate(args) -> int:
             aggregate=args.aggregate,
             index=args.index,
             seed=args.seed,
-            model=args.model,
+            variant=args.variant,
             h=args.h,
         )
         for m in m_values
@@ -76,15 +76,15 @@ def command_simulate(args) -> int:
     print(
         f"simulated {args.index} stability of {args.aggregate} ensembles: n_feature={args.n_feature} "
         f"n_target={args.n_target} n_useful={args.n_useful} p={args.p} m_stability={args.m_stability} seed={args.seed}"
-        + (f" model={args.model} h={args.h}" if args.model != "onda" else "")
+        + (f" model={args.variant} h={args.h}" if args.variant != "onda" else "")
     )
     print(f"{'m_ensemble':>10}  stability")
     for m, s in curve.items():
         print(f"{m:>10}  {s:.4f}")
     print(f"({seconds:.2f} s)")
     if args.json:
-        keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed", "model", "h")
-        payload = {k: getattr(args, k) for k in keys}
+        keys = ("n_feature", "n_target", "n_useful", "p", "m_stability", "aggregate", "index", "seed", "variant", "h")
+        payload = {"model" if k == "variant" else k: getattr(args, k) for k in keys}  # the JSON's key, as before
         payload.update(curve={str(m): s for m, s in curve.items()}, seconds=seconds, version=__version__)
         write_json_option(args, payload)
     return 0

@@ -333,9 +333,12 @@ def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False, r
     p.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
 
-def _add_model_options(p: argparse.ArgumentParser) -> None:
+def _add_model_options(p: argparse.ArgumentParser, *, dest: str = "model") -> None:
+    """The simulator's ``--model`` and ``--h``; ``dest``: the library's name for the first
+    (the kernel's ``variant``, a sweep's ``model``), so that its messages name ``--model``."""
     p.add_argument(
         "--model",
+        dest=dest,
         default="onda",
         choices=SIMULATOR_MODELS,
         help="the simulator: onda (the paper's) or two-level (docs/two_level_model.md)",
@@ -394,7 +397,7 @@ def _add_simulate_command(sub) -> None:
     )
     sim.add_argument("--json", metavar="OUT.json", type=_path, help="also write the curve as JSON")
     sim.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
-    _add_model_options(sim)
+    _add_model_options(sim, dest="variant")
     sim.set_defaults(func=_command("simulate"))
 
 
