@@ -59,10 +59,10 @@ class GroupEstimates:
     >>> import ensstab_dask as es
     >>> labels = np.repeat(["A", "B", "C"], [24, 20, 16])
     >>> X = np.random.default_rng(0).normal(size=(60, 30)) + 2.0 * (np.arange(30) == 0) * (labels == "B")[:, None]
-    >>> res = es.estimate_groups(X, labels, 3, selector=es.default_selector(5), m_ensemble=(1, 3), n_boot=0,
-    ...                          client="synchronous", progress=False)
+    >>> res = es.estimate_groups(X, labels, 3, groups="B,C", selector=es.default_selector(5), m_ensemble=(1, 3),
+    ...                          n_boot=0, client="synchronous", progress=False)
     >>> res.groups, res.to_dataset()["stability"].dims
-    (['A', 'B', 'C'], ('group', 'm_ensemble'))
+    (['B', 'C'], ('group', 'm_ensemble'))
     """
 
     estimates: dict[str, Estimate]
