@@ -8,8 +8,8 @@
   (:mod:`~ensstab_dask.estimates.real_runs`), the single selector's statistics
   (:mod:`~ensstab_dask.estimates.single`), the model's curve and self-check
   (:mod:`~ensstab_dask.estimates.prediction`) and the result
-  (:mod:`~ensstab_dask.estimates.assemble`); :mod:`~ensstab_dask.estimates.on_runs` runs
-  those after the real runs, in order.
+  (:mod:`~ensstab_dask.estimates.assemble`, which also runs the stages after the real
+  runs, in order).
 * :mod:`~ensstab_dask.estimates.features`: which features real ensembles keep, on the
   model's copies.
 * :mod:`~ensstab_dask.estimates.trust`: the guard rails, the one place ``reliable`` is

@@ -16,7 +16,7 @@ can be tested alone and re-run on resampled inputs (:mod:`ensstab_dask.models.bo
 then :func:`~ensstab_dask.estimates.trust.guard_rails` says when the method has nothing
 to say, and :mod:`~ensstab_dask.estimates.assemble` makes the
 :class:`~ensstab_dask.estimates.result.Estimate` of the records the stages returned.
-Stages 2 onwards on given runs are :func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`
+Stages 2 onwards on given runs are :func:`~ensstab_dask.estimates.assemble.estimate_on_runs`
 (:func:`estimate_from_runs` here); with a ``precision`` they run again on the copies each
 round grows (:mod:`~ensstab_dask.estimates.rounds`), and with several ``n_target`` at each
 on the same copies (:mod:`~ensstab_dask.estimates.surface`).
@@ -38,8 +38,8 @@ from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT,
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.clients import running_client
 from ensstab_dask.cluster.progress import StageClock, note_dashboard
+from ensstab_dask.estimates.assemble import estimate_on_runs
 from ensstab_dask.estimates.features import check_feature_memory, feature_names_of
-from ensstab_dask.estimates.on_runs import estimate_on_runs
 from ensstab_dask.estimates.real_runs import (
     EnsembleCopies,
     RealRunner,
@@ -329,7 +329,7 @@ def estimate_from_runs(
     """Every stage after the real runs, on given runs: the single-selector statistics, the
     paper's simulator fit (for a simulator model), the model's curve and its self-check,
     and the features' selection frequencies on the copies (named ``feature_names``)
-    (:func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`).
+    (:func:`~ensstab_dask.estimates.assemble.estimate_on_runs`).
 
     ``copy_ranks``: the model's real ensemble copies, (copies, weak selectors per copy,
     n_feature); ``check_ranks``: copies made for the self-check alone (see

@@ -21,8 +21,12 @@ from ensstab_dask.estimates.records import (
     parts,
     with_coord_attrs,
 )
-from ensstab_dask.estimates.summary import estimate_summary, plain_answer, single_selector_stability
-from ensstab_dask.estimates.summary_details import estimate_details
+from ensstab_dask.estimates.summary import (
+    estimate_details,
+    estimate_summary,
+    plain_answer,
+    single_selector_stability,
+)
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.outputs import write_netcdf
@@ -258,5 +262,5 @@ class Estimate:
 
     def details(self) -> str:
         """Every measure of one selector's stability the estimate has (the summary says
-        one), one per line; see :mod:`ensstab_dask.estimates.summary_details`."""
+        one), one per line (:func:`~ensstab_dask.estimates.summary.estimate_details`)."""
         return estimate_details(self)

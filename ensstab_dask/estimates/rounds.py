@@ -26,7 +26,7 @@ from typing import Any
 from scipy import stats
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.on_runs import estimate_on_runs
+from ensstab_dask.estimates.assemble import estimate_on_runs
 from ensstab_dask.estimates.real_runs import EnsembleCopies, RealRunner
 from ensstab_dask.estimates.records import Round, Spending
 from ensstab_dask.estimates.result import Estimate
@@ -136,7 +136,7 @@ def spend_real_runs(
     :class:`~ensstab_dask.estimates.records.Spending` record. ``first`` is the estimate on
     ``copies``, the first round's; each round runs only the copies and members it adds
     (on ``runner``), then every stage after the real runs on the grown copies
-    (:func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`), and every stage's seconds
+    (:func:`~ensstab_dask.estimates.assemble.estimate_on_runs`), and every stage's seconds
     add up over the rounds on ``clock``. Returns the last estimate and the copies it was
     made on."""
     design = settings.copy_design

@@ -21,6 +21,7 @@ from ensstab_dask.models import SelfCheck, get_model
 from ensstab_dask.outputs import json_number
 
 __all__ = [
+    "estimate_details",
     "estimate_summary",
     "plain_answer",
     "interval_text",
@@ -519,3 +520,42 @@ def _check_text(check: SelfCheck) -> str:
         f"{check.members}; |z| <= {check.limit:g} passes): {sizes}"
         + (f"; it cannot see {check.blind_to}" if check.blind_to and check.passed else "")
     )
+
+
+def estimate_details(self: EstimateFields) -> str:
+    """Every measure of one selector's stability the estimate has, one per line: the one
+    the summary says first, then the others, each named for what it is."""
+    measures = single_selector_stability(self)
+    one, paper, index = measures["stability_one_selector"], measures["paper_stability"], self.settings["index"]
+    lines = [f"Details: one selector's stability, every measure of it ({index} index unless named)"]
+    interval = "" if "interval" not in one else f"{one['interval']} [{one['lower']:.4f}, {one['upper']:.4f}]"
+    lines.append(number_line("the estimate's (what every output says)", _number(one["value"]), one["from"], interval))
+    if one["from"] != paper["from"]:
+        lines.append(
+            number_line(
+                "the paper's measure (the index over the stability runs alone, what the simulator's p is fitted to)",
+                _number(paper["value"]),
+                paper["from"],
+                interval_text(self, "real_stability", ".4f"),
+            )
+        )
+    else:
+        m_list = [int(v) for v in self.curve["m_ensemble"].values]
+        if self.has_curve and 1 in m_list:
+            at_one = float(self.curve["stability"].values[m_list.index(1)])
+            model = get_model(self.settings.get("model", "onda"))
+            lines.append(number_line("the curve's m_ensemble = 1", f"{at_one:.4f}", model.single_selector))
+    nog = self.single.real_nogueira
+    lines.append(
+        number_line(
+            "the same runs by Nogueira's index",
+            _number(paper["nogueira"]),
+            "",
+            f"Nogueira's {1 - nog.alpha:.0%} confidence interval [{nog.lower:.4f}, {nog.upper:.4f}]",
+        )
+    )
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "not computed" if value is None else f"{value:.4f}"

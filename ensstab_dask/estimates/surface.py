@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.on_runs import estimate_on_runs
+from ensstab_dask.estimates.assemble import estimate_on_runs
 from ensstab_dask.estimates.real_runs import EnsembleCopies
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_n_target
@@ -81,7 +81,7 @@ def surface_at(
     """The curve at each of ``others`` n_target on the same ``copies``, with ``est``'s own
     (:func:`surface_dataset`): no real run, and each row what the estimate at that
     n_target alone gives (the same runs, settings and streams: every stage after the real
-    runs, :func:`~ensstab_dask.estimates.on_runs.estimate_on_runs`). None without others."""
+    runs, :func:`~ensstab_dask.estimates.assemble.estimate_on_runs`). None without others."""
     if not others:
         return None
     assert copies.model is not None  # check_surface refused a model without copies

@@ -21,7 +21,7 @@ import xarray as xr
 
 from ensstab_dask.cluster import Display, run_tasks
 from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.summary_details import estimate_details
+from ensstab_dask.estimates.summary import estimate_details
 from ensstab_dask.estimates.validation import Validation, compare
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector

@@ -14,7 +14,7 @@ from synthetic import real_like_copies
 import ensstab_dask as es
 from ensstab_dask.checks import MODELS
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates import assemble, on_runs, pipeline, prediction, real_runs
+from ensstab_dask.estimates import assemble, pipeline, prediction, real_runs
 from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models import REGISTRY, Prediction, SelfCheck, get_model
 from ensstab_dask.models.anchored import CHECK_LIMIT
@@ -53,7 +53,7 @@ def test_every_model_is_registered_and_the_pipeline_never_names_one():
     with pytest.raises(ValueError, match="model must be one of"):
         get_model("three-level")
     # The pipeline's code (docstrings aside) holds no model's name: a new model is a new module.
-    stages = (real_runs.make_real_runs, on_runs.estimate_on_runs, prediction.predict_with_model, assemble.assemble)
+    stages = (real_runs.make_real_runs, assemble.estimate_on_runs, prediction.predict_with_model, assemble.assemble)
     for fn in (pipeline.estimate, pipeline.estimate_with, pipeline.estimate_from_runs, *stages):
         tree = ast.parse(inspect.getsource(fn).lstrip())
         body = tree.body[0].body
