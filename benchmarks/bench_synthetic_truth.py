@@ -102,8 +102,8 @@ REGIMES = {
     # on discretized expression data, where a forest's importances tie often.
     "tied": Regime("tied", tau=0.5, sigma=1.5, step=1.0, duplicated=20),
     # A regression forest's: 150 weakly graded signal features, little copy noise, so that
-    # the curve climbs slowly and steadily. Fitted (the least squares over a grid of signal,
-    # tau and sigma) to the naive check of the real regression task at seed 0 (prostate-gene:
+    # the curve climbs slowly and steadily: the best of benchmarks/fit_regression_regime.py's
+    # grid against the naive check of the real regression task at seed 0 (prostate-gene:
     # the gene of largest variance predicted from the others, benchmarks/bench_validate.py).
     "regression": Regime("regression", tau=0.1, sigma=1.0, top=1.0, signal=150),
 }
