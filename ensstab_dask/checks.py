@@ -58,12 +58,26 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     except TypeError:
         raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}") from None
     except ValueError:
-        if minimum is not None and maximum is not None:
-            bound = f"in [{minimum}, {maximum}]"
-        else:
-            bound = f">= {minimum}" if minimum is not None else f"<= {maximum}"
-        raise InvalidParameterError(f"{name} must be {bound}; got {int(value)}") from None
+        raise InvalidParameterError(f"{name} must be {int_bounds(minimum, maximum)}; got {int(value)}") from None
     return int(value)
+
+
+def int_bounds(minimum: int | None, maximum: int | None) -> str:
+    """How :func:`check_int` words its bounds: ``>= 1``, ``<= 9`` or ``in [1, 9]``."""
+    if minimum is not None and maximum is not None:
+        return f"in [{minimum}, {maximum}]"
+    if minimum is None and maximum is None:
+        return "any int"
+    return f">= {minimum}" if minimum is not None else f"<= {maximum}"
+
+
+def real_interval(
+    minimum: float | None, maximum: float | None, *, open_minimum: bool = False, open_maximum: bool = False
+) -> str:
+    """How :func:`check_real` words its interval: ``in (0.0, 1.0]``."""
+    lo = "(" if open_minimum else "["
+    hi = ")" if open_maximum else "]"
+    return f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
 
 
 #: The largest seed: results store it as a 64-bit integer attribute (netCDF, zarr).
@@ -94,9 +108,7 @@ def check_real(
     """
     if isinstance(value, (bool, np.bool_)):
         raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    lo = "(" if open_minimum else "["
-    hi = ")" if open_maximum else "]"
-    allowed = f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
+    allowed = real_interval(minimum, maximum, open_minimum=open_minimum, open_maximum=open_maximum)
     # check_scalar wants the boundaries it is given included or not; a missing bound has none to include.
     left = minimum is not None and not open_minimum
     right = maximum is not None and not open_maximum

@@ -1,29 +1,30 @@
 """The estimate's settings: one frozen object, validated once (:class:`EstimateSettings`).
 
-:func:`~ensstab_dask.estimate` builds it from its keywords before any work; the
-pipeline, the models' :class:`~ensstab_dask.models.Context` and the
-:class:`~ensstab_dask.estimates.result.Estimate`'s record (:meth:`EstimateSettings.to_dict`)
-all read that one object.
+Each setting is declared once, as a field of :class:`EstimateSettings` made by
+:func:`setting`: its type, default, constraint (:mod:`ensstab_dask.constraints`), help
+text and the models that use it. Everything else is derived from those declarations:
+:data:`SETTINGS` (one :class:`Setting` record each), :data:`DEFAULTS`,
+:data:`USED_WHEN`, :func:`~ensstab_dask.estimate`'s keywords, signature and the
+settings part of its docstring, the ``ensstab estimate`` and ``validate`` options, and
+the :class:`~ensstab_dask.estimates.result.Estimate`'s record
+(:meth:`EstimateSettings.to_dict`). A new setting is one declaration here plus its use.
 
-Each setting is declared once, in :data:`SETTINGS`: its name, default, constraint and
-help text (:class:`Setting`). The settings object, the command line's options and the
-Estimate's record are made from that table; :func:`~ensstab_dask.estimate`'s signature
-and the models' :data:`~ensstab_dask.models.USED_WHEN` are checked against it by a test.
-
-Validation follows scikit-learn's ``_parameter_constraints``: the class holds a table,
-parameter name -> constraint, and one function (:func:`validate_params`) checks every
-value against it, in the table's order, with the messages of :mod:`ensstab_dask.checks`.
-The checks that involve several parameters (the model against ``calibrate`` and
-``index``, the memory of the largest cells) run after the table.
+Validation follows scikit-learn's ``_parameter_constraints``: a table, parameter name
+-> constraint, and one function (:func:`~ensstab_dask.constraints.validate_params`) that
+checks every value against it, in the table's order, with the messages of
+:mod:`ensstab_dask.checks`. The checks that involve several parameters (the model
+against ``calibrate`` and ``index``, the memory of the largest cells) run after the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import InitVar, dataclass, fields
-from typing import Any, ClassVar, Protocol
-
-import numpy as np
+import dataclasses
+import inspect
+import re
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import InitVar, dataclass, field, fields
+from typing import Any, ClassVar
 
 from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import (
@@ -36,28 +37,44 @@ from ensstab_dask.checks import (
     MODELS,
     P_METHODS,
     SIMULATOR_MODELS,
-    check_choice,
-    check_int,
-    check_m_ensemble,
-    check_real,
-    check_seed,
+)
+from ensstab_dask.constraints import (
+    MAX_BOOT,
+    BootCount,
+    Constraint,
+    Flag,
+    Int,
+    Options,
+    OrNone,
+    Real,
+    Resample,
+    Seed,
+    Sizes,
+    Unchecked,
+    validate_params,
 )
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
-from ensstab_dask.models import CurveModel, get_model, models_using
+from ensstab_dask.models import REGISTRY, CurveModel, get_model
 from ensstab_dask.models.anchored import COPY_DESIGN
 from ensstab_dask.real.datasets import check_n_target
-from ensstab_dask.real.resamples import check_resample
 from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
 
 __all__ = [
     "EstimateSettings",
-    "mb_cutoff",
-    "refuse_cutoff_with_pfer",
+    "setting",
     "Setting",
     "SETTINGS",
     "DEFAULTS",
+    "USED_WHEN",
+    "models_using",
+    "takes_settings",
+    "check_given",
+    "mb_cutoff",
+    "refuse_cutoff_with_pfer",
+    "DEFAULT_MAX_REAL_RUNS",
+    # The constraints, here too for the code that imported them from here.
     "validate_params",
     "Constraint",
     "Int",
@@ -70,7 +87,6 @@ __all__ = [
     "BootCount",
     "Unchecked",
     "OrNone",
-    "DEFAULT_MAX_REAL_RUNS",
     "MAX_BOOT",
 ]
 
@@ -78,157 +94,19 @@ __all__ = [
 DEFAULT_MAX_REAL_RUNS = 1000
 
 
-class Constraint(Protocol):
-    """What a parameter may be: called with its value and name, returns the value to keep
-    (normalised: an int for a count, a tuple for sizes) or raises the one-line error."""
-
-    def __call__(self, value: Any, name: str) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Int:
-    """An int in ``[minimum, maximum]`` (:func:`~ensstab_dask.checks.check_int`)."""
-
-    minimum: int | None = None
-    maximum: int | None = None
-
-    def __call__(self, value, name: str) -> int:
-        return check_int(value, name, minimum=self.minimum, maximum=self.maximum)
-
-
-@dataclass(frozen=True)
-class Real:
-    """A finite real number in an interval (:func:`~ensstab_dask.checks.check_real`)."""
-
-    minimum: float | None = None
-    maximum: float | None = None
-    open_minimum: bool = False
-    open_maximum: bool = False
-
-    def __call__(self, value, name: str) -> float:
-        return check_real(
-            value,
-            name,
-            minimum=self.minimum,
-            maximum=self.maximum,
-            open_minimum=self.open_minimum,
-            open_maximum=self.open_maximum,
-        )
-
-
-@dataclass(frozen=True)
-class Options:
-    """One of ``allowed`` (:func:`~ensstab_dask.checks.check_choice`)."""
-
-    allowed: Collection[str]
-
-    def __call__(self, value, name: str) -> str:
-        return check_choice(value, name, self.allowed)
-
-
-class Flag:
-    """True or False (a NumPy bool too), kept as given."""
-
-    def __call__(self, value, name: str):
-        if not isinstance(value, (bool, np.bool_)):
-            raise InvalidParameterError(f"{name} must be True or False; got {value!r}")
-        return value
-
-
-class Sizes:
-    """Ensemble sizes (:func:`~ensstab_dask.checks.check_m_ensemble`), kept as a sorted tuple."""
-
-    def __call__(self, value, name: str) -> tuple[int, ...]:
-        return tuple(check_m_ensemble(value))
-
-
-class Seed:
-    """A seed reduced to the int the results record (:func:`~ensstab_dask.checks.check_seed`)."""
-
-    def __call__(self, value, name: str) -> int:
-        return check_seed(value)
-
-
-class Resample:
-    """A resample of the real runs (:func:`~ensstab_dask.real.resamples.check_resample`), kept as given."""
-
-    def __call__(self, value, name: str):
-        check_resample(value, name)
-        return value
-
-
-#: The most bootstrap replicates: at 10,000 the ends of a 95 % percentile interval are
-#: within about 0.2 percentile points of where infinitely many would put them, and the
-#: replicates' memory grows with their number (the default model holds sizes x n_boot x
-#: 10 x 10 pair similarities: 10^4 replicates are a few hundred MB).
-MAX_BOOT = 10_000
-
-
-class BootCount:
-    """Bootstrap replicates: 0 (no bootstrap) or in [20, :data:`MAX_BOOT`] (a percentile interval)."""
-
-    def __call__(self, value, name: str) -> int:
-        value = check_int(value, name, minimum=0)
-        if 0 < value < 20 or value > MAX_BOOT:
-            raise InvalidParameterError(
-                f"{name} must be 0 (no bootstrap) or in [20, {MAX_BOOT}] for a percentile interval (more replicates "
-                f"do not sharpen it, and their memory grows with them); got {value}"
-            )
-        return value
-
-
-@dataclass(frozen=True)
-class OrNone:
-    """None, or what ``constraint`` allows."""
-
-    constraint: Constraint
-
-    def __call__(self, value, name: str):
-        return None if value is None else self.constraint(value, name)
-
-
-class Unchecked:
-    """Kept as given: checked where it is used."""
-
-    def __call__(self, value, name: str):
-        return value
-
-
-def validate_params(
-    constraints: Mapping[str, Constraint],
-    values: Mapping[str, Any],
-    defaults: Mapping[str, Callable[[dict], Any]] | None = None,
-) -> dict[str, Any]:
-    """Every value checked against its constraint, in the order of ``constraints``. A value
-    None with an entry in ``defaults`` takes that default first, a function of the values
-    checked before it. Returns the values to keep, by name."""
-    defaults = defaults or {}
-    checked: dict[str, Any] = {}
-    for name, constraint in constraints.items():
-        value = values[name]
-        if value is None and name in defaults:
-            value = defaults[name](checked)
-        checked[name] = constraint(value, name)
-    return checked
-
-
 @dataclass(frozen=True)
 class Setting:
-    """One estimate setting, declared once: its name, default, constraint and help.
-
-    :class:`EstimateSettings` takes its default and constraint from here, the ``ensstab
-    estimate`` and ``validate`` options their default, type, choices and help, and the
-    :class:`~ensstab_dask.estimates.result.Estimate` records it as ``recorded`` says;
-    :func:`~ensstab_dask.estimate`'s signature and :data:`~ensstab_dask.models.USED_WHEN`
-    are checked against :data:`SETTINGS` by tests/test_settings.py.
+    """One estimate setting as :func:`setting` declared it, with its field's name.
 
     ``help`` is the option's help text. A setting named in it between backquotes
     (`` `m_ensemble` ``) is written as the command line's option (``--m-ensemble``); a
-    :class:`Flag` whose default is True is offered as ``--no-NAME``, and its help says
-    what turning it off does. ``metavar`` names the option's value in the help.
-    ``recorded``: how the Estimate's ``settings`` record the value; None where they do
-    not (the sizes are the Estimate's own field; the fixed-point check and the
-    calibration show among its results instead).
+    :class:`~ensstab_dask.constraints.Flag` whose default is True is offered as
+    ``--no-NAME``, and its help says what turning it off does. ``metavar`` names the
+    option's value in the help. ``recorded``: how the Estimate's ``settings`` record the
+    value; None where they do not (the sizes are the Estimate's own field; the fixed-point
+    check and the calibration show among its results instead). ``used_when``: the
+    :class:`~ensstab_dask.models.CurveModel` flag of the models that use it (``simulator``,
+    ``paper_runs`` or ``measures_copies``); None: every model.
     """
 
     name: str
@@ -237,158 +115,26 @@ class Setting:
     help: str
     metavar: str | None = None
     recorded: Callable[[Any], Any] | None = lambda value: value
+    used_when: str | None = None
 
 
-def _models(setting: str) -> str:
-    """The models that use ``setting`` as the help lists them: ``onda, two-level``."""
-    return ", ".join(models_using(setting))
+def setting(
+    default: Any,
+    constraint: Constraint,
+    help: str,
+    *,
+    metavar: str | None = None,
+    recorded: Callable[[Any], Any] | None = lambda value: value,
+    used_when: str | None = None,
+) -> Any:
+    """Declare a field of :class:`EstimateSettings` as an estimate setting (see
+    :class:`Setting` for the arguments). ``{models:NAME}`` in ``help`` becomes the models
+    that use setting NAME (``onda, two-level``)."""
+    declared = Setting("", default, constraint, help, metavar, recorded, used_when)
+    return field(default=default, metadata={_SETTING: declared})
 
 
-_COPY_RUNS = COPY_DESIGN[0] * COPY_DESIGN[1]
-
-#: Every setting of an estimate, in the order they are checked (the first bad one is the
-#: one named) and recorded. The problem (``n_feature``, ``n_target``) is the data's, not a
-#: setting; where the work runs (``client``, ``progress``, ``allow_large``) neither.
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "m_ensemble",
-        DEFAULT_M_ENSEMBLE,
-        Sizes(),
-        "ensemble sizes to predict: a list, or an inclusive range start:stop:step",
-        recorded=None,
-    ),
-    Setting(
-        "m_stability",
-        50,
-        Int(minimum=2),
-        f"ensemble copies behind each stability: with the paper's runs (`model` {_models('calibration_layout')}), "
-        f"the real runs behind the single selector's stability, and with `model` {_models('p_method')} the "
-        "simulated copies behind each simulated one; the naive check's copies where given to `validate` (whose own "
-        f"default is 20, and the command line's where this is not given) (`model` {DEFAULT_MODEL} measures its own "
-        f"{COPY_DESIGN[0]} real ensemble copies)",
-    ),
-    Setting(
-        "n_runs",
-        None,  # DEFAULT_N_RUNS: EstimateSettings._derived_defaults
-        Int(minimum=1),
-        f"runs behind n_useful, whatever the sizes asked (default: {DEFAULT_N_RUNS}; at most the {_COPY_RUNS} copy "
-        f"runs with `model` {DEFAULT_MODEL})",
-    ),
-    Setting("repeats", 20, Int(minimum=2), "draws of each estimated quantity"),
-    Setting(
-        "p_method",
-        "bisect",
-        Options(P_METHODS),
-        "how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
-        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
-    ),
-    Setting("verify", True, Flag(), "skip the fixed-point check u = A[f_(u,p)]", recorded=None),
-    Setting("calibrate", False, Flag(), "also intersect the two surfaces over a (u, p) grid", recorded=None),
-    Setting(
-        "aggregate",
-        "mean_rank",
-        Options(AGGREGATES),
-        "how an ensemble combines its weak selectors' rankings: by mean or median rank, by vote (how often each "
-        "feature is in a member's top n_target) or by reciprocal rank; ties are broken at random",
-    ),
-    Setting("index", "jaccard", Options(INDICES), "the stability index computed over the selected subsets"),
-    Setting(
-        "resample",
-        "half",
-        Resample(),
-        "resample of the paper's runs behind n_useful (and the single selector's stability with "
-        "`calibration_layout` paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a "
-        "fraction like 0.7",
-        recorded=str,
-    ),
-    Setting(
-        "calibration_layout",
-        DEFAULT_CALIBRATION_LAYOUT,
-        Options(CALIBRATION_LAYOUTS),
-        "the layout of the paper's single-selector runs: paper (every run on `resample`, the paper's method), "
-        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
-        "n_useful on `resample` runs), ensemble-all (both in the weak-selector layout)",
-    ),
-    Setting(
-        "member_resample",
-        "bagging",
-        Resample(),
-        "how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap sample of a "
-        "random half, as in the naive check), or any `resample` value",
-        recorded=str,
-    ),
-    Setting(
-        "n_boot",
-        200,
-        BootCount(),
-        "bootstrap replicates behind every interval (of the real runs, or of the real ensemble copies of `model` "
-        f"{DEFAULT_MODEL}); 0 turns the bootstrap off",
-    ),
-    Setting(
-        "confidence",
-        0.95,
-        Real(minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True),
-        "level of the percentile intervals",
-    ),
-    Setting(
-        "seed",
-        0,
-        Seed(),
-        "seed of every random stream, 0 <= seed < 2**63: the same seed and settings give the same result",
-    ),
-    Setting("selector", None, Unchecked(), "base selector (rf: random forest)", recorded=describe_selector),
-    Setting(
-        "model",
-        DEFAULT_MODEL,
-        Options(MODELS),
-        "the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, 200 real "
-        "runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more real runs for "
-        "its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own set of h "
-        "features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of the real "
-        "ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
-    ),
-    Setting(
-        "copies",
-        None,
-        OrNone(Int(minimum=2)),
-        f"real ensemble copies to measure (default: the model's own, {COPY_DESIGN[0]} with `model` {DEFAULT_MODEL}): "
-        "more narrow the interval and the stable features' noise bound; those an earlier estimate cached are reused "
-        "and only the new ones run",
-        metavar="N",
-    ),
-    Setting(
-        "precision",
-        None,
-        OrNone(Real(minimum=0.0, maximum=1.0, open_minimum=True)),
-        "the interval's half-width wanted at the largest `m_ensemble` (in the index's units, e.g. 0.03): real runs "
-        "are spent in rounds, more copies or more members per copy, until it is reached or `max_real_runs` stops "
-        "it; the answer says what was spent and why",
-        metavar="HALF_WIDTH",
-    ),
-    Setting(
-        "max_real_runs",
-        None,
-        OrNone(Int(minimum=1)),
-        f"the cap on real runs for `precision` (default: {DEFAULT_MAX_REAL_RUNS})",
-    ),
-    Setting(
-        "cutoff",
-        0.9,
-        Real(minimum=0.5, maximum=1.0, open_minimum=True),
-        "the share of real ensemble copies a stable feature is kept on, in (0.5, 1]",
-    ),
-    Setting(
-        "pfer",
-        None,
-        OrNone(Real(minimum=0.0, open_minimum=True)),
-        "the expected false stable features wanted, instead of `cutoff`: the cutoff becomes Meinshausen and "
-        "Buhlmann's for it, (n_target^2/(pfer n_feature) + 1)/2, as R's stabs",
-        metavar="PFER",
-    ),
-)
-
-#: Each setting's default, by name.
-DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+_SETTING = "ensstab_setting"
 
 
 def mb_cutoff(n_target: int, n_feature: int, pfer: float) -> float:
@@ -415,12 +161,17 @@ def refuse_cutoff_with_pfer(cutoff: float, pfer: float) -> None:
     )
 
 
+_COPY_RUNS = COPY_DESIGN[0] * COPY_DESIGN[1]
+
+
 @dataclass(frozen=True)
 class EstimateSettings:
     """Every setting of one estimate, checked on construction (see the module docstring).
 
-    The fields are the problem (``n_feature``, ``n_target``) and the :data:`SETTINGS`,
-    in their order, with their defaults. ``n_runs=None`` becomes ``checks.DEFAULT_N_RUNS``;
+    The fields are the problem (``n_feature``, ``n_target``) and the settings, each
+    declared here by :func:`setting`, in the order they are checked (the first bad one is
+    the one named) and recorded. The problem is the data's, not a setting; where the work
+    runs (``client``, ``progress``, ``allow_large``) neither. ``n_runs=None`` becomes ``checks.DEFAULT_N_RUNS``;
     ``m_ensemble`` becomes a sorted tuple and ``seed`` the int recorded. ``selector`` is
     checked when the runs are made.
 
@@ -433,38 +184,152 @@ class EstimateSettings:
 
     n_feature: int
     n_target: int
-    m_ensemble: Sequence[int] = DEFAULTS["m_ensemble"]
-    m_stability: int = DEFAULTS["m_stability"]
-    n_runs: int = DEFAULTS["n_runs"]  # None: DEFAULT_N_RUNS, an int once constructed
-    repeats: int = DEFAULTS["repeats"]
-    p_method: str = DEFAULTS["p_method"]
-    verify: bool = DEFAULTS["verify"]
-    calibrate: bool = DEFAULTS["calibrate"]
-    aggregate: str = DEFAULTS["aggregate"]
-    index: str = DEFAULTS["index"]
-    resample: str | float = DEFAULTS["resample"]
-    calibration_layout: str = DEFAULTS["calibration_layout"]
-    member_resample: str | float = DEFAULTS["member_resample"]
-    n_boot: int = DEFAULTS["n_boot"]
-    confidence: float = DEFAULTS["confidence"]
-    seed: SeedLike = DEFAULTS["seed"]
-    selector: Any = DEFAULTS["selector"]
-    model: str = DEFAULTS["model"]
-    copies: int | None = DEFAULTS["copies"]
-    precision: float | None = DEFAULTS["precision"]
-    max_real_runs: int | None = DEFAULTS["max_real_runs"]
-    cutoff: float = DEFAULTS["cutoff"]
-    pfer: float | None = DEFAULTS["pfer"]
+    m_ensemble: Sequence[int] = setting(
+        DEFAULT_M_ENSEMBLE,
+        Sizes(),
+        "ensemble sizes to predict: a list, or an inclusive range start:stop:step",
+        recorded=None,
+    )
+    m_stability: int = setting(
+        50,
+        Int(minimum=2),
+        f"ensemble copies behind each stability: with the paper's runs (`model` {{models:calibration_layout}}), "
+        f"the real runs behind the single selector's stability, and with `model` {{models:p_method}} the "
+        "simulated copies behind each simulated one; the naive check's copies where given to `validate` (whose own "
+        f"default is 20, and the command line's where this is not given) (`model` {DEFAULT_MODEL} measures its own "
+        f"{COPY_DESIGN[0]} real ensemble copies)",
+    )
+    n_runs: int = setting(
+        None,  # DEFAULT_N_RUNS: EstimateSettings._derived_defaults
+        Int(minimum=1),
+        f"runs behind n_useful, whatever the sizes asked (default: {DEFAULT_N_RUNS}; at most the {_COPY_RUNS} copy "
+        f"runs with `model` {DEFAULT_MODEL})",
+    )
+    repeats: int = setting(20, Int(minimum=2), "draws of each estimated quantity")
+    p_method: str = setting(
+        "bisect",
+        Options(P_METHODS),
+        "how p is fitted to the real selector's stability: bisect (bisection on the simulated stability, which "
+        "rises with p) or grid (the closest of p = n_target/n_feature and the multiples of 0.01 above it)",
+        used_when="simulator",
+    )
+    verify: bool = setting(
+        True, Flag(), "skip the fixed-point check u = A[f_(u,p)]", recorded=None, used_when="simulator"
+    )
+    calibrate: bool = setting(
+        False,
+        Flag(),
+        "also intersect the two surfaces over a (u, p) grid, and predict at the calibrated (u, p) where they meet",
+        recorded=None,
+        used_when="simulator",
+    )
+    aggregate: str = setting(
+        "mean_rank",
+        Options(AGGREGATES),
+        "how an ensemble combines its weak selectors' rankings: by mean or median rank, by vote (how often each "
+        "feature is in a member's top n_target) or by reciprocal rank; ties are broken at random",
+    )
+    index: str = setting("jaccard", Options(INDICES), "the stability index computed over the selected subsets")
+    resample: str | float = setting(
+        "half",
+        Resample(),
+        "resample of the paper's runs behind n_useful (and the single selector's stability with "
+        "`calibration_layout` paper): half, bootstrap, bagging (a bootstrap sample of a random half), or a "
+        "fraction like 0.7",
+        recorded=str,
+        used_when="paper_runs",
+    )
+    calibration_layout: str = setting(
+        DEFAULT_CALIBRATION_LAYOUT,
+        Options(CALIBRATION_LAYOUTS),
+        "the layout of the paper's single-selector runs: paper (every run on `resample`, the paper's method), "
+        "ensemble (the single selector's stability, and so p, on runs in the ensemble's weak-selector layout, "
+        "n_useful on `resample` runs), ensemble-all (both in the weak-selector layout)",
+        used_when="paper_runs",
+    )
+    member_resample: str | float = setting(
+        "bagging",
+        Resample(),
+        "how the ensemble's weak selectors see the data, for the ensemble layouts: bagging (a bootstrap sample of a "
+        "random half, as in the naive check), or any `resample` value",
+        recorded=str,
+        used_when="paper_runs",
+    )
+    n_boot: int = setting(
+        200,
+        BootCount(),
+        "bootstrap replicates behind every interval (of the real runs, or of the real ensemble copies of `model` "
+        f"{DEFAULT_MODEL}); 0 turns the bootstrap off",
+    )
+    confidence: float = setting(
+        0.95,
+        Real(minimum=0.0, maximum=1.0, open_minimum=True, open_maximum=True),
+        "level of the percentile intervals",
+    )
+    seed: SeedLike = setting(
+        0,
+        Seed(),
+        "seed of every random stream, 0 <= seed < 2**63: the same seed and settings give the same result",
+    )
+    selector: Any = setting(
+        None,
+        Unchecked("None, a scikit-learn estimator or a callable (ensstab_dask.real.selectors)"),
+        "the base selector; by default rf, a random forest (of regression trees for a regression target)",
+        recorded=describe_selector,
+    )
+    model: str = setting(
+        DEFAULT_MODEL,
+        Options(MODELS),
+        "the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, 200 real "
+        "runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more real runs for "
+        "its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own set of h "
+        "features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of the real "
+        "ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
+    )
+    copies: int | None = setting(
+        None,
+        # Three at least: the standard error of a mean over pairs of copies needs three.
+        OrNone(Int(minimum=3)),
+        f"real ensemble copies to measure (default: the model's own, {COPY_DESIGN[0]} with `model` {DEFAULT_MODEL}): "
+        "more narrow the interval and the stable features' noise bound; those an earlier estimate cached are reused "
+        "and only the new ones run",
+        metavar="N",
+        used_when="measures_copies",
+    )
+    precision: float | None = setting(
+        None,
+        OrNone(Real(minimum=0.0, maximum=1.0, open_minimum=True)),
+        "the interval's half-width wanted at the largest `m_ensemble` (in the index's units, e.g. 0.03): real runs "
+        "are spent in rounds, more copies or more members per copy, until it is reached or `max_real_runs` stops "
+        "it; the answer says what was spent and why",
+        metavar="HALF_WIDTH",
+        used_when="measures_copies",
+    )
+    max_real_runs: int | None = setting(
+        None,
+        OrNone(Int(minimum=1)),
+        f"the cap on real runs for `precision` (default: {DEFAULT_MAX_REAL_RUNS})",
+        used_when="measures_copies",
+    )
+    cutoff: float = setting(
+        0.9,
+        Real(minimum=0.5, maximum=1.0, open_minimum=True),
+        "the share of real ensemble copies a stable feature is kept on, in (0.5, 1]",
+    )
+    pfer: float | None = setting(
+        None,
+        OrNone(Real(minimum=0.0, open_minimum=True)),
+        "the expected false stable features wanted, instead of `cutoff`: the cutoff becomes Meinshausen and "
+        "Buhlmann's for it, (n_target^2/(pfer n_feature) + 1)/2, as R's stabs",
+        metavar="PFER",
+    )
     #: False for a stand-in problem before the data are read (the command line's checks):
     #: every check but a cell's memory, which grows with the data's size.
     data_known: InitVar[bool] = True
 
-    #: What each field may be, checked in this order (scikit-learn's ``_parameter_constraints``).
-    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
-        "n_feature": Int(minimum=1),
-        "n_target": Int(minimum=1),
-        **{s.name: s.constraint for s in SETTINGS},
-    }
+    #: What each field may be, checked in this order (scikit-learn's ``_parameter_constraints``):
+    #: the problem's, then each setting's as declared (filled in below the class, from its fields).
+    _parameter_constraints: ClassVar[dict[str, Constraint]]
     #: Defaults that depend on other settings, for a value given as None.
     _derived_defaults: ClassVar[dict[str, Callable[[dict], Any]]] = {
         # Not max(m_ensemble) as in the paper: A[f] and n_useful would then change with the sizes asked.
@@ -591,9 +456,96 @@ class EstimateSettings:
         """The settings an :class:`~ensstab_dask.estimates.result.Estimate` records (its
         ``settings``: the JSON's and the Dataset's attributes): those the model used. The
         problem and the sizes are the Estimate's own fields; a setting only some models
-        use (:data:`~ensstab_dask.models.USED_WHEN`: p's fit, the paper's runs' layout and
+        use (:data:`USED_WHEN`: p's fit, the paper's runs' layout and
         resamples) is recorded for those models alone; ``copies``: the first round's."""
         recorded = {s.name: s.recorded(getattr(self, s.name)) for s in SETTINGS if s.recorded is not None}
         if self.copy_design is not None:  # the first round's copies: the model's own number where none was asked
             recorded["copies"] = self.copy_design[0]
         return {key: value for key, value in recorded.items() if self.model in models_using(key)}
+
+
+def _declared() -> tuple[Setting, ...]:
+    """Each field :func:`setting` declared, as a :class:`Setting` named after its field."""
+    return tuple(
+        dataclasses.replace(f.metadata[_SETTING], name=f.name)
+        for f in fields(EstimateSettings)
+        if _SETTING in f.metadata
+    )
+
+
+#: The estimate's settings that only some models use, each with the
+#: :class:`~ensstab_dask.models.CurveModel` flag that says which (:class:`Setting`'s
+#: ``used_when``). An estimate records them, and the command line's help offers them, for
+#: those models alone.
+USED_WHEN: dict[str, str] = {s.name: s.used_when for s in _declared() if s.used_when is not None}
+
+
+def models_using(setting: str) -> tuple[str, ...]:
+    """The models that use the estimate's ``setting``: every model but for :data:`USED_WHEN`'s."""
+    flag = USED_WHEN.get(setting)
+    return tuple(name for name, model in REGISTRY.items() if flag is None or getattr(model, flag))
+
+
+def _with_models(text: str) -> str:
+    """``text`` with each ``{models:NAME}`` replaced by the models that use setting NAME."""
+    return re.sub(r"\{models:(\w+)\}", lambda m: ", ".join(models_using(m[1])), text)
+
+
+#: Every setting of an estimate, in the order they are checked and recorded.
+SETTINGS: tuple[Setting, ...] = tuple(dataclasses.replace(s, help=_with_models(s.help)) for s in _declared())
+
+#: Each setting's default, by name.
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+
+EstimateSettings._parameter_constraints = {
+    "n_feature": Int(minimum=1),
+    "n_target": Int(minimum=1),
+    **{s.name: s.constraint for s in SETTINGS},
+}
+
+
+#: The line of a docstring that :func:`takes_settings` replaces with one entry per setting.
+SETTINGS_DOC = "**settings"
+
+
+def takes_settings(function: Callable) -> Callable:
+    """Give ``function``, which takes the estimate's settings as ``**settings``, each one as a
+    keyword-only parameter of its signature (its declared default and type, for ``help()``,
+    IDEs and notebooks) and as an entry of its docstring's Parameters, where the line
+    ``**settings`` stands: what it allows (its constraint) and its help."""
+    signature = inspect.signature(function)
+    kinds = inspect.Parameter
+    params = list(signature.parameters.values())
+    types = {f.name: str(f.type) for f in fields(EstimateSettings)}
+    # n_runs is an int once checked, and None (a derived default) as given.
+    for s in SETTINGS:
+        if s.default is None and "None" not in types[s.name]:
+            types[s.name] += " | None"
+    declared = [kinds(s.name, kinds.KEYWORD_ONLY, default=s.default, annotation=types[s.name]) for s in SETTINGS]
+    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    own = [p for p in params if p.kind is kinds.KEYWORD_ONLY]
+    function.__signature__ = signature.replace(parameters=[*positional, *declared, *own])  # type: ignore[attr-defined]
+    marker = re.search(rf"^( *){re.escape(SETTINGS_DOC)}$", function.__doc__ or "", re.MULTILINE)
+    if marker is not None:
+        indent = marker[1]
+        function.__doc__ = marker.string.replace(f"{indent}{SETTINGS_DOC}", _settings_doc(indent), 1)
+    return function
+
+
+def _settings_doc(indent: str) -> str:
+    """Each setting as a NumPy-style parameter entry: name, what it allows, default, help."""
+    entries = []
+    for s in SETTINGS:
+        text = re.sub(r"`(\w+)`", r"``\1``", s.help)
+        if isinstance(s.constraint, Flag):  # the help says what the value other than the default does
+            text = f"{not s.default}: {text}"
+        body = textwrap.fill(text, 88, initial_indent=indent + "    ", subsequent_indent=indent + "    ")
+        entries.append(f"{indent}{s.name} : {s.constraint}, default {s.default!r}\n{body}")
+    return "\n".join(entries)
+
+
+def check_given(settings: Mapping[str, Any], function: str) -> None:
+    """Refuse a keyword of ``function`` that is no estimate setting, as Python would."""
+    unknown = sorted(set(settings) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")

@@ -16,10 +16,11 @@ import ensstab_dask as es
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, DEFAULT_N_RUNS
 from ensstab_dask.cli import build_parser
 from ensstab_dask.cli._common import estimate_options
-from ensstab_dask.models import REGISTRY, USED_WHEN
+from ensstab_dask.constraints import Flag, Int, Options, Real, validate_params
+from ensstab_dask.models import REGISTRY
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, derive
-from ensstab_dask.settings import DEFAULTS, SETTINGS, EstimateSettings, Int, Options, validate_params
+from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, EstimateSettings, models_using
 
 PROBLEM = dict(n_feature=300, n_target=10)
 
@@ -105,6 +106,49 @@ def test_each_refusal_names_its_parameter(kwargs, error, message):
     assert str(info.value).startswith(message)
 
 
+def _refusals():
+    """Every setting with each value its constraint refuses (scikit-learn's generate_invalid_param_val)."""
+    return [pytest.param(s.name, bad, id=f"{s.name}={bad!r}") for s in SETTINGS for bad in s.constraint.invalid()]
+
+
+@pytest.mark.parametrize("name, bad", _refusals())
+def test_each_value_a_constraint_refuses_is_refused_in_its_words(name, bad):
+    constraint = next(s.constraint for s in SETTINGS if s.name == name)
+    for check in (lambda: EstimateSettings(**PROBLEM, **{name: bad}), lambda: EstimateSettings.check_each({name: bad})):
+        with pytest.raises((TypeError, ValueError)) as info:
+            check()
+        message = str(info.value)
+        assert message.startswith(name), message
+        if isinstance(getattr(constraint, "constraint", constraint), (Int, Real, Options, Flag)):
+            # The checks' words for what is allowed are the constraint's: "an int >= 2" says ">= 2".
+            allowed = re.match(rf"{name} must be (?:a number )?(.*?)(?:; got|$)", message)[1]
+            assert allowed in str(constraint), (message, str(constraint))
+
+
+def test_every_setting_allows_its_default_and_the_estimate_documents_what_it_allows():
+    same = [
+        s.name for s in SETTINGS for bad in s.constraint.invalid() if type(bad) is type(s.default) and bad == s.default
+    ]
+    assert not same
+    assert "**settings" not in es.estimate.__doc__
+    for s in SETTINGS:
+        assert f"    {s.name} : {s.constraint}, default {s.default!r}\n" in es.estimate.__doc__, s.name
+
+
+def test_a_keyword_that_is_no_setting_is_refused_as_python_would():
+    with pytest.raises(TypeError, match=r"^estimate\(\) got an unexpected keyword argument 'm_stabilty'$"):
+        es.estimate(np.zeros((20, 30)), np.repeat([0, 1], 10), 3, m_stabilty=20)
+
+
+def test_the_old_homes_of_used_when_warn_and_give_the_settings_own():
+    import ensstab_dask.models as models
+
+    with pytest.warns(FutureWarning, match="moved to ensstab_dask.settings.USED_WHEN"):
+        assert models.USED_WHEN is USED_WHEN
+    with pytest.warns(FutureWarning, match="models_using"):
+        assert models.models_using("copies") == models_using("copies")
+
+
 def test_validate_params_checks_in_order_and_fills_derived_defaults():
     table = {"a": Int(minimum=1), "b": Int(minimum=1), "how": Options(("x", "y"))}
     got = validate_params(table, {"a": np.int32(2), "b": None, "how": "x"}, {"b": lambda done: 3 * done["a"]})
@@ -172,7 +216,7 @@ def test_the_settings_object_takes_its_fields_defaults_and_constraints_from_the_
 
 
 def test_the_library_signature_agrees_with_the_table():
-    """estimate()'s signature is written out, to be read: it names every setting, no other,
+    """estimate()'s signature, made from the declarations, names every setting, no other,
     each keyword-only with the table's default."""
     parameters = inspect.signature(es.estimate).parameters
     assert set(parameters) - NOT_SETTINGS == set(DEFAULTS), set(parameters) ^ (NOT_SETTINGS | set(DEFAULTS))

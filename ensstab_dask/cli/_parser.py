@@ -12,24 +12,12 @@ from typing import Any
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
 from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, UsageError, parse_values
+from ensstab_dask.constraints import BootCount, Flag, Int, Options, OrNone, Real, Seed, Sizes
 from ensstab_dask.estimates.naive_settings import NaiveSettings
-from ensstab_dask.models import USED_WHEN, models_using
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS
 from ensstab_dask.real.targets import TASKS
-from ensstab_dask.settings import (
-    DEFAULTS,
-    SETTINGS,
-    BootCount,
-    Flag,
-    Int,
-    Options,
-    OrNone,
-    Real,
-    Seed,
-    Setting,
-    Sizes,
-)
+from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, Setting, models_using
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -299,7 +287,7 @@ def _settings_defaults(function) -> dict[str, Any]:
 
 def _name_the_models(p: argparse.ArgumentParser) -> None:
     """End the help of each option only some models use with those models
-    (:data:`~ensstab_dask.models.USED_WHEN`): what the default model ignores says so."""
+    (:data:`~ensstab_dask.settings.USED_WHEN`): what the default model ignores says so."""
     for action in p._actions:  # argparse has no public list of a parser's options
         setting = action.dest.removeprefix("no_")
         if setting in USED_WHEN:

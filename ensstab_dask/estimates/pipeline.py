@@ -34,7 +34,7 @@ import os
 import warnings as _warnings
 from collections.abc import Sequence
 
-from ensstab_dask.checks import CALIBRATION_LAYOUTS, DEFAULT_CALIBRATION_LAYOUT, DEFAULT_M_ENSEMBLE, DEFAULT_MODEL
+from ensstab_dask.checks import CALIBRATION_LAYOUTS
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.clients import running_client
 from ensstab_dask.cluster.progress import StageClock, note_dashboard
@@ -58,8 +58,7 @@ from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
 from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
-from ensstab_dask.seeding import SeedLike
-from ensstab_dask.settings import DEFAULTS, EstimateSettings
+from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
 from ensstab_dask.simulator.estimators import threshold_draws, useful_draws
 
 # The stages' functions are named here too, where the method's steps are listed.
@@ -83,41 +82,31 @@ __all__ = [
 cache_logger = logging.getLogger("ensstab_dask.cache")
 
 
+@takes_settings
 def estimate(
     X,
     y,
     n_target: int | Sequence[int],
     *,
-    selector=None,
-    m_ensemble=DEFAULT_M_ENSEMBLE,
-    m_stability: int = 50,
-    n_runs: int | None = None,
-    repeats: int = 20,
-    p_method: str = "bisect",
-    verify: bool = True,
-    calibrate: bool = False,
-    calibration_layout: str = DEFAULT_CALIBRATION_LAYOUT,
-    member_resample="bagging",
-    n_boot: int = 200,
-    confidence: float = 0.95,
-    aggregate: str = "mean_rank",
-    index: str = "jaccard",
-    resample="half",
-    seed: SeedLike = 0,
     client: ClientLike = None,
-    model: str = DEFAULT_MODEL,
     progress: bool = True,
     allow_large: bool = False,
-    copies: int | None = None,
-    precision: float | None = None,
-    max_real_runs: int | None = None,
-    cutoff: float = 0.9,
-    pfer: float | None = None,
     feature_names=None,
     cache_dir: str | os.PathLike | None = None,
     task: str = "auto",
+    **given,
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
+
+    The curve is made by ``model`` (:mod:`ensstab_dask.models`). The default,
+    ``'anchored'``, measures 10 real ensemble copies of 20 weak selectors in the naive
+    check's layout (200 real runs, whatever ``m_ensemble``) and extrapolates beyond 20 by
+    the law ``a - b sqrt(c + 1/m)`` with a model band (docs/anchored_model.md).
+    ``'onda'`` is the paper's simulator, exactly as published, plus 40 real runs for its
+    self-check. Every model is self-checked against real ensembles it did not use
+    (``Estimate.self_check``): a failed check makes the estimate unreliable and widens its
+    interval by the error seen. docs/validation.md compares the models; docs/models.md
+    says why the default is ``'anchored'``. Every real run is priced before any work.
 
     Parameters
     ----------
@@ -127,60 +116,8 @@ def estimate(
         Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the first's,
         and ``Estimate.surface`` the curve at each from the same real runs, each row bit for bit
         that n_target's estimate (:mod:`~ensstab_dask.estimates.surface`; ``'anchored'`` only).
-    selector : None, scikit-learn estimator or callable
-        See :mod:`ensstab_dask.real.selectors`; None is the default random forest (a
-        regressor for a regression target).
-    m_ensemble : sequence of int
-        Ensemble sizes to predict.
-    m_stability : int
-        Copies behind each stability value (real single selector and simulations).
-    n_runs : int, optional
-        Runs behind t_uniform and n_useful; default ``max(m_ensemble)``: the method ties
-        it to the ensemble size.
-    repeats : int
-        Draws of t_uniform, n_useful, A[f_{u,p}] and of each predicted stability.
-    p_method : {'bisect', 'grid'}
-    verify : bool
-        Check the fixed point u = A[f_{u,p}], and whether that check has power.
-    calibrate : bool
-        Also intersect the two surfaces over a (u, p) grid (docs/method.md section 6) and predict
-        with the calibrated (u, p) when the intersection is not empty. The interval then
-        is the bootstrap spread of the A[f]/p path placed around the calibrated point
-        (the intersection itself is not re-run per replicate).
-    calibration_layout : {'paper', 'ensemble', 'ensemble-all'}
-        Which real runs calibrate the simulator; see the module docstring.
-    member_resample : str or float
-        How the ensemble's weak selectors see the data, for ``calibration_layout``
-        other than ``'paper'``: ``'bagging'`` (default, a bootstrap sample of a random
-        half, the naive check's layout), or any ``resample``.
-    n_boot : int
-        Bootstrap replicates of the real runs behind every interval; 0 turns the
-        bootstrap off (then only the simulation's spread is reported).
-    confidence : float
-        Level of the percentile intervals, in (0, 1).
-    aggregate, index : str
-        Ensemble algorithm and stability index.
-    resample : str or float
-        Resample of the runs behind n_useful (and, for ``'paper'``, p): ``'half'``
-        (default), ``'bootstrap'``, ``'bagging'`` or a fraction.
-    seed : int
+    **settings
     client : where the real runs and the simulations run (see :mod:`ensstab_dask.cluster`).
-    model : {'anchored', 'onda', 'two-level', 'random-effects'}
-        What makes the curve (:mod:`ensstab_dask.models`). ``'anchored'``: measured on
-        10 real ensemble copies of 20 weak selectors in the naive check's layout (200
-        real runs, whatever ``m_ensemble``), extrapolated beyond 20 by the law
-        ``a - b sqrt(c + 1/m)`` with a model band (docs/anchored_model.md); it needs no
-        other real runs and ``index`` must be a pairwise one. ``'onda'``: the paper's
-        simulator, exactly as published, plus 40 real runs (10 copies of 4) for its
-        self-check. ``'two-level'``: each ensemble
-        copy has its own preferred set of ``h`` features (docs/two_level_model.md),
-        ``h`` fitted to 20 more real runs (4 copies of 5). ``'random-effects'``: a model
-        of the real weak selectors' ranks (docs/random_effects_model.md), fitted to 100
-        more real runs (10 copies of 10); pairwise indices only. Every model is
-        self-checked against real ensembles it did not use (``self_check``): a failed
-        check makes the estimate unreliable and widens its interval by the error seen.
-        docs/validation.md compares the four; docs/models.md says why the default is
-        ``'anchored'``.
     progress : bool
         Progress bars on stderr, one per stage (real runs, simulations), and the Dask
         dashboard link; drawn on a terminal or in a notebook, never into a file or a
@@ -189,27 +126,6 @@ def estimate(
         Run even above 10,000 real runs or 10^8 simulated selectors; without it such an
         estimate is refused before any work, saying what it would cost
         (:mod:`ensstab_dask.budget.cost`).
-    copies : int, optional
-        The real ensemble copies to measure, at least 2 (default: the model's own, 10 for
-        ``'anchored'``; only for a model that measures copies). More narrow the interval
-        and the stable features' noise bound; with ``cache_dir``, the copies an earlier
-        estimate made are read back and only the new ones run (copy ``c`` is the same run
-        whatever the number asked). Priced before any work, as every real run is.
-    precision : float, optional
-        The half-width of the interval wanted at the largest ``m_ensemble``: the estimate
-        spends real runs in rounds (more copies, or more members per copy, whichever
-        part of the interval is larger) until its interval is that narrow or
-        ``max_real_runs`` stops it, and records what it spent and why
-        (:attr:`Estimate.spending`; :mod:`ensstab_dask.estimates.rounds`). Needs a model
-        that measures real ensemble copies (the default).
-    max_real_runs : int, optional
-        The cap on real runs for ``precision`` (default 1,000), at least the first
-        round's.
-    cutoff : float, default 0.9
-        The share of real ensemble copies a stable feature is kept on, in (0.5, 1].
-    pfer : float, optional
-        The expected number of false stable features wanted: sets the cutoff to
-        Meinshausen and Bühlmann's for it (give ``cutoff`` or ``pfer``, not both).
     feature_names : sequence of str, optional
         One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.features`);
         default: the columns of a pandas ``X``, else ``x0, x1, ...``.
@@ -254,10 +170,11 @@ def estimate(
     >>> est.reliable == (not est.warnings)
     True
     """
-    given = {name: value for name, value in locals().items() if name in DEFAULTS}  # the settings, as called
+    check_given(given, "estimate")
+    selector = given.get("selector")
     names = feature_names if feature_names is not None else getattr(X, "columns", None)
     X, y = check_data(X, y, task=task_for(task, selector))
-    given["selector"] = selector_for(selector, y)
+    given = {**given, "selector": selector_for(selector, y)}
     n_targets = n_target_list(n_target, n_feature=X.shape[1])
     names = feature_names_of(names, X.shape[1])
     settings = EstimateSettings(n_feature=X.shape[1], n_target=n_targets[0], **given)

@@ -29,38 +29,29 @@ __all__ = [
     "REGISTRY",
     "get_model",
     "clip_to_index",
-    "USED_WHEN",
-    "models_using",
 ]
 
 REGISTRY: dict[str, CurveModel] = {m.name: m for m in (Onda(), TwoLevel(), RandomEffectsModel(), Anchored())}
-
-#: The estimate's settings that only some models use, each with the :class:`CurveModel`
-#: flag that says which: ``simulator`` (the paper's simulator is fitted: p, the fixed point,
-#: calibration), ``paper_runs`` (the paper's single-selector runs are made, in the layout
-#: these settings choose) or ``measures_copies`` (the curve is measured on real ensemble
-#: copies, which a precision grows in rounds). An estimate records them, and the CLI's help offers them, for
-#: those models alone. Each is a setting of ``settings.SETTINGS`` (tests/test_settings.py checks it).
-USED_WHEN = {
-    "p_method": "simulator",
-    "verify": "simulator",
-    "calibrate": "simulator",
-    "calibration_layout": "paper_runs",
-    "resample": "paper_runs",
-    "member_resample": "paper_runs",
-    "copies": "measures_copies",
-    "precision": "measures_copies",
-    "max_real_runs": "measures_copies",
-}
-
-
-def models_using(setting: str) -> tuple[str, ...]:
-    """The models that use the estimate's ``setting``: every model but for :data:`USED_WHEN`'s."""
-    flag = USED_WHEN.get(setting)
-    return tuple(name for name, model in REGISTRY.items() if flag is None or getattr(model, flag))
 
 
 def get_model(name: str) -> CurveModel:
     """The model called ``name`` (one of ``checks.MODELS``)."""
     check_choice(name, "model", MODELS)
     return REGISTRY[name]
+
+
+def __getattr__(name: str):
+    # USED_WHEN and models_using moved to ensstab_dask.settings, where each setting
+    # declares the models that use it; kept here, with a warning, for one release.
+    if name in ("USED_WHEN", "models_using"):
+        import warnings
+
+        from ensstab_dask import settings
+
+        warnings.warn(
+            f"ensstab_dask.models.{name} moved to ensstab_dask.settings.{name}; the old name goes in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(settings, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

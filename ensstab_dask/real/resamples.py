@@ -18,7 +18,11 @@ from ensstab_dask.checks import RESAMPLES, check_real
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.targets import strata, task_of
 
-__all__ = ["check_resample", "min_per_class", "check_resample_classes", "resample_indices"]
+__all__ = ["RESAMPLE_VALUES", "check_resample", "min_per_class", "check_resample_classes", "resample_indices"]
+
+
+#: What a resample may be, in the words of its refusal.
+RESAMPLE_VALUES = f"one of {', '.join(RESAMPLES)} or a fraction in (0, 1]"
 
 
 def check_resample(resample, name: str = "resample") -> str | float:
@@ -27,9 +31,7 @@ def check_resample(resample, name: str = "resample") -> str | float:
         return resample
     if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
         return check_real(resample, name, minimum=0.0, maximum=1.0, open_minimum=True)
-    raise InvalidParameterError(
-        f"{name} must be one of {', '.join(RESAMPLES)} or a fraction in (0, 1]; got {resample!r}"
-    )
+    raise InvalidParameterError(f"{name} must be {RESAMPLE_VALUES}; got {resample!r}")
 
 
 def min_per_class(resample: str | float) -> int:

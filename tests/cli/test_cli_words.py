@@ -21,8 +21,8 @@ import pytest
 from ensstab_dask.checks import DEFAULT_MODEL
 from ensstab_dask.cli import build_parser
 from ensstab_dask.cli._common import estimate_options, n_targets_of
-from ensstab_dask.models import REGISTRY, USED_WHEN, models_using
-from ensstab_dask.settings import EstimateSettings
+from ensstab_dask.models import REGISTRY
+from ensstab_dask.settings import USED_WHEN, EstimateSettings, models_using
 
 #: Words that name a stage of the paper's simulator (p's fit, the fixed point, calibration, simulation).
 SIMULATOR_WORDS = re.compile(r"simulat|fixed.point|calibrat|\bp\b|Algorithm 1", re.I)
