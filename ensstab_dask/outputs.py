@@ -24,7 +24,9 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 from ensstab_dask.real.datasets import LOADERS
@@ -39,6 +41,7 @@ __all__ = [
     "write_json",
     "write_netcdf",
     "json_number",
+    "json_attrs",
     "umask_mode",
     "clean_leftovers",
     "temp_prefix",
@@ -368,3 +371,22 @@ def json_number(value) -> float | None:
     """A number as JSON holds it: a float, or None (JSON's null) for None, NaN and the
     infinities, which JSON has no words for."""
     return None if value is None or not math.isfinite(value) else float(value)
+
+
+def json_attrs(part: dict[str, Any]) -> dict[str, Any]:
+    """A part of the JSON as netCDF attributes: a dict's items as ``key_item``, a list as a
+    float array (null as NaN), a bool as 0 or 1; a None is left out (an absent attribute
+    is a value not computed), in a dict's items too."""
+    out: dict[str, Any] = {}
+    for k, v in part.items():
+        if isinstance(v, dict):
+            out.update({f"{k}_{kk}": vv for kk, vv in v.items() if vv is not None})
+        elif isinstance(v, list):
+            out[k] = np.array([np.nan if x is None else x for x in v], dtype=float)
+        elif v is None:
+            continue
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out

@@ -32,3 +32,22 @@ def real_like_copies(
     if duplicated:
         scores[..., 500 - duplicated :] = scores[..., :duplicated]
     return rank_scores(scores, seed=rng).astype(np.int32)
+
+
+def single_selector(n_runs, n_useful_mean, t_draws, real_nogueira, smaller=None):
+    """A :class:`~ensstab_dask.estimates.records.SingleSelector` holding what the guard
+    rails read (A[f]'s mean, the threshold draws, Nogueira's stability, the smaller
+    n_target); its other statistics are placeholders."""
+    from ensstab_dask.estimates.records import SingleSelector
+
+    return SingleSelector(
+        n_runs=n_runs,
+        t_uniform_draws=np.asarray(t_draws),
+        n_useful_draws=np.array([n_useful_mean]),
+        n_useful=int(round(n_useful_mean)),
+        real_stability=real_nogueira.stability,
+        real_nogueira=real_nogueira,
+        selection_counts=np.zeros(1),
+        uniform_counts=np.zeros(1),
+        smaller=smaller,
+    )

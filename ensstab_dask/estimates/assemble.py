@@ -25,24 +25,22 @@ from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.estimates.features import copy_features
 from ensstab_dask.estimates.prediction import ModelOutcome, no_curve, predict_with_model
 from ensstab_dask.estimates.real_runs import EnsembleCopies
-from ensstab_dask.estimates.records import Cost, CurvePrediction, FittedSimulator, RunsSpent, SingleSelector, Verdict
+from ensstab_dask.estimates.records import Cost, CurvePrediction, RunsSpent, SingleSelector, Verdict
 from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.single import findings, measure_single_selector
+from ensstab_dask.estimates.single import measure_single_selector
 from ensstab_dask.estimates.trust import verdict
 from ensstab_dask.models import Context
-from ensstab_dask.models.fitting import SimulatorFit
+from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.real.runs import RealRuns
 from ensstab_dask.settings import EstimateSettings
 
 __all__ = ["assemble", "fitted_simulator", "estimate_on_runs"]
 
 
-def fitted_simulator(fit: SimulatorFit) -> FittedSimulator | None:
-    """The record of the simulator's fit; None when it was not fitted (a model that is no
-    simulator, or nothing to predict)."""
-    if fit.p_fit is None:
-        return None
-    return FittedSimulator(fit.p_fit, fit.fixed_point, fit.power, fit.calibration, fit.calibrated)
+def fitted_simulator(fit: SimulatorFit) -> SimulatorFit | None:
+    """The simulator's fit as the Estimate holds it; None when it was not fitted (a model
+    that is no simulator, or nothing to predict)."""
+    return None if fit.p_fit is None else fit
 
 
 def assemble(
@@ -66,7 +64,8 @@ def assemble(
     curve = prediction.curve
     # The simulator's parameters only where a simulator ran: a model that is none has no such
     # values (its name is the estimate's ``model``).
-    ran = {"simulator_n_useful": outcome.u_pred, "simulator_p": outcome.p_pred} if curve_model.simulator else {}
+    fit = outcome.fit
+    ran = {"simulator_n_useful": fit.u_pred, "simulator_p": fit.p_pred} if curve_model.simulator else {}
     curve.attrs = {
         "title": "ensstab_dask predicted stability of ensembles",
         "kind": "estimate",  # what plotting and the report dispatch on (see plotting.result_kind)
@@ -129,21 +128,20 @@ def estimate_on_runs(
         stability_runs=runs.stability,
         n_useful=single.n_useful,
         real_stability=single.real_stability,
-        u_pred=single.n_useful,
+        fit=SimulatorFit(u_pred=single.n_useful),
         copy_ranks=copies.model,
         check_ranks=copies.check,
         clock=clock,
     )
-    found = findings(single, s.n_target)
-    outcome = predict_with_model(ctx, s, found, progress=progress)
+    outcome = predict_with_model(ctx, s, single, progress=progress)
     judged = verdict(
-        found,
+        single,
+        s.n_target,
         outcome.fit,
         outcome.check,
         predicted=outcome.prediction is not None,
         verify=s.verify,
         simulator=s.curve_model.simulator,
-        n_useful=single.n_useful,
         prediction=outcome.prediction,
     )
     with clock.stage("features"):  # whatever the verdict

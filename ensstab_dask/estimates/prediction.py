@@ -25,10 +25,12 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.progress import StageBar
-from ensstab_dask.estimates.trust import Findings, guard_rails
+from ensstab_dask.estimates.records import SingleSelector
+from ensstab_dask.estimates.trust import guard_rails
 from ensstab_dask.indices import clip_to_index, index_range
 from ensstab_dask.models import Context, Prediction, SelfCheck
-from ensstab_dask.models.fitting import SimulatorFit, fit_simulator
+from ensstab_dask.models.fitting import fit_simulator
+from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.settings import EstimateSettings
 
 __all__ = ["ModelOutcome", "predict_with_model", "no_curve"]
@@ -36,24 +38,23 @@ __all__ = ["ModelOutcome", "predict_with_model", "no_curve"]
 
 @dataclass(frozen=True)
 class ModelOutcome:
-    """What the model's stages found: the paper's simulator fitted (empty for a model that is
-    no simulator, or when nothing can be predicted), the prediction and its self-check
-    (None when nothing can be predicted), and the point (``u_pred``, ``p_pred``) the
-    simulator predicts at (the calibrated one with ``calibrate=True``)."""
+    """What the model's stages found: the paper's simulator fitted, with the point it
+    predicts at (only A[f] for a model that is no simulator, or when nothing can be
+    predicted), and the prediction and its self-check (None when nothing can be predicted)."""
 
     fit: SimulatorFit
     prediction: Prediction | None
     check: SelfCheck | None
-    u_pred: int
-    p_pred: float
 
 
-def predict_with_model(ctx: Context, settings: EstimateSettings, found: Findings, *, progress: bool) -> ModelOutcome:
-    """Stages 5 to 7 for ``settings.curve_model``, on what the shared stages ``found``
+def predict_with_model(
+    ctx: Context, settings: EstimateSettings, single: SingleSelector, *, progress: bool
+) -> ModelOutcome:
+    """Stages 5 to 7 for ``settings.curve_model``, on the single selector's statistics ``single``
     (``ctx`` holds them for the model); ``progress``: one bar over the stages."""
     s, curve_model = settings, settings.curve_model
     # Before p is fitted: is there anything to say?
-    predictable = guard_rails(found, simulator=curve_model.simulator).predictable
+    predictable = guard_rails(single, settings.n_target, simulator=curve_model.simulator).predictable
     # One bar over the simulation stages about to run, in their order below (none when no
     # curve can be predicted): they are few and unequal, so a count of tasks would mislead.
     stages = (
@@ -62,13 +63,12 @@ def predict_with_model(ctx: Context, settings: EstimateSettings, found: Findings
         + ["self-check"]
     )
     sims = StageBar(stages if predictable else [], "simulations", enabled=progress)
-    fit = SimulatorFit()
     prediction = check = None
     if predictable:
         if curve_model.simulator:
-            fit = fit_simulator(ctx, n_useful_mean=found.n_useful_mean, bar=sims)
+            fit = fit_simulator(ctx, n_useful_mean=single.n_useful_mean, bar=sims)
             # The model reads the fitted point from its Context, as it reads the real statistics.
-            ctx = replace(ctx, p_hat=fit.p_hat, u_pred=fit.u_pred, p_pred=fit.p_pred)
+            ctx = replace(ctx, fit=fit)
         prediction = curve_model.predict(ctx, sims)
         with ctx.clock.stage("self_check"):
             check = curve_model.self_check(ctx, prediction)
@@ -79,7 +79,7 @@ def predict_with_model(ctx: Context, settings: EstimateSettings, found: Findings
         sims.done()
         _clip_to_ranges(prediction, s, n_runs=ctx.n_runs)
     sims.close()
-    return ModelOutcome(fit, prediction, check, u_pred=ctx.u_pred, p_pred=ctx.p_pred)
+    return ModelOutcome(ctx.fit, prediction, check)
 
 
 def _clip_to_ranges(prediction: Prediction, settings: EstimateSettings, *, n_runs: int) -> None:

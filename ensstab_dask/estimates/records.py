@@ -2,8 +2,9 @@
 
 * :class:`SingleSelector`: what the real runs measured of the single selector (t_uniform,
   A[f], its stability and Nogueira's interval, how often each feature was picked);
-* :class:`FittedSimulator`: the paper's simulator fitted to them (p, the fixed point,
-  the calibration); only a model whose curve is the simulator's has one;
+* :class:`FittedSimulator` (:class:`~ensstab_dask.models.simulator_fit.SimulatorFit`):
+  the paper's simulator fitted to them (p, the fixed point, the calibration, the point it
+  predicts at); only a model whose curve is the simulator's has one;
 * :class:`CurvePrediction`: the model's curve, its bootstrap and intervals, and what made it;
 * :class:`Verdict`: whether to believe it (``reliable``, the warnings and the notes);
 * :class:`Cost`: the real and simulated runs behind it and the seconds of each stage;
@@ -28,9 +29,8 @@ from ensstab_dask.estimates.features import feature_rows, stable_features
 from ensstab_dask.estimates.spending import Cost, Round, RunsSpent, Spending
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
-from ensstab_dask.outputs import json_number
-from ensstab_dask.simulator.estimators import PEstimate
-from ensstab_dask.simulator.fixed_point import FixedPointCheck
+from ensstab_dask.models.simulator_fit import SimulatorFit
+from ensstab_dask.outputs import json_attrs, json_number
 
 __all__ = [
     "EstimateFields",
@@ -63,25 +63,6 @@ class Part(Protocol):
 #: ``False`` when no smaller n_target qualifies; ``None`` when it was not looked for
 #: (runs given as subsets, without their rankings, or where the guard rails advise none).
 Smaller = Union[tuple[int, float], Literal[False], None]
-
-
-def json_attrs(part: dict[str, Any]) -> dict[str, Any]:
-    """A part of the JSON as netCDF attributes: a dict's items as ``key_item``, a list as a
-    float array (null as NaN), a bool as 0 or 1; a None is left out (an absent attribute
-    is a value not computed), in a dict's items too."""
-    out: dict[str, Any] = {}
-    for k, v in part.items():
-        if isinstance(v, dict):
-            out.update({f"{k}_{kk}": vv for kk, vv in v.items() if vv is not None})
-        elif isinstance(v, list):
-            out[k] = np.array([np.nan if x is None else x for x in v], dtype=float)
-        elif v is None:
-            continue
-        elif isinstance(v, bool):
-            out[k] = int(v)
-        else:
-            out[k] = v
-    return out
 
 
 def _pair(v) -> list | None:
@@ -180,78 +161,8 @@ class SingleSelector:
         return ds
 
 
-@dataclass(frozen=True)
-class FittedSimulator:
-    """The paper's simulator fitted to the real runs (docs/method.md sections 5-6).
-
-    Attributes
-    ----------
-    p_fit : PEstimate
-        p from the real stability (``p`` is its value).
-    fixed_point, power : FixedPointCheck or None
-        The fixed point u = A[f_{u,p}] and the same check at a clearly wrong u (whether the
-        first could have failed); None with ``verify=False`` (power: also when there is no
-        larger u to try).
-    calibration : xarray.Dataset or None
-        With ``calibrate=True``, the two surfaces over a (u, p) grid.
-    calibrated : (int, float) or None
-        The (u, p) where both real statistics are matched at once, when the grid has one.
-    """
-
-    p_fit: PEstimate = field(repr=False)
-    fixed_point: FixedPointCheck | None = field(default=None, repr=False)
-    power: FixedPointCheck | None = field(default=None, repr=False)
-    calibration: xr.Dataset | None = field(default=None, repr=False)
-    calibrated: tuple[int, float] | None = None
-
-    @property
-    def p(self) -> float:
-        return float(self.p_fit.p)
-
-    @property
-    def n_useful_v(self) -> float | None:
-        """A[f_(u,p)]: the useful features the fitted simulator itself counts (its mean)."""
-        return None if self.fixed_point is None else self.fixed_point.mean
-
-    @property
-    def n_useful_v_std(self) -> float | None:
-        return None if self.fixed_point is None else self.fixed_point.std
-
-    @property
-    def fixed_point_holds(self) -> bool | None:
-        return None if self.fixed_point is None else self.fixed_point.holds
-
-    @property
-    def fixed_point_power(self) -> bool | None:
-        """Whether the fixed-point check could have failed: it fails at a clearly wrong u."""
-        return None if self.fixed_point is None else self.power is not None and not self.power.holds
-
-    def to_dict(self) -> dict[str, Any]:
-        """``p``; the fixed point's keys when it was checked; ``calibrated`` when the grid ran
-        (null when it found no consistent cell)."""
-        out: dict[str, Any] = {"p": json_number(self.p)}
-        if self.fixed_point is not None:
-            out.update(
-                n_useful_v=self.n_useful_v,
-                n_useful_v_std=self.n_useful_v_std,
-                fixed_point_holds=self.fixed_point_holds,
-                fixed_point_power=self.fixed_point_power,
-            )
-        if self.calibration is not None:
-            c = self.calibrated
-            out["calibrated"] = None if c is None else {"n_useful": c[0], "p": c[1]}
-        return out
-
-    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
-        """The calibration's surfaces as ``calibration_*`` over (``n_useful``, ``p``), the fit in ``attrs``."""
-        if self.calibration is not None:
-            cal = self.calibration
-            for name in ("stability", "n_useful_v", "consistent"):
-                var = cal[name].astype("int8") if cal[name].dtype == bool else cal[name]
-                ds[f"calibration_{name}"] = var.assign_attrs(cal[name].attrs)
-            ds.attrs.update({f"calibration_{k}": v for k, v in cal.attrs.items()})
-        ds.attrs.update(json_attrs(self.to_dict()))
-        return ds
+#: The simulator's fit as the Estimate records it: the one record the fit is made as.
+FittedSimulator = SimulatorFit
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ import numpy as np
 
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.estimates.records import SingleSelector, Smaller
-from ensstab_dask.estimates.trust import Findings
 from ensstab_dask.indices import NogueiraStability, nogueira_stability, stability_of_subsets
 from ensstab_dask.real.runs import RealRuns
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, make_rng
@@ -32,7 +31,7 @@ from ensstab_dask.simulator.estimators import (
     useful_draws,
 )
 
-__all__ = ["round_n_useful", "real_stability_of", "measure_single_selector", "findings"]
+__all__ = ["round_n_useful", "real_stability_of", "measure_single_selector"]
 
 
 def round_n_useful(draws, n_target: int, n_feature: int) -> int:
@@ -75,13 +74,6 @@ def measure_single_selector(runs: RealRuns, settings: EstimateSettings, *, clock
         selection_counts=selection_counts(runs.useful[:n_runs], n_feature),
         uniform_counts=selection_counts(uniform, n_feature),
         smaller=_smaller_n_target(runs, s, float(u_draws.mean()), real_nog, t_draws),
-    )
-
-
-def findings(single: SingleSelector, n_target: int) -> Findings:
-    """What the guard rails read of the single selector's statistics."""
-    return Findings(
-        n_target, single.n_runs, single.n_useful_mean, single.t_uniform_draws, single.real_nogueira, single.smaller
     )
 
 

@@ -419,7 +419,7 @@ def _simulator(self: EstimateFields) -> list[str]:
         rounded = round(one.n_useful_mean)
         how = "A[f] rounded" if rounded == one.n_useful else f"A[f] clamped into [n_target, n_feature], not {rounded}"
         lines.append(number_line("useful features simulated (n_useful)", f"{one.n_useful}", how))
-    if fit is not None and np.isfinite(fit.p):
+    if fit is not None and fit.p_fit is not None and np.isfinite(fit.p):
         at_end = "at the end of its search range" if fit.p_fit.at_boundary else ""
         lines.append(
             number_line(

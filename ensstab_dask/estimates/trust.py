@@ -14,22 +14,20 @@ not know the method's symbols.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from ensstab_dask.estimates.records import Smaller, Verdict
+from ensstab_dask.estimates.records import SingleSelector, Smaller, Verdict
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import Prediction, SelfCheck
-from ensstab_dask.models.fitting import SimulatorFit
+from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
 
 __all__ = [
     "guard_rails",
     "verdict",
-    "Findings",
     "blocking_reasons",
     "caution_reasons",
     "notes",
@@ -43,21 +41,6 @@ __all__ = [
 def headline(reason: str) -> str:
     """The plain-words part of a reason (see the module docstring)."""
     return reason.split(": ", 1)[0]
-
-
-@dataclass(frozen=True)
-class Findings:
-    """What the stages every model shares found, as the guard rails read it: A[f]'s mean
-    over its ``t_draws`` thresholds (each from ``n_runs`` uniform runs), the real runs'
-    Nogueira stability, and the smaller n_target the same runs support
-    (:data:`~ensstab_dask.estimates.records.Smaller`)."""
-
-    n_target: int
-    n_runs: int
-    n_useful_mean: float
-    t_draws: np.ndarray
-    real_nogueira: NogueiraStability
-    smaller: Smaller = None
 
 
 def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: bool, smaller: Smaller = None) -> str:
@@ -271,7 +254,8 @@ class GuardRails(NamedTuple):
 
 
 def guard_rails(
-    found: Findings,
+    single: SingleSelector,
+    n_target: int,
     fit: SimulatorFit | None = None,
     *,
     verified: bool = True,
@@ -288,17 +272,17 @@ def guard_rails(
     simulator's (:func:`caution_reasons` on its ``fit``, only when the curve is the
     ``simulator``'s; ``n_useful`` is the value simulated, when A[f] had to be clamped) and
     a failed ``self_check``. Without a curve there is nothing to be cautious about:
-    cautions are then empty. ``found.smaller`` gives the advice when A[f] is at or below
+    cautions are then empty. ``single.smaller`` gives the advice when A[f] is at or below
     n_target. The estimate is reliable when both lists are empty.
     """
     blocking = blocking_reasons(
-        n_target=found.n_target,
-        n_runs=found.n_runs,
-        n_useful_mean=found.n_useful_mean,
-        t_draws=found.t_draws,
-        real_nogueira=found.real_nogueira,
+        n_target=n_target,
+        n_runs=single.n_runs,
+        n_useful_mean=single.n_useful_mean,
+        t_draws=single.t_uniform_draws,
+        real_nogueira=single.real_nogueira,
         simulator=simulator,
-        smaller=found.smaller,
+        smaller=single.smaller,
     )
     cautions: list[str] = []
     if blocking:
@@ -306,14 +290,14 @@ def guard_rails(
     if simulator:
         fit = SimulatorFit() if fit is None else fit
         cautions += caution_reasons(
-            n_runs=found.n_runs,
-            t_draws=found.t_draws,
+            n_runs=single.n_runs,
+            t_draws=single.t_uniform_draws,
             p_fit=fit.p_fit,
             fixed_point=fit.fixed_point,
             power=fit.power,
             verified=verified,
             calibration_empty=fit.calibration_empty,
-            n_useful=None if n_useful is None else (found.n_useful_mean, n_useful),
+            n_useful=None if n_useful is None else (single.n_useful_mean, n_useful),
         )
     if self_check is not None and not self_check.passed:
         cautions.append(self_check.warning())
@@ -321,40 +305,41 @@ def guard_rails(
 
 
 def verdict(
-    found: Findings,
+    single: SingleSelector,
+    n_target: int,
     fit: SimulatorFit,
     check: SelfCheck | None,
     *,
     predicted: bool,
     verify: bool,
     simulator: bool,
-    n_useful: int,
     prediction: Prediction | None = None,
 ) -> Verdict:
     """The estimate's :class:`~ensstab_dask.estimates.records.Verdict`: the reasons of
     :func:`guard_rails` as its warnings, and its :func:`notes`. ``predicted``: a curve was
     predicted; ``verify``: the fixed point was to be checked; ``simulator``: the curve is
-    the paper's simulator's, fitted as ``fit``; ``n_useful``: the value it simulates.
+    the paper's simulator's, fitted as ``fit``, at ``single.n_useful``.
     ``prediction`` (the model's curve, and in its ``attrs["measured_up_to"]`` the largest
     size measured on real ensembles where a model measures some, as
     :meth:`~ensstab_dask.models.CurveModel.measured_up_to` reads it) adds the notes of the
     curve's shape (:func:`curve_shape_notes`) and of its reach (:func:`reach_notes`)."""
     rails = guard_rails(
-        found,
+        single,
+        n_target,
         fit,
         verified=verify or not predicted,
-        n_useful=n_useful,
+        n_useful=single.n_useful,
         simulator=simulator,
         self_check=check,
     )
     blocking, cautions = rails.blocking, rails.cautions
     said = notes(
-        n_target=found.n_target,
-        n_useful_mean=found.n_useful_mean,
-        real_nogueira=found.real_nogueira,
+        n_target=n_target,
+        n_useful_mean=single.n_useful_mean,
+        real_nogueira=single.real_nogueira,
         simulator=simulator,
-        saturated=int((found.t_draws >= found.n_runs).sum()),
-        smaller=found.smaller,
+        saturated=int((single.t_uniform_draws >= single.n_runs).sum()),
+        smaller=single.smaller,
     )
     if prediction is not None and predicted:
         curve, measured = prediction.curve, prediction.attrs.get("measured_up_to")

@@ -22,6 +22,7 @@ interval, so that the interval covers the error the model was seen to make.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -31,6 +32,7 @@ import numpy as np
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
+from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.outputs import json_number
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, int_from
 
@@ -84,9 +86,10 @@ class Context:
     ``n_runs`` is the runs behind each draw of t_uniform and A[f]: the settings', or fewer
     when the pool holds fewer (a model's copies); ``m_stability`` the real runs behind the
     real stability, and so the simulated copies behind each simulated one. ``seed`` is the
-    settings' seed as a SeedSequence. ``n_useful``/``p_hat`` are the paper's fit (A[f] and
-    p; ``p_hat`` NaN when the model is no simulator); ``u_pred``/``p_pred`` the point the
-    simulator predicts at (the calibrated one with ``calibrate=True``). ``copy_ranks``: the
+    settings' seed as a SeedSequence. ``n_useful`` is A[f] rounded, and ``fit`` the paper's
+    simulator fitted to the real runs (:class:`~ensstab_dask.models.simulator_fit.SimulatorFit`:
+    p, and the point the simulator predicts at, the calibrated one with ``calibrate=True``;
+    empty when the model is no simulator). ``copy_ranks``: the
     model's real ensemble copies, (G, B, n_feature); ``check_ranks``: copies made for the
     self-check only. ``clock``: a model times its stages with ``with ctx.clock.stage(name):``.
     """
@@ -99,9 +102,7 @@ class Context:
     stability_runs: np.ndarray | None = None
     n_useful: int = 0
     real_stability: float = float("nan")
-    p_hat: float = float("nan")
-    u_pred: int = 0
-    p_pred: float = float("nan")
+    fit: SimulatorFit = field(default_factory=SimulatorFit)
     copy_ranks: np.ndarray | None = None
     check_ranks: np.ndarray | None = None
     clock: StageClock = field(default_factory=StageClock)  # where a model times its stages
@@ -109,6 +110,18 @@ class Context:
 
     def __post_init__(self) -> None:
         self.seed = as_seed_sequence(self.settings.seed)
+
+    def __getattr__(self, name: str):
+        # The fit's point was three fields of the Context; it is the fit's own now (one
+        # record), read here with a warning for one release.
+        if name in ("p_hat", "u_pred", "p_pred"):
+            warnings.warn(
+                f"Context.{name} is Context.fit.{name} now; the old name goes in the next release",
+                FutureWarning,
+                stacklevel=2,
+            )
+            return getattr(self.fit, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def copies(self) -> np.ndarray:
         """The model's real ensemble copies, (G, B, n_feature): a model whose

@@ -256,13 +256,13 @@ def p_replicates(ctx: Context, boot: Bootstrap) -> tuple[np.ndarray, int]:
 
     The surface is inverted per replicate (linear in u between nodes, then the rising
     branch in p made monotone and inverted); the replicate's p is the point estimate
-    (``ctx.p_hat`` at ``ctx.n_useful`` and ``ctx.real_stability``) plus the difference
+    (``ctx.fit.p_hat`` at ``ctx.n_useful`` and ``ctx.real_stability``) plus the difference
     between the inversions at the replicate and at the point, so the surface's own error
     cancels. Returns the draws and the simulated runs spent.
     """
     s = ctx.settings
     n_feature, n_target = s.n_feature, s.n_target
-    u_hat, p_hat, s_hat = ctx.n_useful, ctx.p_hat, ctx.real_stability
+    u_hat, p_hat, s_hat = ctx.n_useful, ctx.fit.p_hat, ctx.real_stability
     repeats = max(2, s.repeats // 4)
     lo_p = n_target / n_feature
     u_b = np.clip(np.round(boot.n_useful), n_target, n_feature).astype(int)
@@ -289,7 +289,7 @@ def curve_replicates(
     ctx: Context, n_useful: np.ndarray, p: np.ndarray, curve: xr.Dataset, *, quantile: float = 0.01, h_of=None
 ) -> tuple[np.ndarray, int]:
     """The predicted curve for each replicate (n_boot, len(m_ensemble)), around ``curve``,
-    the point prediction at (``ctx.u_pred``, ``ctx.p_pred``).
+    the point prediction at (``ctx.fit.u_pred``, ``ctx.fit.p_pred``).
 
     A 3 x 3 design in (u, p), at the 1 % and 99 % quantiles of the replicates and at the
     point estimate, is simulated once with the sweep engine; each replicate's curve is the
@@ -299,7 +299,7 @@ def curve_replicates(
     model) gives the ``h`` to simulate at each u node; one sweep per node then.
     """
     s = ctx.settings
-    n_feature, n_target, u_hat, p_hat = s.n_feature, s.n_target, ctx.u_pred, ctx.p_pred
+    n_feature, n_target, u_hat, p_hat = s.n_feature, s.n_target, ctx.fit.u_pred, ctx.fit.p_pred
     m_ensemble = [int(m) for m in curve["m_ensemble"].values]
     point = curve["stability"].values
     point_se = curve["stability_std"].values / np.sqrt(s.repeats)
@@ -335,8 +335,8 @@ def bootstrap_estimate(ctx: Context, thresholds: np.ndarray, curve: xr.Dataset, 
     Resamples the runs (:func:`bootstrap_runs`), gives each replicate its p
     (:func:`p_replicates`) and its curve (:func:`curve_replicates`), and writes the
     curve's interval into ``curve`` (``stability_lower``/``stability_upper``). With a
-    calibrated prediction point (``ctx.u_pred``, ``ctx.p_pred``) the replicates move
-    around it as they move around the A[f]/p point (``ctx.n_useful``, ``ctx.p_hat``).
+    calibrated prediction point (``ctx.fit.u_pred``, ``ctx.fit.p_pred``) the replicates move
+    around it as they move around the A[f]/p point (``ctx.n_useful``, ``ctx.fit.p_hat``).
     ``thresholds`` are fresh draws of t_uniform (``n_runs`` uniform selectors each), so
     that their spread is in the interval.
 
@@ -361,8 +361,8 @@ def bootstrap_estimate(ctx: Context, thresholds: np.ndarray, curve: xr.Dataset, 
         seed=ctx.stream(Stage.BOOT),
     )
     p_b, sim_p = p_replicates(ctx, boot)
-    u_rep = np.asarray(boot.n_useful) + (ctx.u_pred - ctx.n_useful)
-    p_rep = np.clip(p_b + (ctx.p_pred - ctx.p_hat), s.n_target / s.n_feature, 1.0)
+    u_rep = np.asarray(boot.n_useful) + (ctx.fit.u_pred - ctx.n_useful)
+    p_rep = np.clip(p_b + (ctx.fit.p_pred - ctx.fit.p_hat), s.n_target / s.n_feature, 1.0)
     curve_b, sim_c = curve_replicates(ctx, u_rep, p_rep, curve, h_of=h_of)
     intervals = {
         "t_uniform": percentile_interval(thresholds, confidence),

@@ -6,14 +6,14 @@ Only models whose curve is the simulator's (``CurveModel.simulator``) are fitted
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
-import xarray as xr
 
 from ensstab_dask.models import Context
+from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.seeding import SeedLike, Stage
-from ensstab_dask.simulator.estimators import PEstimate, estimate_p
+from ensstab_dask.simulator.estimators import estimate_p
 from ensstab_dask.simulator.fixed_point import FixedPointCheck, check_fixed_point
 from ensstab_dask.sweeps.sweep import sweep
 
@@ -44,39 +44,11 @@ def fixed_point_power(
 # -- the whole estimate --------------------------------------------------------------
 
 
-@dataclass
-class SimulatorFit:
-    """What fitting the paper's simulator found: p, the fixed point and its power, and with
-    ``calibrate=True`` the (u, p) grid (empty for models that are no simulator); and the
-    point the simulator predicts at, (``u_pred``, ``p_pred``): A[f] and p, or the
-    calibrated cell when the grid found one."""
-
-    p_fit: PEstimate | None = None
-    u_pred: int = 0
-    p_pred: float = float("nan")
-    fixed_point: FixedPointCheck | None = None
-    power: FixedPointCheck | None = None
-    calibration: xr.Dataset | None = None
-    calibrated: tuple[int, float] | None = None
-    simulated: int = 0
-
-    @property
-    def p_hat(self) -> float:
-        """p fitted to the real stability at A[f] (NaN before it is)."""
-        return float("nan") if self.p_fit is None else float(self.p_fit.p)
-
-    @property
-    def calibration_empty(self) -> bool:
-        """The calibration grid ran and found no (u, p) consistent with both statistics."""
-        return self.calibration is not None and self.calibrated is None
-
-
 def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
     """Stages 5 and 6: p from the real stability, the fixed point and its power, and with
     ``calibrate`` the intersection of the two surfaces (``p_method``, ``verify`` and
     ``calibrate`` are ``ctx.settings``'), on the real statistics ``ctx`` holds; returns them
     with the point the simulator predicts at."""
-    out = SimulatorFit(u_pred=ctx.n_useful)
     s = ctx.settings
     n_feature, n_target, n_useful = s.n_feature, s.n_target, ctx.n_useful
     # The simulated curve gets repeats x m_stability copies: the mean pairwise index does
@@ -84,7 +56,7 @@ def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
     # brings its own.
     p_copies = ctx.m_stability * s.repeats
     with ctx.clock.stage("p"):
-        out.p_fit = estimate_p(
+        p_fit = estimate_p(
             ctx.real_stability,
             n_feature,
             n_target,
@@ -94,39 +66,25 @@ def fit_simulator(ctx: Context, *, n_useful_mean: float, bar) -> SimulatorFit:
             index=s.index,
             seed=ctx.stream(Stage.P),
         )
-    p_hat = out.p_pred = float(out.p_fit.p)
+    p_hat = float(p_fit.p)
+    fit = SimulatorFit(p_fit=p_fit, u_pred=n_useful, p_pred=p_hat, simulated=len(p_fit.evaluations) * p_copies)
     bar.done()
-    out.simulated += len(out.p_fit.evaluations) * p_copies
     if s.verify:
         with ctx.clock.stage("verify"):
-            out.fixed_point = check_fixed_point(
-                n_feature,
-                n_target,
-                n_useful,
-                p_hat,
-                n_runs=ctx.n_runs,
-                repeats=s.repeats,
-                seed=ctx.stream(Stage.VERIFY),
-            )
-            out.power = fixed_point_power(
-                n_feature,
-                n_target,
-                n_useful,
-                p_hat,
-                n_runs=ctx.n_runs,
-                repeats=s.repeats,
-                seed=ctx.stream(Stage.POWER),
-            )
-        out.simulated += (1 + (out.power is not None)) * s.repeats * ctx.n_runs
+            point = dict(n_runs=ctx.n_runs, repeats=s.repeats)
+            fixed = check_fixed_point(n_feature, n_target, n_useful, p_hat, **point, seed=ctx.stream(Stage.VERIFY))
+            power = fixed_point_power(n_feature, n_target, n_useful, p_hat, **point, seed=ctx.stream(Stage.POWER))
+        ran = (1 + (power is not None)) * s.repeats * ctx.n_runs
+        fit = replace(fit, fixed_point=fixed, power=power, simulated=fit.simulated + ran)
         bar.done()
     if s.calibrate:
         with ctx.clock.stage("calibrate"):
-            _calibrate(ctx, out, n_useful_mean)
+            fit = _calibrate(ctx, fit, n_useful_mean)
         bar.done()
-    return out
+    return fit
 
 
-def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
+def _calibrate(ctx: Context, fit: SimulatorFit, n_useful_mean: float) -> SimulatorFit:
     """Intersect the two surfaces over a (u, p) grid (docs/method.md section 6); a consistent cell
     becomes the point the simulator predicts at."""
     s = ctx.settings
@@ -150,9 +108,10 @@ def _calibrate(ctx: Context, out: SimulatorFit, n_useful_mean: float) -> None:
         progress=False,
     )
     cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
-    cal.attrs.update(estimate_n_useful=n_useful, estimate_p=out.p_pred)
-    if cal.attrs["any_consistent"]:
-        out.calibrated = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
-        out.u_pred, out.p_pred = out.calibrated
-    out.calibration = cal
-    out.simulated += len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)
+    cal.attrs.update(estimate_n_useful=n_useful, estimate_p=fit.p_pred)
+    ran = fit.simulated + len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)
+    fit = replace(fit, calibration=cal, simulated=ran)
+    if not cal.attrs["any_consistent"]:
+        return fit
+    cell = (cal.attrs["best_n_useful"], cal.attrs["best_p"])
+    return replace(fit, calibrated=cell, u_pred=cell[0], p_pred=cell[1])

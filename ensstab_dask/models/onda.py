@@ -41,7 +41,7 @@ CHECK_SIZES = (2, 3, 4)
 def predict_curve(
     ctx: Context, *, seed: int, model: str = "onda", h: int | None = None, m_ensemble: list[int] | None = None
 ) -> xr.Dataset:
-    """Stage 7: the simulated stability at (``ctx.u_pred``, ``ctx.p_pred``) for each
+    """Stage 7: the simulated stability at (``ctx.fit.u_pred``, ``ctx.fit.p_pred``) for each
     ``m_ensemble`` (default the estimate's), a one-cell sweep with the estimate's settings."""
     from ensstab_dask.sweeps.sweep import sweep  # here: sweeps import xarray and pandas (ensstab --help)
 
@@ -49,8 +49,8 @@ def predict_curve(
     pred = sweep(
         s.n_feature,
         s.n_target,
-        n_useful=[ctx.u_pred],
-        p=[ctx.p_pred],
+        n_useful=[ctx.fit.u_pred],
+        p=[ctx.fit.p_pred],
         m_ensemble=s.m_list if m_ensemble is None else m_ensemble,
         n_runs=ctx.n_runs,
         m_stability=ctx.m_stability,
@@ -88,7 +88,7 @@ class Onda(CurveModel):
         return None
 
     def predict(self, ctx: Context, bar) -> Prediction:
-        out = Prediction(curve=None, attrs={"simulator_n_useful": ctx.u_pred, "simulator_p": ctx.p_pred})  # type: ignore[arg-type]
+        out = Prediction(curve=None, attrs={"simulator_n_useful": ctx.fit.u_pred, "simulator_p": ctx.fit.p_pred})  # type: ignore[arg-type]
         h = self._h(ctx, out)
         if h is not None:
             bar.done()
@@ -192,7 +192,7 @@ class TwoLevel(Onda):
     def _h_of(self, ctx: Context, h: int | None):
         # Each replicate's u keeps the fitted h's place between n_target and u.
         assert h is not None  # _h fitted it
-        return lambda u: _scaled_h(h, ctx.u_pred, int(u), ctx.settings.n_target)
+        return lambda u: _scaled_h(h, ctx.fit.u_pred, int(u), ctx.settings.n_target)
 
     def _widen_for_h(self, ctx: Context, out: Prediction, h: int | None) -> int:
         """h's interval, and the curve's band widened by it.
@@ -229,8 +229,8 @@ def _estimate_h(ctx: Context, within: float, copy_size: int):
         within,
         s.n_feature,
         s.n_target,
-        ctx.u_pred,
-        ctx.p_pred,
+        ctx.fit.u_pred,
+        ctx.fit.p_pred,
         design=(200, copy_size),
         index=s.index,
         seed=ctx.stream(Stage.H),

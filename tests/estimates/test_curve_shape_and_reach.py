@@ -6,12 +6,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import xarray as xr
+from synthetic import single_selector
 
 from ensstab_dask.estimates.summary import _plateau
-from ensstab_dask.estimates.trust import FAR_BEYOND, Findings, curve_shape_notes, reach_notes, verdict
+from ensstab_dask.estimates.trust import FAR_BEYOND, curve_shape_notes, reach_notes, verdict
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import Prediction, get_model
-from ensstab_dask.models.fitting import SimulatorFit
+from ensstab_dask.models.simulator_fit import SimulatorFit
 
 
 def test_a_rising_curve_has_no_shape_note():
@@ -41,12 +42,19 @@ def test_the_reach_note_comes_beyond_the_factor():
 
 def test_the_verdict_carries_the_notes_into_the_record():
     nog = NogueiraStability(stability=0.3, variance=1e-4, lower=0.28, upper=0.32, alpha=0.05, n_subsets=50)
-    found = Findings(20, 50, 45.0, np.array([4, 5]), nog)
+    single = single_selector(50, 45.0, [4, 5], nog)
     curve = xr.Dataset({"stability": ("m_ensemble", [0.1, 0.301, 0.296])}, coords={"m_ensemble": [1, 20, 100000]})
     prediction = Prediction(curve=curve, attrs={"measured_up_to": 20})  # as the anchored model makes it
     assert get_model("anchored").measured_up_to(prediction.attrs) == 20
     judged = verdict(
-        found, SimulatorFit(), None, predicted=True, verify=True, simulator=False, n_useful=45, prediction=prediction
+        single,
+        20,
+        SimulatorFit(),
+        None,
+        predicted=True,
+        verify=True,
+        simulator=False,
+        prediction=prediction,
     )
     assert not judged.warnings and len(judged.notes) == 2
     assert "above the extrapolated 0.296" in judged.notes[0] and "5,000x" in judged.notes[1]

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import xarray as xr
+from synthetic import single_selector
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
@@ -21,7 +22,7 @@ from ensstab_dask.estimates.pipeline import (
     useful_draws,
 )
 from ensstab_dask.estimates.records import Cost
-from ensstab_dask.estimates.trust import Findings, guard_rails, notes
+from ensstab_dask.estimates.trust import guard_rails, notes
 from ensstab_dask.indices import (
     NogueiraStability,
     index_range,
@@ -30,7 +31,7 @@ from ensstab_dask.indices import (
     stability_of_subsets,
 )
 from ensstab_dask.models.bootstrap import bootstrap_runs, lagrange_weights, rate_posterior
-from ensstab_dask.models.fitting import SimulatorFit
+from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.real.datasets import load_dataset, make_microarray
 from ensstab_dask.real.selectors import default_selector, resample_indices
 from ensstab_dask.seeding import make_rng
@@ -258,8 +259,10 @@ def _rails(
     **options,
 ):
     """The guard rails on a problem with n_target = 20 and n_runs = 50."""
-    found = Findings(20, 50, n_useful_mean, np.array(t_draws), _nog(nogueira_lower), smaller)
-    return guard_rails(found, SimulatorFit(fixed_point=fixed_point, power=power, calibration=calibration), **options)
+    single = single_selector(50, n_useful_mean, t_draws, _nog(nogueira_lower), smaller)
+    return guard_rails(
+        single, 20, SimulatorFit(fixed_point=fixed_point, power=power, calibration=calibration), **options
+    )
 
 
 def test_guard_rails_each_reason():

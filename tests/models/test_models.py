@@ -16,7 +16,7 @@ from ensstab_dask.checks import MODELS
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.estimates import assemble, pipeline, prediction, real_runs
 from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
-from ensstab_dask.models import REGISTRY, Prediction, SelfCheck, get_model
+from ensstab_dask.models import REGISTRY, Context, Prediction, SelfCheck, get_model
 from ensstab_dask.models.anchored import CHECK_LIMIT
 from ensstab_dask.models.measured import (
     copy_similarities,
@@ -440,3 +440,18 @@ def test_the_law_is_exact_on_its_own_curves_and_its_covariance_is_the_jackknife(
     loo = np.array([[pair_means(np.delete(np.delete(s[None], g, 1), g, 2))[0] for g in range(8)] for s in sim])
     dev = loo - loo.mean(axis=1, keepdims=True)
     np.testing.assert_allclose(curve_covariance(sim), 7 / 8 * dev @ dev.T, rtol=1e-12)
+
+
+def test_the_simulators_fit_is_one_record_that_a_model_reads_from_its_context():
+    from ensstab_dask.estimates.records import FittedSimulator
+    from ensstab_dask.models.simulator_fit import SimulatorFit
+
+    assert FittedSimulator is SimulatorFit  # the Estimate's record is the one the fit is made as
+    fit = SimulatorFit(u_pred=7, p_pred=0.3)
+    ctx = Context(EstimateSettings(n_feature=100, n_target=5), None, n_runs=10, m_stability=5, fit=fit)
+    assert ctx.fit is fit and np.isnan(fit.p_hat) and not fit.calibration_empty
+    for old, value in (("u_pred", 7), ("p_pred", 0.3)):  # the old fields, for one release
+        with pytest.warns(FutureWarning, match=f"Context.{old} is Context.fit.{old} now"):
+            assert getattr(ctx, old) == value
+    with pytest.raises(AttributeError):
+        ctx.no_such_field  # noqa: B018
