@@ -28,142 +28,14 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting.common import as_dataset, attr_of, is_estimate, is_sweep
-from ensstab_dask.plotting.cost import DIRECT_COPIES, plot_cost, total_seconds
-from ensstab_dask.plotting.curve import FALL_WHY, explained_falls, plot_stability_curve, sweep_curves
-from ensstab_dask.plotting.features import plot_feature_frequencies, plot_stability_path, plot_stability_surface
-from ensstab_dask.plotting.fit import plot_calibration, plot_fixed_point, plot_selection_counts, plot_surface
+from ensstab_dask.plotting.cost import DIRECT_COPIES, total_seconds
+from ensstab_dask.plotting.curve import FALL_WHY, explained_falls, sweep_curves
+from ensstab_dask.plotting.pictures import PICTURES, Observations, kind_of, pictures_for
 from ensstab_dask.simulator.calibration import n_useful_v_slice
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
 __all__ = ["write_report", "pictures_for"]
-
-# What each picture shows and how to read it: the report is for people who have not read the code.
-EXPLAIN = {
-    "calibration": (
-        "Calibration",
-        "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
-        "of features that carry signal, and p, how strongly the selector prefers them. The white line is where "
-        "the simulated stability equals the real selector's; the // hatching is its tolerance band. The dashed "
-        "orange line is where the simulator's n_useful_v equals the n_useful counted on the real selector; the \\\\ "
-        "hatching is its band. Red dots are parameters consistent with both observations. The star is the chosen "
-        "(n_useful, p), and the cross is the estimate's own. A line or band whose value the surface never "
-        "reaches is not drawn, and the legend below the picture lists only what is drawn.",
-    ),
-    "fixed_point": (
-        "Fixed point",
-        "The simulator is fitted with the n_useful counted on the real selector. Counting again on the simulator "
-        "(n_useful_v = A[f_(u,p)]) should give the same number, so the point should lie on the dotted diagonal "
-        "within its error bar. If it does not, the simulator does not describe this selector well, and the "
-        "prediction should be trusted less.",
-    ),
-    "stability_curve": (
-        "Stability against ensemble size",
-        "The predicted stability of an ensemble of m weak selectors, for each m, in the answer's units: how many "
-        "of their top {n_target} features two runs of the ensemble share (left axis); the {index} index of the "
-        "same is on the right axis. The band is its interval: how far the prediction moves with the {interval_of} "
-        "it was fitted on (a bootstrap over them){and_simulation}. It includes the model's own error only as far "
-        "as the self-check measured it (the band is widened when the check failed). When the naive real check "
-        "was run, its values are drawn with error bars of ±2 standard errors; where they miss the band, the model "
-        "does not describe the selector at that m.",
-    ),
-    "stability_surface": (
-        "Stability over n_target",
-        "The predicted stability against the ensemble size, one line per n_target (the top k features kept), "
-        "each from the same real runs: a real run ranks every feature, so every k costs no more runs. The bands "
-        "are the intervals at each k; a dashed line is an n_target whose own estimate is not reliable. Stability "
-        "indices are not equally demanding at every k (two random top-40 lists share more than two random "
-        "top-10 lists), so read the plain answer's shared features too.",
-    ),
-    "feature_frequency": (
-        "Which features",
-        "How often a real ensemble keeps each feature in its top n_target: each cell is the fraction of the real "
-        "ensemble copies (reruns of the whole study, each on its own random half of the samples) whose ensemble "
-        "of that size keeps the feature; the features shown are those most often kept at the largest size. A "
-        "feature kept on nearly every rerun is one the ensemble reports reliably; the plain answer names those "
-        "at 90 % or more, with the bound on how many of them chance alone would put there. The table "
-        "(ensstab estimate's feature table, or Estimate.feature_table()) has every feature, with intervals.",
-    ),
-    "stability_path": (
-        "Stability path",
-        "The same frequencies as lines: for the features most often kept at the largest measured size, one "
-        "line each, how often a real ensemble of each measured size keeps it (only the sizes the copies measured "
-        "are drawn: 1, the sizes asked up to a copy's weak selectors, and that many). The dashed line is the "
-        "cutoff a feature must reach to be called stable, the one the plain answer used.",
-    ),
-    "selection_counts": (
-        "Selection counts",
-        "How many features were picked 0, 1, 2, ... times in n_runs runs of the real selector (black), and of a "
-        "selector that picks features uniformly at random (gray). t_uniform, the most that chance alone gives, "
-        "is the dotted line. The features picked more often than that are n_useful.",
-    ),
-    "cost": (
-        "Cost",
-        "Wall time. The estimate gives the whole curve for one measured cost (blue). Measuring one ensemble size "
-        "m directly with {direct_copies} copies needs {direct_copies} x m real runs: the dashed black line is "
-        "that count times the seconds per real run timed in {rate_from}, scaled, not timed m by m.{naive_dot} "
-        "{ratio_words}",
-    ),
-}
-
-# A sweep has no real runs: its pictures read differently (what a band is, what is observed).
-# {real_stability} and {n_useful}: how the caller names those parameters (write_report's ``parameter_names``).
-EXPLAIN_SWEEP = {
-    "calibration": (
-        "Calibration",
-        "The heat map is the simulator's single-selector stability over its two parameters: n_useful, the number "
-        "of features that carry signal, and p, how strongly the selector prefers them; the ticks are the sweep's "
-        "grid values. The white line is where the simulated stability equals the stability you gave "
-        "({real_stability}); the // hatching is its tolerance band. The dashed orange line is where the "
-        "simulator's own count n_useful_v equals the n_useful you gave ({n_useful}); the \\\\ hatching is its "
-        "band. Red dots are grid cells consistent with both, and the star the closest of them. A line or band "
-        "whose value the surface never reaches is not drawn, and the legend lists only what is drawn.",
-    ),
-    "surface": (
-        "Stability surface",
-        "The simulated stability over (n_useful, p), at the sweep's smallest ensemble size (the single "
-        "selector when it includes m_ensemble = 1); the ticks are the sweep's grid values. Give a real "
-        "selector's stability and n_useful ({real_stability}, {n_useful}) to see where they match.",
-    ),
-    "fixed_point": (
-        "Fixed point",
-        "For a few p (one line each), the number of useful features the simulator itself counts "
-        "(n_useful_v = A[f_(u,p)]) against the n_useful u it was run with, with error bars of ±1 standard "
-        "deviation over the sweep's repeats. Where a line crosses the dotted diagonal, u = A[f_(u,p)]: a fixed "
-        "point, where the simulator reproduces its own count. An estimate is trusted only at such a point.",
-    ),
-    "stability_curve": (
-        "Stability against ensemble size",
-        "The simulated stability of an ensemble of m weak selectors against m, for a few p at one n_useful. Each "
-        "band is ±1 standard deviation over the sweep's repeats: the simulation's own noise (a sweep involves no "
-        "real runs).{fall_words}",
-    ),
-}
-
-
-def pictures_for(ds: xr.Dataset, *, real_stability=None, n_useful=None) -> list[str]:
-    """The pictures that apply to ``ds``, in the order the report shows them."""
-    if is_estimate(ds):
-        names = []
-        if "calibration_stability" in ds:
-            names.append("calibration")
-        if attr_of(ds, "n_useful_v") is not None or "calibration_n_useful_v" in ds:
-            names.append("fixed_point")
-        # No curve when the method had nothing to say: nothing to draw, nor to time per m.
-        curve = ["stability_curve"] if int(ds.attrs.get("has_curve", 1)) else []
-        surface = ["stability_surface"] if "surface_stability" in ds else []
-        features = ["feature_frequency", "stability_path"] if "feature_frequency" in ds else []  # whatever the verdict
-        return names + curve + surface + features + ["selection_counts"] + (["cost"] if curve else [])
-    if is_sweep(ds):
-        has_single = 1 in ds["m_ensemble"].values
-        names = ["calibration" if (real_stability is not None and n_useful is not None and has_single) else "surface"]
-        names.append("fixed_point")
-        if ds.sizes["m_ensemble"] > 1:
-            names.append("stability_curve")
-        return names
-    raise InvalidParameterError(
-        "not an ensstab result: expected an estimate's Dataset (Estimate.to_dataset()) or a sweep's"
-    )
 
 
 def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> None:
@@ -206,27 +78,6 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
     if n_runs is not None:
         if check_int(n_runs, "n_runs", minimum=1) not in runs:
             raise InvalidParameterError(f"n_runs must be one of this sweep's, {runs}; got {n_runs}")
-
-
-def _draw(name: str, ds: xr.Dataset, ax, *, real_stability, n_useful, n_runs) -> None:
-    if name == "calibration":
-        plot_calibration(ds, real_stability, n_useful, n_runs=n_runs, ax=ax)
-    elif name == "fixed_point":
-        plot_fixed_point(ds, n_runs=n_runs, ax=ax)
-    elif name == "stability_curve":
-        plot_stability_curve(ds, ax=ax)
-    elif name == "selection_counts":
-        plot_selection_counts(ds, ax=ax)
-    elif name == "cost":
-        plot_cost(ds, ax=ax)
-    elif name == "surface":
-        plot_surface(ds, ax=ax)
-    elif name == "stability_surface":
-        plot_stability_surface(ds, ax=ax)
-    elif name == "feature_frequency":
-        plot_feature_frequencies(ds, ax=ax)
-    elif name == "stability_path":
-        plot_stability_path(ds, ax=ax)
 
 
 #: The PNG text key under which a report's estimate curve carries the numbers it plots.
@@ -513,7 +364,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_
         else:
             parts.append("<h2>No prediction</h2><p>The method has nothing to say here; see the warnings above.</p>")
     for name, png in images:
-        title, text = (EXPLAIN_SWEEP if kind == "sweep" else EXPLAIN)[name]
+        title, text = PICTURES[kind][name].title, PICTURES[kind][name].caption
         text = text.format_map(_caption_words(ds, kind, parameter_names))
         data = base64.b64encode(png).decode("ascii")
         parts.append(
@@ -580,8 +431,9 @@ def write_report(
             raise InvalidParameterError(f"result {path}: not a netCDF file xarray can read ({first})") from None
     else:
         ds = as_dataset(result)
-    kind = "estimate" if is_estimate(ds) else "sweep"
-    names = pictures_for(ds, real_stability=real_stability, n_useful=n_useful)
+    kind = kind_of(ds)
+    seen = Observations(real_stability, n_useful, n_runs)
+    pictures = [picture for picture in PICTURES[kind].values() if picture.applies(ds, seen)]
     _check_observations(ds, real_stability, n_useful, n_runs)
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -589,9 +441,10 @@ def write_report(
     # was refused above, before the result was read.
     with atomic_output(out, overwrite=True, directory=True) as tmp:
         images = []
-        for name in names:
+        for picture in pictures:
+            name = picture.name
             fig = Figure(figsize=(7.5, 5.2), layout="constrained")
-            _draw(name, ds, fig.add_subplot(), real_stability=real_stability, n_useful=n_useful, n_runs=n_runs)
+            picture.draw(ds, fig.add_subplot(), seen)
             fig.savefig(tmp / f"{name}.png", dpi=dpi, metadata=picture_metadata(name, ds))
             images.append((name, (tmp / f"{name}.png").read_bytes()))
         (tmp / "index.html").write_text(_html(ds, kind, images, parameter_names or {}), encoding="utf-8")

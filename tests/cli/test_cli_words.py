@@ -119,7 +119,8 @@ def test_the_report_speaks_of_a_simulation_only_for_a_simulator():
     import numpy as np
     import xarray as xr
 
-    from ensstab_dask.plotting.report import EXPLAIN, _caption_words, _estimate_rows
+    from ensstab_dask.plotting.pictures import PICTURES
+    from ensstab_dask.plotting.report import _caption_words, _estimate_rows
 
     attrs = dict(
         kind="estimate",
@@ -150,7 +151,7 @@ def test_the_report_speaks_of_a_simulation_only_for_a_simulator():
             interval_of=REGISTRY[model].interval_of,
             curve_source="its source",
         )
-        caption = EXPLAIN["stability_curve"][1].format_map(_caption_words(ds, "estimate", {}))
+        caption = PICTURES["estimate"]["stability_curve"].caption.format_map(_caption_words(ds, "estimate", {}))
         assert ("simulation" in caption) == simulator, (model, caption)
         assert f"with the {REGISTRY[model].interval_of} it was fitted on" in caption
         rows = dict(_estimate_rows(ds))

@@ -12,7 +12,8 @@ import xarray as xr
 
 import ensstab_dask as es
 from ensstab_dask import plotting
-from ensstab_dask.plotting.report import EXPLAIN, pictures_for
+from ensstab_dask.plotting.pictures import PICTURES, Picture
+from ensstab_dask.plotting.report import pictures_for
 from ensstab_dask.real.selectors import default_selector
 
 matplotlib.use("Agg")
@@ -87,7 +88,7 @@ def test_the_report_shows_both_pictures_with_their_words(est, tmp_path):
     assert (tmp_path / "report" / "feature_frequency.png").is_file()
     assert (tmp_path / "report" / "stability_surface.png").is_file()
     for name in ("feature_frequency", "stability_surface"):
-        assert EXPLAIN[name][0] in page and f"{name}.png" in page
+        assert PICTURES["estimate"][name].title in page and f"{name}.png" in page
     assert "Kept on at least 90% of reruns" in page  # the plain answer, with its feature line
 
 
@@ -117,3 +118,18 @@ def test_the_stability_path_draws_each_top_feature_and_the_cutoff(est, source, t
         np.testing.assert_allclose(line.get_ydata(), [row[f"frequency_m{m}"] for m in (1, 3, 5, 20)])
     np.testing.assert_array_equal(lines[6].get_ydata(), [0.9, 0.9])  # the cutoff the features were kept at
     assert plot_stability_path(est, cutoff=0.7).get_lines()[-1].get_ydata()[0] == 0.7
+
+
+def test_a_toy_picture_registered_in_one_place_is_drawn_and_explained(est, tmp_path, monkeypatch):
+    def draw(ds, ax, seen):
+        ax.plot(ds["m_ensemble"].values, ds["stability"].values)
+
+    def applies(ds, seen):
+        return "stability" in ds
+
+    toy = Picture("toy", "A toy picture", "The curve of the top {n_target} features, once more.", draw, applies)
+    monkeypatch.setitem(PICTURES["estimate"], "toy", toy)
+    assert pictures_for(est.to_dataset())[-1] == "toy"
+    page = plotting.write_report(est, tmp_path / "report").read_text()
+    assert (tmp_path / "report" / "toy.png").is_file()
+    assert "A toy picture" in page and f"The curve of the top {est.n_target} features, once more." in page

@@ -21,7 +21,7 @@ from xarray.plot.utils import label_from_attrs
 
 import ensstab_dask as es
 from ensstab_dask import plotting
-from ensstab_dask.plotting.report import _draw
+from ensstab_dask.plotting.pictures import PICTURES, Observations, kind_of
 from ensstab_dask.real.datasets import make_microarray
 
 matplotlib.use("Agg")
@@ -29,6 +29,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 # Three consecutive sizes: matplotlib's default locator puts ticks at 1.5 and 2.5 here.
 M = (1, 2, 3)
+
+
+def _draw(name, ds, ax, *, real_stability, n_useful, n_runs):
+    """A report picture drawn as the report draws it."""
+    PICTURES[kind_of(ds)][name].draw(ds, ax, Observations(real_stability, n_useful, n_runs))
 
 
 @pytest.fixture(scope="module")
@@ -387,7 +392,7 @@ def test_cost_picture_and_caption_say_what_is_compared(est_and_real, est_ds):
     (naive runs x naive SE^2) / (estimate runs x estimate SE^2) per size, and is said."""
     from ensstab_dask.estimates.validation import NaiveSettings
     from ensstab_dask.plotting.cost import DIRECT_COPIES, cost_words, equal_precision_ratio
-    from ensstab_dask.plotting.report import EXPLAIN, _caption_words
+    from ensstab_dask.plotting.report import _caption_words
 
     est, real = est_and_real
     alone = est.to_dataset()
@@ -399,7 +404,7 @@ def test_cost_picture_and_caption_say_what_is_compared(est_and_real, est_ds):
     (label,) = [t.get_text() for t in ax.texts]
     assert label == cost_words(table) and "not at equal precision" in label
     assert not [ln for ln in ax.get_lines() if ln.get_label().startswith("naive check as run")]
-    caption = EXPLAIN["cost"][1].format_map(_caption_words(alone, "estimate", {}))
+    caption = PICTURES["estimate"]["cost"].caption.format_map(_caption_words(alone, "estimate", {}))
     assert "black dot" not in caption and "not precision" in caption and "20 x m real runs" in caption
 
     table = plotting.cost_table(est_ds)
@@ -417,7 +422,7 @@ def test_cost_picture_and_caption_say_what_is_compared(est_and_real, est_ds):
     ax = plotting.plot_cost(est_ds, ax=_report_axes())
     (label,) = [t.get_text() for t in ax.texts]
     assert label.endswith(f"{float(table['equal_precision_ratio'][-1]):.2g}x at equal precision")
-    caption = EXPLAIN["cost"][1].format_map(_caption_words(est_ds, "estimate", {}))
+    caption = PICTURES["estimate"]["cost"].caption.format_map(_caption_words(est_ds, "estimate", {}))
     assert "black dot" in caption and "equal precision" in caption and f"{copies} x m real runs" in caption
 
 
