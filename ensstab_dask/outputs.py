@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
-from ensstab_dask.real.datasets import LOADERS
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -46,6 +45,8 @@ __all__ = [
     "clean_leftovers",
     "temp_prefix",
     "DATA_SUFFIXES",
+    "protect_suffix",
+    "unprotect_suffix",
     "FEATURE_TABLE_HEADER",
     "check_writable",
 ]
@@ -230,9 +231,23 @@ def _stream(out: Path, target: Path) -> str:
     return ""
 
 
-#: What :func:`ensstab_dask.real.datasets.load_dataset` reads (the suffixes of its table of
-#: formats, a live view): an output never replaces one.
-DATA_SUFFIXES = LOADERS.keys()
+#: The suffixes handed over by :func:`protect_suffix`, each a data format
+#: :func:`ensstab_dask.real.datasets.load_dataset` reads (its ``register_format`` hands them).
+_PROTECTED: dict[str, None] = {}
+#: The suffixes of data files (a live view): an output never replaces one.
+DATA_SUFFIXES = _PROTECTED.keys()
+
+
+def protect_suffix(suffix: str) -> None:
+    """Never let an output replace a file of ``suffix`` (a data format's)."""
+    _PROTECTED[suffix.lower()] = None
+
+
+def unprotect_suffix(suffix: str) -> None:
+    """Undo :func:`protect_suffix`."""
+    _PROTECTED.pop(suffix.lower(), None)
+
+
 #: How a feature table (``ensstab_dask.estimates.features``) begins: a CSV file that does is
 #: an output of this package, not a data file, and ``overwrite=True`` may replace it.
 FEATURE_TABLE_HEADER = "name,feature,frequency_m"

@@ -20,18 +20,18 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.formats import (
     UNREADABLE,
     Data,
+    Format,
     ReadOptions,
     label_column,
     logger,
     reason_of,
-    refuse_others,
     say_repeated_ids,
     shown_name,
 )
 
 # pandas is imported where it is used (import time).
 
-__all__ = ["load_csv"]
+__all__ = ["load_csv", "CSV"]
 
 
 #: The names pandas' ``DataFrame.to_csv()`` and R's ``write.csv`` give the row names'
@@ -115,7 +115,6 @@ def load_csv(path: Path, options: ReadOptions) -> Data:
     means one column per sample: the file is read so, and a warning says it; with
     ``transpose=False`` such a file is refused. A label column named twice is refused.
     """
-    refuse_others(path, options, own=("index_col", "transpose"))
     transposed = bool(options.transpose)
     frame, header = _read_csv(path, transposed=transposed)
     row = None if options.transpose else _label_row(frame, header, options.label)
@@ -302,3 +301,6 @@ def _refuse_a_feature_as_label(path: Path, y: np.ndarray, name: str, n_features:
         f"features ({n_features}): is the file one column per sample? name its label row, with transpose=True (or, "
         "for a continuous target, task='regression')"
     )
+
+
+CSV = Format(".csv", load_csv, {"index_col": None, "transpose": None})

@@ -1,6 +1,6 @@
 """Data: files of the user's, the reference datasets, and an embedded default.
 
-* :func:`load_dataset` reads each format of :data:`LOADERS`, chosen by the file's
+* :func:`load_dataset` reads each format of :data:`FORMATS`, chosen by the file's
   suffix: scikit-feature ``.mat`` files (``X``, ``Y``), ``.npz`` (``X`` and ``y`` or
   ``Y``, optional ``feature_names``), CSV (one row per sample, a header, the label
   column chosen by ``label=``) and AnnData ``.h5ad`` (one obs per sample, the label an
@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -47,16 +47,16 @@ import numpy as np
 
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real.csv_files import load_csv
-from ensstab_dask.real.formats import (
-    Data,
-    ReadOptions,
-    load_h5ad,
-    load_mat,
-    load_npz,
-    reason_of,
-    shown_name,
+from ensstab_dask.real.file_formats import (
+    FORMATS,
+    LOADERS,
+    Loader,
+    data_formats,
+    read_options,
+    register_format,
+    unregister_format,
 )
+from ensstab_dask.real.formats import Data, reason_of, shown_name
 from ensstab_dask.real.repeats import say_repeated_samples
 from ensstab_dask.real.targets import check_target, task_of
 from ensstab_dask.seeding import SeedLike, make_rng
@@ -69,6 +69,9 @@ __all__ = [
     "Data",
     "Loader",
     "LOADERS",
+    "FORMATS",
+    "register_format",
+    "unregister_format",
     "data_formats",
     "discretize",
     "load_dataset",
@@ -237,22 +240,6 @@ def _data_error(exc: Exception, X, y: np.ndarray) -> Exception:
     return InvalidParameterError(f"X, y: {reason_of(exc)}")
 
 
-#: Reads one data format: ``loader(path, options)``, ``options`` the
-#: :class:`~ensstab_dask.real.formats.ReadOptions` that :func:`load_dataset` takes (the
-#: label column, ...; a format refuses those that are not its own), returning the file's
-#: ``Data`` unchecked (:func:`load_dataset` checks it).
-Loader = Callable[[Path, ReadOptions], Data]
-
-#: The data formats :func:`load_dataset` reads, by lower-case file suffix.
-LOADERS: dict[str, Loader] = {".mat": load_mat, ".npz": load_npz, ".csv": load_csv, ".h5ad": load_h5ad}
-
-
-def data_formats() -> str:
-    """The suffixes of :data:`LOADERS` as a message lists them: ``.mat, .npz, .csv or .h5ad``."""
-    suffixes = list(LOADERS)
-    return suffixes[0] if len(suffixes) == 1 else f"{', '.join(suffixes[:-1])} or {suffixes[-1]}"
-
-
 def _label_text(label) -> str:
     """A class label as the data line prints it and ``classes=`` names it: ``1`` for the
     1.0 of a .mat file's numeric column, strings as they are."""
@@ -327,9 +314,11 @@ def load_dataset(
     layer: str | None = None,
     use_raw: bool = False,
     task: str = "auto",
+    **options,
 ) -> Data:
-    """Read a dataset from a file in one of the formats of :data:`LOADERS`: ``.mat``
-    (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData).
+    """Read a dataset from a file in one of the formats of :data:`FORMATS`: ``.mat``
+    (scikit-feature), ``.npz``, ``.csv`` or ``.h5ad`` (AnnData), or one registered by
+    :func:`register_format`.
 
     Parameters
     ----------
@@ -367,6 +356,10 @@ def load_dataset(
         What the label is (:mod:`ensstab_dask.real.targets`): "auto" reads it from the
         values (a float label with fractions is a regression target, returned as float64);
         "regression" also takes whole numbers. ``classes`` needs class labels.
+    **options
+        The options of a format registered by :func:`register_format` (its
+        :class:`~ensstab_dask.real.formats.Format`'s ``options``); refused for a file of
+        another format.
 
     Returns
     -------
@@ -410,9 +403,11 @@ def load_dataset(
     if not path.is_file():
         raise InvalidParameterError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
-    if suffix not in LOADERS:
+    if suffix not in FORMATS:
         raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
-    data = LOADERS[suffix](path, ReadOptions(label, index_col, transpose, layer, bool(use_raw), task))
+    given = dict(index_col=index_col, transpose=transpose, layer=layer, use_raw=bool(use_raw), **options)
+    read = read_options(path, FORMATS[suffix], given, label=label, task=task)
+    data = FORMATS[suffix].read(path, read)
     X, y = check_data(data.X, data.y, task=task)
     names = data.feature_names
     if names is not None and np.shape(names) != (X.shape[1],):  # else refused only once the work is done

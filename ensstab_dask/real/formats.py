@@ -1,6 +1,7 @@
 """The readers of each data format, and the ``Data`` they return, unchecked.
 
-One reader per format of :data:`~ensstab_dask.real.datasets.LOADERS`, which
+One reader per format, each declared beside it as a :class:`Format` (registered in
+:data:`~ensstab_dask.real.datasets.FORMATS`), which
 :func:`~ensstab_dask.real.datasets.load_dataset` chooses by the file's suffix and whose
 result it checks: :func:`load_mat` (scikit-feature ``.mat``: ``X``, ``Y``),
 :func:`load_npz` (``X`` and ``y`` or ``Y``, optional ``feature_names``),
@@ -20,7 +21,9 @@ import logging
 import re
 import warnings
 import zipfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,7 +47,10 @@ __all__ = [
     "load_mat",
     "load_npz",
     "reason_of",
-    "refuse_others",
+    "Format",
+    "MAT",
+    "NPZ",
+    "H5AD",
     "say_repeated_ids",
     "shown_name",
 ]
@@ -76,17 +82,20 @@ class ReadOptions(NamedTuple):
     layer: str | None = None
     use_raw: bool = False
     task: str = "auto"
+    #: The options of a registered format beyond these, by name (:class:`Format`).
+    more: Mapping[str, Any] = MappingProxyType({})
 
 
-#: The options of :class:`ReadOptions` beyond the label, with the formats that take them.
-_OPTION_FORMATS = {"index_col": ".csv", "transpose": ".csv", "layer": ".h5ad", "use_raw": ".h5ad"}
+class Format(NamedTuple):
+    """A data format, declared beside its reader: the file ``suffix`` (lower case, with its
+    dot), ``read(path, options)`` returning the file's :class:`Data` unchecked, and the
+    ``options`` its reader takes beyond ``label`` and ``task``, by name with their defaults
+    (a :class:`ReadOptions` field, or else one it reads from ``options.more``).
+    :func:`~ensstab_dask.real.datasets.load_dataset` refuses any other option given."""
 
-
-def refuse_others(path: Path, options: ReadOptions, *, own: tuple[str, ...] = ()) -> None:
-    """Refuse each option of ``options`` given (not its default) that is not among ``own``."""
-    for name, formats in _OPTION_FORMATS.items():
-        if name not in own and getattr(options, name) != ReadOptions._field_defaults[name]:
-            raise InvalidParameterError(f"{name} is for {formats} files; {path} is not one: leave it out")
+    suffix: str
+    read: Callable[[Path, ReadOptions], Data]
+    options: Mapping[str, Any] = MappingProxyType({})
 
 
 #: A quoted stretch of a message: where a decoder quotes what it read.
@@ -147,7 +156,6 @@ def load_mat(path: Path, options: ReadOptions) -> Data:
     from scipy.io.matlab import MatReadError
 
     _no_label(path, options.label, "Y")
-    refuse_others(path, options)
     try:
         mat = loadmat(path)
     except NotImplementedError as exc:  # scipy reads up to v7; v7.3 files are HDF5
@@ -223,7 +231,6 @@ def load_npz(path: Path, options: ReadOptions) -> Data:
     ``np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape,
     format=X.format, y=y)``."""
     _no_label(path, options.label, "its y array")
-    refuse_others(path, options)
     with _npz_archive(path) as npz:
         return _npz_data(path, npz)
 
@@ -353,7 +360,6 @@ def load_h5ad(path: Path, options: ReadOptions) -> Data:
     """AnnData: one obs per sample, the label an ``obs`` column, ``var_names`` the feature
     names; the matrix ``X``, or ``layers[layer]``, or (``use_raw``) ``raw.X`` with
     ``raw.var_names``, as scanpy reads them (``layer`` and ``use_raw`` together are refused)."""
-    refuse_others(path, options, own=("layer", "use_raw"))
     if options.layer is not None and options.use_raw:
         raise InvalidParameterError("layer and use_raw=True are two matrices: choose one (scanpy refuses both too)")
     try:
@@ -397,3 +403,8 @@ def anndata_data(adata, label=None, *, layer: str | None = None, use_raw: bool =
             raise InvalidParameterError(f"{where}: use_raw=True, but the AnnData object has no raw; leave it out")
         X, var_names = adata.raw.X, adata.raw.var_names
     return Data(_matrix(Path(where), X), y, np.asarray(var_names, dtype=str))
+
+
+MAT = Format(".mat", load_mat)
+NPZ = Format(".npz", load_npz)
+H5AD = Format(".h5ad", load_h5ad, {"layer": None, "use_raw": False})

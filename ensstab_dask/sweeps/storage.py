@@ -53,6 +53,7 @@ import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLocked, StoreMismatch
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
+from ensstab_dask.real.file_formats import FORMATS  # noqa: F401 (hands outputs the suffixes an export avoids)
 from ensstab_dask.sweeps.digests import cell_digests
 from ensstab_dask.sweeps.integrity import (
     EDITED,
@@ -71,8 +72,7 @@ from ensstab_dask.sweeps.integrity import (
 )
 from ensstab_dask.sweeps.lock import check_store_path
 
-# atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs; they are
-# re-exported here, beside the store's own writers, for the callers that import them here.
+# atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs, re-exported here.
 
 # zarr is imported where a store is opened: most callers never touch one.
 

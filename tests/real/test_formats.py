@@ -1,27 +1,44 @@
 """The table of data formats: a format registered there is read by ``load_dataset``,
 named in its messages, never replaced by an output, and estimated on like any other."""
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import ensstab_dask as es
+from ensstab_dask.cli import main as cli_main
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import DATA_SUFFIXES, refuse_to_replace
-from ensstab_dask.real.datasets import LOADERS, Data, data_formats, load_dataset, make_microarray
+from ensstab_dask.real.datasets import (
+    FORMATS,
+    LOADERS,
+    Data,
+    data_formats,
+    load_dataset,
+    make_microarray,
+    register_format,
+    unregister_format,
+)
+from ensstab_dask.real.formats import Format, ReadOptions
 from ensstab_dask.real.selectors import default_selector
 
 
-def _load_tsv(path, options=None) -> Data:
-    """A toy format: tab-separated, a header, the labels in the last column."""
+def _load_tsv(path, options: ReadOptions) -> Data:
+    """A toy format: tab-separated, a header, the labels in the last column; its own
+    option ``scale`` multiplies X."""
     table = np.loadtxt(path, delimiter="\t", skiprows=1)
-    return Data(table[:, :-1], table[:, -1].astype(np.int64))
+    return Data(table[:, :-1] * options.more["scale"], table[:, -1].astype(np.int64))
 
 
 @pytest.fixture
-def tsv(monkeypatch):
-    """The toy format, registered for one test only."""
-    monkeypatch.setitem(LOADERS, ".tsv", _load_tsv)
-    return ".tsv"
+def tsv():
+    """The toy format, registered in one place, for one test only."""
+    register_format(Format(".tsv", _load_tsv, {"scale": 1.0}))
+    yield ".tsv"
+    unregister_format(".tsv")
 
 
 def _write_tsv(path, data: Data) -> None:
@@ -30,7 +47,7 @@ def _write_tsv(path, data: Data) -> None:
 
 
 def test_the_suffix_lists_are_the_table():
-    assert list(DATA_SUFFIXES) == list(LOADERS) == [".mat", ".npz", ".csv", ".h5ad"]
+    assert list(DATA_SUFFIXES) == list(LOADERS) == list(FORMATS) == [".mat", ".npz", ".csv", ".h5ad"]
     assert data_formats() == ".mat, .npz, .csv or .h5ad"
 
 
@@ -55,3 +72,45 @@ def test_a_registered_format_is_read_and_estimated_on(tmp_path, tsv):
     est = es.estimate(loaded.X, loaded.y, 3, client="synchronous", progress=False, **tiny)
     assert sorted(est.predicted()) == [1, 3]
     assert np.isfinite(list(est.predicted().values())).all()
+
+
+def test_a_formats_own_option_reaches_its_reader_and_no_other_format(tmp_path, tsv):
+    data = make_microarray(n_feature=50, n_informative=5, effect=3.0, seed=1)
+    _write_tsv(tmp_path / "d.tsv", data)
+    np.testing.assert_allclose(load_dataset(tmp_path / "d.tsv", scale=2.0).X, 2.0 * data.X, rtol=1e-6)
+    np.savez(tmp_path / "d.npz", X=data.X, y=data.y)
+    with pytest.raises(InvalidParameterError, match=r"^scale is for .tsv files; .*d.npz is not one: leave it out$"):
+        load_dataset(tmp_path / "d.npz", scale=2.0)
+    with pytest.raises(InvalidParameterError, match=r"^layer is for .h5ad files; .*d.tsv is not one: leave it out$"):
+        load_dataset(tmp_path / "d.tsv", layer="counts")
+    with pytest.raises(TypeError, match=r"^load_dataset\(\) got an unexpected keyword argument 'scael'$"):
+        load_dataset(tmp_path / "d.tsv", scael=2.0)
+
+
+@pytest.mark.filterwarnings("ignore::ensstab_dask.UnreliableEstimateWarning")
+def test_a_registered_format_is_estimated_on_from_the_command_line(tmp_path, tsv, capsys):
+    data = make_microarray(n_feature=60, n_informative=5, effect=3.0, seed=1)
+    _write_tsv(tmp_path / "d.tsv", data)
+    args = ["estimate", "--data", str(tmp_path / "d.tsv"), "--n-target", "3", "--n-estimators", "5"]
+    args += ["--m-ensemble", "1,3", "--n-boot", "0", "--copies", "3", "--scheduler", "synchronous", "--quiet"]
+    assert cli_main([*args, "--json", str(tmp_path / "d.json")]) == 0
+    assert json.loads((tmp_path / "d.json").read_text())["n_feature"] == 60
+    with pytest.raises(InvalidParameterError, match=r"is a data file \(.tsv\)"):
+        refuse_to_replace(tmp_path / "d.tsv")
+
+
+def test_every_writer_to_a_path_the_user_names_knows_the_data_formats_when_imported_alone():
+    """outputs imports nothing of real: the formats hand it their suffixes. Each module
+    that writes where the user says, imported alone, has them handed over."""
+    writers = [
+        "ensstab_dask.sweeps.storage",
+        "ensstab_dask.estimates.result",
+        "ensstab_dask.estimates.features",
+        "ensstab_dask.plotting.report",
+        "ensstab_dask.plotting.group_report",
+        "ensstab_dask.cli._commands",
+    ]
+    for module in writers:
+        code = f"import {module}; from ensstab_dask.outputs import DATA_SUFFIXES; print(sorted(DATA_SUFFIXES))"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.stdout.strip() == "['.csv', '.h5ad', '.mat', '.npz']", (module, done.stderr[-500:])
