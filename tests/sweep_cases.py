@@ -38,3 +38,12 @@ def wait_for_blocks(store, n: int, alive, timeout: float = 120) -> int:
             return done
         time.sleep(0.05)
     raise AssertionError(f"the sweep ended or stalled before {n} blocks were done: make it longer")
+
+
+def tiny_sweep(n_useful, p, m_ensemble, **options) -> xr.Dataset:
+    """A sweep of 300 features, n_target 10, 5 copies and 2 repeats, run here, on the
+    grid given (``options``: any other keyword of ``sweep``, a ``store`` say)."""
+    import ensstab_dask as es
+
+    small = dict(m_stability=5, repeats=2, client="synchronous", progress=False)
+    return es.sweep(N, K, n_useful=n_useful, p=p, m_ensemble=m_ensemble, **{**small, **options})

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from faults import tmpfs_unavailable
+from sweep_cases import tiny_sweep
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
@@ -42,18 +43,7 @@ def test_outputs_get_the_umask_mode_also_when_overwritten(tmp_path, umask_022):
 def test_store_and_report_folders_get_the_umask_mode(tmp_path, umask_022):
     from ensstab_dask.plotting.report import write_report
 
-    ds = es.sweep(
-        300,
-        10,
-        n_useful=[20, 40],
-        p=[0.5, 0.9],
-        m_ensemble=[1, 3],
-        m_stability=5,
-        repeats=2,
-        client="synchronous",
-        progress=False,
-        store=tmp_path / "s.zarr",
-    )
+    ds = tiny_sweep([20, 40], [0.5, 0.9], [1, 3], store=tmp_path / "s.zarr")
     assert mode(tmp_path / "s.zarr") == 0o755
     write_netcdf(ds, tmp_path / "s.nc")
     index = write_report(tmp_path / "s.nc", tmp_path / "rep")
@@ -71,18 +61,7 @@ def test_a_failed_json_write_leaves_the_old_file(tmp_path):
 
 def test_export_refuses_to_write_into_its_own_store(tmp_path, capsys):
     store = tmp_path / "s.zarr"
-    es.sweep(
-        300,
-        10,
-        n_useful=[20],
-        p=[0.5],
-        m_ensemble=[1],
-        m_stability=5,
-        repeats=2,
-        client="synchronous",
-        progress=False,
-        store=store,
-    )
+    tiny_sweep([20], [0.5], [1], store=store)
     before = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
     with pytest.raises(ValueError, match="inside the store"):
         export_netcdf(store, store / "zarr.json", overwrite=True)
@@ -140,18 +119,7 @@ def test_leftovers_of_killed_writers_are_cleaned_on_the_next_write(tmp_path):
         write_netcdf(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "a.nc")
         assert not stale_file.exists() and busy_file.exists()  # a live writer's file is left alone
         assert elsewhere.exists()  # another host's pid cannot be checked from here
-        es.sweep(
-            300,
-            10,
-            n_useful=[20],
-            p=[0.5],
-            m_ensemble=[1],
-            m_stability=5,
-            repeats=2,
-            client="synchronous",
-            progress=False,
-            store=tmp_path / "S.zarr",
-        )
+        tiny_sweep([20], [0.5], [1], store=tmp_path / "S.zarr")
         assert not stale_store.exists()
     finally:
         live.kill()
@@ -278,17 +246,7 @@ def test_an_export_killed_at_any_moment_leaves_the_old_file_or_the_new_one(tmp_p
     store = _sweep_store(tmp_path / "S.zarr")
     out = tmp_path / "out.nc"
     old = write_netcdf(
-        es.sweep(
-            300,
-            10,
-            n_useful=[20],
-            p=[0.5],
-            m_ensemble=[1],
-            m_stability=5,
-            repeats=2,
-            client="synchronous",
-            progress=False,
-        ),
+        tiny_sweep([20], [0.5], [1]),
         out,
     ).read_bytes()
     start = time.monotonic()

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from small_problem import DATA, SMALL
 
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.estimates.pipeline import estimate
@@ -17,17 +18,6 @@ from ensstab_dask.real.datasets import make_microarray, reference_dataset
 from ensstab_dask.real.naive import real_ensemble_stability
 from ensstab_dask.real.selectors import default_selector
 
-DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(
-    selector=default_selector(20),
-    m_ensemble=(1, 3),
-    m_stability=12,
-    n_runs=24,
-    repeats=4,
-    seed=1,
-    n_boot=50,
-    model="onda",
-)
 DATA_DIR = os.environ.get("ENSSTAB_DATA_DIR")
 
 

@@ -18,25 +18,14 @@ import threading
 
 import pytest
 import xarray as xr
+from small_problem import DATA, SMALL
 
 from ensstab_dask.cluster import Display, run_tasks
 from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.summary import estimate_details
 from ensstab_dask.estimates.validation import Validation, compare
-from ensstab_dask.real.datasets import make_microarray
-from ensstab_dask.real.selectors import default_selector
 
-DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(
-    selector=default_selector(20),
-    m_ensemble=(1, 3),
-    m_stability=6,
-    n_runs=24,
-    repeats=4,
-    seed=1,
-    n_boot=50,
-    model="onda",
-)
+SMALL = dict(SMALL, m_stability=6)
 BAR = "%|"  # what every tqdm text bar draws, and nothing else here does
 
 needs_pty = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import xarray as xr
+from small_problem import DATA, SMALL
 from synthetic import single_selector
 
 import ensstab_dask as es
@@ -38,18 +39,6 @@ from ensstab_dask.seeding import make_rng
 from ensstab_dask.simulator.estimators import smaller_n_target
 from ensstab_dask.simulator.fixed_point import check_fixed_point
 from ensstab_dask.simulator.kernel import top_subsets
-
-DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(
-    selector=default_selector(20),
-    m_ensemble=(1, 3),
-    m_stability=12,
-    n_runs=24,
-    repeats=4,
-    seed=1,
-    n_boot=50,
-    model="onda",
-)
 
 
 def noise(seed=0):

@@ -5,14 +5,13 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
+from small_problem import DATA
 
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.estimates.validation import NaiveSettings, compare, naive_cache_path, naive_check, validate
-from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 
-DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
 KW = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=6, seed=1)
 EST = dict(n_runs=24, repeats=4, n_boot=50, model="onda")
 

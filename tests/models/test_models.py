@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runs import cli_estimate
 from synthetic import real_like_copies
 
 import ensstab_dask as es
 from ensstab_dask.checks import MODELS
-from ensstab_dask.cli import main as cli_main
 from ensstab_dask.estimates import assemble, pipeline, prediction, real_runs
 from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models import REGISTRY, Context, Prediction, SelfCheck, get_model
@@ -361,33 +361,8 @@ def test_anchored_refuses_an_index_that_is_not_pairwise():
 
 
 def test_cli_estimate_with_the_anchored_model(tmp_path, capsys):
-    path = tmp_path / "d.npz"
-    np.savez(path, X=DATA.X, y=DATA.y)
-    out = tmp_path / "e.json"
-    code = cli_main(
-        [
-            "estimate",
-            "--data",
-            str(path),
-            "--n-target",
-            "5",
-            "--m-ensemble",
-            "1,5,30",
-            "--n-boot",
-            "20",
-            "--n-estimators",
-            "10",
-            "--model",
-            "anchored",
-            "--scheduler",
-            "synchronous",
-            "--json",
-            str(out),
-            "--quiet",
-        ]
-    )
-    assert code == 0, capsys.readouterr().err
-    d = json.loads(out.read_text())
+    options = "--n-target 5 --m-ensemble 1,5,30 --n-boot 20 --n-estimators 10 --model anchored --quiet"
+    d = cli_estimate(tmp_path, capsys, DATA.X, DATA.y, *options.split())
     assert d["model"] == "anchored" and d["real_runs"] == 200 and d["self_check"]["sizes"] == [20]
     printed = capsys.readouterr().out
     assert ("Self-check passed" in printed) == d["self_check"]["passed"]

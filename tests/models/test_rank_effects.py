@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from cli_runs import cli_estimate
 from scipy.stats import rankdata
 
 import ensstab_dask as es
@@ -138,43 +139,12 @@ def test_estimate_with_the_random_effects_model():
 
 
 def test_cli_estimate_with_the_random_effects_model(tmp_path, capsys):
-    import json
 
     from ensstab_dask.cli import main as cli_main
 
     data = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-    path = tmp_path / "d.npz"
-    np.savez(path, X=data.X, y=data.y)
-    out = tmp_path / "e.json"
-    code = cli_main(
-        [
-            "estimate",
-            "--data",
-            str(path),
-            "--n-target",
-            "10",
-            "--m-ensemble",
-            "1,3",
-            "--m-stability",
-            "12",
-            "--n-runs",
-            "24",
-            "--repeats",
-            "4",
-            "--n-boot",
-            "0",
-            "--n-estimators",
-            "20",
-            "--model",
-            "random-effects",
-            "--scheduler",
-            "synchronous",
-            "--json",
-            str(out),
-        ]
-    )
-    assert code == 0, capsys.readouterr().err
-    d = json.loads(out.read_text())
+    options = "--n-target 10 --m-ensemble 1,3 --m-stability 12 --n-runs 24 --repeats 4 --n-boot 0 --n-estimators 20"
+    d = cli_estimate(tmp_path, capsys, data.X, data.y, *options.split(), "--model", "random-effects")
     assert d["model"] == "random-effects" and d["real_runs"] == 24 + 12 + 100
     assert (
         cli_main(

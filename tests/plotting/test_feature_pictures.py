@@ -17,7 +17,6 @@ from ensstab_dask.plotting.report import pictures_for
 from ensstab_dask.real.selectors import default_selector
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 DATA = es.make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)
 
@@ -40,12 +39,6 @@ def est():
             seed=3,
             feature_names=DATA.feature_names,
         )
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.mark.parametrize("source", ["estimate", "dataset", "netcdf"])

@@ -76,12 +76,6 @@ def sweep_ds():
     )
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 def _report_axes():
     """An Axes in a figure like the report's (same size, constrained layout), on an Agg
     canvas: a bare Figure's canvas.draw() lays nothing out, and positions would be stale."""

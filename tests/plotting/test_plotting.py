@@ -11,6 +11,7 @@ import matplotlib
 import numpy as np
 import pytest
 import xarray as xr
+from sweep_cases import tiny_sweep
 
 import ensstab_dask as es
 from ensstab_dask import plotting
@@ -53,12 +54,6 @@ def sweep_ds():
         client="synchronous",
         progress=False,
     )
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _labelled(ax):
@@ -373,17 +368,7 @@ def test_naive_check_must_match_the_estimate(result):
 
 def test_report_of_a_default_sweep_and_unknown_standard_errors(result, tmp_path):
     # A default sweep has n_runs = m_ensemble: the fixed point uses its largest n_runs.
-    ds = es.sweep(
-        300,
-        10,
-        n_useful=[10, 30],
-        p=[0.5, 1.0],
-        m_ensemble=[1, 3],
-        m_stability=5,
-        repeats=2,
-        client="synchronous",
-        progress=False,
-    )
+    ds = tiny_sweep([10, 30], [0.5, 1.0], [1, 3])
     index = write_report(ds, tmp_path / "s")
     assert (index.parent / "fixed_point.png").exists()
     # Standard errors that cannot be computed are reported as such, not as a miss.
@@ -443,17 +428,7 @@ def test_report_cli_on_a_file_that_is_not_netcdf(tmp_path):
 def test_every_result_says_what_it_is_and_plotting_dispatches_on_it():
     from ensstab_dask.plotting import result_kind
 
-    sweep = es.sweep(
-        300,
-        10,
-        n_useful=[20, 30],
-        p=[0.5, 0.9],
-        m_ensemble=[1, 3],
-        m_stability=5,
-        repeats=2,
-        client="synchronous",
-        progress=False,
-    )
+    sweep = tiny_sweep([20, 30], [0.5, 0.9], [1, 3])
     assert sweep.attrs["kind"] == "sweep" and result_kind(sweep) == "sweep"
     data = make_microarray(n_feature=200, n_informative=10, effect=2.0, seed=1)
     naive = es.real_ensemble_stability(

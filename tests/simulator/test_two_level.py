@@ -3,20 +3,16 @@
 The kernel itself is tested against the literal model in test_kernel.py.
 """
 
-import json
-
 import numpy as np
 import pytest
+from cli_runs import cli_estimate
+from small_problem import DATA, SMALL
 
 import ensstab_dask as es
-from ensstab_dask.cli import main as cli_main
-from ensstab_dask.real.datasets import make_microarray
-from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.simulator.estimators import estimate_h, within_copy_stability
 from ensstab_dask.simulator.kernel import top_subsets
 
-DATA = make_microarray(n_feature=300, n_informative=15, effect=2.0, seed=3)
-SMALL = dict(selector=default_selector(20), m_ensemble=(1, 3), m_stability=12, n_runs=24, repeats=4, seed=1, n_boot=50)
+SMALL = {k: v for k, v in SMALL.items() if k != "model"}
 
 
 def test_h_is_recovered_from_copies_of_a_known_two_level_selector():
@@ -67,36 +63,6 @@ def test_two_level_estimate_fits_h_counts_its_runs_and_leaves_the_paper_model_al
 
 
 def test_cli_estimate_with_the_two_level_model(tmp_path, capsys):
-    path = tmp_path / "d.npz"
-    np.savez(path, X=DATA.X, y=DATA.y)
-    out = tmp_path / "e.json"
-    code = cli_main(
-        [
-            "estimate",
-            "--data",
-            str(path),
-            "--n-target",
-            "10",
-            "--m-ensemble",
-            "1,3",
-            "--m-stability",
-            "12",
-            "--n-runs",
-            "24",
-            "--repeats",
-            "4",
-            "--n-boot",
-            "0",
-            "--n-estimators",
-            "20",
-            "--model",
-            "two-level",
-            "--scheduler",
-            "synchronous",
-            "--json",
-            str(out),
-        ]
-    )
-    assert code == 0, capsys.readouterr().err
-    d = json.loads(out.read_text())
+    options = "--n-target 10 --m-ensemble 1,3 --m-stability 12 --n-runs 24 --repeats 4 --n-boot 0 --n-estimators 20"
+    d = cli_estimate(tmp_path, capsys, DATA.X, DATA.y, *options.split(), "--model", "two-level")
     assert d["model"] == "two-level" and 10 <= d["h"] <= d["n_useful"] and d["settings"]["model"] == "two-level"
