@@ -212,6 +212,13 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write every table's rows here")
     ap.add_argument("--m-ensemble", default=",".join(map(str, M_LIST)), help="comma-separated ensemble sizes")
     ap.add_argument(
+        "--naive-seeds",
+        default=None,
+        help="comma-separated: judge each estimate against these independent naive checks pooled "
+        "(real.naive.pool_naive_checks): the first to every size, the others to --pool-up-to",
+    )
+    ap.add_argument("--pool-up-to", type=int, default=20, help="the largest size the pooled naive checks share")
+    ap.add_argument(
         "--report",
         help="no runs: print the scorecard and the tables of --models from these JSON files "
         "(comma-separated, written by --json)",
@@ -270,6 +277,8 @@ def main(argv=None) -> int:
                             model=model,
                             progress=False,
                         )
+                    if args.naive_seeds:
+                        res = pooled(res, data, n_target, args, selector=selector, client=client)
                     print_table(res, name, data, n_target, seed)
                     d = res.to_dict()
                     results.append(
@@ -283,6 +292,9 @@ def main(argv=None) -> int:
                             "real_runs": d["estimate_real_runs"],
                             "seconds": res.seconds,
                             "self_check": d["estimate"].get("self_check"),  # none where nothing was predicted
+                            # The naive copies behind each size (the pooled checks', with --naive-seeds).
+                            "naive_copies": naive_copies(res.naive),
+                            "naive_seeds": [int(v) for v in np.atleast_1d(res.naive.attrs.get("seeds", seed))],
                         }
                     )
                     if args.variants and model == "onda":
@@ -308,6 +320,37 @@ def main(argv=None) -> int:
     return 0
 
 
+def pooled(res, data, n_target, args, *, selector, client):
+    """``res`` judged against the naive checks of ``--naive-seeds`` pooled: the first to
+    every size, the others up to ``--pool-up-to`` (each cached as any naive check)."""
+    import dataclasses
+
+    from ensstab_dask.estimates.comparison import compare
+    from ensstab_dask.estimates.naive_settings import NaiveSettings
+    from ensstab_dask.estimates.validation import naive_check
+    from ensstab_dask.real.naive import pool_naive_checks
+
+    sizes = [int(v) for v in args.m_ensemble.split(",")]
+    checks = []
+    for i, naive_seed in enumerate(int(v) for v in args.naive_seeds.split(",")):
+        m_list = sizes if i == 0 else [m for m in sizes if m <= args.pool_up_to]
+        settings = NaiveSettings(m_ensemble=m_list, m_stability=args.m_stability, selector=selector, seed=naive_seed)
+        checks.append(
+            naive_check(data.X, data.y, n_target, settings, cache_dir=args.cache_dir, client=client, progress=False)
+        )
+    reference = pool_naive_checks(checks)
+    seconds = dict(res.seconds, naive=float(reference.attrs["seconds"]))
+    return dataclasses.replace(res, naive=reference, per_m=compare(res.estimate, reference), seconds=seconds)
+
+
+def naive_copies(naive) -> dict[str, int]:
+    """The real ensemble copies behind each size of a naive check (pooled or not)."""
+    m_list = [int(m) for m in naive["m_ensemble"].values]
+    if "copies" in naive:
+        return {str(m): int(c) for m, c in zip(m_list, naive["copies"].values)}
+    return {str(m): int(naive.attrs["m_stability"]) for m in m_list}
+
+
 def print_table(res, name, data, n_target, seed) -> None:
     e, n = res.estimate, res.naive
     model, h = e.prediction.model, e.prediction.h
@@ -324,6 +367,9 @@ def print_table(res, name, data, n_target, seed) -> None:
         print(f"warning: {w}")
     print()
     print(res.table())
+    copies = naive_copies(n)
+    if len(set(copies.values())) > 1:
+        print("naive copies per size: " + ", ".join(f"m = {m}: {c}" for m, c in copies.items()))
     print(
         f"\ninterval covers the naive value at {res.covered} of {len(res.per_m)}; "
         f"within 2 combined SE at {res.within_2se} of {len(res.per_m)}"

@@ -13,6 +13,7 @@ selector its own half of all the data; the simulator does not model that layout.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, check_int, check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike
+from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
 from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.resamples import check_resample_classes
@@ -30,7 +32,14 @@ from ensstab_dask.real.runs import Copies, real_run_plan
 from ensstab_dask.real.selectors import describe_selector, real_run, selector_for, task_for
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
-__all__ = ["real_ensemble_stability", "real_ensemble_runs", "check_naive_cost", "naive_real_runs", "LAYOUTS"]
+__all__ = [
+    "real_ensemble_stability",
+    "real_ensemble_runs",
+    "pool_naive_checks",
+    "check_naive_cost",
+    "naive_real_runs",
+    "LAYOUTS",
+]
 
 #: How the weak selectors of a real ensemble see the data (docs/method.md section 8).
 LAYOUTS = ("bagging", "independent")
@@ -241,15 +250,79 @@ def _measure(ranks: np.ndarray, m_list, n_target: int, n_feature: int, *, aggreg
     for m in m_list:
         # (copy 0, member 0) is no member's stream: it is kept for the aggregation.
         rng = make_rng(ss, Stream.REAL_ENSEMBLE, 0, 0, m)
-        chosen = copy_ensembles(ranks[:, :m], n_target, m, rng, aggregate=aggregate)
-        out.stability.append(stability_of_subsets(chosen, n_feature, index))
-        out.selected.append(chosen)
-        out.stability_se.append(stability_se(chosen, n_feature, index))
-        res = nogueira_stability(chosen, n_feature)
-        out.nogueira.append(res.stability)
-        out.nogueira_lower.append(res.lower)
-        out.nogueira_upper.append(res.upper)
+        _add_size(out, copy_ensembles(ranks[:, :m], n_target, m, rng, aggregate=aggregate), n_feature, index)
     return out
+
+
+def _add_size(out: _Measured, chosen: np.ndarray, n_feature: int, index: str) -> None:
+    """One ensemble size's values, from the features each copy's ensemble ``chosen``."""
+    out.stability.append(stability_of_subsets(chosen, n_feature, index))
+    out.selected.append(chosen)
+    out.stability_se.append(stability_se(chosen, n_feature, index))
+    res = nogueira_stability(chosen, n_feature)
+    out.nogueira.append(res.stability)
+    out.nogueira_lower.append(res.lower)
+    out.nogueira_upper.append(res.upper)
+
+
+#: What independent naive checks must share to be pooled: one question asked of one data.
+_POOLED_ALIKE = ("n_feature", "n_target", "index", "aggregate", "selector", "layout", "data_digest")
+
+
+def pool_naive_checks(checks: Sequence[xr.Dataset]) -> xr.Dataset:
+    """Independent naive checks of one question (the same data and settings, other seeds)
+    as one reference: at each ensemble size, the copies of every check that measured it,
+    taken together (the stability over every pair of them, with its U-statistic SE; a pair
+    across two checks is as independent as one within a check). A size only some checks
+    measured rests on their copies alone: ``copies`` says how many each size rests on.
+
+    Returns a naive check's Dataset (``selected`` left out: the sizes hold unequal copies),
+    with ``copies`` over ``m_ensemble``, and in ``attrs`` the ``seeds`` pooled, their
+    ``real_runs`` and ``seconds`` summed.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two checks, checks of different questions, or a seed twice (one seed
+        draws the same copies: they would count twice).
+    """
+    checks = list(checks)
+    if len(checks) < 2:
+        raise InvalidParameterError(f"checks: pool two naive checks or more; got {len(checks)}")
+    first = checks[0].attrs
+    for ds in checks[1:]:
+        for key in _POOLED_ALIKE:
+            if str(ds.attrs.get(key)) != str(first.get(key)):
+                raise InvalidParameterError(
+                    f"checks: they differ in {key} ({first.get(key)!r} and {ds.attrs.get(key)!r}); only naive checks "
+                    "of one question, on one data, pool"
+                )
+    seeds = [int(ds.attrs["seed"]) for ds in checks]
+    if len(set(seeds)) < len(seeds):
+        raise InvalidParameterError(f"checks: the seeds {seeds} repeat; a seed draws the same copies, not new ones")
+    m_list = sorted({int(m) for ds in checks for m in ds["m_ensemble"].values})
+    measured, copies = _Measured([], [], [], [], [], []), []
+    for m in m_list:
+        chosen = np.concatenate(
+            [ds["selected"].sel(m_ensemble=m).values for ds in checks if m in ds["m_ensemble"].values]
+        )
+        _add_size(measured, chosen, int(first["n_feature"]), str(first["index"]))
+        copies.append(len(chosen))
+    measured.selected = [np.zeros((0, 0), dtype=np.int64)] * len(m_list)  # not kept: unequal copies
+    pooled = _naive_dataset(m_list, measured, str(first["index"])).drop_vars("selected")
+    pooled["copies"] = (
+        "m_ensemble",
+        np.array(copies),
+        {"long_name": "real ensemble copies", "description": "copies each size's stability rests on"},
+    )
+    pooled.attrs.update({k: v for k, v in first.items() if k != "seed"})
+    pooled.attrs.update(
+        seeds=np.array(seeds),
+        real_runs=int(sum(int(ds.attrs["real_runs"]) for ds in checks)),
+        seconds=float(sum(float(ds.attrs.get("seconds", 0.0)) for ds in checks)),
+        cached=int(all(int(ds.attrs.get("cached", 0)) for ds in checks)),
+    )
+    return pooled
 
 
 def _naive_dataset(m_list, measured: _Measured, index: str) -> xr.Dataset:

@@ -277,3 +277,22 @@ def test_first_members_and_random_members_give_one_stability(tied):
     se = diffs.std(axis=0, ddof=1) / np.sqrt(len(diffs))
     assert np.all(se > 0)
     assert np.all(np.abs(diffs.mean(axis=0)) < 4 * se), (diffs.mean(axis=0), se)
+
+
+@pytest.mark.slow
+def test_the_validation_harness_judges_against_pooled_naive_checks_and_says_their_copies(tmp_path):
+    """benchmarks/bench_validate.py --naive-seeds: two naive checks pooled, the second up to --pool-up-to."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parents[2] / "benchmarks" / "bench_validate.py"
+    out = tmp_path / "v.json"
+    args = "--datasets default --models anchored --n-estimators 5 --m-ensemble 1,3,5 --m-stability 4"
+    args += f" --naive-seeds 1,2 --pool-up-to 3 --cache-dir {tmp_path / 'cache'} --json {out}"
+    done = subprocess.run([sys.executable, str(script), *args.split()], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (row,) = json.loads(out.read_text())
+    assert row["naive_copies"] == {"1": 8, "3": 8, "5": 4} and row["naive_seeds"] == [1, 2]
+    assert "naive copies per size: m = 1: 8, m = 3: 8, m = 5: 4" in done.stdout
