@@ -457,10 +457,11 @@ def summarise(truth: np.ndarray, reps: list[dict], design: tuple[int, int] = COP
     lower = np.array([r["lower"] or nan for r in reps], dtype=float)
     upper = np.array([r["upper"] or nan for r in reps], dtype=float)
     alarms = np.array([r["check_passed"] is False for r in reps])
-    # Bias, spread and coverage over the same replicates: those with a curve (an estimate
-    # with none said the method has nothing to say, and is counted apart, in no_curve).
-    answered = ~np.isnan(point).all(axis=1)
+    # Bias, spread and coverage over the same replicates: those with a point at the size
+    # (an estimate with no curve said the method has nothing to say: counted in no_curve).
     rows = []
+    answered = [~np.isnan(point[:, i]) for i in range(len(SIZES))]
+    covers = [(lower[:, i] <= truth[i]) & (truth[i] <= upper[:, i]) for i in range(len(SIZES))]
     for i, m in enumerate(SIZES):
         bias = np.nanmean(point[:, i]) - truth[i]
         mean_se = np.nanmean(se[:, i])
@@ -473,7 +474,7 @@ def summarise(truth: np.ndarray, reps: list[dict], design: tuple[int, int] = COP
                 mean_se=float(mean_se),
                 sd=float(np.nanstd(point[:, i], ddof=1)),
                 sd_over_se=float(np.nanstd(point[:, i], ddof=1) / mean_se) if mean_se > 0 else float("nan"),
-                coverage=float(np.mean(((lower[:, i] <= truth[i]) & (truth[i] <= upper[:, i]))[answered])),
+                coverage=float(np.mean(covers[i][answered[i]])) if answered[i].any() else float("nan"),
                 coverage_all=float(np.mean((lower[:, i] <= truth[i]) & (truth[i] <= upper[:, i]))),
                 zero_se=int((se[:, i] <= 0).sum()),
             )

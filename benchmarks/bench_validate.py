@@ -235,6 +235,8 @@ def main(argv=None) -> int:
         for model in args.models.split(","):
             print("\n" + "\n".join(compact_tables([r for r in rows if r["model"] == model])))
         return 0
+    if args.naive_seeds and len(set(args.naive_seeds.split(","))) < 2:
+        ap.error("--naive-seeds: give two seeds or more, each an independent naive check")
     models = args.models.split(",")
     for m in models:
         if m not in MODELS:

@@ -66,17 +66,16 @@ def int_bounds(minimum: int | None, maximum: int | None) -> str:
     """How :func:`check_int` words its bounds: ``>= 1``, ``<= 9`` or ``in [1, 9]``."""
     if minimum is not None and maximum is not None:
         return f"in [{minimum}, {maximum}]"
-    if minimum is None and maximum is None:
-        return "any int"
     return f">= {minimum}" if minimum is not None else f"<= {maximum}"
 
 
 def real_interval(
     minimum: float | None, maximum: float | None, *, open_minimum: bool = False, open_maximum: bool = False
 ) -> str:
-    """How :func:`check_real` words its interval: ``in (0.0, 1.0]``."""
-    lo = "(" if open_minimum else "["
-    hi = ")" if open_maximum else "]"
+    """How :func:`check_real` words its interval: ``in (0.0, 1.0]``; a missing bound is an
+    open infinite end (``in (0.0, inf)``: the infinities are refused)."""
+    lo = "(" if open_minimum or minimum is None else "["
+    hi = ")" if open_maximum or maximum is None else "]"
     return f"in {lo}{minimum if minimum is not None else '-inf'}, {maximum if maximum is not None else 'inf'}{hi}"
 
 

@@ -231,9 +231,10 @@ def _stream(out: Path, target: Path) -> str:
     return ""
 
 
-#: The suffixes handed over by :func:`protect_suffix`, each a data format
-#: :func:`ensstab_dask.real.datasets.load_dataset` reads (its ``register_format`` hands them).
-_PROTECTED: dict[str, None] = {}
+#: The suffixes of data files: the formats the package ships (written here too, so that
+#: no write ever depends on the formats' module being imported first; a test keeps the
+#: two equal), and each one :func:`protect_suffix` adds (``real.file_formats.register_format``).
+_PROTECTED: dict[str, None] = dict.fromkeys((".mat", ".npz", ".csv", ".h5ad"))
 #: The suffixes of data files (a live view): an output never replaces one.
 DATA_SUFFIXES = _PROTECTED.keys()
 

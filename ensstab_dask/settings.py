@@ -539,6 +539,8 @@ def _settings_doc(indent: str) -> str:
         text = re.sub(r"`(\w+)`", r"``\1``", s.help)
         if isinstance(s.constraint, Flag):  # the help says what the value other than the default does
             text = f"{not s.default}: {text}"
+        if s.used_when is not None:  # as the command line's help says it
+            text += f" (model {', '.join(models_using(s.name))} only)"
         body = textwrap.fill(text, 88, initial_indent=indent + "    ", subsequent_indent=indent + "    ")
         entries.append(f"{indent}{s.name} : {s.constraint}, default {s.default!r}\n{body}")
     return "\n".join(entries)

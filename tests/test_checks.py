@@ -33,10 +33,10 @@ def test_check_int_messages(value, kwargs, error, message):
         (True, {}, TypeError, "x must be a real number; got bool True"),
         ("0.5", {}, TypeError, "x must be a real number; got str '0.5'"),
         (math.nan, dict(minimum=0.0, maximum=1.0), ValueError, "x must be a number in [0.0, 1.0]; got NaN"),
-        (math.inf, {}, ValueError, "x must be in [-inf, inf]; got inf"),
-        (-math.inf, dict(maximum=1.0), ValueError, "x must be in [-inf, 1.0]; got -inf"),
+        (math.inf, {}, ValueError, "x must be in (-inf, inf); got inf"),
+        (-math.inf, dict(maximum=1.0), ValueError, "x must be in (-inf, 1.0]; got -inf"),
         (1.5, dict(minimum=0.0, maximum=1.0), ValueError, "x must be in [0.0, 1.0]; got 1.5"),
-        (0.0, dict(minimum=0.0, open_minimum=True), ValueError, "x must be in (0.0, inf]; got 0.0"),
+        (0.0, dict(minimum=0.0, open_minimum=True), ValueError, "x must be in (0.0, inf); got 0.0"),
         (1, dict(minimum=0, maximum=1, open_maximum=True), ValueError, "x must be in [0, 1); got 1.0"),
     ],
 )

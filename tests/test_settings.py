@@ -286,3 +286,35 @@ def test_each_help_text_and_the_default_sizes_are_written_once_in_the_package():
     for sizes in ("(1, 5, 10, 20, 30, 50)", "1,5,10,20,30,50", "[1, 5, 10, 20, 30, 50]"):
         found = {name: text.count(sizes) for name, text in source.items() if sizes in text}
         assert found == ({"checks.py": 1} if sizes.startswith("(") else {}), (sizes, found)
+
+
+#: What each setting defaults to and allows, written out: results depend on these, and
+#: the declarations are their one source, so a slip there must fail here.
+SNAPSHOT = {
+    "m_ensemble": ((1, 5, 10, 20, 30, 50), "distinct ints >= 1"),
+    "m_stability": (50, "an int >= 2"),
+    "n_runs": (None, "an int >= 1"),
+    "repeats": (20, "an int >= 2"),
+    "p_method": ("bisect", "one of 'bisect', 'grid'"),
+    "verify": (True, "True or False"),
+    "calibrate": (False, "True or False"),
+    "aggregate": ("mean_rank", "one of 'mean_rank', 'median_rank', 'vote', 'reciprocal_rank'"),
+    "index": ("jaccard", "one of 'jaccard', 'dice', 'kuncheva', 'nogueira'"),
+    "resample": ("half", "one of half, bootstrap, bagging or a fraction in (0, 1]"),
+    "calibration_layout": ("ensemble", "one of 'paper', 'ensemble', 'ensemble-all'"),
+    "member_resample": ("bagging", "one of half, bootstrap, bagging or a fraction in (0, 1]"),
+    "n_boot": (200, "0 (no bootstrap) or an int in [20, 10000]"),
+    "confidence": (0.95, "a real number in (0.0, 1.0)"),
+    "seed": (0, "an int in [0, 9223372036854775807] or a SeedSequence"),
+    "selector": (None, "None, a scikit-learn estimator or a callable (ensstab_dask.real.selectors)"),
+    "model": ("anchored", "one of 'onda', 'two-level', 'random-effects', 'anchored'"),
+    "copies": (None, "None or an int >= 3"),
+    "precision": (None, "None or a real number in (0.0, 1.0]"),
+    "max_real_runs": (None, "None or an int >= 1"),
+    "cutoff": (0.9, "a real number in (0.5, 1.0]"),
+    "pfer": (None, "None or a real number in (0.0, inf)"),
+}
+
+
+def test_the_declared_defaults_and_constraints_are_the_ones_written_out():
+    assert {s.name: (s.default, str(s.constraint)) for s in SETTINGS} == SNAPSHOT

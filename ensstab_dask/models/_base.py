@@ -123,6 +123,11 @@ class Context:
             return getattr(self.fit, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    def __setattr__(self, name: str, value) -> None:
+        if name in ("p_hat", "u_pred", "p_pred"):  # set there, it would be read by no stage
+            raise AttributeError(f"Context.{name} is Context.fit.{name} now: replace the fit, ctx.fit = ...")
+        super().__setattr__(name, value)
+
     def copies(self) -> np.ndarray:
         """The model's real ensemble copies, (G, B, n_feature): a model whose
         :meth:`CurveModel.copy_design` asks for them always gets them."""

@@ -28,9 +28,6 @@ class SimulatorFit:
     ----------
     p_fit : PEstimate or None
         p from the real stability (``p`` is its value); None before it is fitted.
-    u_pred, p_pred : int, float
-        The point the simulator predicts at: A[f] and p, or the calibrated cell when
-        ``calibrate=True`` found one.
     fixed_point, power : FixedPointCheck or None
         The fixed point u = A[f_{u,p}] and the same check at a clearly wrong u (whether the
         first could have failed); None with ``verify=False`` (power: also when there is no
@@ -39,17 +36,21 @@ class SimulatorFit:
         With ``calibrate=True``, the two surfaces over a (u, p) grid.
     calibrated : (int, float) or None
         The (u, p) where both real statistics are matched at once, when the grid has one.
+    u_pred, p_pred : int, float
+        The point the simulator predicts at: A[f] and p, or the calibrated cell when
+        ``calibrate=True`` found one.
     simulated : int
         The simulated selectors the fit ran.
     """
 
+    # The first five in the order FittedSimulator took them positionally.
     p_fit: PEstimate | None = field(default=None, repr=False)
-    u_pred: int = 0
-    p_pred: float = float("nan")
     fixed_point: FixedPointCheck | None = field(default=None, repr=False)
     power: FixedPointCheck | None = field(default=None, repr=False)
     calibration: xr.Dataset | None = field(default=None, repr=False)
     calibrated: tuple[int, float] | None = None
+    u_pred: int = 0
+    p_pred: float = float("nan")
     simulated: int = 0
 
     @property

@@ -276,19 +276,28 @@ def pool_naive_checks(checks: Sequence[xr.Dataset]) -> xr.Dataset:
     across two checks is as independent as one within a check). A size only some checks
     measured rests on their copies alone: ``copies`` says how many each size rests on.
 
+    Each check must record its data's digest (:func:`~ensstab_dask.estimates.validation.naive_check`
+    with a ``cache_dir`` does), so that only checks of one data pool.
+
     Returns a naive check's Dataset (``selected`` left out: the sizes hold unequal copies),
     with ``copies`` over ``m_ensemble``, and in ``attrs`` the ``seeds`` pooled, their
-    ``real_runs`` and ``seconds`` summed.
+    ``real_runs`` and ``seconds`` summed, and ``m_stability`` the fewest copies a size rests on.
 
     Raises
     ------
     ValueError
-        Fewer than two checks, checks of different questions, or a seed twice (one seed
-        draws the same copies: they would count twice).
+        Fewer than two checks, one that records no data digest, checks of different
+        questions, or a seed twice (one seed draws the same copies: they would count twice).
     """
     checks = list(checks)
     if len(checks) < 2:
         raise InvalidParameterError(f"checks: pool two naive checks or more; got {len(checks)}")
+    for i, ds in enumerate(checks):
+        if ds.attrs.get("kind") != "naive_check" or "selected" not in ds or "data_digest" not in ds.attrs:
+            raise InvalidParameterError(
+                f"checks[{i}] is not a naive check that records its data (naive_check with a cache_dir records "
+                "them): without the data's digest, checks of other data could pool"
+            )
     first = checks[0].attrs
     for ds in checks[1:]:
         for key in _POOLED_ALIKE:
@@ -315,9 +324,10 @@ def pool_naive_checks(checks: Sequence[xr.Dataset]) -> xr.Dataset:
         np.array(copies),
         {"long_name": "real ensemble copies", "description": "copies each size's stability rests on"},
     )
-    pooled.attrs.update({k: v for k, v in first.items() if k != "seed"})
+    pooled.attrs.update({k: v for k, v in first.items() if k not in ("seed", "cache_file")})
     pooled.attrs.update(
         seeds=np.array(seeds),
+        m_stability=int(min(copies)),  # the fewest copies a size rests on; `copies` has each
         real_runs=int(sum(int(ds.attrs["real_runs"]) for ds in checks)),
         seconds=float(sum(float(ds.attrs.get("seconds", 0.0)) for ds in checks)),
         cached=int(all(int(ds.attrs.get("cached", 0)) for ds in checks)),

@@ -53,7 +53,6 @@ import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLocked, StoreMismatch
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
-from ensstab_dask.real.file_formats import FORMATS  # noqa: F401 (hands outputs the suffixes an export avoids)
 from ensstab_dask.sweeps.digests import cell_digests
 from ensstab_dask.sweeps.integrity import (
     EDITED,

@@ -45,7 +45,7 @@ def _one_line(ran, needle: str) -> None:
     [
         (["estimate", "--n-estimators", "0"], "--n-estimators must be >= 1; got 0"),
         (["estimate", "--n-estimators", "-1"], "--n-estimators must be >= 1; got -1"),
-        (["estimate", "--timeout", "-5"], "--timeout must be in (0.0, inf]; got -5.0"),
+        (["estimate", "--timeout", "-5"], "--timeout must be in (0.0, inf); got -5.0"),
         ([*SWEEP, "--n-useful", "20", "--p", "0.5", "--timeout", "nan"], "--timeout must be a number"),
         (["estimate", "--n-boot", "100000000"], "--n-boot must be 0 (no bootstrap) or in [20, 10000]"),
     ],

@@ -430,3 +430,5 @@ def test_the_simulators_fit_is_one_record_that_a_model_reads_from_its_context():
             assert getattr(ctx, old) == value
     with pytest.raises(AttributeError):
         ctx.no_such_field  # noqa: B018
+    with pytest.raises(AttributeError, match=r"Context.u_pred is Context.fit.u_pred now"):
+        ctx.u_pred = 9  # set there, no stage would read it

@@ -100,9 +100,12 @@ def test_a_registered_format_is_estimated_on_from_the_command_line(tmp_path, tsv
 
 
 def test_every_writer_to_a_path_the_user_names_knows_the_data_formats_when_imported_alone():
-    """outputs imports nothing of real: the formats hand it their suffixes. Each module
-    that writes where the user says, imported alone, has them handed over."""
+    """outputs imports nothing of real: it protects the formats the package ships from the
+    start (the same four as the table), and a registered format hands it its suffix. Each
+    module that writes where the user says, imported alone, protects all four."""
     writers = [
+        "ensstab_dask",
+        "ensstab_dask.outputs",
         "ensstab_dask.sweeps.storage",
         "ensstab_dask.estimates.result",
         "ensstab_dask.estimates.features",
