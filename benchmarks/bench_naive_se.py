@@ -1,5 +1,6 @@
-"""Does the naive check's standard error hold on real data? Many real ensemble copies
-drawn once, and what a check of G of them would report against how it would spread.
+"""Do the naive check's and the estimate's standard errors hold on real data? Many real
+ensemble copies drawn once, and what a check of G of them would report against how it
+would spread.
 
 A naive check's stability is a U-statistic of degree 2 over its G copies (the mean
 pairwise similarity), and its SE the square root of the unbiased U-statistic variance
@@ -16,6 +17,11 @@ of naive checks would show, without twenty seeds of runs; its interval is a boot
 over the N copies. As a direct check beside it, the N copies split into disjoint
 G-copy checks give an sd / SE from independent checks (few, so loose).
 
+The default model's measured points (m <= B) are the same kind of U-statistic over its
+copies, with another kernel: the mean similarity of two copies' ensembles over the
+member arcs (``models.measured.copy_similarities``), and the same SE; both kernels are
+made here from the same runs, so both checks are judged on them.
+
     ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_naive_se.py --dataset colon \\
         --copies 100 --json benchmarks/results/naive-se-colon.json
 """
@@ -28,7 +34,7 @@ import time
 
 import numpy as np
 
-from ensstab_dask.indices import stability_se
+from ensstab_dask.indices import u_statistic_se, u_statistic_zetas
 from ensstab_dask.indices.measures import similarity_of_intersections
 
 
@@ -39,53 +45,65 @@ def kernel(chosen: np.ndarray, n_feature: int, index: str) -> np.ndarray:
     return similarity_of_intersections(z[:, chosen].sum(axis=2), n_feature, index)
 
 
-def zetas(h: np.ndarray) -> tuple[float, float]:
-    """zeta_1 and zeta_2 of the kernel ``h``, unbiased (as ``indices.u_statistic_variance``)."""
-    h = np.array(h, dtype=float)
-    U = len(h)
-    np.fill_diagonal(h, 0.0)
-    row, sq_row = h.sum(axis=1), (h * h).sum(axis=1)
-    total, sq = row.sum(), sq_row.sum()
-    triples = (row * row - sq_row).sum()
-    quads = total * total - 2.0 * sq - 4.0 * triples
-    mean_quad = quads / (U * (U - 1) * (U - 2) * (U - 3))
-    return triples / (U * (U - 1) * (U - 2)) - mean_quad, sq / (U * (U - 1)) - mean_quad
-
-
 def spread(h: np.ndarray, G: int) -> float:
     """The SD of a G-copy check's stability, from the zetas of all the copies."""
-    z1, z2 = zetas(h)
+    z1, z2 = u_statistic_zetas(h)
     return float(np.sqrt(max(4.0 * (G - 2) * z1 + 2.0 * z2, 0.0) / (G * (G - 1))))
 
 
-def measure(chosen: np.ndarray, n_feature: int, index: str, G: int, rng, *, draws: int, boot: int) -> dict:
-    """sd / SE of a G-copy check of these copies (N x n_target features each)."""
-    N = len(chosen)
-    h = kernel(chosen, n_feature, index)
+def reported(h: np.ndarray, units: np.ndarray, G: int, rng, draws: int) -> np.ndarray:
+    """The SE a G-copy check of random ``units`` reports: the U-statistic SE of its kernel,
+    as the naive check and the estimate's measured points compute it."""
+    picks = (rng.choice(units, G, replace=False) for _ in range(draws))
+    return np.array([u_statistic_se(h[np.ix_(p, p)]) for p in picks])
+
+
+def measure(h: np.ndarray, G: int, rng, *, draws: int, boot: int) -> dict:
+    """sd / SE of a G-copy check whose stability is the mean of kernel ``h`` over its pairs."""
+    N = len(h)
     sd = spread(h, G)
-    reported = np.array([stability_se(chosen[rng.choice(N, G, replace=False)], n_feature, index) for _ in range(draws)])
+    se = reported(h, np.arange(N), G, rng, draws)
     ratios = []
     for _ in range(boot):  # the copies resampled: how well N copies know the ratio
         # A copy drawn twice would pair with itself: each is kept once, so a replicate holds
         # about 63 % of the copies and the interval is, if anything, too wide.
         pick = np.unique(rng.choice(N, N, replace=True))
-        sub = h[np.ix_(pick, pick)]
-        sub_se = [stability_se(chosen[rng.choice(pick, G, replace=False)], n_feature, index) for _ in range(50)]
-        ratios.append(spread(sub, G) / np.mean(sub_se))
-    disjoint = [chosen[i : i + G] for i in range(0, N - G + 1, G)]
-    points = np.array([np.mean(kernel(c, n_feature, index)[np.triu_indices(G, 1)]) for c in disjoint])
-    ses = np.array([stability_se(c, n_feature, index) for c in disjoint])
+        ratios.append(spread(h[np.ix_(pick, pick)], G) / reported(h, pick, G, rng, 50).mean())
+    disjoint = [np.arange(i, i + G) for i in range(0, N - G + 1, G)]
+    points = np.array([h[np.ix_(d, d)][np.triu_indices(G, 1)].mean() for d in disjoint])
+    ses = np.array([u_statistic_se(h[np.ix_(d, d)]) for d in disjoint])
     return dict(
         G=G,
+        stability=float(h[np.triu_indices(N, 1)].mean()),
         sd=sd,
-        mean_se=float(reported.mean()),
-        sd_over_se=float(sd / reported.mean()),
+        mean_se=float(se.mean()),
+        sd_over_se=float(sd / se.mean()),
         sd_over_se_interval=[float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))],
-        sd_over_rms_se=float(sd / np.sqrt(np.mean(reported**2))),
-        se_cv=float(reported.std(ddof=1) / reported.mean()),
+        sd_over_rms_se=float(sd / np.sqrt(np.mean(se**2))),
+        se_cv=float(se.std(ddof=1) / se.mean()),
         disjoint_checks=len(disjoint),
         disjoint_sd_over_se=float(points.std(ddof=1) / ses.mean()),
     )
+
+
+def kernels(ranks: np.ndarray, sizes, n_target: int, n_feature: int, seed: int) -> dict[str, np.ndarray]:
+    """Per check and size, the kernel over every pair of copies: the naive check's (each
+    copy's ensemble of its first m members, as ``real.naive`` makes it) and the estimate's
+    measured points' (the member arcs' mean similarity, as the default model makes it)."""
+    from ensstab_dask.aggregation import copy_ensembles
+    from ensstab_dask.models.anchored import MEMBER_ORDERS
+    from ensstab_dask.models.measured import copy_similarities
+    from ensstab_dask.seeding import Stream, as_seed_sequence, make_rng
+
+    ss = as_seed_sequence(seed)
+    naive = [
+        kernel(
+            copy_ensembles(ranks[:, :m], n_target, m, make_rng(ss, Stream.REAL_ENSEMBLE, 0, 0, m)), n_feature, "jaccard"
+        )
+        for m in sizes
+    ]
+    arcs = copy_similarities(ranks, n_target, sizes, draws=MEMBER_ORDERS, seed=seed)
+    return {"naive check": np.stack(naive), "estimate's measured points": arcs}
 
 
 def main(argv=None) -> int:
@@ -106,48 +124,41 @@ def main(argv=None) -> int:
 
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.real.datasets import check_data
-    from ensstab_dask.real.naive import real_ensemble_stability
+    from ensstab_dask.real.naive import real_ensemble_runs
+    from ensstab_dask.real.runs import Copies
     from ensstab_dask.real.selectors import default_selector
     from ensstab_dask.real.targets import task_of
+    from ensstab_dask.seeding import as_seed_sequence
 
     data = load(args.dataset)
     n_target = DATASETS[args.dataset]
     sizes = [int(v) for v in args.m_ensemble.split(",")]
-    selector = default_selector(args.n_estimators, task=task_of(check_data(data.X, data.y)[1]))
+    X, y = check_data(data.X, data.y)
+    selector = default_selector(args.n_estimators, task=task_of(y))
     t0 = time.perf_counter()
     with local_cluster() as cluster, Client(cluster) as client:
-        ds = real_ensemble_stability(
-            data.X,
-            data.y,
-            n_target,
-            m_ensemble=sizes,
-            m_stability=args.copies,
-            selector=selector,
-            seed=args.seed,
-            client=client,
-            progress=False,
-        )
+        copies = Copies(args.copies, max(sizes), as_seed_sequence(args.seed), "bagging")
+        ranks = real_ensemble_runs(X, y, copies, selector=selector, client=client, progress=False)
     runs_seconds = time.perf_counter() - t0
     rng = np.random.default_rng(args.seed)
     rows = []
-    for m in sizes:
-        chosen = ds["selected"].sel(m_ensemble=m).values
-        for G in (int(v) for v in args.checks.split(",")):
-            r = measure(chosen, data.X.shape[1], "jaccard", G, rng, draws=args.draws, boot=args.boot)
-            rows.append(dict(m=m, stability=float(ds["stability"].sel(m_ensemble=m)), **r))
+    for check, h in kernels(ranks, sizes, n_target, X.shape[1], args.seed).items():
+        for m, h_m in zip(sizes, h):
+            for G in (int(v) for v in args.checks.split(",")):
+                rows.append(dict(check=check, m=m, **measure(h_m, G, rng, draws=args.draws, boot=args.boot)))
     print(
-        f"## {args.dataset}: {args.copies} copies to m = {max(sizes)} ({int(ds.attrs['real_runs'])} real runs, "
+        f"## {args.dataset}: {args.copies} copies to m = {max(sizes)} ({args.copies * max(sizes)} real runs, "
         f"{runs_seconds:.0f} s), seed {args.seed}\n"
     )
     print(
-        "| m | G | stability | sd of a G-copy check | mean SE reported | sd / SE (95 % interval) | sd / rms SE "
-        "| SE's CV | disjoint checks: sd / SE |"
+        "| check | m | G | stability | sd of a G-copy check | mean SE reported | sd / SE (95 % interval) "
+        "| sd / rms SE | SE's CV | disjoint checks: sd / SE |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         lo, hi = r["sd_over_se_interval"]
         print(
-            f"| {r['m']} | {r['G']} | {r['stability']:.3f} | {r['sd']:.4f} | {r['mean_se']:.4f} | "
+            f"| {r['check']} | {r['m']} | {r['G']} | {r['stability']:.3f} | {r['sd']:.4f} | {r['mean_se']:.4f} | "
             f"{r['sd_over_se']:.2f} ({lo:.2f}-{hi:.2f}) | {r['sd_over_rms_se']:.2f} | {r['se_cv']:.2f} | "
             f"{r['disjoint_sd_over_se']:.2f} (of {r['disjoint_checks']}) |"
         )

@@ -42,6 +42,7 @@ from ensstab_dask.indices.standard_errors import (
     stability_se,
     u_statistic_se,
     u_statistic_variance,
+    u_statistic_zetas,
 )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "similarity_matrix",
     "u_statistic_se",
     "u_statistic_variance",
+    "u_statistic_zetas",
     "pair_means_without_each",
     "shared_features",
     "index_of_shared",

@@ -17,6 +17,7 @@ __all__ = [
     "stability_se",
     "u_statistic_se",
     "u_statistic_variance",
+    "u_statistic_zetas",
     "pair_means_without_each",
 ]
 
@@ -62,6 +63,17 @@ def u_statistic_variance(h: np.ndarray) -> float:
     (U x U, U >= 4; the diagonal is ignored), a U-statistic of degree 2 (see
     :func:`pairwise_stability_se`). Unbiased, so with few units it can come out at or
     below 0; :func:`u_statistic_se` never reports that."""
+    U = len(h)
+    zeta1, zeta2 = u_statistic_zetas(h)
+    return float(4.0 * (U - 2) / (U * (U - 1)) * zeta1 + 2.0 / (U * (U - 1)) * zeta2)
+
+
+def u_statistic_zetas(h: np.ndarray) -> tuple[float, float]:
+    """``zeta_1 = Cov(h(a, b), h(a, c))`` and ``zeta_2 = Var(h(a, b))`` of a symmetric kernel
+    matrix ``h`` (U x U, U >= 4; the diagonal is ignored), each estimated without bias from
+    the means of h(a,b)^2, h(a,b) h(a,c) and h(a,b) h(c,d) over distinct units: with them
+    the variance of the mean over pairs of any number G of such units is
+    ``[4 (G-2) zeta_1 + 2 zeta_2] / (G (G-1))``."""
     h = np.array(h, dtype=np.float64)
     U = len(h)
     if U < 4:
@@ -75,8 +87,7 @@ def u_statistic_variance(h: np.ndarray) -> float:
     mean_tri = triples / (U * (U - 1) * (U - 2))
     quads = total * total - 2.0 * sq - 4.0 * triples  # h(a,b) h(c,d), all four distinct
     mean_quad = quads / (U * (U - 1) * (U - 2) * (U - 3))
-    zeta1, zeta2 = mean_tri - mean_quad, mean_sq - mean_quad
-    return float(4.0 * (U - 2) / (U * (U - 1)) * zeta1 + 2.0 / (U * (U - 1)) * zeta2)
+    return float(mean_tri - mean_quad), float(mean_sq - mean_quad)
 
 
 def u_statistic_se(h: np.ndarray) -> float:
