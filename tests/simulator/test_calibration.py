@@ -73,7 +73,7 @@ def test_the_band_is_relative_above_its_floor():
     "kwargs, match",
     [
         (dict(real_stability=-1.5), r"real_stability must be in \[-1.0, 1.0\]"),
-        (dict(stability_atol=0.0), r"stability_atol must be in \(0.0, inf\]"),
+        (dict(stability_atol=0.0), r"stability_atol must be in \(0.0, inf\)"),
     ],
 )
 def test_bad_tolerances_are_refused(kwargs, match):
