@@ -34,15 +34,7 @@ import time
 
 import numpy as np
 
-from ensstab_dask.indices import u_statistic_se, u_statistic_zetas
-from ensstab_dask.indices.measures import similarity_of_intersections
-
-
-def kernel(chosen: np.ndarray, n_feature: int, index: str) -> np.ndarray:
-    """The pairwise similarity of every two copies' selected features (N x N)."""
-    z = np.zeros((len(chosen), n_feature), dtype=bool)
-    z[np.arange(len(chosen))[:, None], chosen] = True
-    return similarity_of_intersections(z[:, chosen].sum(axis=2), n_feature, index)
+from ensstab_dask.indices import subset_similarities, u_statistic_se, u_statistic_zetas
 
 
 def spread(h: np.ndarray, G: int) -> float:
@@ -90,18 +82,13 @@ def kernels(ranks: np.ndarray, sizes, n_target: int, n_feature: int, seed: int) 
     """Per check and size, the kernel over every pair of copies: the naive check's (each
     copy's ensemble of its first m members, as ``real.naive`` makes it) and the estimate's
     measured points' (the member arcs' mean similarity, as the default model makes it)."""
-    from ensstab_dask.aggregation import copy_ensembles
     from ensstab_dask.models.anchored import MEMBER_ORDERS
     from ensstab_dask.models.measured import copy_similarities
-    from ensstab_dask.seeding import Stream, as_seed_sequence, make_rng
+    from ensstab_dask.real.naive import naive_ensembles
+    from ensstab_dask.seeding import as_seed_sequence
 
     ss = as_seed_sequence(seed)
-    naive = [
-        kernel(
-            copy_ensembles(ranks[:, :m], n_target, m, make_rng(ss, Stream.REAL_ENSEMBLE, 0, 0, m)), n_feature, "jaccard"
-        )
-        for m in sizes
-    ]
+    naive = [subset_similarities(naive_ensembles(ranks, m, n_target, ss), n_feature, "jaccard") for m in sizes]
     arcs = copy_similarities(ranks, n_target, sizes, draws=MEMBER_ORDERS, seed=seed)
     return {"naive check": np.stack(naive), "estimate's measured points": arcs}
 

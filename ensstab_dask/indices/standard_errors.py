@@ -18,6 +18,7 @@ __all__ = [
     "u_statistic_se",
     "u_statistic_variance",
     "u_statistic_zetas",
+    "subset_similarities",
     "pair_means_without_each",
 ]
 
@@ -53,9 +54,17 @@ def pairwise_stability_se(subsets: np.ndarray, n_feature: int, index: str = "jac
     U = len(subsets)
     if U < 4:
         raise InvalidParameterError(f"the U-statistic variance needs at least 4 subsets; got {U}")
+    return u_statistic_se(subset_similarities(subsets, n_feature, index))
+
+
+def subset_similarities(subsets: np.ndarray, n_feature: int, index: str) -> np.ndarray:
+    """The similarity of every two of ``subsets`` (U, k) of feature indices: (U, U), the
+    kernel of their mean-over-pairs stability. Intersections are counted by gathering."""
+    subsets = np.asarray(subsets)
+    U = len(subsets)
     z = np.zeros((U, n_feature), dtype=bool)
     z[np.arange(U)[:, None], subsets] = True
-    return u_statistic_se(similarity_of_intersections(z[:, subsets].sum(axis=2), n_feature, index))
+    return similarity_of_intersections(z[:, subsets].sum(axis=2), n_feature, index)
 
 
 def u_statistic_variance(h: np.ndarray) -> float:

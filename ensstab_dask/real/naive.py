@@ -36,6 +36,7 @@ __all__ = [
     "real_ensemble_stability",
     "real_ensemble_runs",
     "pool_naive_checks",
+    "naive_ensembles",
     "check_naive_cost",
     "naive_real_runs",
     "LAYOUTS",
@@ -248,10 +249,17 @@ def _measure(ranks: np.ndarray, m_list, n_target: int, n_feature: int, *, aggreg
     law of tie-breaks for the naive check and the estimate's copies."""
     out = _Measured([], [], [], [], [], [])
     for m in m_list:
-        # (copy 0, member 0) is no member's stream: it is kept for the aggregation.
-        rng = make_rng(ss, Stream.REAL_ENSEMBLE, 0, 0, m)
-        _add_size(out, copy_ensembles(ranks[:, :m], n_target, m, rng, aggregate=aggregate), n_feature, index)
+        _add_size(out, naive_ensembles(ranks, m, n_target, ss, aggregate=aggregate), n_feature, index)
     return out
+
+
+def naive_ensembles(ranks: np.ndarray, m: int, n_target: int, ss, *, aggregate: str = "mean_rank") -> np.ndarray:
+    """The features each copy's ensemble of its first ``m`` weak selectors keeps, (copies,
+    n_target), as the naive check of seed sequence ``ss`` makes them (``ranks``: as
+    :func:`real_ensemble_runs` gives them)."""
+    # (copy 0, member 0) is no member's stream: it is kept for the aggregation.
+    rng = make_rng(ss, Stream.REAL_ENSEMBLE, 0, 0, m)
+    return copy_ensembles(ranks[:, :m], n_target, m, rng, aggregate=aggregate)
 
 
 def _add_size(out: _Measured, chosen: np.ndarray, n_feature: int, index: str) -> None:
