@@ -21,6 +21,9 @@ AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
 RESAMPLES = ("half", "bootstrap", "bagging")
 #: Which real runs calibrate the simulator; see estimates.pipeline.
 CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
+#: The layouts of a model's real ensemble copies (``layout``): its own, or a first round
+#: grown where it says the curve still climbs (:meth:`~ensstab_dask.models.CurveModel.grown_design`).
+COPY_LAYOUTS = ("fixed", "adaptive")
 #: The layout estimate uses unless told otherwise (docs/validation.md says why).
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 #: How p is fitted to the real selector's stability; see simulator.estimators.estimate_p.

@@ -30,6 +30,7 @@ from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import (
     AGGREGATES,
     CALIBRATION_LAYOUTS,
+    COPY_LAYOUTS,
     DEFAULT_CALIBRATION_LAYOUT,
     DEFAULT_M_ENSEMBLE,
     DEFAULT_MODEL,
@@ -56,7 +57,7 @@ from ensstab_dask.constraints import (
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
 from ensstab_dask.models import REGISTRY, CurveModel, get_model
-from ensstab_dask.models.anchored import COPY_DESIGN
+from ensstab_dask.models.anchored import ADAPTIVE_DESIGN, COPY_DESIGN
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
@@ -282,18 +283,38 @@ class EstimateSettings:
         Options(MODELS),
         "the model behind the curve: anchored (measured on 10 real ensemble copies of 20 weak selectors, 200 real "
         "runs, extrapolated beyond 20; docs/anchored_model.md); onda (the paper's simulator, 40 more real runs for "
-        "its self-check); two-level (each ensemble copy draws its weak selectors' S_m from its own set of h "
-        "features, h fitted to 20 more real runs; docs/two_level_model.md); random-effects (a model of the real "
-        "ranks fitted to 100 more real runs, 10 ensemble copies of 10; docs/random_effects_model.md)",
+        "its self-check); two-level (each ensemble copy draws its "
+        "weak selectors' S_m from its own set of h features, h fitted to 20 more real runs; "
+        "docs/two_level_model.md); random-effects (a model of the real ranks fitted to 100 more real runs, 10 "
+        "ensemble copies of 10; docs/random_effects_model.md)",
     )
     copies: int | None = setting(
         None,
         # Three at least: the standard error of a mean over pairs of copies needs three.
         OrNone(Int(minimum=3)),
-        f"real ensemble copies to measure (default: the model's own, {COPY_DESIGN[0]} with `model` {DEFAULT_MODEL}): "
+        f"real ensemble copies to measure (default: the `layout`'s, {COPY_DESIGN[0]} with `model` {DEFAULT_MODEL}): "
         "more narrow the interval and the stable features' noise bound; those an earlier estimate cached are reused "
         "and only the new ones run",
         metavar="N",
+        used_when="measures_copies",
+    )
+    members: int | None = setting(
+        None,
+        # Four at least: with 2 or 3 members the law beyond them came out 0 at every size.
+        OrNone(Int(minimum=4)),
+        f"weak selectors per real ensemble copy in the first round (default: the `layout`'s, {COPY_DESIGN[1]} with "
+        f"`model` {DEFAULT_MODEL}); those an earlier estimate cached are reused",
+        metavar="B",
+        used_when="measures_copies",
+    )
+    layout: str = setting(
+        "fixed",
+        Options(COPY_LAYOUTS),
+        f"the real ensemble copies' layout: fixed (the model's own; `model` {DEFAULT_MODEL}: {COPY_DESIGN[0]} copies "
+        f"of {COPY_DESIGN[1]} weak selectors, {_COPY_RUNS} real runs) or adaptive (`model` {DEFAULT_MODEL}: a first "
+        f"round of {ADAPTIVE_DESIGN[0]} copies of {ADAPTIVE_DESIGN[1]}, {_COPY_RUNS} real runs, every copy grown to "
+        f"twice its members, {2 * _COPY_RUNS} in all, where the first round says the curve still climbs: its member "
+        "split, or its model band at the largest m_ensemble; with `precision` its rounds choose instead)",
         used_when="measures_copies",
     )
     precision: float | None = setting(
@@ -357,6 +378,11 @@ class EstimateSettings:
         """The checks that involve several settings, after each one alone."""
         check_n_target(self.n_target, self.n_feature)
         curve_model = self.curve_model
+        if self.layout == "adaptive" and curve_model.adaptive_design() is None:
+            raise InvalidParameterError(
+                f"layout: 'adaptive' grows the real ensemble copies of model={DEFAULT_MODEL!r}; model={self.model!r} "
+                "has no adaptive layout (got layout='adaptive'); leave layout at 'fixed'"
+            )
         if self.copies is not None and curve_model.copy_design() is None:
             raise InvalidParameterError(
                 f"copies: model={self.model!r} measures no real ensemble copies; use model={DEFAULT_MODEL!r} "
@@ -447,10 +473,24 @@ class EstimateSettings:
 
     @property
     def copy_design(self) -> tuple[int, int] | None:
-        """The real ensemble copies measured, ``(copies, members)``: the model's own design
-        with ``copies`` of them where asked (None for a model that measures none)."""
-        design = self.curve_model.copy_design()
-        return design if design is None or self.copies is None else (self.copies, design[1])
+        """The first round's real ensemble copies, ``(copies, members)``: the ``layout``'s
+        design (the model's own, or its adaptive first round) with ``copies`` and
+        ``members`` where asked (None for a model that measures none)."""
+        model = self.curve_model
+        design = model.adaptive_design() if self.layout == "adaptive" else model.copy_design()
+        if design is None:
+            return None
+        return (self.copies or design[0], self.members or design[1])
+
+    @property
+    def largest_design(self) -> tuple[int, int] | None:
+        """The most real ensemble copies the estimate may measure without a ``precision``:
+        the first round's, or with ``layout="adaptive"`` every copy grown to twice its
+        members (:func:`~ensstab_dask.estimates.rounds.grow_layout`)."""
+        design = self.copy_design
+        if design is None or self.layout != "adaptive" or self.precision is not None:
+            return design
+        return (design[0], 2 * design[1])
 
     def to_dict(self) -> dict[str, Any]:
         """The settings an :class:`~ensstab_dask.estimates.result.Estimate` records (its
@@ -459,8 +499,8 @@ class EstimateSettings:
         use (:data:`USED_WHEN`: p's fit, the paper's runs' layout and
         resamples) is recorded for those models alone; ``copies``: the first round's."""
         recorded = {s.name: s.recorded(getattr(self, s.name)) for s in SETTINGS if s.recorded is not None}
-        if self.copy_design is not None:  # the first round's copies: the model's own number where none was asked
-            recorded["copies"] = self.copy_design[0]
+        if self.copy_design is not None:  # the first round's layout: the model's own where none was asked
+            recorded["copies"], recorded["members"] = self.copy_design
         return {key: value for key, value in recorded.items() if self.model in models_using(key)}
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ensstab_dask.budget.cost import MAX_REAL_RUNS
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, check_address, local_kind
+from ensstab_dask.constraints import Flag
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
@@ -379,10 +380,12 @@ def estimate_options(args) -> dict:
     so that a bad one is refused before the data are read."""
     check_int(args.n_estimators, "n_estimators", minimum=1)
     options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
+    for setting in SETTINGS:
+        if isinstance(setting.constraint, Flag) and setting.default:  # offered as --no-NAME
+            options[setting.name] = not getattr(args, f"no_{setting.name}")
     options.update(
         selector=named_selector(args.selector, args.n_estimators),
         m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
-        verify=not args.no_verify,
         member_resample=_resample(args.member_resample),
         resample=_resample(args.resample),
     )

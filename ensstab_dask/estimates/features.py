@@ -99,7 +99,7 @@ def check_feature_memory(settings: EstimateSettings) -> None:
     machine's memory (a model's copies, or else its self-check's)."""
     import psutil
 
-    design = settings.copy_design or settings.curve_model.check_design()
+    design = settings.largest_design or settings.curve_model.check_design()
     if design is None:
         return
     n_sizes = len(measured_sizes(settings.m_list, design[1]))

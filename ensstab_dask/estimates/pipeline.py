@@ -101,7 +101,10 @@ def estimate(
     The curve is made by ``model`` (:mod:`ensstab_dask.models`). The default,
     ``'anchored'``, measures 10 real ensemble copies of 20 weak selectors in the naive
     check's layout (200 real runs, whatever ``m_ensemble``) and extrapolates beyond 20 by
-    the law ``a - b sqrt(c + 1/m)`` with a model band (docs/anchored_model.md).
+    the law ``a - b sqrt(c + 1/m)`` with a model band (docs/anchored_model.md);
+    ``layout='adaptive'`` starts with 20 copies of 10 and grows every copy to 20 members
+    (400 real runs, the first 200 reused) where that first round says the curve still
+    climbs (``Estimate.spending`` says which happened).
     ``'onda'`` is the paper's simulator, exactly as published, plus 40 real runs for its
     self-check. Every model is self-checked against real ensembles it did not use
     (``Estimate.self_check``): a failed check makes the estimate unreliable and widens its
@@ -226,7 +229,7 @@ def estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[i
     est = estimate_on_runs(
         runs, settings, copies, client=runner.client, progress=runner.progress, clock=clock, feature_names=names
     )
-    if settings.precision is not None:
+    if settings.largest_design != settings.copy_design or settings.precision is not None:
         est, copies = spend_real_runs(est, runner, settings, copies, clock=clock, feature_names=names)
     surface = surface_at(est, settings, others, copies, client=runner.client, clock=clock)
     return est if surface is None else dataclasses.replace(est, surface=surface)

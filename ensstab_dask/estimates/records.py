@@ -319,7 +319,8 @@ class _Checked:
 
 @dataclass(frozen=True)
 class _Spent:
-    """The rounds of a precision: ``spending`` in the JSON, its sentence in ``attrs``."""
+    """The rounds of real runs (a precision's, or the layout's growth): ``spending`` in the
+    JSON, its sentence in ``attrs``."""
 
     spending: Spending
 
@@ -327,7 +328,9 @@ class _Spent:
         return {"spending": self.spending.to_dict()}
 
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
-        ds.attrs.update(spending=self.spending.sentence(), spending_reached=int(self.spending.reached))
+        ds.attrs.update(spending=self.spending.sentence())
+        if self.spending.reached is not None:
+            ds.attrs.update(spending_reached=int(self.spending.reached))
         return ds
 
 

@@ -1,4 +1,9 @@
-"""Precision on demand: real runs spent in rounds until the interval is as narrow as asked.
+"""Real runs spent in rounds: the layout's own growth, and precision on demand.
+
+With ``layout="adaptive"`` and no ``precision``, a model's first round may say that the
+curve still climbs where it was measured (:meth:`~ensstab_dask.models.CurveModel.grown_design`):
+then every copy grows to the members it names, reusing the first round's runs
+(:func:`grow_layout`), and the answer says what happened.
 
 A model that measures real ensemble copies (its :meth:`~ensstab_dask.models.CurveModel.copy_design`,
 ``(G, B)``: G copies of B weak selectors) starts with that design. When the user asks
@@ -36,7 +41,7 @@ from ensstab_dask.real.runs import Copies, runs_from_copies
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
-__all__ = ["half_width", "next_design", "spend_in_rounds", "grow_copies", "spend_real_runs"]
+__all__ = ["half_width", "next_design", "spend_in_rounds", "grow_layout", "grow_copies", "spend_real_runs"]
 
 #: Copies are added in steps of this many, and at most this factor per round.
 _COPY_STEP, _GROWTH = 5, 4
@@ -122,6 +127,71 @@ def spend_in_rounds(
     return est, Spending(precision, max_real_runs, largest, tuple(rounds), wanted_runs)
 
 
+def grow_layout(
+    first: Any, design: tuple[int, int], grow: Callable[[tuple[int, int], tuple[int, int]], Any], *, model
+) -> tuple[Any, Spending | None]:
+    """The layout's own growth, without a precision: ``first`` is the estimate on
+    ``design``; where ``model``'s :meth:`~ensstab_dask.models.CurveModel.grown_design`
+    reads off it that the curve still climbs, ``grow(old, new)`` runs what the grown
+    design adds and returns the estimate on it. Returns the last estimate and the
+    :class:`Spending` record (``precision`` None) of its one or two rounds; None where the
+    first round measured every size asked, so that nothing rests on its extrapolation."""
+    largest = int(max(first.curve["m_ensemble"].values))
+    if largest <= design[1]:
+        return first, None
+    confidence = first.prediction.confidence
+
+    def round_of(est, layout: tuple[int, int], why: Next) -> Round:
+        width, band = half_width(est.curve, largest, confidence) if est.has_curve else (math.nan, math.nan)
+        return Round(layout[0], layout[1], est.real_runs, width, band, why)
+
+    grown = model.grown_design(design, first.curve, first.self_check)
+    if grown is None:
+        return first, Spending(None, first.real_runs, largest, (round_of(first, design, Next.KEPT),))
+    new, because = grown
+    est = grow(design, new)
+    rounds = (round_of(first, design, Next.CLIMBS), round_of(est, new, Next.KEPT))
+    return est, Spending(None, est.real_runs, largest, rounds, because=because)
+
+
+class _Grower:
+    """``grow(old, new)`` of the rounds on real runs: runs only the copies and members
+    ``new`` adds to ``old`` (on ``runner``), then every stage after the real runs on the
+    grown copies (:func:`~ensstab_dask.estimates.assemble.estimate_on_runs`), every stage's
+    seconds adding up over the rounds on ``clock``; ``copies`` holds the grown copies."""
+
+    def __init__(
+        self, runner: RealRunner, settings: EstimateSettings, copies: EnsembleCopies, clock: StageClock, names
+    ):
+        assert copies.model is not None  # rounds grow a model's own copies
+        self.runner, self.settings, self.copies, self.clock, self.names = runner, settings, copies, clock, names
+        self.seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
+
+    def __call__(self, old: tuple[int, int], new: tuple[int, int]) -> Estimate:
+        (G, B), (G2, B2), seed = old, new, self.seed
+        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
+        plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
+        spent = dict(self.clock)
+        with self.clock.stage("real_runs"):
+            made = self.runner.run(plan)
+        assert self.copies.model is not None
+        ranks = grow_copies(self.copies.model, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
+        self.copies = dataclasses.replace(self.copies, model=ranks, spent=self.runner.spent())
+        runs, runner = runs_from_copies(ranks, self.settings.n_target), self.runner
+        est = estimate_on_runs(
+            runs,
+            self.settings,
+            self.copies,
+            client=runner.client,
+            progress=runner.progress,
+            clock=self.clock,
+            feature_names=self.names,
+        )
+        for stage, seconds in spent.items():
+            self.clock[stage] += seconds
+        return est
+
+
 def spend_real_runs(
     first: Estimate,
     runner: RealRunner,
@@ -133,38 +203,20 @@ def spend_real_runs(
 ) -> tuple[Estimate, EnsembleCopies]:
     """The estimate again on more real copies until ``settings.precision`` is reached or
     ``settings.max_real_runs`` stops it (:func:`spend_in_rounds`), with its
-    :class:`~ensstab_dask.estimates.records.Spending` record. ``first`` is the estimate on
-    ``copies``, the first round's; each round runs only the copies and members it adds
-    (on ``runner``), then every stage after the real runs on the grown copies
-    (:func:`~ensstab_dask.estimates.assemble.estimate_on_runs`), and every stage's seconds
-    add up over the rounds on ``clock``. Returns the last estimate and the copies it was
-    made on."""
+    :class:`~ensstab_dask.estimates.records.Spending` record; without a precision, on the
+    layout's own growth (:func:`grow_layout`, with ``layout="adaptive"``). ``first`` is the
+    estimate on ``copies``, the first round's; each round runs only the copies and members
+    it adds (on ``runner``), then every stage after the real runs on the grown copies, and
+    every stage's seconds add up over the rounds on ``clock``. Returns the last estimate
+    and the copies it was made on."""
     design = settings.copy_design
     assert design is not None and copies.model is not None  # the settings refused precision otherwise
-    seed = derive(as_seed_sequence(settings.seed), Stream.ESTIMATE, Stage.COPIES)
-    grown = copies
-
-    def grow(old: tuple[int, int], new: tuple[int, int]) -> Estimate:
-        nonlocal grown
-        (G, B), (G2, B2) = old, new
-        plan = [Copies(G, B2 - B, seed, first_member=B)] * (B2 > B)  # new members of the old copies
-        plan += [Copies(G2 - G, B2, seed, first_copy=G)] * (G2 > G)  # new copies
-        spent = dict(clock)
-        with clock.stage("real_runs"):
-            made = runner.run(plan)
-        assert grown.model is not None  # a precision is refused for a model without copies
-        ranks = grow_copies(grown.model, made.pop(0) if B2 > B else None, made.pop(0) if G2 > G else None)
-        grown = dataclasses.replace(grown, model=ranks, spent=runner.spent())
-        runs, names = runs_from_copies(ranks, settings.n_target), feature_names
-        est = estimate_on_runs(
-            runs, settings, grown, client=runner.client, progress=runner.progress, clock=clock, feature_names=names
+    grow = _Grower(runner, settings, copies, clock, feature_names)
+    if settings.precision is None:
+        est, spending = grow_layout(first, design, grow, model=settings.curve_model)
+    else:
+        assert settings.max_real_runs is not None  # the settings set the cap
+        est, spending = spend_in_rounds(
+            first, design, grow, precision=settings.precision, max_real_runs=settings.max_real_runs
         )
-        for stage, seconds in spent.items():
-            clock[stage] += seconds
-        return est
-
-    assert settings.precision is not None and settings.max_real_runs is not None  # the settings set the cap
-    est, spending = spend_in_rounds(
-        first, design, grow, precision=settings.precision, max_real_runs=settings.max_real_runs
-    )
-    return dataclasses.replace(est, spending=spending), grown
+    return dataclasses.replace(est, spending=spending), grow.copies

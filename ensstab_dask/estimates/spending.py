@@ -112,6 +112,10 @@ class Next(str, Enum):
     REACHED = "reached"
     CAP = "cap"
     NO_CURVE = "no curve"
+    #: Without a precision: the first round says the curve still climbs, every copy grows.
+    CLIMBS = "the curve still climbs"
+    #: Without a precision: the layout the rounds ended on.
+    KEPT = "kept"
 
 
 #: Why the rounds stopped short of the precision, as the sentence says it.
@@ -143,25 +147,42 @@ class Round:
 
 @dataclass(frozen=True)
 class Spending:
-    """How an estimate with a ``precision`` spent its real runs: the rounds, in order."""
+    """How an estimate spent its real runs in rounds, in order: to reach a ``precision``,
+    or without one (``precision`` None) the layout's own growth, when the first round says
+    the curve still climbs (``because`` says how it said so)."""
 
-    precision: float
+    precision: float | None
     max_real_runs: int
     at: int  # the ensemble size the half-width is read at (the largest asked)
     rounds: tuple[Round, ...]
     wanted_runs: int | None = None  # where the cap stopped it: the real runs the next round would have had
+    because: str = ""  # without a precision: why the layout grew ("" where it did not)
 
     @property
-    def reached(self) -> bool:
-        """Whether the last round's half-width is within the precision asked."""
+    def reached(self) -> bool | None:
+        """Whether the last round's half-width is within the precision asked (None: none was)."""
+        if self.precision is None:
+            return None
         return bool(self.rounds[-1].half_width <= self.precision)
 
     @property
     def real_runs(self) -> int:
         return self.rounds[-1].real_runs
 
+    def _layout_sentence(self) -> str:
+        first, last = self.rounds[0], self.rounds[-1]
+        began = (
+            f"Layout: a first round of {first.copies} real ensemble copies of {first.members} weak selectors "
+            f"({first.real_runs} runs)"
+        )
+        if len(self.rounds) == 1:
+            return f"{began}; the curve had settled where measured, so they were kept."
+        return f"{began}; {self.because}, so every copy grew to {last.members}: {last.real_runs} real runs in all."
+
     def sentence(self) -> str:
         """What was spent and why, in one sentence."""
+        if self.precision is None:
+            return self._layout_sentence()
         last = self.rounds[-1]
         n = len(self.rounds)
         spent = f"{last.real_runs} real runs ({last.copies} copies of {last.members}) in {n} round{'s' * (n > 1)}"
@@ -179,11 +200,15 @@ class Spending:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON's ``spending``: the layout's growth records why it grew, a precision's
+        rounds what was asked, the cap and whether it was reached."""
+        rounds = {"at": self.at, "rounds": [r.to_dict() for r in self.rounds]}
+        if self.precision is None:
+            return {"because": self.because, **rounds}
         return {
             "precision": self.precision,
             "max_real_runs": self.max_real_runs,
-            "at": self.at,
             "reached": self.reached,
             "wanted_runs": self.wanted_runs,
-            "rounds": [r.to_dict() for r in self.rounds],
+            **rounds,
         }

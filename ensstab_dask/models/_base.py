@@ -325,6 +325,18 @@ class CurveModel:
         ``precision`` can grow in rounds (:mod:`ensstab_dask.estimates.rounds`)."""
         return self.copy_design() is not None
 
+    def adaptive_design(self) -> tuple[int, int] | None:
+        """The first round of ``layout="adaptive"`` (copies, weak selectors per copy), which
+        :meth:`grown_design` may grow; None for a model whose copies do not grow."""
+        return None
+
+    def grown_design(
+        self, design: tuple[int, int], curve, check: SelfCheck | None
+    ) -> tuple[tuple[int, int], str] | None:
+        """The layout to grow the first round's copies to, and why in words, or None to keep
+        it: read off the first round's ``curve`` and ``check`` (:func:`~ensstab_dask.estimates.rounds.grow_layout`)."""
+        return None
+
     def check_design(self) -> tuple[int, int] | None:
         """Copies made for the self-check alone; None when the model checks itself on its own."""
         return None

@@ -57,10 +57,19 @@ from ensstab_dask.models.measured import (
 from ensstab_dask.models.member_arcs import ArcDesign, arc_tops, pair_similarities
 from ensstab_dask.seeding import Stage, make_rng
 
-__all__ = ["Anchored", "COPY_DESIGN", "MEMBER_ORDERS", "CHECK_LIMIT"]
+__all__ = ["Anchored", "COPY_DESIGN", "ADAPTIVE_DESIGN", "MEMBER_ORDERS", "CHECK_LIMIT", "GROW_SPLIT_Z", "GROW_BAND"]
 
 #: (real ensemble copies, weak selectors per copy): 200 real runs, whatever m_ensemble.
 COPY_DESIGN = (10, 20)
+#: The first round of ``layout="adaptive"``: 200 real runs, every copy grown to twice its
+#: members (400 in all) where it says the curve still climbs (:meth:`Anchored.grown_design`).
+ADAPTIVE_DESIGN = (20, 10)
+#: The first round's member split beyond this |z|, or its model band at the largest size
+#: asked beyond GROW_BAND of its SE, says the curve still climbs where it was measured, and
+#: the copies grow (chosen on the synthetic harness at seed 0:
+#: benchmarks/results/adaptive-layout.md).
+GROW_SPLIT_Z = 1.5
+GROW_BAND = 2.5
 #: Random circular orders of each copy's members behind each measured size (each gives ``B``
 #: ensembles of every size below ``B``: :mod:`~ensstab_dask.models.member_arcs`): their
 #: noise is amplified by the extrapolation (benchmarks/results/member-draws.md).
@@ -80,6 +89,40 @@ class Anchored(CurveModel):
 
     def copy_design(self) -> tuple[int, int] | None:
         return COPY_DESIGN
+
+    def adaptive_design(self) -> tuple[int, int] | None:
+        return ADAPTIVE_DESIGN
+
+    def grown_design(
+        self, design: tuple[int, int], curve, check: SelfCheck | None
+    ) -> tuple[tuple[int, int], str] | None:
+        """Every copy grown to twice its members where the first round extrapolates and says
+        the curve still climbs: its member split's ``|z|`` beyond :data:`GROW_SPLIT_Z` (the
+        law's shape is wrong over the measured sizes), or its model band at the largest
+        size beyond :data:`GROW_BAND` of the SE there (the measured sizes cannot tell the
+        law's ends apart), or no curve or SE to judge it by."""
+        G, B = design
+        largest = int(curve["m_ensemble"].values.max())
+        if largest <= B:
+            return None  # every size asked is measured: nothing rests on the law
+        z = float(check.z[0]) if check is not None else float("nan")
+        at = curve.sel(m_ensemble=largest)
+        # An estimate with no curve (a guard rail blocked it) carries no band.
+        point, band, se = (
+            float(at[k]) if k in at else np.nan for k in ("stability", "stability_band", "stability_std")
+        )
+        if abs(z) > GROW_SPLIT_Z:
+            why = f"its member split is off by {abs(z):.1f} SE (more than {GROW_SPLIT_Z:g}): the curve still climbs"
+        elif band > GROW_BAND * se:
+            why = (
+                f"its model band at m = {largest} is {band / se:.1f} SE (more than {GROW_BAND:g}): the sizes measured "
+                "cannot tell how far the curve still climbs"
+            )
+        elif not (np.isfinite(z) or check is None) or not (np.isfinite(point) and np.isfinite(band) and se > 0):
+            why = "it gave no curve: more runs may tell the selector from chance"
+        else:
+            return None
+        return (G, 2 * B), why
 
     def source(self, prediction: Prediction) -> str:
         B = prediction.attrs["measured_up_to"]

@@ -50,8 +50,13 @@ def fingerprint(est) -> dict:
     return json.loads(json.dumps(out, allow_nan=True))
 
 
-def pinned_estimate(model: str, client="synchronous"):
-    s = dict(SETTINGS)
+#: Layouts of the default model other than its own, pinned too: the adaptive one on the
+#: pins' sizes (up to 30, beyond its first round's 10 members, so that its rule decides).
+LAYOUTS = {"anchored-adaptive": dict(model="anchored", layout="adaptive")}
+
+
+def pinned_estimate(model: str, client="synchronous", **more):
+    s = dict(SETTINGS, **more)
     data = make_microarray(**DATA)
     n_target, n_estimators = s.pop("n_target"), s.pop("n_estimators")
     return es.estimate(
@@ -76,6 +81,7 @@ if __name__ == "__main__":
         "data": DATA,
         "settings": SETTINGS,
         "models": {m: fingerprint(pinned_estimate(m)) for m in MODELS},
+        "layouts": {name: fingerprint(pinned_estimate(**given)) for name, given in LAYOUTS.items()},
     }
     path = Path(__file__).with_name("estimate_pins.json")
     path.write_text(json.dumps(pins, indent=1) + "\n")
