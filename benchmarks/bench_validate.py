@@ -1,7 +1,7 @@
 """The validation harness on five datasets: the estimate against the naive check.
 
     ENSSTAB_DATA_DIR=../shared/data python benchmarks/bench_validate.py [--seeds 0,1] [--models onda,anchored] \
-        [--json OUT.json] [--variants] [--m-ensemble 1,5,10,20,30,50]
+        [--json OUT.json] [--variants] [--m-ensemble 1,5,10,20,30,50] [--layout fixed|adaptive]
 
 For the embedded default, Colon, Lymphoma and Prostate (their paper settings, n_target
 20, 20, 40, 60) and Prostate cut into three levels per feature as Colon and Lymphoma are
@@ -26,6 +26,9 @@ forest (300 trees), m_stability = 20 and m_ensemble 1, 5, 10, 20, 30, 50 (or
   first runs of those pools: exactly what ``estimate`` with those options would give.
   Prints, per variant: the fitted (u, p), the predicted curve, how many sizes the
   interval covers, how many are within 2 SE, and the mean |z|.
+
+``--layout adaptive`` validates the anchored model's adaptive layout (``layout`` of
+:func:`~ensstab_dask.estimate`) instead of its fixed one; the JSON records the layout.
 
 A dataset whose file is missing is skipped, saying so.
 """
@@ -218,6 +221,7 @@ def main(argv=None) -> int:
         "(real.naive.pool_naive_checks): the first to every size, the others to --pool-up-to",
     )
     ap.add_argument("--pool-up-to", type=int, default=20, help="the largest size the pooled naive checks share")
+    ap.add_argument("--layout", default="fixed", help="the anchored model's layout: fixed or adaptive")
     ap.add_argument(
         "--report",
         help="no runs: print the scorecard and the tables of --models from these JSON files "
@@ -278,6 +282,7 @@ def main(argv=None) -> int:
                             data=name,
                             model=model,
                             progress=False,
+                            **({"layout": args.layout} if model == "anchored" else {}),
                         )
                     if args.naive_seeds:
                         res = pooled(res, data, n_target, args, selector=selector, client=client)
@@ -292,6 +297,7 @@ def main(argv=None) -> int:
                             "warnings": d["warnings"],
                             "per_m": d["per_m"],
                             "real_runs": d["estimate_real_runs"],
+                            "layout": args.layout if model == "anchored" else None,
                             "seconds": res.seconds,
                             "self_check": d["estimate"].get("self_check"),  # none where nothing was predicted
                             # The naive copies behind each size (the pooled checks', with --naive-seeds).

@@ -210,14 +210,15 @@ def refuse_before_the_work(X, y, settings: EstimateSettings, n_targets: list[int
 
 
 def _all_cached(cache: RunCache | None, settings: EstimateSettings, n_feature: int) -> bool:
-    """Whether the cache holds every real run the estimate will ask for, and nothing after the
+    """Whether the cache holds every real run the estimate may ask for, and nothing after the
     runs is simulated: then the estimate needs no cluster (a precision may ask for more runs,
-    a simulator model simulates on the cluster; a cluster already running is used as given)."""
+    a simulator model simulates on the cluster; a cluster already running is used as given).
+    An adaptive layout may grow its copies: the cache must hold them grown."""
     if cache is None or settings.precision is not None or settings.curve_model.simulator:
         return False
     if running_client() is not None:
         return False
-    return cache.holds(list(real_run_items(settings).values()), n_feature)
+    return cache.holds(list(real_run_items(settings, grown=True).values()), n_feature)
 
 
 def estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[int], names) -> Estimate:

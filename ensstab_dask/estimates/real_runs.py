@@ -127,9 +127,10 @@ class RealRunner:
         return sum(self._spent, RunsSpent())
 
 
-def real_run_items(settings: EstimateSettings) -> dict[str, Pool | Copies]:
+def real_run_items(settings: EstimateSettings, *, grown: bool = False) -> dict[str, Pool | Copies]:
     """The real runs the model asks for, by name: the paper's pools (``half``, ``member``,
-    as ``calibration_layout`` says), its copies (``copies``) and its self-check's (``check``)."""
+    as ``calibration_layout`` says), its copies (``copies``; ``grown``: as many as an
+    adaptive layout may grow them to) and its self-check's (``check``)."""
     s, curve_model, seed = settings, settings.curve_model, as_seed_sequence(settings.seed)
     plan: dict[str, Pool | Copies] = {}
     if curve_model.paper_runs:
@@ -139,7 +140,7 @@ def real_run_items(settings: EstimateSettings) -> dict[str, Pool | Copies]:
             if size:
                 plan[name] = Pool(size, how, derive(seed, Stream.ESTIMATE, stage))
     designs = (
-        ("copies", s.copy_design, Stage.COPIES),
+        ("copies", s.largest_design if grown else s.copy_design, Stage.COPIES),
         ("check", curve_model.check_design(), Stage.CHECK_COPIES),
     )
     for name, design, stage in designs:

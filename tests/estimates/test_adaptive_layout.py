@@ -11,12 +11,15 @@ import pytest
 import xarray as xr
 
 import ensstab_dask as es
+from ensstab_dask.estimates import pipeline
 from ensstab_dask.estimates.spending import Next
 from ensstab_dask.models import get_model
 from ensstab_dask.models._base import SelfCheck
 from ensstab_dask.models.anchored import GROW_BAND, GROW_SPLIT_Z
 from ensstab_dask.real.datasets import make_microarray
-from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.real.run_cache import RunCache
+from ensstab_dask.real.selectors import default_selector, make_scorer
+from ensstab_dask.settings import EstimateSettings
 from tests.cli_runs import cli_estimate
 
 # Two small problems on 3-tree forests: on the first the first round's member split is off
@@ -72,7 +75,14 @@ def test_sizes_the_first_round_measures_leave_nothing_to_decide():
 
 
 def test_a_grown_layout_asked_again_reads_every_run_from_the_cache(tmp_path, caplog):
+    data = make_microarray(**CLIMBS["data"])
+    settings = EstimateSettings(n_feature=300, n_target=10, m_ensemble=RUN["m_ensemble"], layout="adaptive")
+    cache = RunCache.open(tmp_path, data.X, data.y, make_scorer(default_selector(CLIMBS["trees"])))
+    assert not pipeline._all_cached(cache, settings, 300)
+    _estimate(CLIMBS, layout="adaptive", m_ensemble=(1, 5, 10), cache_dir=tmp_path)  # the first round alone
+    assert not pipeline._all_cached(cache, settings, 300)  # it may grow: a cluster would make the rest
     _estimate(CLIMBS, layout="adaptive", cache_dir=tmp_path)
+    assert pipeline._all_cached(cache, settings, 300)  # grown: nothing left to run, no cluster
     with caplog.at_level(logging.INFO, logger="ensstab_dask.cache"):
         again = _estimate(CLIMBS, layout="adaptive", cache_dir=tmp_path)
     assert again.real_runs == 400 and again.cost.runs.made == 0 and again.cost.runs.reused == 400
