@@ -104,7 +104,7 @@ def test_the_simulators_are_bit_identical_to_before_the_seam(model):
 # Every model, every reported number and the bootstrap's replicates, as the JSON's commit
 # computed them.
 sys.path.insert(0, str(Path(__file__).parents[1] / "pins"))
-from make_estimate_pins import fingerprint, pinned_estimate  # noqa: E402
+from make_estimate_pins import LAYOUTS, fingerprint, pinned_estimate  # noqa: E402
 
 PINS = json.loads((Path(__file__).parents[1] / "pins" / "estimate_pins.json").read_text())
 #: How far a pinned float may move: the processor's BLAS kernel (OpenBLAS picks one by CPU)
@@ -138,6 +138,14 @@ def _same_as_pinned(got: dict, model: str) -> None:
 @pytest.mark.parametrize("model", MODELS)
 def test_every_model_gives_the_pinned_numbers(model):
     _same_as_pinned(fingerprint(pinned_estimate(model)), model)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_pinned_layout_gives_its_pinned_numbers(layout):
+    got = fingerprint(pinned_estimate(**LAYOUTS[layout]))
+    pinned = PINS["layouts"][layout]
+    for key in pinned:
+        _same(got[key], pinned[key], f"{layout}.{key}")
 
 
 def _floats(tree, path=()):
