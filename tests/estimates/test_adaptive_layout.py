@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import ensstab_dask as es
-from ensstab_dask.estimates import pipeline
+from ensstab_dask.estimates.real_runs import real_run_items
 from ensstab_dask.estimates.spending import Next
 from ensstab_dask.models import get_model
 from ensstab_dask.models._base import SelfCheck
@@ -78,11 +78,15 @@ def test_a_grown_layout_asked_again_reads_every_run_from_the_cache(tmp_path, cap
     data = make_microarray(**CLIMBS["data"])
     settings = EstimateSettings(n_feature=300, n_target=10, m_ensemble=RUN["m_ensemble"], layout="adaptive")
     cache = RunCache.open(tmp_path, data.X, data.y, make_scorer(default_selector(CLIMBS["trees"])))
-    assert not pipeline._all_cached(cache, settings, 300)
+
+    def all_cached() -> bool:  # what the estimate asks before it starts a cluster (a client running aside)
+        return cache.holds(list(real_run_items(settings, grown=True).values()), 300)
+
+    assert not all_cached()
     _estimate(CLIMBS, layout="adaptive", m_ensemble=(1, 5, 10), cache_dir=tmp_path)  # the first round alone
-    assert not pipeline._all_cached(cache, settings, 300)  # it may grow: a cluster would make the rest
+    assert not all_cached()  # it may grow: a cluster would make the rest
     _estimate(CLIMBS, layout="adaptive", cache_dir=tmp_path)
-    assert pipeline._all_cached(cache, settings, 300)  # grown: nothing left to run, no cluster
+    assert all_cached()  # grown: nothing left to run, no cluster
     with caplog.at_level(logging.INFO, logger="ensstab_dask.cache"):
         again = _estimate(CLIMBS, layout="adaptive", cache_dir=tmp_path)
     assert again.real_runs == 400 and again.cost.runs.made == 0 and again.cost.runs.reused == 400
