@@ -383,11 +383,12 @@ class EstimateSettings:
                 f"layout: 'adaptive' grows the real ensemble copies of model={DEFAULT_MODEL!r}; model={self.model!r} "
                 "has no adaptive layout (got layout='adaptive'); leave layout at 'fixed'"
             )
-        if self.copies is not None and curve_model.copy_design() is None:
-            raise InvalidParameterError(
-                f"copies: model={self.model!r} measures no real ensemble copies; use model={DEFAULT_MODEL!r} "
-                f"(got copies={self.copies})"
-            )
+        for name in ("copies", "members"):  # nothing to count for a model that measures no copies
+            if getattr(self, name) is not None and curve_model.copy_design() is None:
+                raise InvalidParameterError(
+                    f"{name}: model={self.model!r} measures no real ensemble copies; use model={DEFAULT_MODEL!r} "
+                    f"(got {name}={getattr(self, name)})"
+                )
         design = self.copy_design
         if not curve_model.paper_runs and design is not None and self.n_runs > design[0] * design[1]:
             # t_uniform and A[f] count the runs of the model's own copies: no more can be had.

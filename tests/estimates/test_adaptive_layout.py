@@ -99,6 +99,7 @@ def test_a_grown_layout_asked_again_reads_every_run_from_the_cache(tmp_path, cap
         (dict(layout="adaptive", model="random-effects"), "layout: 'adaptive' grows the real ensemble copies of"),
         (dict(layout="grown"), "layout must be one of 'fixed', 'adaptive'"),
         (dict(members=3), "members must be >= 4; got 3"),
+        (dict(members=8, model="onda"), "members: model='onda' measures no real ensemble copies"),
     ],
 )
 def test_layout_settings_are_refused_in_their_own_words(settings, message):
