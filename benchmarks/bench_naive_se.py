@@ -93,6 +93,45 @@ def kernels(ranks: np.ndarray, sizes, n_target: int, n_feature: int, seed: int) 
     return {"naive check": np.stack(naive), "estimate's measured points": arcs}
 
 
+def by_member(ranks: np.ndarray, n_target: int, n_feature: int, seed: int, rng, *, boot: int) -> dict:
+    """Is a copy's first weak selector like its others? At m = 1 the naive check pairs each
+    copy's first member with the other copies' first members; the estimate's point pairs
+    every member with every member of the other copies. Given exchangeable members the two
+    have one expectation. Here, over all the copies: the mean similarity of the first
+    members across copies, of members of the same index, and of every pair across copies,
+    with differences whose SE is a bootstrap over the copies (the independent units)."""
+    from ensstab_dask.real.naive import naive_ensembles
+    from ensstab_dask.seeding import as_seed_sequence
+
+    N, B, _ = ranks.shape
+    ss = as_seed_sequence(seed)
+    sets = np.concatenate([naive_ensembles(ranks[:, k : k + 1], 1, n_target, ss) for k in range(B)])
+    S = subset_similarities(sets, n_feature, "jaccard")  # member-major: run k * N + copy
+    copy, member = np.tile(np.arange(N), B), np.repeat(np.arange(B), N)
+
+    def means(pick: np.ndarray) -> tuple[float, float, float]:
+        keep = np.isin(copy, pick)
+        c, k, s = copy[keep], member[keep], S[np.ix_(keep, keep)]
+        cross = c[:, None] != c[None, :]
+        same = cross & (k[:, None] == k[None, :])
+        first = same & (k[:, None] == 0)
+        return float(s[first].mean()), float(s[same].mean()), float(s[cross].mean())
+
+    first, same, cross = means(np.arange(N))
+    reps = np.array([means(np.unique(rng.choice(N, N, replace=True))) for _ in range(boot)])
+    per_member = [float(S[k * N : (k + 1) * N, k * N : (k + 1) * N][np.triu_indices(N, 1)].mean()) for k in range(B)]
+    return dict(
+        first_members=first,
+        same_index=same,
+        every_pair=cross,
+        first_minus_every=first - cross,
+        first_minus_every_se=float((reps[:, 0] - reps[:, 2]).std(ddof=1)),
+        same_minus_every=same - cross,
+        same_minus_every_se=float((reps[:, 1] - reps[:, 2]).std(ddof=1)),
+        per_member=per_member,
+    )
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="colon", help="a name bench_validate.py's load() takes")
@@ -104,6 +143,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n-estimators", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--save-ranks", default=None, help="write the copies' ranks here (.npz)")
     args = ap.parse_args(argv)
 
     from bench_validate import DATASETS, load
@@ -149,10 +189,20 @@ def main(argv=None) -> int:
             f"{r['sd_over_se']:.2f} ({lo:.2f}-{hi:.2f}) | {r['sd_over_rms_se']:.2f} | {r['se_cv']:.2f} | "
             f"{r['disjoint_sd_over_se']:.2f} (of {r['disjoint_checks']}) |"
         )
+    m1 = by_member(ranks, n_target, X.shape[1], args.seed, rng, boot=args.boot)
+    print(
+        f"\nm = 1 by member, over the {args.copies} copies: first members {m1['first_members']:.4f}, members of one "
+        f"index {m1['same_index']:.4f}, every pair {m1['every_pair']:.4f}; first - every "
+        f"{m1['first_minus_every']:+.4f} (SE {m1['first_minus_every_se']:.4f}), one index - every "
+        f"{m1['same_minus_every']:+.4f} (SE {m1['same_minus_every_se']:.4f}); each index alone: "
+        f"{min(m1['per_member']):.4f} to {max(m1['per_member']):.4f}"
+    )
+    if args.save_ranks:
+        np.savez_compressed(args.save_ranks, ranks=ranks)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
-                dict(dataset=args.dataset, copies=args.copies, seed=args.seed, seconds=runs_seconds, rows=rows),
+                dict(dataset=args.dataset, copies=args.copies, seed=args.seed, seconds=runs_seconds, rows=rows, m1=m1),
                 f,
                 indent=1,
             )
