@@ -93,43 +93,58 @@ def kernels(ranks: np.ndarray, sizes, n_target: int, n_feature: int, seed: int) 
     return {"naive check": np.stack(naive), "estimate's measured points": arcs}
 
 
-def by_member(ranks: np.ndarray, n_target: int, n_feature: int, seed: int, rng, *, boot: int) -> dict:
+def by_member(ranks: np.ndarray, n_target: int, n_feature: int, seed: int) -> dict:
     """Is a copy's first weak selector like its others? At m = 1 the naive check pairs each
     copy's first member with the other copies' first members; the estimate's point pairs
     every member with every member of the other copies. Given exchangeable members the two
-    have one expectation. Here, over all the copies: the mean similarity of the first
-    members across copies, of members of the same index, and of every pair across copies,
-    with differences whose SE is a bootstrap over the copies (the independent units)."""
+    have one expectation. Here, over all the copies: the mean similarity across copies of
+    their first members, of members of one index, and of every pair. Each is a mean over
+    pairs of copies of a kernel between two copies, so each difference is a U-statistic
+    over the copies (the independent units) with the difference of the kernels, and its
+    SE the U-statistic SE the checks report (``indices.u_statistic_se``)."""
     from ensstab_dask.real.naive import naive_ensembles
     from ensstab_dask.seeding import as_seed_sequence
 
     N, B, _ = ranks.shape
     ss = as_seed_sequence(seed)
     sets = np.concatenate([naive_ensembles(ranks[:, k : k + 1], 1, n_target, ss) for k in range(B)])
-    S = subset_similarities(sets, n_feature, "jaccard")  # member-major: run k * N + copy
-    copy, member = np.tile(np.arange(N), B), np.repeat(np.arange(B), N)
-
-    def means(pick: np.ndarray) -> tuple[float, float, float]:
-        keep = np.isin(copy, pick)
-        c, k, s = copy[keep], member[keep], S[np.ix_(keep, keep)]
-        cross = c[:, None] != c[None, :]
-        same = cross & (k[:, None] == k[None, :])
-        first = same & (k[:, None] == 0)
-        return float(s[first].mean()), float(s[same].mean()), float(s[cross].mean())
-
-    first, same, cross = means(np.arange(N))
-    reps = np.array([means(np.unique(rng.choice(N, N, replace=True))) for _ in range(boot)])
-    per_member = [float(S[k * N : (k + 1) * N, k * N : (k + 1) * N][np.triu_indices(N, 1)].mean()) for k in range(B)]
+    S = subset_similarities(sets, n_feature, "jaccard").reshape(B, N, B, N)  # (member, copy, member, copy)
+    first = S[0, :, 0, :]
+    same = np.einsum("aiaj->ij", S) / B
+    every = S.mean(axis=(0, 2))
+    pairs = np.triu_indices(N, 1)
     return dict(
-        first_members=first,
-        same_index=same,
-        every_pair=cross,
-        first_minus_every=first - cross,
-        first_minus_every_se=float((reps[:, 0] - reps[:, 2]).std(ddof=1)),
-        same_minus_every=same - cross,
-        same_minus_every_se=float((reps[:, 1] - reps[:, 2]).std(ddof=1)),
-        per_member=per_member,
+        first_members=float(first[pairs].mean()),
+        same_index=float(same[pairs].mean()),
+        every_pair=float(every[pairs].mean()),
+        first_minus_every=float((first - every)[pairs].mean()),
+        first_minus_every_se=u_statistic_se(first - every),
+        same_minus_every=float((same - every)[pairs].mean()),
+        same_minus_every_se=u_statistic_se(same - every),
+        per_member=[float(S[k, :, k, :][pairs].mean()) for k in range(B)],
     )
+
+
+def first_member_line(m1: dict, copies: int) -> str:
+    """:func:`by_member`'s figures, in one line."""
+    return (
+        f"m = 1 by member, over the {copies} copies: first members {m1['first_members']:.4f}, members of one "
+        f"index {m1['same_index']:.4f}, every pair {m1['every_pair']:.4f}; first - every "
+        f"{m1['first_minus_every']:+.4f} (SE {m1['first_minus_every_se']:.4f}), one index - every "
+        f"{m1['same_minus_every']:+.4f} (SE {m1['same_minus_every_se']:.4f}); each index alone: "
+        f"{min(m1['per_member']):.4f} to {max(m1['per_member']):.4f}"
+    )
+
+
+def load_ranks(path: str) -> np.ndarray:
+    """Copies' ranks (copies, members, n_feature) saved by ``--save-ranks`` (.npz) or held in
+    an estimate's run cache (.nc, ``real.run_cache``)."""
+    if path.endswith(".npz"):
+        return np.load(path)["ranks"]
+    import xarray as xr
+
+    with xr.open_dataset(path) as ds:
+        return ds["ranks"].values
 
 
 def main(argv=None) -> int:
@@ -144,6 +159,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", default=None)
     ap.add_argument("--save-ranks", default=None, help="write the copies' ranks here (.npz)")
+    ap.add_argument(
+        "--ranks-from", default=None, help="no runs: the m = 1 line only, from these ranks (.npz or a run cache's .nc)"
+    )
     args = ap.parse_args(argv)
 
     from bench_validate import DATASETS, load
@@ -159,6 +177,10 @@ def main(argv=None) -> int:
 
     data = load(args.dataset)
     n_target = DATASETS[args.dataset]
+    if args.ranks_from:
+        ranks = load_ranks(args.ranks_from)
+        print(first_member_line(by_member(ranks, n_target, ranks.shape[2], args.seed), len(ranks)))
+        return 0
     sizes = [int(v) for v in args.m_ensemble.split(",")]
     X, y = check_data(data.X, data.y)
     selector = default_selector(args.n_estimators, task=task_of(y))
@@ -189,14 +211,8 @@ def main(argv=None) -> int:
             f"{r['sd_over_se']:.2f} ({lo:.2f}-{hi:.2f}) | {r['sd_over_rms_se']:.2f} | {r['se_cv']:.2f} | "
             f"{r['disjoint_sd_over_se']:.2f} (of {r['disjoint_checks']}) |"
         )
-    m1 = by_member(ranks, n_target, X.shape[1], args.seed, rng, boot=args.boot)
-    print(
-        f"\nm = 1 by member, over the {args.copies} copies: first members {m1['first_members']:.4f}, members of one "
-        f"index {m1['same_index']:.4f}, every pair {m1['every_pair']:.4f}; first - every "
-        f"{m1['first_minus_every']:+.4f} (SE {m1['first_minus_every_se']:.4f}), one index - every "
-        f"{m1['same_minus_every']:+.4f} (SE {m1['same_minus_every_se']:.4f}); each index alone: "
-        f"{min(m1['per_member']):.4f} to {max(m1['per_member']):.4f}"
-    )
+    m1 = by_member(ranks, n_target, X.shape[1], args.seed)
+    print("\n" + first_member_line(m1, args.copies))
     if args.save_ranks:
         np.savez_compressed(args.save_ranks, ranks=ranks)
     if args.json:
