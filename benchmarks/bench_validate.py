@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ensstab_dask.checks import MODELS
+from ensstab_dask.checks import COPY_LAYOUTS, MODELS
 
 DATASETS = {"default": 20, "colon": 20, "lymphoma": 40, "prostate": 60, "prostate-3level": 60, "prostate-gene": 40}
 VARIANTS = [
@@ -221,7 +221,7 @@ def main(argv=None) -> int:
         "(real.naive.pool_naive_checks): the first to every size, the others to --pool-up-to",
     )
     ap.add_argument("--pool-up-to", type=int, default=20, help="the largest size the pooled naive checks share")
-    ap.add_argument("--layout", default="fixed", help="the anchored model's layout: fixed or adaptive")
+    ap.add_argument("--layout", default="fixed", choices=COPY_LAYOUTS, help="the anchored model's layout")
     ap.add_argument(
         "--report",
         help="no runs: print the scorecard and the tables of --models from these JSON files "

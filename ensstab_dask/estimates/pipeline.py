@@ -44,8 +44,8 @@ from ensstab_dask.estimates.real_runs import (
     EnsembleCopies,
     RealRunner,
     check_estimate_cost,
+    every_run_cached,
     make_real_runs,
-    real_run_items,
 )
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.estimates.rounds import spend_real_runs
@@ -218,7 +218,7 @@ def _all_cached(cache: RunCache | None, settings: EstimateSettings, n_feature: i
         return False
     if running_client() is not None:
         return False
-    return cache.holds(list(real_run_items(settings, grown=True).values()), n_feature)
+    return every_run_cached(cache, settings, n_feature)
 
 
 def estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[int], names) -> Estimate:

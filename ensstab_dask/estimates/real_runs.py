@@ -44,7 +44,14 @@ from ensstab_dask.real.selectors import real_run
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
-__all__ = ["EnsembleCopies", "RealRunner", "make_real_runs", "real_run_items", "check_estimate_cost"]
+__all__ = [
+    "EnsembleCopies",
+    "RealRunner",
+    "make_real_runs",
+    "real_run_items",
+    "every_run_cached",
+    "check_estimate_cost",
+]
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,13 @@ def real_run_items(settings: EstimateSettings, *, grown: bool = False) -> dict[s
         if design is not None:
             plan[name] = Copies(*design, derive(seed, Stream.ESTIMATE, stage))
     return plan
+
+
+def every_run_cached(cache: RunCache, settings: EstimateSettings, n_feature: int) -> bool:
+    """Whether ``cache`` holds every real run the estimate of ``settings`` may ask for: its
+    :func:`real_run_items`, an adaptive layout's copies grown (a first round alone may still
+    grow, and then a cluster makes the rest)."""
+    return cache.holds(list(real_run_items(settings, grown=True).values()), n_feature)
 
 
 def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[RealRuns, EnsembleCopies]:

@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import ensstab_dask as es
-from ensstab_dask.estimates.real_runs import real_run_items
+from ensstab_dask.estimates.real_runs import every_run_cached
 from ensstab_dask.estimates.spending import Next
 from ensstab_dask.models import get_model
 from ensstab_dask.models._base import SelfCheck
@@ -80,7 +80,7 @@ def test_a_grown_layout_asked_again_reads_every_run_from_the_cache(tmp_path, cap
     cache = RunCache.open(tmp_path, data.X, data.y, make_scorer(default_selector(CLIMBS["trees"])))
 
     def all_cached() -> bool:  # what the estimate asks before it starts a cluster (a client running aside)
-        return cache.holds(list(real_run_items(settings, grown=True).values()), 300)
+        return every_run_cached(cache, settings, 300)
 
     assert not all_cached()
     _estimate(CLIMBS, layout="adaptive", m_ensemble=(1, 5, 10), cache_dir=tmp_path)  # the first round alone
