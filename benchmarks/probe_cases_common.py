@@ -12,11 +12,12 @@ import pathlib
 from collections.abc import Callable
 
 #: The classes a case's ``run`` may return: a clear one-line error, the right
-#: answer, or one of the failures the probe looks for.
-CLASSES = ("error", "right", "silent", "hang", "traceback", "noisy")
+#: answer, or one of the failures the probe looks for (``signal``: the process was
+#: killed by a signal, a crash in C code).
+CLASSES = ("error", "right", "silent", "hang", "traceback", "signal", "noisy")
 
 #: The classes that make the replay fail.
-FAILING = ("silent", "hang", "traceback")
+FAILING = ("silent", "hang", "traceback", "signal")
 
 
 @dataclasses.dataclass(frozen=True)

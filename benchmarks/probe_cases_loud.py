@@ -54,6 +54,8 @@ def classify(ran, *, needle: str = "", before_work: bool = False) -> str:
     """A run that should have been refused: error, or what it was instead."""
     if ran.timed_out:
         return "hang"
+    if ran.returncode < 0:  # killed by a signal: a crash in C code
+        return "signal"
     if "Traceback" in ran.stderr:
         return "traceback"
     if ran.one_line_error() and needle in ran.lines[0] and not (before_work and ran.stdout.strip()):

@@ -90,6 +90,8 @@ def failure(res: _Result) -> str | None:
     """The class of a run that hung or printed a traceback; None otherwise."""
     if res.hung:
         return "hang"
+    if res.rc < 0:  # killed by a signal: a crash in C code
+        return "signal"
     if res.traceback:
         return "traceback"
     return None

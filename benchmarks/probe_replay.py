@@ -6,13 +6,14 @@ The cases come from ``probe_cases_silent`` (silently wrong answers, lost files),
 they are present ``probe_cases_loud`` (hangs, tracebacks, noisy output), and the fourth
 round's ``probe_cases_outputs``, ``probe_cases_stores``, ``probe_cases_data`` and
 ``probe_cases_schedulers`` (numbered 100 + the item), and the fifth round's
-``probe_cases_trust`` and ``probe_cases_inputs`` (numbered 200 + the item); each defines
+``probe_cases_trust`` and ``probe_cases_inputs`` (numbered 200 + the item), and the sixth
+round's ``probe_cases_round6`` (numbered 300 + the item); each defines
 ``CASES``, a list of :class:`probe_cases_common.Case`. Every case runs in its own empty
 temporary folder and returns its class (:data:`probe_cases_common.CLASSES`): ``error``,
 a clear one-line error; ``right``, the right answer; or ``silent``, ``hang``,
-``traceback``, ``noisy``. A probe that itself raises is counted as ``traceback``, with
+``traceback``, ``signal`` (killed by a signal), ``noisy``. A probe that itself raises is counted as ``traceback``, with
 its last line printed. One line per case, ``number class name``, then a count per class.
-Exit status 1 when any case is silent, hung or a traceback, else 0.
+Exit status 1 when any case is silent, hung, a traceback or killed by a signal, else 0.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ MODULES = (
     # round 5: numbered 200 + the item
     "probe_cases_trust",
     "probe_cases_inputs",
+    # round 6: numbered 300 + the item
+    "probe_cases_round6",
 )
 
 

@@ -58,6 +58,7 @@ from ensstab_dask.real.file_formats import (
 )
 from ensstab_dask.real.formats import Data, reason_of, shown_name
 from ensstab_dask.real.repeats import say_repeated_samples
+from ensstab_dask.real.sparse_structure import check_sparse
 from ensstab_dask.real.targets import check_target, task_of
 from ensstab_dask.seeding import SeedLike, make_rng
 
@@ -134,8 +135,8 @@ def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tupl
     if y.ndim == 2 and 1 in y.shape:  # a .mat file's Y is a column (or a row)
         y = y.ravel()
     sparse = scipy.sparse.issparse(X)
-    if sparse and np.issubdtype(X.dtype, np.number):
-        _check_float32_range(X.data)  # before float32 would make them inf
+    if sparse:  # before scipy's C code trusts its indices, and float32 makes large sums inf
+        check_sparse(X)
     try:
         X, y = check_X_y(X, y, accept_sparse="csc", dtype=np.float32 if sparse else np.float64, ensure_min_samples=4)
         y = check_target(y, task)
@@ -163,13 +164,13 @@ def _canonical(X):
 
 
 def _check_float32_range(X: np.ndarray) -> None:
-    """Refuse values beyond float32's range (about 3.4e38): scikit-learn's trees compute in
-    float32 and refuse them only once the first real run has started. ``X`` dense (2-D),
-    or a sparse matrix's stored values (1-D)."""
+    """Refuse values beyond float32's range (about 3.4e38) in a dense ``X``: scikit-learn's
+    trees compute in float32 and refuse them only once the first real run has started (a
+    sparse X's are checked with its structure, repeated entries summed)."""
     big = np.abs(X) > np.finfo(np.float32).max
     if big.any():
         first = tuple(np.argwhere(big)[0])
-        where = f"first at sample {first[0]}, feature {first[1]}" if X.ndim == 2 else "first"
+        where = f"first at sample {first[0]}, feature {first[1]}"
         raise InvalidParameterError(
             f"X holds values beyond float32's range, +-{float(np.finfo(np.float32).max):.3g}, in which scikit-learn's "
             f"trees compute ({int(big.sum())} values; {where}: {X[first]:g}); rescale X"

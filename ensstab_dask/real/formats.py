@@ -30,6 +30,7 @@ import numpy as np
 import psutil
 
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.sparse_structure import check_sparse, check_sparse_parts
 
 # scipy.io, pandas and anndata are imported where they are used (import time; anndata is
 # also optional).
@@ -210,18 +211,34 @@ def _npz_archive(path: Path):
 
 def _sparse_npz(path: Path, npz, found: str) -> Data:
     """A scipy sparse X in the layout ``scipy.sparse.save_npz`` writes (``data``,
-    ``indices``, ``indptr``, ``shape``, ``format``) beside ``y`` and optional ``feature_names``."""
+    ``indices``, ``indptr``, ``shape``, ``format``) beside ``y`` and optional
+    ``feature_names``; its arrays checked whole
+    (:func:`~ensstab_dask.real.sparse_structure.check_sparse_parts`) before scipy sees them."""
     import scipy.sparse
 
     if "y" not in npz and "Y" not in npz:
         raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing beside the sparse X; found [{found}]")
     try:
-        X = scipy.sparse.load_npz(path)
+        parts = {key: np.asarray(npz[key]) for key in ("format", "data", "indices", "indptr", "shape")}
         y = np.asarray(npz["y" if "y" in npz else "Y"])
         names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
-    except (*UNREADABLE, zipfile.BadZipFile, ValueError) as exc:
+    except ValueError as exc:  # an array of Python objects: reading it would run code from the file
+        raise InvalidParameterError(
+            f"{path}: a sparse X's arrays, y and feature_names must be numeric or string arrays; one holds Python "
+            "objects, which are not read (unpickling would run code from the file)"
+        ) from exc
+    except (*UNREADABLE, zipfile.BadZipFile) as exc:
         raise InvalidParameterError(f"{path}: not a readable sparse matrix and labels ({reason_of(exc)})") from exc
-    return Data(X, y, names)
+    fmt = parts["format"]
+    fmt = fmt.item() if fmt.shape == () and fmt.dtype.kind in "US" else None
+    fmt = fmt.decode("ascii", errors="replace") if isinstance(fmt, bytes) else fmt
+    if fmt is None:
+        raise InvalidParameterError(f"{path}: the sparse X's format must be a string, 'csr' or 'csc'")
+    shape = check_sparse_parts(
+        fmt, parts["data"], parts["indices"], parts["indptr"], parts["shape"], where=str(path)
+    )
+    make = scipy.sparse.csr_matrix if fmt == "csr" else scipy.sparse.csc_matrix
+    return Data(make((parts["data"], parts["indices"], parts["indptr"]), shape=shape), y, names)
 
 
 def load_npz(path: Path, options: ReadOptions) -> Data:
@@ -349,6 +366,7 @@ def _matrix(path: Path, X):
     if sparse:
         if not np.issubdtype(X.dtype, np.number):
             raise InvalidParameterError(f"{path}: X must be numeric; got a sparse matrix of {X.dtype}")
+        check_sparse(X, where=str(path))  # as the file holds it: anndata builds it unchecked
         return X
     try:
         return np.asarray(X, dtype=np.float64)

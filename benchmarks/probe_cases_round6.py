@@ -1,0 +1,100 @@
+"""The probe's cases of the sixth round: malformed sparse files (301), ids that leak the
+label (302), a regression target's units (303), names that reach the terminal raw (304),
+a pipe that closes (305), the run cache's folder and entries (306), a sweep whose worker
+dies (307) and the rest (308). Numbered 300 + the item.
+
+Each case runs ``ensstab`` as a user would, in the empty folder it is given (or the
+library, where the case is the library's), and returns its class
+(``probe_cases_common.CLASSES``).
+
+    python benchmarks/probe_replay.py --only 301,302,303,304,305,306,307,308
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+
+import numpy as np  # noqa: E402
+from probe_cases_common import Case  # noqa: E402
+from probe_cases_data import ESTIMATE  # noqa: E402
+from probe_cases_silent import cli, refused  # noqa: E402
+
+# 301: a malformed sparse matrix in a data file -------------------------------------------------
+
+
+def _csr_parts() -> dict:
+    import scipy.sparse
+
+    X = scipy.sparse.random(30, 40, density=0.3, format="csr", random_state=0)
+    return dict(
+        data=X.data.copy(), indices=X.indices.astype(np.int64), indptr=X.indptr.copy(), shape=np.array(X.shape)
+    )
+
+
+def _sparse_npz(change, needle: str):
+    def run(tmp: Path) -> str:
+        parts = _csr_parts()
+        change(parts)
+        np.savez(tmp / "d.npz", format="csr", y=np.repeat([0, 1], 15), **parts)
+        res = cli(tmp, "estimate", "--data", "d.npz", *ESTIMATE)
+        return refused(res, unless=needle not in res.err or "d.npz" not in res.err)
+
+    return run
+
+
+def _sparse_h5ad(change, needle: str):
+    def run(tmp: Path) -> str:
+        import anndata
+        import h5py
+        import pandas as pd
+        import scipy.sparse
+
+        X = scipy.sparse.random(30, 40, density=0.3, format="csr", random_state=0, dtype=np.float32)
+        obs = pd.DataFrame({"label": np.repeat(["a", "b"], 15)}, index=[f"c{i}" for i in range(30)])
+        anndata.AnnData(X=X, obs=obs).write_h5ad(tmp / "d.h5ad")
+        with h5py.File(tmp / "d.h5ad", "r+") as f:
+            change(f["X"])
+        res = cli(tmp, "estimate", "--data", "d.h5ad", *ESTIMATE)
+        return refused(res, unless=needle not in res.err or "d.h5ad" not in res.err)
+
+    return run
+
+
+def _set(key: str, at: int, value):
+    def change(parts) -> None:
+        parts[key][at] = value
+
+    return change
+
+
+def _indptr_back(parts) -> None:
+    indptr = parts["indptr"][:]  # a copy, also of an h5py dataset
+    indptr[[3, 4]] = indptr[[4, 3]]
+    parts["indptr"][...] = indptr
+
+
+def _narrow(parts) -> None:
+    parts["shape"] = np.array([30, 20])
+
+
+def _sum_beyond_float32(parts) -> None:
+    parts["data"][:2] = 3e38
+    parts["indices"][1] = parts["indices"][0]
+
+
+CASES: list[Case] = [
+    Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
+    Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
+    Case(301, "npz: a negative column index", _sparse_npz(_set("indices", 5, -3), "-3 at stored")),
+    Case(301, "npz: indptr not monotone", _sparse_npz(_indptr_back, "indptr goes back")),
+    Case(301, "npz: a shape narrower than the indices", _sparse_npz(_narrow, "of its shape (30, 20)")),
+    Case(301, "npz: an int64 index beyond 2**31", _sparse_npz(_set("indices", 5, 2**33), "8589934592 at stored")),
+    Case(301, "npz: duplicates summing beyond float32", _sparse_npz(_sum_beyond_float32, "repeated entries summed")),
+    Case(301, "h5ad: a negative column index", _sparse_h5ad(_set("indices", 5, -3), "-3 at stored")),
+    Case(301, "h5ad: indptr not monotone", _sparse_h5ad(_indptr_back, "indptr goes back")),
+    Case(301, "h5ad: a column index out of range", _sparse_h5ad(_set("indices", 5, 45), "45 at stored")),
+]
