@@ -20,8 +20,8 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
 
 import numpy as np  # noqa: E402
 from probe_cases_common import Case  # noqa: E402
-from probe_cases_data import ESTIMATE  # noqa: E402
-from probe_cases_silent import cli, refused  # noqa: E402
+from probe_cases_data import ESTIMATE, write_csv  # noqa: E402
+from probe_cases_silent import cli, failure, refused  # noqa: E402
 
 # 301: a malformed sparse matrix in a data file -------------------------------------------------
 
@@ -86,6 +86,30 @@ def _sum_beyond_float32(parts) -> None:
     parts["indices"][1] = parts["indices"][0]
 
 
+# 303: a regression target's units ------------------------------------------------------------------
+
+
+def _target_in_units(scale: float):
+    """A target made of the first 5 of 40 features, times ``scale``: the answer must find them."""
+
+    def run(tmp: Path) -> str:
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((60, 40))
+        y = (X[:, :5].sum(axis=1) + 0.5 * rng.standard_normal(60)) * scale
+        write_csv(tmp / "d.csv", [*(f"f{j}" for j in range(40)), "target"], [*X.T, y])
+        more = ["--n-estimators", "50", "--n-target", "5"]  # after ESTIMATE's: enough trees to find the signal
+        res = cli(tmp, "estimate", "--data", "d.csv", "--task", "regression", *ESTIMATE, *more, "--features", "f.csv")
+        if bad := failure(res):
+            return bad
+        if res.rc != 0:
+            return "noisy"
+        top = [row.split(",")[0] for row in (tmp / "f.csv").read_text().splitlines()[1:6]]
+        found = len(set(top) & {f"f{j}" for j in range(5)})
+        return "right" if found >= 3 and "distinguishable from chance" not in res.out else "silent"
+
+    return run
+
+
 CASES: list[Case] = [
     Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
     Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
@@ -97,4 +121,8 @@ CASES: list[Case] = [
     Case(301, "h5ad: a negative column index", _sparse_h5ad(_set("indices", 5, -3), "-3 at stored")),
     Case(301, "h5ad: indptr not monotone", _sparse_h5ad(_indptr_back, "indptr goes back")),
     Case(301, "h5ad: a column index out of range", _sparse_h5ad(_set("indices", 5, 45), "45 at stored")),
+    Case(303, "a target in mol/L (y x 1e-9)", _target_in_units(1e-9)),
+    Case(303, "a target times 1e-300", _target_in_units(1e-300)),
+    Case(303, "a target times 1e-310 (subnormal)", _target_in_units(1e-310)),
+    Case(303, "a target times 1e300", _target_in_units(1e300)),
 ]

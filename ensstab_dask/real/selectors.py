@@ -40,7 +40,7 @@ from ensstab_dask.checks import check_choice
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.resamples import check_resample_classes, resample_indices
-from ensstab_dask.real.targets import task_of
+from ensstab_dask.real.targets import standardized, task_of
 from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
 
 # scikit-learn is imported where it is used: it takes a tenth of a second to import.
@@ -498,7 +498,8 @@ def _fit_and_rank(
     scorer: Scorer, X: np.ndarray, y: np.ndarray, idx: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     try:
-        scores = numeric_scores(scorer(X[idx], y[idx], rng), "the selector")
+        # A regression target in standard units: its units must not change the ranking (targets.standardized).
+        scores = numeric_scores(scorer(X[idx], standardized(y[idx]), rng), "the selector")
     finally:
         tally = getattr(_tallies, "tally", None)
         if tally is not None:
