@@ -110,6 +110,36 @@ def _target_in_units(scale: float):
     return run
 
 
+# 305: a pipe that closes ---------------------------------------------------------------------------
+
+
+def _json_into_a_closed_pipe(tmp: Path) -> str:
+    """``--json - | head -c 20`` with the reader gone before the JSON comes (for certain: the
+    pipe's reading end closed from the start): 128 + SIGPIPE, no traceback."""
+    import os
+    import subprocess
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ensstab_dask.cli", "estimate", *ESTIMATE, "--no-cache", "--json", "-"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp,
+            env=dict(os.environ, PYTHONPATH=str(HERE.parent)),
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        return "hang"
+    finally:
+        os.close(write)
+    if "Traceback" in done.stderr or "Exception ignored" in done.stderr:
+        return "traceback"
+    return "right" if done.returncode == 141 else "noisy"
+
+
 CASES: list[Case] = [
     Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
     Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
@@ -125,4 +155,5 @@ CASES: list[Case] = [
     Case(303, "a target times 1e-300", _target_in_units(1e-300)),
     Case(303, "a target times 1e-310 (subnormal)", _target_in_units(1e-310)),
     Case(303, "a target times 1e300", _target_in_units(1e300)),
+    Case(305, "--json - into a pipe whose reader left", _json_into_a_closed_pipe),
 ]

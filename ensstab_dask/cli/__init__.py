@@ -126,6 +126,16 @@ def _stopped_line(args, terminated: bool) -> str:
     return f"ensstab: {'terminated' if terminated else 'interrupted'}{hint}"
 
 
+def _stdout_to_devnull() -> None:
+    """Point standard output at /dev/null: the interpreter's last flush of what is left would
+    meet the closed pipe again, and print a warning about it."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (a notebook's stdout): nothing to flush there
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = None
@@ -163,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EnsstabError as exc:  # the user's to fix: bad input, unreachable scheduler, damaged store
         error(str(exc))
         return 2
+    except BrokenPipeError:  # the reader left (`| head`): end quietly, as a killed pipeline's writer does
+        _stdout_to_devnull()
+        return 128 + 13  # SIGPIPE's status
     except OSError as exc:  # the machine's, not a bug: a path not ours to write, a full disk
         if not isinstance(exc, PermissionError) and exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise

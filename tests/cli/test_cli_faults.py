@@ -236,3 +236,31 @@ cp -r s.zarr '{tmp_path / "resumed.zarr"}'
     assert 8 <= done_then < 16, verified  # the 8 cells from before, and what fitted, marked done
     assert "resume rc=0" in out, out[-3000:]
     assert_same(xr.open_zarr(tmp_path / "reference.zarr").load(), SweepStore(tmp_path / "resumed.zarr").load())
+
+
+def test_json_to_a_pipe_whose_reader_left_ends_quietly_with_sigpipes_status(tmp_path):
+    """``ensstab estimate --json - | head -c 20``: the reader gone before the JSON is written
+    (here for certain: the pipe's reading end closed from the start) ends the command with
+    128 + SIGPIPE and no traceback, as a pipeline's writer ends."""
+    import signal
+    import subprocess
+
+    from faults import env
+
+    args = ["estimate", "--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0"]
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ensstab_dask.cli", *args, "--scheduler", "synchronous", "--no-cache", "--json", "-"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(),
+            cwd=tmp_path,
+            timeout=300,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 128 + signal.SIGPIPE, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr[-2000:]
