@@ -140,6 +140,29 @@ def _json_into_a_closed_pipe(tmp: Path) -> str:
     return "right" if done.returncode == 141 else "noisy"
 
 
+# 304: names that reach the terminal raw ----------------------------------------------------------
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[31mRED"
+
+
+def _hostile_names(*extra: str):
+    """A class and a feature named HOSTILE: nothing printed may carry its escapes raw."""
+
+    def run(tmp: Path) -> str:
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((45, 10))
+        y = np.repeat(["a" + HOSTILE, "b", "c"], 15)
+        X[y == "b", :2] += 2
+        write_csv(tmp / "d.csv", ["g" + HOSTILE, *(f"f{j}" for j in range(1, 10)), "label"], [*X.T, y])
+        res = cli(tmp, "estimate", "--data", "d.csv", *ESTIMATE, "--n-target", "2", "--no-cache", *extra)
+        if bad := failure(res):
+            return bad
+        raw = "\x1b" in res.out + res.err or "\x07" in res.out + res.err
+        return "silent" if raw or res.rc != 0 else "right"
+
+    return run
+
+
 CASES: list[Case] = [
     Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
     Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
@@ -156,4 +179,6 @@ CASES: list[Case] = [
     Case(303, "a target times 1e-310 (subnormal)", _target_in_units(1e-310)),
     Case(303, "a target times 1e300", _target_in_units(1e300)),
     Case(305, "--json - into a pipe whose reader left", _json_into_a_closed_pipe),
+    Case(304, "a class and a feature named with escapes, --groupby", _hostile_names("--groupby", "label")),
+    Case(304, "a class and a feature named with escapes, two classes", _hostile_names("--classes", f"a{HOSTILE},b")),
 ]

@@ -5,7 +5,9 @@ line's words (``--n-target``, not the library's ``n_target``), with exit status 
 a traceback. Ctrl-C (to this process alone, or to its whole process group, as a
 terminal sends it) ends any command with one line, ``ensstab: interrupted``, and exit
 status 130; SIGTERM and SIGHUP with ``ensstab: terminated`` and 143 or 129, each within
-a couple of seconds (:mod:`ensstab_dask.cli._stop`). The library's log messages of level INFO and above (logger
+a couple of seconds (:mod:`ensstab_dask.cli._stop`). Everything printed has its control
+characters made visible (a name from the data never reaches the terminal raw). The
+library's log messages of level INFO and above (logger
 ``ensstab_dask``: a sweep's resume note and its task count, the dashboard link) go to
 stderr, one line each, as plain lines; ``--quiet`` keeps only warnings.
 """
@@ -27,6 +29,7 @@ from ensstab_dask.cli._common import STDOUT, UsageError, cli_words, dask_config,
 from ensstab_dask.cli._parser import attach_negative_values, build_parser
 from ensstab_dask.cli._stop import Stop, Terminated, close_interrupted_clusters, stop_signals_handled
 from ensstab_dask.exceptions import EnsstabError, SchedulerLost
+from ensstab_dask.visible import visible
 
 __all__ = ["main", "parse_values", "build_parser", "UsageError"]
 
@@ -136,7 +139,38 @@ def _stdout_to_devnull() -> None:
         pass
 
 
+class _VisibleStream:
+    """A standard stream that writes what the command prints with its control characters
+    made visible (:func:`~ensstab_dask.visible.visible`), but for newlines, tabs and a
+    progress bar's carriage returns: a name from the data never reaches the terminal raw."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(visible(text, keep="\n\t\r"))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _visible_streams() -> Iterator[None]:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _VisibleStream(out), _VisibleStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``ensstab`` command; ``argv`` the words after it (default: the process's)."""
+    with _visible_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = None
     options: dict[str, str] = {}

@@ -37,6 +37,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import atomic_output, json_number
 from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
 from ensstab_dask.settings import EstimateSettings, mb_cutoff
+from ensstab_dask.visible import visible
 
 # pandas is imported where a table is made: it is slow to import.
 
@@ -457,11 +458,12 @@ def spreadsheet_safe(name: str) -> str:
 def write_feature_table(features: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False):
     """Write :func:`feature_table` as CSV, whole or not at all
     (:func:`~ensstab_dask.outputs.atomic_output`), its names made safe to open in a
-    spreadsheet (:func:`spreadsheet_safe`). Returns the path."""
+    spreadsheet (:func:`spreadsheet_safe`) and in a terminal (their control characters
+    made visible, :func:`~ensstab_dask.visible.visible`). Returns the path."""
     # Its header begins with FEATURE_TABLE_HEADER: what lets overwrite=True replace it later
     # (any other CSV file is taken for data, and never replaced).
     table = feature_table(features)
-    table["name"] = [spreadsheet_safe(str(n)) for n in table["name"]]
+    table["name"] = [spreadsheet_safe(visible(n)) for n in table["name"]]
     with atomic_output(out, overwrite=overwrite) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")
     return out

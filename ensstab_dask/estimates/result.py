@@ -30,6 +30,7 @@ from ensstab_dask.estimates.summary import (
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.outputs import write_netcdf
+from ensstab_dask.visible import visible
 
 __all__ = ["Estimate"]
 
@@ -257,8 +258,9 @@ class Estimate:
     def summary(self) -> str:
         """The estimate for people: the verdict first, then plain words with the symbols in
         brackets, one number per line (with its interval, saying what interval it is);
-        see :mod:`ensstab_dask.estimates.summary`."""
-        return estimate_summary(self)
+        see :mod:`ensstab_dask.estimates.summary`. Names from the data are shown with their
+        control characters made visible (:func:`~ensstab_dask.visible.visible`)."""
+        return visible(estimate_summary(self), keep="\n")
 
     def details(self) -> str:
         """Every measure of one selector's stability the estimate has (the summary says

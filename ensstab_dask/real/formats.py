@@ -234,9 +234,7 @@ def _sparse_npz(path: Path, npz, found: str) -> Data:
     fmt = fmt.decode("ascii", errors="replace") if isinstance(fmt, bytes) else fmt
     if fmt is None:
         raise InvalidParameterError(f"{path}: the sparse X's format must be a string, 'csr' or 'csc'")
-    shape = check_sparse_parts(
-        fmt, parts["data"], parts["indices"], parts["indptr"], parts["shape"], where=str(path)
-    )
+    shape = check_sparse_parts(fmt, parts["data"], parts["indices"], parts["indptr"], parts["shape"], where=str(path))
     make = scipy.sparse.csr_matrix if fmt == "csr" else scipy.sparse.csc_matrix
     return Data(make((parts["data"], parts["indices"], parts["indptr"]), shape=shape), y, names)
 
