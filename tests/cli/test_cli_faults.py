@@ -247,12 +247,12 @@ def test_json_to_a_pipe_whose_reader_left_ends_quietly_with_sigpipes_status(tmp_
 
     from faults import env
 
-    args = ["estimate", "--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0"]
+    args = ["estimate", "--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0", "--no-cache"]
     read, write = os.pipe()
     os.close(read)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "ensstab_dask.cli", *args, "--scheduler", "synchronous", "--no-cache", "--json", "-"],
+            [sys.executable, "-m", "ensstab_dask.cli", *args, "--scheduler", "synchronous", "--json", "-"],
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
