@@ -30,9 +30,7 @@ def _csr_parts() -> dict:
     import scipy.sparse
 
     X = scipy.sparse.random(30, 40, density=0.3, format="csr", random_state=0)
-    return dict(
-        data=X.data.copy(), indices=X.indices.astype(np.int64), indptr=X.indptr.copy(), shape=np.array(X.shape)
-    )
+    return dict(data=X.data.copy(), indices=X.indices.astype(np.int64), indptr=X.indptr.copy(), shape=np.array(X.shape))
 
 
 def _sparse_npz(change, needle: str):
