@@ -20,7 +20,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
 
 import numpy as np  # noqa: E402
 from probe_cases_common import Case  # noqa: E402
-from probe_cases_data import ESTIMATE, write_csv  # noqa: E402
+from probe_cases_data import ESTIMATE, said_once, write_csv  # noqa: E402
 from probe_cases_silent import cli, failure, refused  # noqa: E402
 
 # 301: a malformed sparse matrix in a data file -------------------------------------------------
@@ -161,6 +161,35 @@ def _hostile_names(*extra: str):
     return run
 
 
+# 302: ids that leak the label ----------------------------------------------------------------------
+
+
+def _last_column(name: str, values, needle: str, *, table: str | None = None):
+    """30 samples sorted by class, 8 features, and a last column ``name``: run, and say ``needle`` once."""
+
+    def run(tmp: Path) -> str:
+        rng = np.random.default_rng(0)
+        X, y = rng.standard_normal((30, 8)), np.repeat([0, 1], 15)
+        write_csv(tmp / "d.csv", [*(f"f{j}" for j in range(8)), "label", name], [*X.T, y, np.asarray(values)])
+        return said_once(tmp, "d.csv", needle, table=table)
+
+    return run
+
+
+def _ids_gene(tmp: Path) -> str:
+    """A count matrix with a gene named IDS: read whole, the gene a feature."""
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(3, (30, 9))
+    write_csv(tmp / "d.csv", [*(f"g{j}" for j in range(8)), "IDS", "label"], [*counts.T, np.repeat([0, 1], 15)])
+    res = cli(tmp, "estimate", "--data", "d.csv", *ESTIMATE, "--features", "f.csv")
+    if bad := failure(res):
+        return bad
+    names = [row.split(",")[0] for row in (tmp / "f.csv").read_text().splitlines()[1:]] if res.rc == 0 else []
+    return "right" if "IDS" in names else "noisy"
+
+
+_CODES = np.sort(np.random.default_rng(1).choice(10_000, 30, replace=False))
+
 CASES: list[Case] = [
     Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
     Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
@@ -179,4 +208,20 @@ CASES: list[Case] = [
     Case(305, "--json - into a pipe whose reader left", _json_into_a_closed_pipe),
     Case(304, "a class and a feature named with escapes, --groupby", _hostile_names("--groupby", "label")),
     Case(304, "a class and a feature named with escapes, two classes", _hostile_names("--classes", f"a{HOSTILE},b")),
+    Case(
+        302,
+        "a last column SampleID sorted by class",
+        _last_column("SampleID", range(100, 130), "sample ids", table="SampleID"),
+    ),
+    Case(302, "a last column PatientID", _last_column("PatientID", range(100, 130), "sample ids", table="PatientID")),
+    Case(302, "a last column 'patient'", _last_column("patient", range(1, 31), "sample ids", table="patient")),
+    Case(302, "a last column 'subject'", _last_column("subject", range(1, 31), "sample ids", table="subject")),
+    Case(302, "a numbering in steps of 2", _last_column("n", range(1, 61, 2), "in steps of 2", table="n")),
+    Case(302, "sorted codes that separate the classes", _last_column("record", _CODES, "alone separates the classes")),
+    Case(302, "a gene named IDS in a count matrix", _ids_gene),
+    Case(
+        302,
+        "an age 30..59: said, with the way out",
+        _last_column("age", range(30, 60), "pass --no-index-col to read it as a feature"),
+    ),
 ]

@@ -39,10 +39,13 @@ __all__ = ["load_csv", "CSV"]
 _INDEX_NAME = re.compile(r"(Unnamed: \d+)?")
 
 #: Names of a column of sample ids or row numbers (``id``, ``index``, ``sample``,
-#: ``sample_id``, ``cell_barcode``...): such a first column of whole numbers, one per row,
-#: is the index that ``to_csv()`` wrote, not a feature.
+#: ``sample_id``, ``cell_barcode``, ``patient``, ``subject``...), in any case; ``ids`` in
+#: lower case only (``IDS`` is a gene); and a name that ends in ``ID`` or ``Id`` after a
+#: lower-case letter (``SampleID``, ``PatientID``, ``sampleId``): such a first column of
+#: whole numbers, one per row, is the index that ``to_csv()`` wrote, not a feature.
 _ID_NAME = re.compile(
-    r"(?i)(id|ids|index|idx|row|rownames?|obs|names?|samples?|cells?|barcodes?|.*[_ .-](id|name|barcode))"
+    r"(?i:id|index|idx|row|rownames?|obs|names?|samples?|cells?|barcodes?|patients?|subjects?|donors?|"
+    r"individuals?|.*[_ .-](id|name|barcode))|ids|.*[a-z](ID|Id)"
 )
 
 #: The label column's names found without ``label=``.
@@ -155,11 +158,12 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
             f"{', '.join(map(str, twice[:-1]))} and {twice[-1]}): all but one would be read as features; remove or "
             "rename the others"
         )
-    index = _index_columns(path, frame, header, at, options.index_col, quiet=transposed)
+    y = frame.iloc[:, at].to_numpy()
+    classes = _treats_as_classes(y, options.task)
+    index = _index_columns(path, frame, header, at, options.index_col, quiet=transposed, y=y, classes=classes)
     keep = [i for i in range(len(header)) if i != at and i not in index]
     if not keep:
         raise InvalidParameterError(f"{path}: no feature columns besides the label and the row names")
-    y = frame.iloc[:, at].to_numpy()
     names = [header[i] or str(frame.columns[i]) for i in keep]  # an empty name: pandas' "Unnamed: N"
     non_numeric = [names[j] for j, c in enumerate(keep) if not pd.api.types.is_numeric_dtype(frame.iloc[:, c])]
     if non_numeric:
@@ -170,7 +174,39 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
         )
     if not transposed and options.task != "regression":
         _refuse_a_feature_as_label(path, y, header[at], len(keep))
-    return Data(frame.iloc[:, keep].to_numpy(dtype=np.float64), y, np.asarray(names, dtype=str))
+    X = frame.iloc[:, keep].to_numpy(dtype=np.float64)
+    if not transposed and options.index_col is not False:
+        _say_label_leaks(path, X, y, [_where(i, header) for i in keep], classes=classes)
+    return Data(X, y, np.asarray(names, dtype=str))
+
+
+def _say_label_leaks(path: Path, X: np.ndarray, y: np.ndarray, where: list[str], *, classes: bool) -> None:
+    """One warning per feature column that looks like sample ids or the file's row order and
+    alone gives the label away (:func:`_gives_the_label_away`): whole numbers, one per row,
+    or values monotone in row order. A measurement that is either rarely separates the
+    classes alone; a numbering of rows sorted by class always does, and would be among the
+    most stable features. A continuous measurement that separates the classes (a strong
+    marker) is neither, and is not named."""
+    if len(X) < 4 or (y.dtype.kind == "f" and not np.isfinite(y).all()):
+        return  # check_data refuses a label with NaN, naming it
+    finite = np.isfinite(X).all(axis=0)
+    whole = finite & (np.mod(np.where(np.isfinite(X), X, 0), 1) == 0).all(axis=0)
+    unique = (np.diff(np.sort(X, axis=0), axis=0) != 0).all(axis=0)
+    steps = np.diff(X, axis=0)
+    monotone = finite & ((steps >= 0).all(axis=0) | (steps <= 0).all(axis=0)) & (steps != 0).any(axis=0)
+    for j in np.flatnonzero((whole & unique) | monotone):
+        leak = _gives_the_label_away(X[:, j], y, classes)
+        if leak is None:
+            continue
+        kind = "values monotone in row order" if monotone[j] else "whole numbers, one per row"
+        logger.warning(
+            "%s: %s is read as a feature, and holds %s; %s: sample ids, or a row order that follows the label? "
+            "name it with index_col=NAME to leave it out, or pass index_col=False to read every column as a feature",
+            path,
+            where[j],
+            kind,
+            leak,
+        )
 
 
 def _column_position(path: Path, header: list[str], frame, column) -> int:
@@ -215,9 +251,44 @@ def _looks_like_ids(column, name: str, *, first: bool) -> str | None:
         return None
     if named:
         return "its values are whole numbers, one per row, under a name of sample ids"
-    if len(numbers) >= 10 and numbers.max() - numbers.min() == len(numbers) - 1:
-        return f"its values are the whole numbers {numbers.min():.0f} to {numbers.max():.0f}, one per row: a numbering"
+    steps = np.unique(np.diff(np.sort(numbers)))
+    if len(numbers) >= 10 and len(steps) == 1:
+        step = "" if steps[0] == 1 else f" in steps of {steps[0]:g}"
+        return (
+            f"its values are the whole numbers {numbers.min():.0f} to {numbers.max():.0f}{step}, one per row: "
+            "a numbering"
+        )
     return None
+
+
+def _treats_as_classes(y: np.ndarray, task: str) -> bool:
+    """Whether the label is read as classes (as :func:`~ensstab_dask.real.targets.check_target`
+    will read it): a float label with fractions is a target unless told otherwise."""
+    if task != "auto":
+        return task == "classification"
+    return not (y.dtype.kind == "f" and np.any(np.mod(y[np.isfinite(y)], 1) != 0))
+
+
+def _gives_the_label_away(x: np.ndarray, y: np.ndarray, classes: bool) -> str | None:
+    """How a numeric column alone gives the label away, or None: it separates the classes
+    perfectly (each class's values in an interval of its own), or orders a target almost
+    exactly (Spearman's |rho| of at least 0.99)."""
+    from scipy.stats import spearmanr
+
+    ok = np.isfinite(x)
+    if ok.sum() < 4:
+        return None
+    if classes:
+        labels = y[ok].astype(str)
+        kinds = np.unique(labels)
+        if len(kinds) < 2:
+            return None
+        spans = sorted((x[ok][labels == k].min(), x[ok][labels == k].max()) for k in kinds)
+        apart = all(high < low for (_, high), (low, _) in zip(spans, spans[1:]))
+        return "it alone separates the classes perfectly" if apart else None
+    target = y[ok].astype(np.float64)
+    rho = spearmanr(x[ok], target).statistic
+    return f"it alone orders the target almost exactly (Spearman's rho {rho:+.3f})" if abs(rho) >= 0.99 else None
 
 
 def _where(i: int, header: list[str]) -> str:
@@ -226,13 +297,19 @@ def _where(i: int, header: list[str]) -> str:
     return f"{place}, named {shown_name(header[i])},"
 
 
-def _index_columns(path: Path, frame, header: list[str], at: int, index_col, *, quiet: bool) -> list[int]:
+def _index_columns(
+    path: Path, frame, header: list[str], at: int, index_col, *, quiet: bool, y: np.ndarray, classes: bool
+) -> list[int]:
     """The columns of sample ids: ``index_col`` (False: none), or else leading columns
     named '' or ``Unnamed: N`` (what ``to_csv()`` and R's ``write.csv`` write) and every
     column that :func:`_looks_like_ids`, wherever it is; a warning says what was found,
     unless ``quiet`` (a transposed file: its header row is the sample ids, as expected, and
     only its first column may be row names). A column named like ids whose values repeat is
-    neither ids nor a feature: refused. Repeated sample ids are said (:func:`say_repeated_ids`)."""
+    neither ids nor a feature: refused. Repeated sample ids are said (:func:`say_repeated_ids`),
+    and so is a column read as ids that alone gives the label ``y`` away
+    (:func:`_gives_the_label_away`): a measurement that looked like a numbering."""
+    import pandas as pd
+
     if index_col is False:
         return []
     if index_col is not None:
@@ -262,7 +339,9 @@ def _index_columns(path: Path, frame, header: list[str], at: int, index_col, *, 
         if i == at:
             continue
         if why := _looks_like_ids(column, header[i], first=i == 0):
-            found[i] = why
+            numeric = pd.api.types.is_numeric_dtype(column)
+            leak = _gives_the_label_away(column.to_numpy(dtype=np.float64), y, classes) if numeric else None
+            found[i] = why if leak is None else f"{why}; {leak}"
         elif _named_like_ids(header[i]) and not column.isna().all():
             raise InvalidParameterError(
                 f"{path}: {_where(i, header)} reads as sample ids, but its values are not one per row: read as a "

@@ -293,3 +293,82 @@ def test_repeated_sample_ids_are_said(tmp_path, caplog):
         f"{path}: 3 of 30 sample ids repeat an earlier one ('s0' x2, 's1' x2, 's2' x2): is a sample in the file "
         "twice? a resample then holds copies of one sample, and the selection looks more stable than it is"
     )
+
+
+@pytest.mark.parametrize(
+    "name, values, why",
+    [
+        ("SampleID", np.arange(100, 130), "under a name of sample ids"),
+        ("PatientID", np.arange(100, 130), "under a name of sample ids"),
+        ("patient", np.arange(1, 31), "under a name of sample ids"),
+        ("subject", [f"S{i:02d}" for i in range(30)], "its values are text, one per row"),
+        ("order", np.arange(1, 61, 2), "the whole numbers 1 to 59 in steps of 2, one per row: a numbering"),
+    ],
+)
+def test_ids_the_last_round_read_as_features_are_read_as_ids(tmp_path, caplog, name, values, why):
+    """Each of these, sorted by class, once ranked 3rd of 41 as a feature, without a word."""
+    path = tmp_path / "d.csv"
+    _sorted_study().assign(**{name: values}).to_csv(path, index=False)
+    caplog.set_level(logging.WARNING, logger="ensstab_dask")
+    assert load_dataset(path).feature_names.tolist() == [f"f{j}" for j in range(8)]
+    (said,) = [r.getMessage() for r in caplog.records if "sample ids" in r.getMessage()]
+    assert f"named '{name}', is read as sample ids" in said and why in said
+    if not isinstance(values[0], str):  # a numbering of rows sorted by class gives the label away: said
+        assert "it alone separates the classes perfectly" in said
+
+
+@pytest.mark.parametrize(
+    "values, kind",
+    [
+        (np.sort(np.random.default_rng(1).choice(10_000, 30, replace=False)), "values monotone in row order"),
+        (np.cumsum(np.random.default_rng(1).random(30)), "values monotone in row order"),
+        (
+            np.r_[np.random.default_rng(1).permutation(15), 100 + np.random.default_rng(2).permutation(15)] * 7 + 3,
+            "whole numbers, one per row",
+        ),
+    ],
+    ids=["sorted codes", "a timestamp", "unordered whole numbers"],
+)
+def test_a_column_that_alone_gives_the_label_away_is_named_before_any_run(tmp_path, caplog, values, kind):
+    """No name list catches every id column: one that is unique whole numbers or monotone in
+    row order, and alone separates the classes, is named with the two ways out."""
+    path = tmp_path / "d.csv"
+    _sorted_study().assign(record=values).to_csv(path, index=False)
+    caplog.set_level(logging.WARNING, logger="ensstab_dask")
+    assert load_dataset(path).feature_names.tolist()[-1] == "record"  # kept as it is
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert f"the last column, named 'record', is read as a feature, and holds {kind}; it alone separates" in said
+    assert "index_col=NAME" in said and "index_col=False" in said
+    caplog.clear()
+    load_dataset(path, index_col=False)
+    assert not caplog.records  # the user's choice, said: no more words
+
+
+def test_a_column_that_orders_a_target_almost_exactly_is_named(tmp_path, caplog):
+    frame = _sorted_study().drop(columns="label")
+    target = np.sort(np.random.default_rng(3).normal(size=30)) + 0.01  # rows sorted by the target
+    path = tmp_path / "r.csv"
+    frame.assign(target=target, stamp=np.cumsum(np.random.default_rng(4).random(30))).to_csv(path, index=False)
+    caplog.set_level(logging.WARNING, logger="ensstab_dask")
+    load_dataset(path, task="regression")
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "named 'stamp', is read as a feature" in said and "orders the target almost exactly" in said
+
+
+def test_genes_that_look_like_ids_stay_features(tmp_path, caplog):
+    """A gene named IDS in a count matrix (its counts repeat) once refused the whole file;
+    an age of 30..59 read as a numbering is said with the way out, and that it alone
+    separates the classes when it does; a strong continuous marker is not named."""
+    rng = np.random.default_rng(5)
+    counts = _sorted_study().assign(IDS=rng.poisson(3, 30))
+    counts.to_csv(tmp_path / "counts.csv", index=False)
+    assert "IDS" in load_dataset(tmp_path / "counts.csv").feature_names.tolist()
+    caplog.set_level(logging.WARNING, logger="ensstab_dask")
+    marker = _sorted_study().assign(marker=np.r_[rng.normal(0, 1, 15), rng.normal(10, 1, 15)])
+    marker.to_csv(tmp_path / "marker.csv", index=False)
+    assert load_dataset(tmp_path / "marker.csv").feature_names.tolist()[-1] == "marker" and not caplog.records
+    _sorted_study().assign(age=rng.permutation(np.arange(30, 60))).to_csv(tmp_path / "age.csv", index=False)
+    load_dataset(tmp_path / "age.csv")
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "the whole numbers 30 to 59, one per row: a numbering)" in said and "index_col=False" in said
+    assert load_dataset(tmp_path / "age.csv", index_col=False).feature_names.tolist()[-1] == "age"
