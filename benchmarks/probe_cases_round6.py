@@ -190,6 +190,79 @@ def _ids_gene(tmp: Path) -> str:
 
 _CODES = np.sort(np.random.default_rng(1).choice(10_000, 30, replace=False))
 
+# 306: the run cache's folder and entries -----------------------------------------------------------
+
+
+def _default_cache_open_to_all(tmp: Path) -> str:
+    import os
+    import stat
+
+    folder = tmp / "xdg" / "ensstab_dask" / "real-runs"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    res = cli(tmp, "estimate", *ESTIMATE, env={"XDG_CACHE_HOME": str(tmp / "xdg")})
+    if bad := failure(res):
+        return bad
+    private = stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    return "right" if res.rc == 0 and private and "made private" in res.err else "silent"
+
+
+def _default_cache_is_a_file(tmp: Path) -> str:
+    (tmp / "xdg" / "ensstab_dask").mkdir(parents=True)
+    (tmp / "xdg" / "ensstab_dask" / "real-runs").write_text("mine")
+    res = cli(tmp, "estimate", *ESTIMATE, env={"XDG_CACHE_HOME": str(tmp / "xdg")})
+    return refused(res, unless="--cache-dir DIR or --no-cache" not in res.err or "default cache folder" not in res.err)
+
+
+def _forged_entry(change, needle: str):
+    """An estimate's cache entry changed and its checksum recomputed: a warning, the runs remade."""
+
+    def run(tmp: Path) -> str:
+        import xarray as xr
+
+        from ensstab_dask.real.cache_files import CHECKSUM_ATTR, content_checksum
+
+        (tmp / "c").mkdir()
+        first = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c")
+        if first.rc != 0:
+            return failure(first) or "noisy"
+        for path in (tmp / "c").glob("runs-*.nc"):
+            with xr.open_dataset(path) as ds:
+                ds = ds.load()
+            del ds.attrs[CHECKSUM_ATTR]
+            ds = change(ds)
+            ds.attrs[CHECKSUM_ATTR] = content_checksum(ds)
+            path.unlink()
+            ds.to_netcdf(path)
+        res = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c")
+        if bad := failure(res):
+            return bad
+        said = needle in res.err and "recomputing it" in res.err
+        return "right" if res.rc == 0 and said and "-1000000000" not in res.out + res.err else "silent"
+
+    return run
+
+
+def _adaptive_after_fixed(tmp: Path) -> str:
+    """The adaptive layout's first round (20 copies of 10) after the fixed layout (10 of 20) on
+    one cache: made + reused is the runs it used, and no run is made that it does not use."""
+    import json
+
+    (tmp / "c").mkdir()
+    fixed = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c", "--m-ensemble", "1,5,20")
+    layout = ["--m-ensemble", "1,5,10", "--layout", "adaptive", "--json", "a.json"]
+    adaptive = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c", *layout)
+    for res in (fixed, adaptive):
+        if bad := failure(res):
+            return bad
+        if res.rc != 0:
+            return "noisy"
+    record = json.loads((tmp / "a.json").read_text())
+    # The first round lacks copies 10..19 of 10 members: 100 runs (100 more where it grows to 20 members).
+    said = record["runs_made"] + record["runs_reused"] == record["real_runs"]
+    return "right" if said and record["runs_made"] in (100, 200) else "silent"
+
+
 CASES: list[Case] = [
     Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
     Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
@@ -224,4 +297,22 @@ CASES: list[Case] = [
         "an age 30..59: said, with the way out",
         _last_column("age", range(30, 60), "pass --no-index-col to read it as a feature"),
     ),
+    Case(306, "a default cache folder of mode 0777", _default_cache_open_to_all),
+    Case(306, "the default cache folder's name taken by a file", _default_cache_is_a_file),
+    Case(
+        306,
+        "a forged entry: ranks as float64",
+        _forged_entry(lambda ds: ds.assign(ranks=ds["ranks"].astype("float64")), "not integers"),
+    ),
+    Case(
+        306,
+        "a forged entry: seconds_per_run 'abc'",
+        _forged_entry(lambda ds: ds.assign_attrs(seconds_per_run="abc"), "not a time"),
+    ),
+    Case(
+        306,
+        "a forged entry: seconds_per_run -1e9",
+        _forged_entry(lambda ds: ds.assign_attrs(seconds_per_run=-1e9), "not a time"),
+    ),
+    Case(306, "the adaptive layout after the fixed one on one cache", _adaptive_after_fixed),
 ]

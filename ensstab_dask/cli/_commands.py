@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import os
 import shlex
+import stat
 import sys
 import time
 import warnings
@@ -318,12 +319,16 @@ def _cache_dir(args) -> str | None:
             raise UsageError("--cache-dir and --no-cache contradict each other: choose one")
         return None
     cache_dir = default_cache_dir() if args.cache_dir is None else args.cache_dir
+    # The default folder was not asked for: name it as what it is, and the ways out.
+    name = "--cache-dir" if args.cache_dir is not None else f"the default cache folder {cache_dir}"
+    way_out = "" if args.cache_dir is not None else "; move it away, or pass --cache-dir DIR or --no-cache"
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
-        raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
+        shown = f"--cache-dir {cache_dir}" if args.cache_dir is not None else name
+        raise UsageError(f"{shown}: exists and is not a directory{way_out}")
     try:  # before it is made: never in the reference data folder, nor in a store
-        refuse_to_replace(cache_dir, directory=True, overwrite=False, name="--cache-dir")
+        refuse_to_replace(cache_dir, directory=True, overwrite=False, name=name)
     except InvalidParameterError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"{exc}{way_out}") from None
     try:
         check_writable(cache_dir, inside=True)
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)  # private: whoever can write it can forge runs
@@ -333,9 +338,44 @@ def _cache_dir(args) -> str | None:
         # The default folder, not asked for (a read-only home): run without a cache, and say so.
         print(f"ensstab: warning: no cache of the runs: {exc}; --cache-dir names another folder", file=sys.stderr)
         return None
+    if not _private(cache_dir, default=args.cache_dir is None):
+        return None
     if args.cache_dir is None:
         _move_old_cache(cache_dir)
     return cache_dir
+
+
+def _private(cache_dir: str, *, default: bool) -> bool:
+    """Whether the cache folder may be used: whoever can write it can forge runs. The default
+    folder is made 0700; found writable by others, it is made 0700 again when it is this
+    user's (said), and left unused when it is not (said). A folder the user named is theirs
+    to share: one that others can write is used, and said."""
+    try:
+        st = os.stat(cache_dir)
+    except OSError:
+        return True  # checked writable a moment ago; any failure will be said where it is written
+    if not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return True
+    if not default:
+        print(
+            f"ensstab: warning: --cache-dir {cache_dir} can be written by other users, who could forge its runs",
+            file=sys.stderr,
+        )
+        return True
+    if st.st_uid == os.getuid():
+        os.chmod(cache_dir, 0o700)
+        print(
+            f"ensstab: note: the cache folder {cache_dir} could be written by other users (mode "
+            f"{stat.S_IMODE(st.st_mode):o}), who could forge its runs: made private (700)",
+            file=sys.stderr,
+        )
+        return True
+    print(
+        f"ensstab: warning: no cache of the runs: the cache folder {cache_dir} belongs to another user and others "
+        "can write it; --cache-dir names another folder",
+        file=sys.stderr,
+    )
+    return False
 
 
 def _move_old_cache(cache_dir: str) -> None:

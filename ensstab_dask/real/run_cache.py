@@ -5,17 +5,19 @@ A real run's ranks depend only on the data, the selector, what the run sees of t
 (:mod:`ensstab_dask.real.runs`): not on ``n_target``, the sizes asked or how the runs are
 batched. So one cache entry per pool or per design of copies serves every estimate that
 asks for some of its runs, and grows when one asks for more: a pool of k runs becomes a
-pool of n by running runs ``k .. n`` alone (``Pool(first=k)``), a design of G copies of B
-members becomes G2 copies of B2 by running the old copies' new members and the new
-copies (the blocks the rounds of a precision add). A run read back is the run computed,
-bit for bit.
+pool of n by running runs ``k .. n`` alone (``Pool(first=k)``); a design of copies grows
+by exactly the members each copy lacks (each copy's members made are a prefix, recorded
+in ``members_made``), so that 10 copies of 20 asked after 20 copies of 10 (the adaptive
+layout's first round after the fixed layout, or the other way round) make 100 runs, not
+the 200 of a full 20 x 20. A run read back is the run computed, bit for bit.
 
 An entry is one netCDF file, ``runs-<key>.nc``: the ranks as ``int32`` (every rank fits),
-dims ``(run, feature)`` or ``(copy, member, feature)``, each run's digest
-(:func:`run_digests`), and in its ``attrs`` what it was made from
-(:meth:`RunCache.provenance`), checksummed (:mod:`ensstab_dask.real.cache_files`). An
-entry is reused only when its record equals this one's and its runs are permutations of
-the ranks that match their digests. The key hashes the data's digest, the selector
+dims ``(run, feature)`` or ``(copy, member, feature)`` (0 where a copy's member is not
+made), each run's digest (:func:`run_digests`), and in its ``attrs`` what it was made
+from (:meth:`RunCache.provenance`) and the seconds a run took, checksummed
+(:mod:`ensstab_dask.real.cache_files`). An entry is reused only when its record equals
+this one's, every field it holds is of its type and range, and its runs are permutations
+of the ranks that match their digests. The key hashes the data's digest, the selector
 (its class, ``get_params(deep=True)`` and the scikit-learn version; a plain callable is
 described by its name alone, so it is never cached, as the naive check does), the kind of
 runs, the seed's entropy and spawn key, :data:`~ensstab_dask.seeding.STREAM_LAYOUT` and
@@ -48,7 +50,7 @@ __all__ = ["RunCache", "selector_key", "grow_copies", "run_digests"]
 logger = logging.getLogger("ensstab_dask.cache")
 
 # Bump when what a cached run holds, or how its runs are drawn, changes: old entries then miss.
-_RUNS_FORMAT = 2
+_RUNS_FORMAT = 3
 
 
 class _Uncacheable(Exception):
@@ -127,6 +129,23 @@ def _extent(item: Pool | Copies) -> tuple[int, ...]:
     return (item.first_copy + item.copies, item.first_member + item.members)
 
 
+@dataclass(frozen=True)
+class _Grid:
+    """A copies entry as stored: ranks ``(copy, member, feature)``, and how many members of
+    each copy are made (a prefix; the rest of its row is 0)."""
+
+    ranks: np.ndarray
+    made: np.ndarray
+
+    @property
+    def runs(self) -> int:
+        return int(self.made.sum())
+
+
+#: What the cache holds of an entry: a pool's ranks, or a copies entry's grid.
+Stored = np.ndarray | _Grid
+
+
 @dataclass
 class RunCache:
     """Where real runs are cached (``root``) for one data set (``data``, its digest) and one
@@ -181,10 +200,10 @@ class RunCache:
         """The entry's file."""
         return self.root / f"runs-{self.key(item)}.nc"
 
-    def _read(self, item: Pool | Copies, n_feature: int) -> tuple[np.ndarray | None, float]:
-        """The entry's runs, as the run functions return them, or None (none yet, damaged, or
-        not what :func:`_not_these_runs` expects), and the wall seconds per run they took
-        when made (NaN: not recorded)."""
+    def _read(self, item: Pool | Copies, n_feature: int) -> tuple[Stored | None, float]:
+        """The entry's runs (a pool's ranks, or a copies entry's :class:`_Grid`), or None (none
+        yet, damaged, or not what :func:`_not_these_runs` expects), and the wall seconds per
+        run they took when made (NaN: not recorded)."""
         path = self.path(item)
         if not path.exists():
             return None, float("nan")
@@ -195,15 +214,22 @@ class RunCache:
         if why is not None:
             logger.warning("cache entry %s not reused: %s; recomputing it", path, why)
             return None, float("nan")
-        return np.asarray(ds["ranks"].values).astype(np.int64), float(ds.attrs.get("seconds_per_run", float("nan")))
+        ranks = np.asarray(ds["ranks"].values).astype(np.int64)
+        stored = ranks if isinstance(item, Pool) else _Grid(ranks, np.asarray(ds["members_made"].values, dtype=int))
+        return stored, float(attr_value(ds.attrs["seconds_per_run"]))
 
-    def _write(self, item: Pool | Copies, ranks: np.ndarray, seconds_per_run: float) -> None:
+    def _write(self, item: Pool | Copies, stored: Stored, seconds_per_run: float) -> None:
         dims, key = _dims(item), self.key(item)
+        ranks = stored if isinstance(stored, np.ndarray) else stored.ranks
+        variables = {
+            "ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (1 best)"}),
+            "run_digest": (dims[:-1], run_digests(key, ranks), {"long_name": "digest of each run's ranks"}),
+        }
+        if isinstance(stored, _Grid):
+            made = {"long_name": "members made of each copy (the first ones; the others' ranks are 0)"}
+            variables["members_made"] = ("copy", stored.made.astype(np.int32), made)
         ds = xr.Dataset(
-            {
-                "ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (1 best)"}),
-                "run_digest": (dims[:-1], run_digests(key, ranks), {"long_name": "digest of each run's ranks"}),
-            },
+            variables,
             coords={dim: np.arange(n) for dim, n in zip(dims[:-1], ranks.shape[:-1])},
             attrs={"key": key, **self.provenance(item), "seconds_per_run": seconds_per_run},
         )
@@ -262,7 +288,7 @@ class RunCache:
         out = []
         for item in plan:
             out.append(_part(item, full[self.key(item)]))
-            reused = _count(item) - _overlap_fresh(item, stored[self.key(item)])
+            reused = _count(item) - _not_held(item, stored[self.key(item)])
             self.reused += reused
             if reused:
                 self.reused_seconds += reused * read[self.key(item)][1]
@@ -288,31 +314,58 @@ def run_digests(key: str, ranks: np.ndarray) -> np.ndarray:
 def _not_these_runs(ds: xr.Dataset, expected: dict, dims: tuple[str, ...], n_feature: int) -> str | None:
     """Why a cache file that passed its checksum does not hold the runs its name says, or
     None: what it records it was made from (``expected``: the key and the provenance) differs;
-    its ranks have other dimensions or features; a run is not a permutation of the
-    features' ranks; or its runs' digests (:func:`run_digests`) do not match them."""
+    a field is not of its type or range (the ranks integers, ``members_made`` whole numbers
+    up to the members, ``seconds_per_run`` a time: a number >= 0, or NaN where not recorded);
+    its ranks have other dimensions or features; a made run is not a permutation of the
+    features' ranks, or a run not made is not all 0; or its runs' digests
+    (:func:`run_digests`) do not match them. A checksum can be recomputed by anyone who
+    can write the folder: every field is checked as if it came from a stranger."""
     for name, value in expected.items():
         recorded = ds.attrs.get(name)
         if recorded is None:
-            return f"it does not record its {name} (written by an older version)"
+            return f"it does not record its {name}"
         if str(attr_value(recorded)) != str(value):
             return f"it records another {name} than this estimate's ({_WHAT.get(name, name)})"
+    if not _a_time(ds.attrs.get("seconds_per_run")):
+        return "its seconds_per_run is not a time (a number of seconds >= 0)"
     ranks, digests = ds.get("ranks"), ds.get("run_digest")
     if ranks is None or digests is None or ranks.dims != dims or ranks.shape[-1] != n_feature:
         return f"it holds other runs than its name says (not {n_feature} features' ranks along {dims})"
+    if ranks.dtype.kind not in "iu" or digests.dtype.kind not in "iu" or digests.shape != ranks.shape[:-1]:
+        return "its ranks or digests are not integers, one digest per run"
     for dim, n in zip(dims[:-1], ranks.shape[:-1]):
         if not np.array_equal(ds[dim].values, np.arange(n)):
             return f"its runs are out of order (the {dim} coordinate is not 0, 1, 2, ...)"
     values = np.asarray(ranks.values)
-    flat = values.reshape(-1, n_feature)
+    made = np.ones(values.shape[:-1], dtype=bool)
+    if len(dims) == 3:
+        counts = ds.get("members_made")
+        if counts is None or counts.dims != ("copy",) or counts.dtype.kind not in "iu":
+            return "it does not record the members made of each copy"
+        counts = np.asarray(counts.values)
+        if (counts < 0).any() or (counts > values.shape[1]).any():
+            return f"its members made are not from 0 to its {values.shape[1]} members"
+        made = np.arange(values.shape[1])[None, :] < counts[:, None]
+    flat = values[made].reshape(-1, n_feature)
     seen = np.zeros(flat.shape, dtype=bool)
     inside = (flat >= 1) & (flat <= n_feature)
     if inside.all():
         seen[np.arange(len(flat))[:, None], flat - 1] = True
     if not seen.all():
         return f"a run's ranks are not a permutation of 1 .. {n_feature}"
+    if values[~made].any():
+        return "a run not made holds ranks"
     if not np.array_equal(np.asarray(digests.values).astype(np.uint64), run_digests(str(ds.attrs["key"]), values)):
         return "its runs do not match their digests (a run was changed or moved)"
     return None
+
+
+def _a_time(value) -> bool:
+    """Whether a recorded ``seconds_per_run`` is a time: a real number >= 0, or NaN (not recorded)."""
+    value = attr_value(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return value != value or 0 <= value < float("inf")
 
 
 #: What each recorded field of a cache entry names, for the warning that it differs.
@@ -328,64 +381,99 @@ _WHAT = {
 }
 
 
-def _mean_rate(stored: np.ndarray | None, stored_rate: float, full: np.ndarray, rate: float) -> float:
+def _mean_rate(stored: Stored | None, stored_rate: float, full: Stored, rate: float) -> float:
     """Seconds per run of an entry grown from ``stored`` (its runs at ``stored_rate``) to
     ``full`` by runs made at ``rate``: the mean over its runs (NaN if the stored runs'
     rate is not known)."""
-    old = 0 if stored is None else int(np.prod(stored.shape[:-1]))
-    new = int(np.prod(full.shape[:-1])) - old
+    old = 0 if stored is None else _runs(stored)
+    new = _runs(full) - old
     return rate if old == 0 else (old * stored_rate + new * rate) / (old + new)
+
+
+def _runs(stored: Stored) -> int:
+    """The runs an entry holds."""
+    return len(stored) if isinstance(stored, np.ndarray) else stored.runs
 
 
 def _count(item: Pool | Copies) -> int:
     return item.n_runs if isinstance(item, Pool) else item.copies * item.members
 
 
-def _overlap_fresh(item: Pool | Copies, stored: np.ndarray | None) -> int:
-    """Runs of ``item`` that were not in the stored entry."""
-    if stored is None:
-        return _count(item)
+def _made_members(stored: _Grid | None, copies: int) -> np.ndarray:
+    """How many members of each of the first ``copies`` copies the entry holds (0 beyond it)."""
+    made = np.zeros(copies, dtype=int)
+    if stored is not None:
+        n = min(copies, len(stored.made))
+        made[:n] = stored.made[:n]
+    return made
+
+
+def _not_held(item: Pool | Copies, stored: Stored | None) -> int:
+    """Runs of ``item`` that the stored entry does not hold."""
     if isinstance(item, Pool):
-        held = max(0, min(item.first + item.n_runs, len(stored)) - item.first)
+        have = 0 if stored is None else len(stored)
+        held = max(0, min(item.first + item.n_runs, have) - item.first)
         return item.n_runs - held
-    copies = max(0, min(item.first_copy + item.copies, stored.shape[0]) - item.first_copy)
-    members = max(0, min(item.first_member + item.members, stored.shape[1]) - item.first_member)
-    return _count(item) - copies * members
+    assert stored is None or isinstance(stored, _Grid)
+    made = _made_members(stored, item.first_copy + item.copies)[item.first_copy :]
+    held = np.clip(made - item.first_member, 0, item.members)
+    return _count(item) - int(held.sum())
 
 
-def _missing(item: Pool | Copies, reach: tuple[int, ...], stored: np.ndarray | None) -> list[Pool | Copies]:
+def _missing(item: Pool | Copies, reach: tuple[int, ...], stored: Stored | None) -> list[Pool | Copies]:
     """The blocks that grow the stored entry of ``item`` (from the start) to ``reach``: the
-    pool's next runs; or the stored copies' new members, then the new copies."""
+    pool's next runs; or, for copies, the members each of the first ``reach[0]`` copies
+    lacks up to ``reach[1]``, one block for each run of consecutive copies that lack the
+    same members."""
     if isinstance(item, Pool):
         have = 0 if stored is None else len(stored)
         return [replace(item, n_runs=reach[0] - have, first=have)] if reach[0] > have else []
-    G, B = (0, 0) if stored is None else stored.shape[:2]
-    G2, B2 = max(G, reach[0]), max(B, reach[1])
+    assert stored is None or isinstance(stored, _Grid)
+    made = _made_members(stored, reach[0])
     blocks: list[Pool | Copies] = []
-    if G and B2 > B:
-        blocks.append(replace(item, copies=G, members=B2 - B, first_member=B))
-    if G2 > G:
-        blocks.append(replace(item, copies=G2 - G, members=B2, first_copy=G))
+    copy = 0
+    while copy < reach[0]:
+        end = copy
+        while end < reach[0] and made[end] == made[copy]:
+            end += 1
+        if made[copy] < reach[1]:
+            first = int(made[copy])
+            blocks.append(
+                replace(item, first_copy=copy, copies=end - copy, first_member=first, members=reach[1] - first)
+            )
+        copy = end
     return blocks
 
 
-def _joined(item: Pool | Copies, stored: np.ndarray | None, blocks: list, new: list[np.ndarray]) -> np.ndarray:
+def _joined(item: Pool | Copies, stored: Stored | None, blocks: list, new: list[np.ndarray]) -> Stored:
     """The stored entry grown by the ``new`` runs of its missing ``blocks``."""
     if isinstance(item, Pool):
+        assert stored is None or isinstance(stored, np.ndarray)
         return np.concatenate(([] if stored is None else [stored]) + new)
-    if stored is None:
-        return new[0]  # one block: every copy from the start
-    members = [r for b, r in zip(blocks, new) if b.first_member]
-    copies = [r for b, r in zip(blocks, new) if b.first_copy]
-    return grow_copies(stored, members[0] if members else None, copies[0] if copies else None)
+    assert stored is None or isinstance(stored, _Grid)
+    n_feature = (new[0] if new else stored.ranks).shape[-1]  # type: ignore[union-attr]
+    old = (0, 0) if stored is None else stored.ranks.shape[:2]
+    G = max([old[0], *(b.first_copy + b.copies for b in blocks)])
+    B = max([old[1], *(b.first_member + b.members for b in blocks)])
+    ranks = np.zeros((G, B, n_feature), dtype=np.int64)
+    made = _made_members(stored, G)
+    if stored is not None:
+        ranks[: old[0], : old[1]] = stored.ranks
+    for block, runs in zip(blocks, new):
+        copies = slice(block.first_copy, block.first_copy + block.copies)
+        ranks[copies, block.first_member : block.first_member + block.members] = runs
+        made[copies] = block.first_member + block.members
+    return _Grid(ranks, made)
 
 
-def _part(item: Pool | Copies, ranks: np.ndarray) -> np.ndarray:
+def _part(item: Pool | Copies, stored: Stored) -> np.ndarray:
     """The runs of ``item`` out of its entry's."""
     if isinstance(item, Pool):
-        return ranks[item.first : item.first + item.n_runs].copy()
+        assert isinstance(stored, np.ndarray)
+        return stored[item.first : item.first + item.n_runs].copy()
+    assert isinstance(stored, _Grid)
     copies, members = (
         slice(item.first_copy, item.first_copy + item.copies),
         slice(item.first_member, item.first_member + item.members),
     )
-    return ranks[copies, members].copy()
+    return stored.ranks[copies, members].copy()

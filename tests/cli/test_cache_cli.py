@@ -51,3 +51,39 @@ def test_a_cache_dir_that_is_a_file_is_refused_in_one_line(tmp_path, capsys, com
     assert main([command, *TINY, "--cache-dir", str(path)]) == 2
     assert capsys.readouterr().err == f"ensstab: error: --cache-dir {path}: exists and is not a directory\n"
     assert path.read_text() == "mine"
+
+
+def test_the_default_folder_taken_by_a_file_is_named_as_the_default(tmp_path, capsys, monkeypatch):
+    """Not as ``--cache-dir``, an option the user did not give; with the ways out."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "ensstab_dask").mkdir()
+    taken = tmp_path / "ensstab_dask" / "real-runs"
+    taken.write_text("mine")
+    assert main(["estimate", *TINY]) == 2
+    assert capsys.readouterr().err == (
+        f"ensstab: error: the default cache folder {taken}: exists and is not a directory; move it away, or pass "
+        "--cache-dir DIR or --no-cache\n"
+    )
+    assert taken.read_text() == "mine"
+
+
+def test_a_default_folder_others_can_write_is_made_private_and_said(tmp_path, capsys, monkeypatch):
+    """Whoever can write the cache can forge its runs: the docs promise a folder only you can write."""
+    import os
+    import stat
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "ensstab_dask" / "real-runs"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    assert main(["estimate", *TINY]) == 0
+    err = capsys.readouterr().err
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert f"ensstab: note: the cache folder {folder} could be written by other users (mode 777)" in err
+    assert "made private (700)" in err and list(folder.glob("runs-*.nc"))  # and used
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert main(["estimate", *TINY, "--cache-dir", str(shared)]) == 0  # named by the user: theirs to share, said
+    assert f"--cache-dir {shared} can be written by other users, who could forge its runs" in capsys.readouterr().err
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o777

@@ -118,7 +118,8 @@ def test_the_table_and_another_output_never_name_one_file(tmp_path, capsys):
 
 def test_names_that_a_spreadsheet_would_run_are_escaped(tmp_path):
     """A name that begins with =, +, -, @ (a formula in a spreadsheet) is written behind a
-    ', and the real name is the cell without it; the JSON keeps the names as they are."""
+    ', and the real name is the cell without it; a control character (a leading tab) is
+    written as its escape, as everywhere names are shown; the JSON keeps the names as they are."""
     hostile = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "'quoted", "\tTAB"]
     names = hostile + NAMES[len(hostile) :]
     X, y = _study()
@@ -129,6 +130,8 @@ def test_names_that_a_spreadsheet_would_run_are_escaped(tmp_path):
     frame = pd.read_csv(table, keep_default_na=False)
     cells = frame["name"].tolist()
     assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
-    assert sorted(frame["name"].str.replace("^'", "", regex=True)) == sorted(names)
-    assert {c for c in cells if c.startswith("'")} == {"'" + n for n in hostile}
+    shown = [n.replace("\t", "\\t") for n in names]
+    assert sorted(frame["name"].str.replace("^'", "", regex=True)) == sorted(shown)
+    assert {c for c in cells if c.startswith("'")} == {"'" + n for n in hostile if n != "\tTAB"}
+    assert "\\tTAB" in cells
     assert {r["name"] for r in json.loads(out.read_text())["features"]} == set(names)

@@ -5,6 +5,7 @@ import logging
 
 import numpy as np
 import pytest
+import xarray as xr
 from sklearn.tree import DecisionTreeClassifier
 
 from ensstab_dask.exceptions import InvalidParameterError
@@ -76,6 +77,40 @@ def test_a_pool_and_copies_grown_from_the_cache_are_the_runs_made_at_once(tmp_pa
     (whole,) = _cached(cache, [Copies(5, 6, cseed)])
     assert np.array_equal(whole, _fresh([Copies(5, 6, cseed)])[0])
     assert len(list(tmp_path.glob("runs-*.nc"))) == 2  # one entry per pool, one per design
+
+
+def test_copies_asked_in_another_shape_make_only_the_runs_they_lack(tmp_path):
+    """10 copies of 20 (the fixed layout), then 20 copies of 10 (the adaptive layout's first
+    round): the second makes the 100 runs of copies 10..19, not a full 20 x 20 (200), and
+    made + reused is what it used; a forged members_made is refused."""
+    seed = derive(4, Stream.ESTIMATE, Stage.COPIES)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    _cached(cache, [Copies(10, 20, seed)])
+    (wide,) = _cached(cache, [Copies(20, 10, seed)])
+    assert (cache.fresh, cache.reused) == (200 + 100, 100)
+    assert np.array_equal(wide, _fresh([Copies(20, 10, seed)])[0])
+    (back,) = _cached(cache, [Copies(10, 20, seed)])
+    assert (cache.fresh, cache.reused) == (300, 300)  # nothing made: the first ten copies hold 20 members
+    (grown,) = _cached(cache, [Copies(20, 20, seed)])
+    assert (cache.fresh, cache.reused) == (400, 600)  # only the 100 members copies 10..19 lacked
+    assert np.array_equal(grown, _fresh([Copies(20, 20, seed)])[0])
+    path = cache.path(Copies(20, 20, seed))
+    with xr.open_dataset(path) as ds:
+        assert ds["members_made"].values.tolist() == [20] * 20
+
+
+@pytest.mark.parametrize("made, why", [([25] * 3, "not from 0 to its"), ([2] * 3, "a run not made holds ranks")])
+def test_a_forged_members_made_is_refused(tmp_path, caplog, made, why):
+    seed = derive(5, Stream.ESTIMATE, Stage.COPIES)
+    cache = RunCache.open(tmp_path, DATA.X, DATA.y, TREE)
+    (want,) = _cached(cache, [Copies(3, 4, seed)])
+    path = cache.path(Copies(3, 4, seed))
+    _rewritten(path, lambda ds: ds.assign(members_made=("copy", np.array(made, dtype=np.int32))))
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask.cache"):
+        (again,) = _cached(cache, [Copies(3, 4, seed)])
+    assert np.array_equal(again, want) and cache.fresh == 24
+    (said,) = [r.getMessage() for r in caplog.records if r.name == "ensstab_dask.cache"]
+    assert why in said and said.endswith("; recomputing it")
 
 
 def _flip_a_rank(path, ranks: np.ndarray) -> None:
@@ -187,6 +222,10 @@ def _ranks(values):
     return change
 
 
+def _ranks_as_floats(ds):
+    return ds.assign(ranks=ds["ranks"].astype(np.float64))
+
+
 def _one_rank_huge(ds):
     ranks = ds["ranks"].values.copy()
     ranks[0, 0] = 10**6
@@ -201,8 +240,22 @@ def _one_rank_huge(ds):
         (_one_rank_huge, "a run's ranks are not a permutation of 1 .. 60"),
         (lambda ds: ds.assign_attrs(seed="[1, [], 4]"), "it records another seed than this estimate's"),
         (lambda ds: ds.drop_vars("run_digest"), "it holds other runs than its name says"),
+        (_ranks_as_floats, "its ranks or digests are not integers"),
+        (lambda ds: ds.assign_attrs(seconds_per_run="abc"), "its seconds_per_run is not a time"),
+        (lambda ds: ds.assign_attrs(seconds_per_run=-1e9), "its seconds_per_run is not a time"),
+        (lambda ds: ds.assign_attrs(seconds_per_run=np.inf), "its seconds_per_run is not a time"),
     ],
-    ids=["two runs swapped", "every rank 0", "a rank of 10**6", "another seed", "no digests"],
+    ids=[
+        "two runs swapped",
+        "every rank 0",
+        "a rank of 10**6",
+        "another seed",
+        "no digests",
+        "ranks as float64",
+        "seconds 'abc'",
+        "seconds -1e9",
+        "seconds inf",
+    ],
 )
 def test_a_forged_entry_with_a_valid_checksum_is_recomputed_and_said(tmp_path, caplog, change, why):
     seed = derive(6, Stream.ESTIMATE, Stage.REAL)
