@@ -220,7 +220,7 @@ def _forged_entry(change, needle: str):
     def run(tmp: Path) -> str:
         import xarray as xr
 
-        from ensstab_dask.real.cache_files import CHECKSUM_ATTR, content_checksum
+        from ensstab_dask.outputs import CHECKSUM_ATTR, content_checksum
 
         (tmp / "c").mkdir()
         first = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c")

@@ -106,7 +106,7 @@ def _forge(change):
     def damage(entry: Path, tmp: Path) -> None:
         import xarray as xr
 
-        from ensstab_dask.real.cache_files import CHECKSUM_ATTR, content_checksum
+        from ensstab_dask.outputs import CHECKSUM_ATTR, content_checksum
 
         with xr.open_dataset(entry) as ds:
             ds = ds.load()

@@ -6,7 +6,8 @@ files of :func:`write_json` and :func:`write_netcdf`); :func:`refuse_to_replace`
 one check of where an output may go: never onto or into a zarr store, a data file (a
 feature table this package wrote is not one), the reference data folder, or a directory
 that is not a report. A killed writer's temporary files are removed by the next write of
-the same target (:func:`clean_leftovers`).
+the same target (:func:`clean_leftovers`). Every netCDF file written carries its checksum
+(:func:`content_checksum`), and :func:`read_netcdf` reads one back only when it is whole.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ __all__ = [
     "refuse_to_replace",
     "write_json",
     "write_netcdf",
+    "read_netcdf",
+    "CHECKSUM_ATTR",
+    "content_checksum",
+    "attr_value",
     "json_number",
     "json_attrs",
     "umask_mode",
@@ -373,14 +378,101 @@ def write_json(payload: dict, out: str | os.PathLike, *, overwrite: bool = True)
     return Path(out)
 
 
+#: The attribute of every netCDF file this package writes holding its checksum (:func:`content_checksum`).
+CHECKSUM_ATTR = "ensstab_checksum"
+# What a reader adds to a cached Dataset: not part of what was computed, so not checksummed.
+_NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
+
+
+def attr_value(value):
+    """An attribute's value as JSON: NumPy scalars and arrays (as a netCDF file gives them
+    back) the same as the Python values they were written from."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def content_checksum(ds: xr.Dataset) -> str:
+    """A BLAKE2b of everything a Dataset holds: every variable's name, dimensions, dtype,
+    shape and values (NaN in one canonical form; text by its characters, whether NumPy
+    holds it as fixed-width strings or, read back, as objects), and its attributes (but
+    what a reader adds: the checksum itself, ``cached``, ``cache_file``; an attribute of one
+    value in a sequence, as that value, as netCDF reads it back). The same for the
+    Dataset written and for the one read back from its netCDF file; a flipped bit in a
+    value (or a name, or an attribute) changes it."""
+    h = hashlib.blake2b(digest_size=32)
+    for name in sorted(str(n) for n in ds.variables):
+        values = np.asarray(ds[name].values)
+        text = values.dtype.kind in "USO"
+        if values.dtype.kind == "f":
+            values = np.where(np.isnan(values), np.nan, values)  # one NaN, whatever its bits on disk
+        head = [name, [str(d) for d in ds[name].dims], "text" if text else values.dtype.str, list(values.shape)]
+        h.update(json.dumps(head).encode())
+        h.update(json.dumps([str(v) for v in values.ravel().tolist()]).encode() if text else values.tobytes())
+    attrs = {str(k): _one_attr(v) for k, v in ds.attrs.items() if k not in _NOT_CHECKSUMMED}
+    h.update(json.dumps(attrs, sort_keys=True, default=attr_value).encode())
+    return h.hexdigest()
+
+
+def _one_attr(value):
+    """An attribute as netCDF gives it back: a sequence of one value is that value."""
+    if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:
+        return attr_value(np.asarray(value).ravel()[0])
+    return attr_value(value) if isinstance(value, (np.ndarray, np.generic)) else value
+
+
 def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = False) -> Path:
-    """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file."""
+    """Write ``ds`` to ``out`` atomically (:func:`atomic_output`): never a half-written file;
+    with its checksum (:data:`CHECKSUM_ATTR`), by which :func:`read_netcdf` knows a damaged one."""
+    ds = ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)})
     with atomic_output(out, overwrite=overwrite) as tmp:
         try:
             ds.to_netcdf(tmp)
         except RuntimeError as exc:  # netCDF4 reports a full disk only as "NetCDF: HDF error"
             raise OutputNotWritten(f"could not write {str(out)!r} (is the disk full?): {exc}") from exc
     return Path(out)
+
+
+#: Seconds a netCDF file may take to read in :func:`read_netcdf`'s child, and more per MiB.
+READ_SECONDS, READ_SECONDS_PER_MIB = 30.0, 2.0
+
+
+def read_netcdf(path: str | os.PathLike, *, what: str = "result") -> xr.Dataset:
+    """A netCDF file read whole, refused in one line when it is damaged.
+
+    The HDF5 library under netCDF trusts the bytes of a file: a file damaged in the wrong
+    place (64 zero bytes in its middle) makes it read for ever, die, or read garbage
+    without a word. So the file is first read in a child process of its own, bounded in
+    time (:data:`READ_SECONDS`, and :data:`READ_SECONDS_PER_MIB` more per MiB), and only
+    a file it read is read here; then a file this package wrote must match its checksum
+    (:data:`CHECKSUM_ATTR`, taken off); a file without one (another program's) is read as
+    it is. ``what`` names the file in the refusal.
+    """
+    import subprocess
+    import sys
+
+    import xarray as xr
+
+    path = Path(path)
+    limit = READ_SECONDS + READ_SECONDS_PER_MIB * path.stat().st_size / 2**20
+    probe = "import sys, xarray; xarray.open_dataset(sys.argv[1]).load()"
+    try:
+        child = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise InvalidParameterError(
+            f"{what} {path}: reading it did not finish in {limit:.0f} s: the file is damaged"
+        ) from None
+    if child.returncode != 0:
+        how = f"reading it was killed by signal {-child.returncode}" if child.returncode < 0 else "it cannot be read"
+        raise InvalidParameterError(f"{what} {path}: {how} as netCDF: the file is damaged, or not a netCDF file")
+    with xr.open_dataset(path) as opened:
+        ds = opened.load()
+    recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
+    if recorded is not None and recorded != content_checksum(ds):
+        raise InvalidParameterError(f"{what} {path}: fails its checksum: the file was changed or damaged")
+    return ds
 
 
 def json_number(value) -> float | None:

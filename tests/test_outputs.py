@@ -550,3 +550,39 @@ def test_an_output_that_is_a_link_to_itself_is_refused_before_the_work(tmp_path,
         "link or choose another path"
     ]
     assert loop.is_symlink() and os.readlink(loop) == "out"
+
+
+def test_a_damaged_netcdf_result_is_one_line_never_a_hang_nor_garbage(tmp_path, monkeypatch):
+    """64 zero bytes written into an estimate's netCDF file, at places across it: each file
+    is refused in one line (unreadable, its checksum failed, or its reading bounded in time
+    and stopped), or read whole when the bytes fell where nothing is kept; never a traceback,
+    a hang or a report of other numbers. (Once: an AttributeError, reports of changed values
+    without a word, and reads that never ended.)"""
+    import ensstab_dask as es
+    from ensstab_dask import outputs
+    from ensstab_dask.exceptions import InvalidParameterError
+    from ensstab_dask.real.selectors import default_selector
+
+    monkeypatch.setattr(outputs, "READ_SECONDS", 5.0)
+    data = es.make_microarray(n_feature=100, n_informative=5, seed=0)
+    est = es.estimate(
+        data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 5), n_boot=0, client="synchronous", progress=False
+    )
+    whole = tmp_path / "e.nc"
+    est.to_netcdf(whole)
+    want = outputs.read_netcdf(whole)
+    raw = whole.read_bytes()
+    outcomes = []
+    for share in (0.05, 0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95):
+        at = int(len(raw) * share)
+        damaged = tmp_path / f"z{share}.nc"
+        damaged.write_bytes(raw[:at] + bytes(64) + raw[at + 64 :])
+        try:
+            got = outputs.read_netcdf(damaged)
+        except InvalidParameterError as exc:
+            assert str(exc).startswith(f"result {damaged}: ") and "\n" not in str(exc)
+            outcomes.append("refused")
+        else:
+            assert got.identical(want), share  # read: only where the zeros changed nothing kept
+            outcomes.append("whole")
+    assert outcomes.count("refused") >= 4, outcomes

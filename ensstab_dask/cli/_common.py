@@ -23,7 +23,7 @@ from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, check_address, local_kind
 from ensstab_dask.constraints import Flag
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
-from ensstab_dask.outputs import check_writable, refuse_to_replace, write_json, write_netcdf
+from ensstab_dask.outputs import check_writable, read_netcdf, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
 from ensstab_dask.real.selectors import library_of
@@ -532,7 +532,6 @@ def report_input(text: str):
     """The Dataset behind ``ensstab report RESULT``: a netCDF file, or a sweep store checked
     as ``export`` checks it and read as the sweep it holds (cells not computed yet are NaN,
     as in ``export --allow-incomplete``)."""
-    import xarray as xr  # here: as in check_before_the_data
 
     from ensstab_dask.sweeps.storage import COMPLETED, StoreDamaged, SweepStore
 
@@ -550,8 +549,11 @@ def report_input(text: str):
         raise UsageError(f"{path}: no such file; {_REPORT_READS}")
     if not path.is_file():  # opened, a FIFO would wait for a writer forever
         raise UsageError(f"{path} is not a regular file (a FIFO, a device or a socket); {_REPORT_READS}")
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if not head.startswith((b"CDF", b"\x89HDF")):  # netCDF-3, and netCDF-4's HDF5
+        raise UsageError(f"{path} is not a netCDF file; {_REPORT_READS}")
     try:
-        with xr.open_dataset(path) as opened:
-            return opened.load()
-    except (OSError, ValueError):  # xarray's own message lists its engines over several lines
-        raise UsageError(f"{path} is not a netCDF file; {_REPORT_READS}") from None
+        return read_netcdf(path)  # bounded in time, its checksum checked: a damaged file is one line
+    except InvalidParameterError as exc:
+        raise UsageError(f"{exc}; {_REPORT_READS}") from None

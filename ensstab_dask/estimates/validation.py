@@ -27,10 +27,8 @@ from ensstab_dask.estimates.pipeline import estimate
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import json_number
-from ensstab_dask.real.cache_files import (  # noqa: F401 - content_checksum, CHECKSUM_ATTR: re-exported
-    CHECKSUM_ATTR,
+from ensstab_dask.real.cache_files import (
     check_cache_dir,
-    content_checksum,
     data_digest,
     data_hash,
     hashed_once,

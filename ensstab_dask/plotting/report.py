@@ -26,7 +26,7 @@ from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.estimates.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
-from ensstab_dask.outputs import atomic_output, refuse_to_replace
+from ensstab_dask.outputs import atomic_output, read_netcdf, refuse_to_replace
 from ensstab_dask.plotting.common import as_dataset, attr_of, is_estimate, is_sweep
 from ensstab_dask.plotting.cost import DIRECT_COPIES, total_seconds
 from ensstab_dask.plotting.curve import FALL_WHY, explained_falls, sweep_curves
@@ -423,12 +423,7 @@ def write_report(
         path = Path(result)
         if not path.is_file():
             raise InvalidParameterError(f"result {path}: no such file")
-        try:
-            with xr.open_dataset(path) as opened:
-                ds = opened.load()
-        except (OSError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidParameterError(f"result {path}: not a netCDF file xarray can read ({first})") from None
+        ds = read_netcdf(path)  # bounded in time, its checksum checked: a damaged file is refused
     else:
         ds = as_dataset(result)
     kind = kind_of(ds)

@@ -1,7 +1,9 @@
 """Cache files that check themselves: the one way a cached result is keyed, written and read back.
 
-A cache file is a netCDF Dataset with its checksum inside it (:data:`CHECKSUM_ATTR`,
-:func:`content_checksum`), written atomically (:func:`~ensstab_dask.outputs.write_netcdf`).
+A cache file is a netCDF Dataset with its checksum inside it, as every netCDF file this
+package writes (:data:`~ensstab_dask.outputs.CHECKSUM_ATTR`,
+:func:`~ensstab_dask.outputs.content_checksum`), written atomically
+(:func:`~ensstab_dask.outputs.write_netcdf`).
 :func:`read_checked` gives it back only when the checksum holds; a file that cannot be
 read, has no checksum or fails it is a cache miss, said by a warning on the caller's
 logger, and the caller recomputes it. A cache is never a reason to fail, nor reused
@@ -25,24 +27,16 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.outputs import refuse_to_replace, write_netcdf
+from ensstab_dask.outputs import CHECKSUM_ATTR, content_checksum, refuse_to_replace, write_netcdf
 
 __all__ = [
-    "CHECKSUM_ATTR",
-    "content_checksum",
     "hash_data",
     "data_digest",
     "check_cache_dir",
-    "attr_value",
     "read_checked",
     "write_checked",
     "in_the_way",
 ]
-
-#: The attribute of a cache file holding its checksum (:func:`content_checksum`).
-CHECKSUM_ATTR = "ensstab_checksum"
-# What a reader adds to a cached Dataset: not part of what was computed, so not checksummed.
-_NOT_CHECKSUMMED = (CHECKSUM_ATTR, "cached", "cache_file")
 
 
 def hash_data(h, X, y):
@@ -106,35 +100,6 @@ def check_cache_dir(cache_dir) -> None:
         raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
 
 
-def attr_value(value):
-    """An attribute's value as JSON: NumPy scalars and arrays (as a netCDF file gives them
-    back) the same as the Python values they were written from."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return str(value)
-
-
-def content_checksum(ds: xr.Dataset) -> str:
-    """A BLAKE2b of everything a cached Dataset holds: every variable's name, dimensions,
-    dtype, shape and values (NaN in one canonical form), and its attributes (but what a
-    reader adds: the checksum itself, ``cached``, ``cache_file``). The same for the
-    Dataset written and for the one read back from its netCDF file; a flipped bit in a
-    value (or a name, or an attribute) changes it."""
-    h = hashlib.blake2b(digest_size=32)
-    for name in sorted(str(n) for n in ds.variables):
-        values = np.asarray(ds[name].values)
-        if values.dtype.kind == "f":
-            values = np.where(np.isnan(values), np.nan, values)  # one NaN, whatever its bits on disk
-        head = [name, [str(d) for d in ds[name].dims], values.dtype.str, list(values.shape)]
-        h.update(json.dumps(head).encode())
-        h.update(np.ascontiguousarray(values).tobytes() if values.dtype.kind != "O" else repr(values.tolist()).encode())
-    attrs = {str(k): v for k, v in ds.attrs.items() if k not in _NOT_CHECKSUMMED}
-    h.update(json.dumps(attrs, sort_keys=True, default=attr_value).encode())
-    return h.hexdigest()
-
-
 def in_the_way(path: Path) -> str | None:
     """What stands in a cache file's place that no cache file can be, or None: a symbolic
     link that leads back to itself, a folder, a FIFO, a device or a socket."""
@@ -162,7 +127,7 @@ def write_checked(ds: xr.Dataset, path: str | os.PathLike, *, logger: logging.Lo
     why = in_the_way(path)
     if why is None:
         try:
-            return write_netcdf(ds.assign_attrs({CHECKSUM_ATTR: content_checksum(ds)}), path, overwrite=True)
+            return write_netcdf(ds, path, overwrite=True)  # with its checksum, as every netCDF file written
         except (OSError, InvalidParameterError) as exc:
             why = str(exc)
     logger.warning("%s %s not written (%s); going on without it", what, path, why)

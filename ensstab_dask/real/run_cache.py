@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.real.cache_files import attr_value, check_cache_dir, data_digest, read_checked, write_checked
+from ensstab_dask.outputs import attr_value
+from ensstab_dask.real.cache_files import check_cache_dir, data_digest, read_checked, write_checked
 from ensstab_dask.real.runs import Copies, Pool
 from ensstab_dask.real.selectors import make_scorer
 from ensstab_dask.seeding import STREAM_LAYOUT, as_seed_sequence

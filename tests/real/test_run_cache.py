@@ -9,7 +9,7 @@ import xarray as xr
 from sklearn.tree import DecisionTreeClassifier
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real.cache_files import CHECKSUM_ATTR
+from ensstab_dask.outputs import CHECKSUM_ATTR
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.run_cache import RunCache, selector_key
 from ensstab_dask.real.runs import Copies, Pool, check_plan_classes, real_run_plan
@@ -192,7 +192,7 @@ def _rewritten(path, change) -> None:
     checksum helper, as someone who knows it would forge it."""
     import xarray as xr
 
-    from ensstab_dask.real.cache_files import content_checksum
+    from ensstab_dask.outputs import content_checksum
 
     with xr.open_dataset(path) as ds:
         ds = ds.load()
