@@ -23,9 +23,12 @@ _ACCESSOR_MODULE = "ensstab_dask.simulator.calibration"
 
 
 def register_when_xarray_loads() -> None:
-    """Register the accessor now if xarray is imported, else when it is."""
+    """Register the accessor now if xarray is imported, else when it is; not at all where
+    xarray's import is blocked (``sys.modules["xarray"] = None``, the standard way to make
+    an import fail): the package imports without it, and what needs xarray says so."""
     if "xarray" in sys.modules:
-        importlib.import_module(_ACCESSOR_MODULE)
+        if sys.modules["xarray"] is not None:
+            importlib.import_module(_ACCESSOR_MODULE)
     elif not any(isinstance(f, _AfterXarray) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterXarray())
 

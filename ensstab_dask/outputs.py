@@ -239,7 +239,8 @@ def _stream(out: Path, target: Path) -> str:
 #: The suffixes of data files: the formats the package ships (written here too, so that
 #: no write ever depends on the formats' module being imported first; a test keeps the
 #: two equal), and each one :func:`protect_suffix` adds (``real.file_formats.register_format``).
-_PROTECTED: dict[str, None] = dict.fromkeys((".mat", ".npz", ".csv", ".h5ad"))
+_SHIPPED = (".mat", ".npz", ".csv", ".h5ad")
+_PROTECTED: dict[str, None] = dict.fromkeys(_SHIPPED)
 #: The suffixes of data files (a live view): an output never replaces one.
 DATA_SUFFIXES = _PROTECTED.keys()
 
@@ -250,8 +251,11 @@ def protect_suffix(suffix: str) -> None:
 
 
 def unprotect_suffix(suffix: str) -> None:
-    """Undo :func:`protect_suffix`."""
-    _PROTECTED.pop(suffix.lower(), None)
+    """Undo :func:`protect_suffix`, for a suffix protected by it: the shipped data suffixes
+    (``.mat``, ``.npz``, ``.csv``, ``.h5ad``) stay protected whatever is unregistered, since
+    data files of theirs exist whether or not their reader is registered."""
+    if suffix.lower() not in _SHIPPED:
+        _PROTECTED.pop(suffix.lower(), None)
 
 
 #: How a feature table (``ensstab_dask.estimates.features``) begins: a CSV file that does is

@@ -322,9 +322,18 @@ def _cache_dir(args) -> str | None:
     # The default folder was not asked for: name it as what it is, and the ways out.
     name = "--cache-dir" if args.cache_dir is not None else f"the default cache folder {cache_dir}"
     way_out = "" if args.cache_dir is not None else "; move it away, or pass --cache-dir DIR or --no-cache"
+    shown = f"--cache-dir {cache_dir}" if args.cache_dir is not None else name
     if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
-        shown = f"--cache-dir {cache_dir}" if args.cache_dir is not None else name
         raise UsageError(f"{shown}: exists and is not a directory{way_out}")
+    report = getattr(args, "report", None)
+    if report is not None:  # the report replaces its folder whole: the cache in it would go with it
+        cache, folder = os.path.realpath(cache_dir), os.path.realpath(report)
+        if cache == folder or cache.startswith(folder + os.sep) or folder.startswith(cache + os.sep):
+            where = "is" if cache == folder else "is inside" if cache.startswith(folder + os.sep) else "holds"
+            raise UsageError(
+                f"{shown} {where} --report {report}: the report is written into a folder of its own, and the cache "
+                "kept apart from it; give each its own folder"
+            )
     try:  # before it is made: never in the reference data folder, nor in a store
         refuse_to_replace(cache_dir, directory=True, overwrite=False, name=name)
     except InvalidParameterError as exc:

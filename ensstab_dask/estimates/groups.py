@@ -14,6 +14,7 @@ it lacks are run.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from ensstab_dask.real.selectors import make_scorer, selector_for
 from ensstab_dask.settings import EstimateSettings
 
 __all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -125,12 +128,18 @@ def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> 
     text = np.array([str(v) for v in counts])[np.unique(labels, return_inverse=True)[1].ravel()]
     if not isinstance(reference, str) or (reference != "rest" and reference not in counts):
         raise InvalidParameterError(f"reference must be 'rest' or one of the groups {list(counts)}; got {reference!r}")
+    if reference == "rest" and "rest" in counts:
+        # The keyword, not the group: every group, the one named "rest" too, against every other sample.
+        logger.warning(
+            "a group is named 'rest', as the reference that means every other sample: each group, 'rest' among "
+            "them, is compared with every other sample; to compare each with the group 'rest', rename it"
+        )
     if groups is None:
-        chosen = [g for g in counts if g != reference]
+        chosen = [g for g in counts if g != reference or reference == "rest"]
     else:
         chosen = [g.strip() for g in groups.split(",")] if isinstance(groups, str) else [str(g) for g in groups]
     unknown = [g for g in chosen if g not in counts]
-    if not chosen or unknown or len(set(chosen)) != len(chosen) or reference in chosen:
+    if not chosen or unknown or len(set(chosen)) != len(chosen) or (reference in chosen and reference != "rest"):
         why = f"{unknown[0]!r} is not one" if unknown else "each once, not the reference" if chosen else "none given"
         raise InvalidParameterError(f"groups must name groups of {list(counts)} ({why})")
     problems = {}

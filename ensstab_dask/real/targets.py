@@ -2,7 +2,7 @@
 
 ``task="auto"`` reads it from the values as scikit-learn's ``type_of_target`` does: a
 float ``y`` with a fraction among its values is a regression target, anything else class
-labels, but a float ``y`` of many distinct whole numbers (more than
+labels, but a numeric ``y`` of many distinct whole numbers (more than
 :data:`MAX_AUTO_CLASSES`, and a quarter of the samples) is refused, asking which.
 ``"regression"`` takes a numeric ``y`` of whole numbers as a target too (counts, a score),
 and refuses one of two values (a class label read as a number). Once checked, a
@@ -71,16 +71,17 @@ def check_target(y: np.ndarray, task: str = "auto") -> np.ndarray:
 
 
 def _refuse_ambiguous(y: np.ndarray) -> None:
-    """Refuse a float ``y`` of many distinct whole numbers under ``task="auto"``: counts, a
-    score (a target checked as ``"regression"`` and passed on is one) or many classes of a
-    few samples each; the values cannot say which."""
-    if y.dtype.kind != "f" or _has_fraction(y):
+    """Refuse a numeric ``y`` of many distinct whole numbers (ints, or floats without a
+    fraction) under ``task="auto"``: counts, a score (a target checked as ``"regression"``
+    and passed on is one) or many classes of a few samples each; the values cannot say which."""
+    if y.dtype.kind not in "iuf" or (y.dtype.kind == "f" and _has_fraction(y)):
         return
     distinct = len(np.unique(y))
     if distinct > max(MAX_AUTO_CLASSES, len(y) // 4):
+        stored = "as floats" if y.dtype.kind == "f" else "as integers"
         raise InvalidParameterError(
-            f"y holds {distinct} distinct whole numbers as floats: a regression target (counts, a score) or "
-            f"{distinct} classes? pass task='regression' or task='classification'"
+            f"y holds {distinct} distinct whole numbers {stored}: a regression target (counts, "
+            f"a score) or {distinct} classes? pass task='regression' or task='classification'"
         )
 
 

@@ -106,6 +106,18 @@ def test_the_accessor_comes_with_xarray_whichever_is_imported_first(case):
     assert out.stdout.split() == ["True", "SourceFileLoader"], out.stderr[-2000:]
 
 
+def test_the_package_imports_where_xarrays_import_is_blocked():
+    """``sys.modules["xarray"] = None``, the standard way to make an import fail (a test
+    that checks the package works without it): the package imports, and a later import of
+    xarray fails as it should."""
+    code = (
+        "import sys\nsys.modules['xarray'] = None\nimport ensstab_dask\n"
+        "try:\n    import xarray\nexcept ImportError:\n    print('blocked')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["blocked"], out.stderr[-2000:]
+
+
 def test_every_public_name_resolves_and_dir_lists_it():
     for name in ensstab_dask.__all__:
         obj = getattr(ensstab_dask, name)

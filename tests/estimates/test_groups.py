@@ -6,6 +6,7 @@ an AnnData's var."""
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -164,3 +165,16 @@ def test_cli_group_options_out_of_place_are_one_line(tmp_path, capsys, extra):
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert main(["validate", "--groupby", "cell_type"]) == 2
+
+
+def test_a_group_named_rest_is_estimated_against_every_other_sample_and_said(caplog):
+    """'rest' is the reference's keyword: a group of that name was once never estimated,
+    without a word."""
+    _, labels = _study()
+    named = np.where(labels == "Dendritic", "rest", labels)
+    with caplog.at_level(logging.WARNING, logger="ensstab_dask"):
+        problems = group_problems(named)
+    assert "rest" in problems and set(problems) == set(np.unique(named))
+    assert problems["rest"].rows is None and problems["rest"].y.tolist() == (named == "rest").astype(int).tolist()
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "a group is named 'rest'" in said and "rename it" in said

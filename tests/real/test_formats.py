@@ -117,3 +117,23 @@ def test_every_writer_to_a_path_the_user_names_knows_the_data_formats_when_impor
         code = f"import {module}; from ensstab_dask.outputs import DATA_SUFFIXES; print(sorted(DATA_SUFFIXES))"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert done.stdout.strip() == "['.csv', '.h5ad', '.mat', '.npz']", (module, done.stderr[-500:])
+
+
+def test_unregistering_a_shipped_format_keeps_its_files_protected(tmp_path):
+    """``unregister_format('.csv')`` once let an output replace a CSV data file: files of a
+    shipped format exist whether or not its reader is registered."""
+    from ensstab_dask.exceptions import InvalidParameterError
+    from ensstab_dask.outputs import refuse_to_replace
+    from ensstab_dask.real.csv_files import CSV
+
+    data = tmp_path / "study.csv"
+    data.write_text("f0,label\n1,0\n")
+    unregister_format(".csv")
+    try:
+        assert ".csv" not in FORMATS and ".csv" in DATA_SUFFIXES
+        with pytest.raises(InvalidParameterError, match="data file"):
+            refuse_to_replace(data, overwrite=True, name="--json")
+    finally:
+        register_format(CSV)
+        FORMATS[".h5ad"] = FORMATS.pop(".h5ad")  # the table's order, as the other tests read it
+    assert list(FORMATS) == [".mat", ".npz", ".csv", ".h5ad"] and data.read_text() == "f0,label\n1,0\n"

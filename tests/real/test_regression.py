@@ -49,6 +49,7 @@ def test_auto_reads_fractions_as_regression_and_whole_numbers_as_classes():
         (np.r_[np.nan, np.linspace(0, 1, 39)], "regression", "y contains NaN"),
         (np.linspace(0, 1, 40), "lasso", "task must be one of"),
         (np.arange(40) % 20 * 1.0, "auto", "20 distinct whole numbers as floats: .* pass task='regression'"),
+        (np.arange(40), "auto", "40 distinct whole numbers as integers: .* pass task='regression'"),
         (np.repeat([0.5, 1.5], 20), "regression", "recode them as whole numbers or text"),
     ],
 )
