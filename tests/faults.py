@@ -341,14 +341,26 @@ def pickling_answer(path: Path, how: str) -> bytes:
     raise ValueError(f"how must be 'pickled', 'serialized' or 'raw'; got {how!r}")
 
 
-def scheduler_identity_answer() -> bytes:
+def scheduler_identity_answer(*, whole: bool = True) -> bytes:
     """What a listener with no scheduler behind it sends on every connection at once:
-    distributed's handshake, then an identity as a Scheduler. The package's check before the
-    Client passes; the Client's own requests then get answers no scheduler gives."""
+    distributed's handshake, then an identity as a Scheduler, with every field a scheduler's
+    has (``whole``: the package's check before the Client passes; the Client's own requests
+    then get answers no scheduler gives) or only ``{"type": "Scheduler"}`` (refused by the check)."""
     import pickle
 
     import msgpack
 
     hello = msgpack.packb({"compression": None, "python": [3, 11, 0], "pickle-protocol": pickle.HIGHEST_PROTOCOL})
-    identity = msgpack.packb({"type": "Scheduler", "id": "Scheduler-fake", "workers": {}})
-    return dask_message(hello) + dask_message(identity)
+    fields = {"type": "Scheduler"}
+    if whole:
+        fields |= {
+            "id": "Scheduler-fake",
+            "address": "tcp://127.0.0.1:1",
+            "services": {},
+            "started": 0.0,
+            "n_workers": 0,
+            "total_threads": 0,
+            "total_memory": 0,
+            "workers": {},
+        }
+    return dask_message(hello) + dask_message(msgpack.packb(fields))

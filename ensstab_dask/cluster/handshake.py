@@ -173,6 +173,31 @@ def _verdict(answer: object) -> None:
         if isinstance(what, str) and what.isidentifier() and len(what) < 40:
             raise OSError(f"it answered, but as a Dask {what}, not the scheduler")
         raise _NotDask()
+    if not _a_schedulers_identity(answer):
+        raise OSError(
+            "it answered as a Dask scheduler, but without the identity every scheduler gives (its id, address, "
+            "start time and workers): not a distributed scheduler"
+        )
+
+
+def _a_schedulers_identity(answer: dict) -> bool:
+    """Whether ``answer`` has every field of ``distributed.Scheduler.identity``, each of its
+    type: a listener that only says ``{"type": "Scheduler"}`` is not taken for one. (Any
+    field can be copied by a listener written to pass: only TLS with a CA of your own tells
+    your scheduler from another; docs/clusters.md, "What a Dask client trusts".)"""
+    number = (int, float)
+    return (
+        isinstance(answer.get("id"), str)
+        and answer["id"].startswith("Scheduler-")
+        and isinstance(answer.get("address"), str)
+        and "://" in answer["address"]
+        and isinstance(answer.get("started"), number)
+        and isinstance(answer.get("services"), dict)
+        and isinstance(answer.get("workers"), dict)
+        and isinstance(answer.get("n_workers"), int)
+        and isinstance(answer.get("total_threads"), int)
+        and isinstance(answer.get("total_memory"), number)
+    )
 
 
 def handshake(address: str, timeout: float, security) -> None:

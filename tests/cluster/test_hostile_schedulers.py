@@ -176,6 +176,17 @@ def test_a_schedulers_identity_with_no_scheduler_behind_it_is_one_line(tmp_path)
     assert "answered as a Dask scheduler, then not in its protocol" in ran.lines[0]
 
 
+def test_a_listener_saying_only_that_it_is_a_scheduler_is_refused_by_the_check():
+    """``{"type": "Scheduler"}`` alone once passed the check, and the Client then unpickled
+    what the listener sent: now every field of a scheduler's identity is asked for."""
+    from faults import scheduler_identity_answer
+
+    with listener(scheduler_identity_answer(whole=False)) as address:
+        raised = _connect_in_a_thread(address, 3, bound=60)
+    assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+    assert "without the identity every scheduler gives" in str(raised)
+
+
 @pytest.mark.parametrize(
     "address, warned",
     [("tcp://192.0.2.1:8786", True), ("192.0.2.1:8786", True), ("tcp://127.0.0.1:9", False), ("tcp://[::1]:9", False)],
