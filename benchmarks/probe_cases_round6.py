@@ -263,6 +263,102 @@ def _adaptive_after_fixed(tmp: Path) -> str:
     return "right" if said and record["runs_made"] in (100, 200) else "silent"
 
 
+# 308: the rest -------------------------------------------------------------------------------------
+
+
+def _zeros_in_a_result(share: float):
+    """64 zero bytes at ``share`` of an estimate's netCDF file, then ``ensstab report``: one
+    line, or a report of the very same numbers (where the bytes fell where nothing is kept)."""
+
+    def run(tmp: Path) -> str:
+        made = cli(tmp, "estimate", *ESTIMATE, "--no-cache", "--output", "e.nc")
+        if made.rc != 0:
+            return failure(made) or "noisy"
+        raw = (tmp / "e.nc").read_bytes()
+        at = int(len(raw) * share)
+        (tmp / "z.nc").write_bytes(raw[:at] + bytes(64) + raw[at + 64 :])
+        res = cli(tmp, "report", "z.nc", "--output", "r", timeout=300)
+        if bad := failure(res):
+            return bad
+        if res.one_line_error:
+            return "error"
+        import xarray as xr
+
+        with xr.open_dataset(tmp / "e.nc") as a, xr.open_dataset(tmp / "z.nc") as b:
+            same = a.load().identical(b.load())
+        return "right" if res.rc == 0 and same else "silent"
+
+    return run
+
+
+def _report_and_cache_in_one_folder(inside: bool):
+    def run(tmp: Path) -> str:
+        (tmp / "R").mkdir()
+        res = cli(tmp, "estimate", *ESTIMATE, "--report", "R", "--cache-dir", "R/c" if inside else "R")
+        right = "--report R" in res.err and "--cache-dir" in res.err and not res.out.strip()
+        return refused(res, unless=not right)
+
+    return run
+
+
+def _a_group_named_rest(tmp: Path) -> str:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((45, 10))
+    y = np.repeat(["rest", "b", "c"], 15)
+    X[y == "rest", :2] += 2
+    write_csv(tmp / "d.csv", [*(f"f{j}" for j in range(10)), "label"], [*X.T, y])
+    res = cli(tmp, "estimate", "--data", "d.csv", *ESTIMATE, "--groupby", "label", "--no-cache")
+    if bad := failure(res):
+        return bad
+    said = "a group is named 'rest'" in res.err and "== 'rest' against the rest ==" in res.out
+    return "right" if res.rc == 0 and said else "silent"
+
+
+def _in_a_child(code: str, expected: str):
+    """Python code run in a child of its own (the package's import is the case): ``right``
+    when it prints ``expected``."""
+
+    def run(tmp: Path) -> str:
+        import os
+        import subprocess
+
+        env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        if "Traceback" in done.stderr:
+            return "traceback"
+        return "right" if done.stdout.split() == expected.split() else "silent"
+
+    return run
+
+
+_BLOCKED_XARRAY = "import sys\nsys.modules['xarray'] = None\nimport ensstab_dask\nprint('imported')\n"
+_UNREGISTERED_CSV = (
+    "import pathlib, tempfile\n"
+    "from ensstab_dask.real.file_formats import unregister_format\n"
+    "from ensstab_dask.outputs import refuse_to_replace\n"
+    "from ensstab_dask.exceptions import InvalidParameterError\n"
+    "p = pathlib.Path(tempfile.mkdtemp()) / 'study.csv'\np.write_text('f0,label\\n1,0\\n')\n"
+    "unregister_format('.csv')\n"
+    "try:\n    refuse_to_replace(p, overwrite=True, name='--json')\nexcept InvalidParameterError:\n"
+    "    print('protected')\n"
+)
+
+
+def _many_integer_classes(tmp: Path) -> str:
+    rng = np.random.default_rng(0)
+    np.savez(tmp / "d.npz", X=rng.standard_normal((30, 8)), y=np.arange(30))
+    res = cli(tmp, "estimate", "--data", "d.npz", *ESTIMATE, "--no-cache")
+    return refused(res, unless="--task regression" not in res.err)
+
+
+def _a_listener_saying_it_is_a_scheduler(tmp: Path) -> str:
+    from faults import listener, scheduler_identity_answer
+
+    with listener(scheduler_identity_answer(whole=False)) as address:
+        res = cli(tmp, "estimate", *ESTIMATE, "--no-cache", "--scheduler", address, "--timeout", "3")
+    return refused(res, unless="without the identity every scheduler gives" not in res.err)
+
+
 CASES: list[Case] = [
     Case(301, "npz: a column index of 1000 in 40 columns", _sparse_npz(_set("indices", 5, 1000), "1000 at stored")),
     Case(301, "npz: a column index one past the end (40)", _sparse_npz(_set("indices", 5, 40), "40 at stored")),
@@ -315,4 +411,12 @@ CASES: list[Case] = [
         _forged_entry(lambda ds: ds.assign_attrs(seconds_per_run=-1e9), "not a time"),
     ),
     Case(306, "the adaptive layout after the fixed one on one cache", _adaptive_after_fixed),
+    *(Case(308, f"report on a result with 64 zero bytes at {s:.0%}", _zeros_in_a_result(s)) for s in (0.1, 0.5, 0.9)),
+    Case(308, "--report and --cache-dir one folder", _report_and_cache_in_one_folder(inside=False)),
+    Case(308, "--cache-dir inside --report", _report_and_cache_in_one_folder(inside=True)),
+    Case(308, "a group named 'rest'", _a_group_named_rest),
+    Case(308, "import ensstab_dask with xarray blocked", _in_a_child(_BLOCKED_XARRAY, "imported")),
+    Case(308, "unregister_format('.csv') keeps CSV data files safe", _in_a_child(_UNREGISTERED_CSV, "protected")),
+    Case(308, "y = 0..29 as integers: one line", _many_integer_classes),
+    Case(308, "a listener answering only {'type': 'Scheduler'}", _a_listener_saying_it_is_a_scheduler),
 ]
