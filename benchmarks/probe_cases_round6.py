@@ -12,6 +12,8 @@ library, where the case is the library's), and returns its class
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 from pathlib import Path
 
@@ -263,6 +265,88 @@ def _adaptive_after_fixed(tmp: Path) -> str:
     return "right" if said and record["runs_made"] in (100, 200) else "silent"
 
 
+# 307: a sweep whose only worker, without a nanny, dies or freezes mid-run ---------------------------
+
+
+def _bare_worker_fault(signum: int, said: str):
+    """The issue's command: a scheduler, one ``dask worker --no-nanny``, a sweep of one-cell
+    blocks on it; the worker signalled once two blocks are done. The sweep must say ``said``
+    within 40 s, then end by itself in one line that says the store resumes (the wait for a
+    worker set to 30 s), and a rerun on a fresh worker finish the store."""
+
+    def run(tmp: Path) -> str:
+        import os
+        import signal as signals
+        import subprocess
+        import threading
+        import time
+
+        from probe_cases_schedulers import HEAVY
+        from process_cluster import ProcessCluster
+        from sweep_cases import wait_for_blocks
+
+        cluster = ProcessCluster(tmp / "cluster", n_workers=1)
+        os.killpg(cluster.pid("worker-1"), signals.SIGKILL)  # its worker with a nanny, replaced by a bare one
+        worker_args = ["dask", "worker", cluster.address, "--nthreads", "1", "--no-nanny", "--memory-limit", "0"]
+        bare = subprocess.Popen(
+            [*worker_args, "--local-directory", str(tmp / "bare")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        environ = dict(os.environ, PYTHONPATH=str(HERE.parent), DASK_ENSSTAB__WORKERLESS_ENDS_AFTER="30")
+        command = [sys.executable, "-m", "ensstab_dask.cli", *HEAVY, "--store", str(tmp / "s.zarr")]
+        proc = subprocess.Popen(
+            [*command, "--scheduler", cluster.address],
+            cwd=tmp,
+            env=environ,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        try:
+            wait_for_blocks(tmp / "s.zarr", 2, lambda: proc.poll() is None)
+            os.killpg(bare.pid, signum)
+            start = time.monotonic()
+            while not any(said in line for line in lines):
+                if time.monotonic() - start > 40 or proc.poll() is not None:
+                    return "hang" if proc.poll() is None else "noisy"
+                time.sleep(0.1)
+            try:
+                code = proc.wait(120)
+            except subprocess.TimeoutExpired:
+                return "hang"
+            reader.join(10)
+            err = "".join(lines)
+            if "Traceback" in err:
+                return "traceback"
+            last = err.strip().splitlines()[-1]
+            if code != 1 or "rerun the same command to resume from the store" not in last:
+                return "noisy"
+            os.killpg(bare.pid, signals.SIGKILL)
+            fresh = ProcessCluster(tmp / "fresh", n_workers=1)
+            try:
+                again = subprocess.run(
+                    [*command, "--scheduler", fresh.address], cwd=tmp, env=environ, capture_output=True, timeout=300
+                )
+            finally:
+                fresh.stop()
+            return "error" if again.returncode == 0 else "noisy"
+        finally:
+            for p in (proc, bare):
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(bare.pid, signals.SIGCONT)
+            cluster.stop()
+
+    return run
+
+
 # 308: the rest -------------------------------------------------------------------------------------
 
 
@@ -419,4 +503,14 @@ CASES: list[Case] = [
     Case(308, "unregister_format('.csv') keeps CSV data files safe", _in_a_child(_UNREGISTERED_CSV, "protected")),
     Case(308, "y = 0..29 as integers: one line", _many_integer_classes),
     Case(308, "a listener answering only {'type': 'Scheduler'}", _a_listener_saying_it_is_a_scheduler),
+    Case(
+        307,
+        "a sweep's only worker (no nanny) SIGKILLed mid-run: said, ends, resumes",
+        _bare_worker_fault(signal.SIGKILL, "no worker has been connected"),
+    ),
+    Case(
+        307,
+        "a sweep's only worker (no nanny) SIGSTOPped mid-run: said, ends, resumes",
+        _bare_worker_fault(signal.SIGSTOP, "has answered for"),
+    ),
 ]

@@ -28,6 +28,7 @@ from ensstab_dask.exceptions import (
     StoreDamaged,
     StoreMismatch,
     UnreliableEstimateWarning,
+    WorkersLost,
 )
 
 register_when_xarray_loads()  # ds.ensstab, as soon as xarray is imported (and not before)
@@ -143,6 +144,7 @@ __all__ = [
     "StoreDamaged",
     "StoreMismatch",
     "UnreliableEstimateWarning",
+    "WorkersLost",
     "sweep",
     "validate",
     "Validation",

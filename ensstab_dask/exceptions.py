@@ -121,6 +121,18 @@ class SchedulerLost(EnsstabError, ConnectionError):
     """
 
 
+class WorkersLost(SchedulerLost):
+    """Every worker of the Dask cluster left, or stopped answering, while work was running,
+    and none joined or answered again in time (``cluster.tasks.WORKERLESS_ENDS_AFTER``).
+    A ``SchedulerLost``: the work ends the same way, and a sweep's store resumes.
+
+    Examples
+    --------
+    >>> issubclass(WorkersLost, SchedulerLost)
+    True
+    """
+
+
 class StoreMismatch(EnsstabError, ValueError):
     """The store was made with other settings than those requested.
 

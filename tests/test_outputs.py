@@ -566,7 +566,14 @@ def test_a_damaged_netcdf_result_is_one_line_never_a_hang_nor_garbage(tmp_path, 
     monkeypatch.setattr(outputs, "READ_SECONDS", 5.0)
     data = es.make_microarray(n_feature=100, n_informative=5, seed=0)
     est = es.estimate(
-        data.X, data.y, 3, selector=default_selector(5), m_ensemble=(1, 5), n_boot=0, client="synchronous", progress=False
+        data.X,
+        data.y,
+        3,
+        selector=default_selector(5),
+        m_ensemble=(1, 5),
+        n_boot=0,
+        client="synchronous",
+        progress=False,
     )
     whole = tmp_path / "e.nc"
     est.to_netcdf(whole)

@@ -15,9 +15,9 @@ from typing import Any
 
 from ensstab_dask.cluster.clients import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard, progress_bar
-from ensstab_dask.exceptions import SchedulerLost
+from ensstab_dask.exceptions import SchedulerLost, WorkersLost
 
-__all__ = ["map_shared", "run_tasks", "Display", "SILENCE_NOTED_AFTER"]
+__all__ = ["map_shared", "run_tasks", "Display", "SILENCE_NOTED_AFTER", "WORKERLESS_ENDS_AFTER"]
 
 logger = logging.getLogger("ensstab_dask.cluster")  # the public name, not the private module's
 
@@ -27,6 +27,13 @@ logger = logging.getLogger("ensstab_dask.cluster")  # the public name, not the p
 #: while it lasts. The work goes on waiting: on a shared cluster workers come back and
 #: join (a batch queue, an autoscaler), and Ctrl-C stops it.
 SILENCE_NOTED_AFTER = 20.0
+#: Seconds without a worker connected and answering, once the work has had one, after
+#: which the work ends (:class:`~ensstab_dask.exceptions.WorkersLost`; a sweep's store
+#: keeps its finished blocks and resumes): its last worker was killed, or stopped, and
+#: none came back. Work that has not had a worker yet (a batch queue starting them) waits
+#: without end, said. Dask's config key ``ensstab.workerless-ends-after`` sets another
+#: (``DASK_ENSSTAB__WORKERLESS_ENDS_AFTER=600``, for a queue that replaces workers slowly).
+WORKERLESS_ENDS_AFTER = 120.0
 #: Seconds without a finished task before the cluster is asked whether it is still there;
 #: then asked every _CHECK_EVERY s, each question given _ASK_WITHIN s to be answered.
 _QUIET, _CHECK_EVERY, _ASK_WITHIN = 5.0, 2.0, 5.0
@@ -221,7 +228,9 @@ def _next_landed(running, watch: _Watch):
 class _Watch:
     """Whether a cluster that has finished no task for a while is still there: its
     scheduler answering, a worker connected and alive. Says so in one line
-    (:data:`SILENCE_NOTED_AFTER`) where none is, and raises :class:`SchedulerLost` once
+    (:data:`SILENCE_NOTED_AFTER`) where none is; raises :class:`WorkersLost` once the work,
+    having had a worker, has had none answering for :data:`WORKERLESS_ENDS_AFTER`; and
+    raises :class:`SchedulerLost` once
     the scheduler has not answered for dask's ``distributed.comm.timeouts.tcp`` (how long
     an open connection may stay silent before distributed declares it dead; a stopped
     scheduler keeps its connections open, so nothing else ever would)."""
@@ -234,14 +243,21 @@ class _Watch:
         self.address = c.scheduler.address
         self.gone_after = parse_timedelta(dask.config.get("distributed.comm.timeouts.tcp"), default="seconds") or 30.0
         self.heartbeat: float | None = None  # the newest worker heartbeat the scheduler had, at the last look
+        ends_after = dask.config.get("ensstab.workerless-ends-after", WORKERLESS_ENDS_AFTER)
+        self.ends_after = parse_timedelta(ends_after, default="seconds")
         self.noted: dict[str, float] = {}  # what was noted: when to note it again
-        self.progress()
+        self._reset(time.monotonic())
+        self.had_workers = False  # whether the work has had a worker: then, without one for long, it ends
 
     def progress(self) -> None:
-        """A task has landed: the cluster works."""
+        """A task has landed: the cluster works, and has had a worker."""
         now = time.monotonic()
         if self.noted:
             logger.warning("the Dask cluster at %s works again: the work goes on", self.address)
+        self._reset(now)
+        self.had_workers = True
+
+    def _reset(self, now: float) -> None:
         self.checked_at = self.scheduler_at = self.worker_at = self.quiet_since = now
         self.noted = {}
 
@@ -280,13 +296,21 @@ class _Watch:
         if heartbeat is not None and (self.heartbeat is None or heartbeat > self.heartbeat):
             self.worker_at = now  # a heartbeat since the last look, or a worker where there was none
         self.heartbeat = heartbeat
+        self.had_workers = self.had_workers or bool(workers)
         silent = now - self.worker_at
+        if self.had_workers and silent >= self.ends_after:
+            what = "no worker connected" if not workers else f"{len(workers)} connected, none answering"
+            raise WorkersLost(
+                f"the Dask cluster at {self.address} has had no worker answering for {silent:.0f} s while work was "
+                f"running ({what}: its workers killed, stopped, or cut off?), and none came back"
+            )
+        ends = f", or ends in {self.ends_after - silent:.0f} s if none does" if self.had_workers else ""
         if not workers:
             self._note(
                 "none",
                 silent,
                 f"no worker has been connected to the Dask scheduler at {self.address} for {silent:.0f} s: the work "
-                f"waits for one to join (start one with: dask worker {self.address}); Ctrl-C stops it",
+                f"waits for one to join (start one with: dask worker {self.address}){ends}; Ctrl-C stops it",
             )
         else:
             self._note(
@@ -294,7 +318,7 @@ class _Watch:
                 silent,
                 f"no worker of the Dask scheduler at {self.address} has answered for {silent:.0f} s ({len(workers)} "
                 "connected, none sending heartbeats: stopped, or its machine overloaded or cut off?): the work waits "
-                "for one to answer or to join; Ctrl-C stops it",
+                f"for one to answer or to join{ends}; Ctrl-C stops it",
             )
         return len(workers)
 

@@ -9,6 +9,7 @@ idleness and workers 60 s after their scheduler is gone.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import os
@@ -517,11 +518,12 @@ class _Watched:
         return code
 
 
-def _start_worker(cluster: ProcessCluster, name: str) -> subprocess.Popen:
+def _start_worker(cluster: ProcessCluster, name: str, *, nanny: bool = True) -> subprocess.Popen:
     """One more ``dask worker`` for ``cluster``, in a session of its own (killed with it)."""
     return subprocess.Popen(
         ["dask", "worker", cluster.address, "--host", "127.0.0.1", "--nthreads", "1", "--memory-limit", "0"]
-        + ["--name", name, "--dashboard-address", "127.0.0.1:0", "--local-directory", str(cluster.run_dir / name)],
+        + ["--name", name, "--dashboard-address", "127.0.0.1:0", "--local-directory", str(cluster.run_dir / name)]
+        + ([] if nanny else ["--no-nanny"]),
         env=_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -556,6 +558,44 @@ def test_a_remote_cluster_whose_only_worker_dies_says_so_and_goes_on_with_a_new_
     assert "Traceback" not in "".join(run.lines)
     with xr.open_dataset(out) as ds:
         assert_same(reference, ds.load())
+
+
+def test_a_remote_sweep_whose_last_worker_dies_says_so_then_ends_and_the_store_resumes(
+    start_cluster, reference, tmp_path, caplog
+):
+    """Its only worker, run without a nanny, SIGKILLed mid-sweep (the probe's case): said in
+    one line within SILENCE_NOTED_AFTER and a margin, with when the work ends; with no
+    worker back by ``ensstab.workerless-ends-after`` (30 s here; 120 s by default) the sweep
+    ends in one line, exit status 1, and the store resumes on another cluster."""
+    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
+
+    c = start_cluster("bare", n_workers=1)
+    os.killpg(c.pid("worker-1"), signal.SIGKILL)  # its worker with a nanny, replaced by one without
+    bare = _start_worker(c, "bare", nanny=False)
+    store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    run = _Watched(c, store, out, env={"DASK_ENSSTAB__WORKERLESS_ENDS_AFTER": "30"})
+    try:
+        wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
+        os.killpg(bare.pid, signal.SIGKILL)
+        run.wait_for_line(
+            f"no worker has been connected to the Dask scheduler at {c.address}", SILENCE_NOTED_AFTER + 40
+        )
+        code = run.finish(120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(bare.pid, signal.SIGKILL)
+        bare.wait(30)
+    lines = "".join(run.lines).strip().splitlines()
+    assert code == 1 and "Traceback" not in "".join(lines), lines
+    assert "if none does" in lines[0], lines
+    assert lines[-1].startswith(f"ensstab: error: the Dask cluster at {c.address} has had no worker answering for")
+    assert lines[-1].endswith("rerun the same command to resume from the store"), lines[-1]
+    c.stop()
+    done = blocks_done(store)
+    fresh = start_cluster("fresh")
+    ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
+    assert computed == N_CELLS - done
+    assert_same(reference, ds)
 
 
 def test_a_remote_cluster_whose_only_worker_is_stopped_says_so_and_goes_on_when_it_answers(
