@@ -220,22 +220,14 @@ def _forged_entry(change, needle: str):
     """An estimate's cache entry changed and its checksum recomputed: a warning, the runs remade."""
 
     def run(tmp: Path) -> str:
-        import xarray as xr
-
-        from ensstab_dask.outputs import CHECKSUM_ATTR, content_checksum
+        from faults import forge
 
         (tmp / "c").mkdir()
         first = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c")
         if first.rc != 0:
             return failure(first) or "noisy"
         for path in (tmp / "c").glob("runs-*.nc"):
-            with xr.open_dataset(path) as ds:
-                ds = ds.load()
-            del ds.attrs[CHECKSUM_ATTR]
-            ds = change(ds)
-            ds.attrs[CHECKSUM_ATTR] = content_checksum(ds)
-            path.unlink()
-            ds.to_netcdf(path)
+            forge(path, change)
         res = cli(tmp, "estimate", *ESTIMATE, "--cache-dir", "c")
         if bad := failure(res):
             return bad

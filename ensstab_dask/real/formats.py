@@ -218,17 +218,9 @@ def _sparse_npz(path: Path, npz, found: str) -> Data:
 
     if "y" not in npz and "Y" not in npz:
         raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing beside the sparse X; found [{found}]")
-    try:
-        parts = {key: np.asarray(npz[key]) for key in ("format", "data", "indices", "indptr", "shape")}
-        y = np.asarray(npz["y" if "y" in npz else "Y"])
-        names = np.asarray(npz["feature_names"]).astype(str) if "feature_names" in npz else None
-    except ValueError as exc:  # an array of Python objects: reading it would run code from the file
-        raise InvalidParameterError(
-            f"{path}: a sparse X's arrays, y and feature_names must be numeric or string arrays; one holds Python "
-            "objects, which are not read (unpickling would run code from the file)"
-        ) from exc
-    except (*UNREADABLE, zipfile.BadZipFile) as exc:
-        raise InvalidParameterError(f"{path}: not a readable sparse matrix and labels ({reason_of(exc)})") from exc
+    parts = _npz_arrays(path, npz, ("format", "data", "indices", "indptr", "shape", "y", "Y", "feature_names"))
+    y = parts["y" if "y" in parts else "Y"]
+    names = parts["feature_names"].astype(str) if "feature_names" in parts else None
     fmt = parts["format"]
     fmt = fmt.item() if fmt.shape == () and fmt.dtype.kind in "US" else None
     fmt = fmt.decode("ascii", errors="replace") if isinstance(fmt, bytes) else fmt
@@ -259,8 +251,18 @@ def _npz_data(path: Path, npz) -> Data:
     ykey = "y" if "y" in npz else "Y" if "Y" in npz else None
     if ykey is None:
         raise InvalidParameterError(f"{path}: key 'y' (or 'Y') is missing; found [{found}]")
+    arrays = _npz_arrays(path, npz, ("X", ykey, "feature_names"))
+    names = arrays["feature_names"].astype(str) if "feature_names" in arrays else None
+    # y stays as it is: check_data takes a column or a row, and names any other shape.
+    return Data(arrays["X"], arrays[ykey], names)
+
+
+def _npz_arrays(path: Path, npz, keys) -> dict[str, np.ndarray]:
+    """The arrays of an archive named ``keys`` (those it holds), each refused in one line when
+    it holds Python objects (reading them would unpickle, running code from the file) or
+    cannot be read."""
     arrays = {}
-    for key in ("X", ykey, "feature_names"):
+    for key in keys:
         if key not in npz:
             continue
         try:
@@ -272,9 +274,7 @@ def _npz_data(path: Path, npz) -> Data:
             ) from exc
         except (*UNREADABLE, zipfile.BadZipFile) as exc:
             raise InvalidParameterError(f"{path}: {key} could not be read ({reason_of(exc)})") from exc
-    names = arrays["feature_names"].astype(str) if "feature_names" in arrays else None
-    # y stays as it is: check_data takes a column or a row, and names any other shape.
-    return Data(arrays["X"], arrays[ykey], names)
+    return arrays
 
 
 def label_column(path: Path, columns, label, *, listing: str) -> int:

@@ -104,6 +104,17 @@ def _sweep_cli_args(address: str, store: Path) -> list[str]:
     )
 
 
+def _resumes_on_a_fresh_cluster(c: ProcessCluster, start_cluster, store: Path, caplog, reference) -> None:
+    """With ``c`` stopped, the sweep on ``store`` rerun on a fresh cluster computes only the
+    cells it lacks, and gives the reference."""
+    c.stop()
+    done = blocks_done(store)
+    fresh = start_cluster("fresh")
+    ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
+    assert computed == N_CELLS - done
+    assert_same(reference, ds)
+
+
 def _resume_count(store: Path, caplog, **kwargs) -> tuple[xr.Dataset, int]:
     """Rerun the sweep on ``store``; return the result and how many cells it computed."""
     with caplog.at_level(logging.INFO, logger="ensstab_dask.sweep"):
@@ -590,12 +601,7 @@ def test_a_remote_sweep_whose_last_worker_dies_says_so_then_ends_and_the_store_r
     assert "if none does" in lines[0], lines
     assert lines[-1].startswith(f"ensstab: error: the Dask cluster at {c.address} has had no worker answering for")
     assert lines[-1].endswith("rerun the same command to resume from the store"), lines[-1]
-    c.stop()
-    done = blocks_done(store)
-    fresh = start_cluster("fresh")
-    ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
-    assert computed == N_CELLS - done
-    assert_same(reference, ds)
+    _resumes_on_a_fresh_cluster(c, start_cluster, store, caplog, reference)
 
 
 def test_a_remote_cluster_whose_only_worker_is_stopped_says_so_and_goes_on_when_it_answers(
@@ -642,12 +648,7 @@ def test_a_stopped_remote_scheduler_ends_the_sweep_in_one_line_and_a_fresh_clust
     assert code == 1 and len(lines) == 1, lines
     assert f"the Dask scheduler at {c.address} has not answered for" in lines[0] and "resume" in lines[0], lines[0]
     assert 15 <= took < 15 + 40
-    c.stop()
-    done = blocks_done(store)
-    fresh = start_cluster("fresh")
-    ds, computed = _resume_count(store, caplog, client=fresh.address, batch_size=1)
-    assert computed == N_CELLS - done
-    assert_same(reference, ds)
+    _resumes_on_a_fresh_cluster(c, start_cluster, store, caplog, reference)
 
 
 def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster):
