@@ -221,10 +221,10 @@ def _sparse_npz(path: Path, npz, found: str) -> Data:
     parts = _npz_arrays(path, npz, ("format", "data", "indices", "indptr", "shape", "y", "Y", "feature_names"))
     y = parts["y" if "y" in parts else "Y"]
     names = parts["feature_names"].astype(str) if "feature_names" in parts else None
-    fmt = parts["format"]
-    fmt = fmt.item() if fmt.shape == () and fmt.dtype.kind in "US" else None
+    stored = parts["format"]
+    fmt = stored.item() if stored.shape == () and stored.dtype.kind in "US" else None
     fmt = fmt.decode("ascii", errors="replace") if isinstance(fmt, bytes) else fmt
-    if fmt is None:
+    if not isinstance(fmt, str):
         raise InvalidParameterError(f"{path}: the sparse X's format must be a string, 'csr' or 'csc'")
     shape = check_sparse_parts(fmt, parts["data"], parts["indices"], parts["indptr"], parts["shape"], where=str(path))
     make = scipy.sparse.csr_matrix if fmt == "csr" else scipy.sparse.csc_matrix

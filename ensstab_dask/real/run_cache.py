@@ -222,7 +222,7 @@ class RunCache:
     def _write(self, item: Pool | Copies, stored: Stored, seconds_per_run: float) -> None:
         dims, key = _dims(item), self.key(item)
         ranks = stored if isinstance(stored, np.ndarray) else stored.ranks
-        variables = {
+        variables: dict[str, tuple] = {
             "ranks": (dims, ranks.astype(np.int32), {"long_name": "rank of each feature in a real run (1 best)"}),
             "run_digest": (dims[:-1], run_digests(key, ranks), {"long_name": "digest of each run's ranks"}),
         }
@@ -340,10 +340,10 @@ def _not_these_runs(ds: xr.Dataset, expected: dict, dims: tuple[str, ...], n_fea
     values = np.asarray(ranks.values)
     made = np.ones(values.shape[:-1], dtype=bool)
     if len(dims) == 3:
-        counts = ds.get("members_made")
-        if counts is None or counts.dims != ("copy",) or counts.dtype.kind not in "iu":
+        recorded = ds.get("members_made")
+        if recorded is None or recorded.dims != ("copy",) or recorded.dtype.kind not in "iu":
             return "it does not record the members made of each copy"
-        counts = np.asarray(counts.values)
+        counts = np.asarray(recorded.values)
         if (counts < 0).any() or (counts > values.shape[1]).any():
             return f"its members made are not from 0 to its {values.shape[1]} members"
         made = np.arange(values.shape[1])[None, :] < counts[:, None]
@@ -412,7 +412,7 @@ def _made_members(stored: _Grid | None, copies: int) -> np.ndarray:
 def _not_held(item: Pool | Copies, stored: Stored | None) -> int:
     """Runs of ``item`` that the stored entry does not hold."""
     if isinstance(item, Pool):
-        have = 0 if stored is None else len(stored)
+        have = 0 if stored is None else _runs(stored)
         held = max(0, min(item.first + item.n_runs, have) - item.first)
         return item.n_runs - held
     assert stored is None or isinstance(stored, _Grid)
@@ -427,7 +427,7 @@ def _missing(item: Pool | Copies, reach: tuple[int, ...], stored: Stored | None)
     lacks up to ``reach[1]``, one block for each run of consecutive copies that lack the
     same members."""
     if isinstance(item, Pool):
-        have = 0 if stored is None else len(stored)
+        have = 0 if stored is None else _runs(stored)
         return [replace(item, n_runs=reach[0] - have, first=have)] if reach[0] > have else []
     assert stored is None or isinstance(stored, _Grid)
     made = _made_members(stored, reach[0])

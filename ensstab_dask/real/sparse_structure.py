@@ -153,7 +153,7 @@ def _check_values(data: np.ndarray, where: str | None, locate=None) -> None:
 
 def _check_summed(data: np.ndarray, keys: np.ndarray, where: str | None) -> None:
     """Refuse values beyond float32's range, each repeated entry summed as scipy will."""
-    values = data.astype(np.float64)
+    values: np.ndarray = data.astype(np.float64)
     if len(keys) > 1 and not (np.diff(keys) > 0).all():  # repeats or unsorted: sum them as scipy will
         unique, inverse = np.unique(keys, return_inverse=True)
         values = np.bincount(inverse, weights=values, minlength=len(unique))
