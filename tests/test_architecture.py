@@ -50,12 +50,6 @@ def layer_of(name: str, table: dict[str, int]) -> int:
     return table[name] if name in table else table[top]
 
 
-#: Modules whose module-level ``__getattr__`` forwards deprecated names to a module above
-#: them, for one release: ``models.USED_WHEN`` and ``models.models_using`` now live in
-#: ``settings``, which each setting's declaration fills.
-FORWARDERS = {"models"}
-
-
 def imports(name: str, path: Path, *, type_checking: bool = False) -> set[str]:
     """The package's modules that ``name`` imports, anywhere in it (inside functions too):
     those it imports at run time, and with ``type_checking`` those under ``if
@@ -64,11 +58,6 @@ def imports(name: str, path: Path, *, type_checking: bool = False) -> set[str]:
     skip = set()
     for node in ast.walk(tree):
         if not type_checking and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip.update(id(n) for n in ast.walk(node))
-    for node in tree.body:  # a deprecated name's forwarder, run only when the old name is asked for
-        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and name in FORWARDERS:
-            forwarded = {n.module for n in ast.walk(node) if isinstance(n, ast.ImportFrom)}
-            assert forwarded <= {"ensstab_dask"}, forwarded
             skip.update(id(n) for n in ast.walk(node))
     here = name.split(".")[:-1] if path.name != "__init__.py" else name.split(".") if name != "__init__" else []
     known = modules()

@@ -20,7 +20,7 @@ from ensstab_dask.constraints import Flag, Int, Options, Real, validate_params
 from ensstab_dask.models import REGISTRY
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, derive
-from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, EstimateSettings, models_using
+from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, EstimateSettings
 
 PROBLEM = dict(n_feature=300, n_target=10)
 
@@ -142,15 +142,6 @@ def test_every_setting_allows_its_default_and_the_estimate_documents_what_it_all
 def test_a_keyword_that_is_no_setting_is_refused_as_python_would():
     with pytest.raises(TypeError, match=r"^estimate\(\) got an unexpected keyword argument 'm_stabilty'$"):
         es.estimate(np.zeros((20, 30)), np.repeat([0, 1], 10), 3, m_stabilty=20)
-
-
-def test_the_old_homes_of_used_when_warn_and_give_the_settings_own():
-    import ensstab_dask.models as models
-
-    with pytest.warns(FutureWarning, match="moved to ensstab_dask.settings.USED_WHEN"):
-        assert models.USED_WHEN is USED_WHEN
-    with pytest.warns(FutureWarning, match="models_using"):
-        assert models.models_using("copies") == models_using("copies")
 
 
 def test_validate_params_checks_in_order_and_fills_derived_defaults():

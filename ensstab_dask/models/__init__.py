@@ -38,20 +38,3 @@ def get_model(name: str) -> CurveModel:
     """The model called ``name`` (one of ``checks.MODELS``)."""
     check_choice(name, "model", MODELS)
     return REGISTRY[name]
-
-
-def __getattr__(name: str):
-    # USED_WHEN and models_using moved to ensstab_dask.settings, where each setting
-    # declares the models that use it; kept here, with a warning, for one release.
-    if name in ("USED_WHEN", "models_using"):
-        import warnings
-
-        from ensstab_dask import settings
-
-        warnings.warn(
-            f"ensstab_dask.models.{name} moved to ensstab_dask.settings.{name}; the old name goes in the next release",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return getattr(settings, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,6 @@ interval, so that the interval covers the error the model was seen to make.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -110,23 +109,6 @@ class Context:
 
     def __post_init__(self) -> None:
         self.seed = as_seed_sequence(self.settings.seed)
-
-    def __getattr__(self, name: str):
-        # The fit's point was three fields of the Context; it is the fit's own now (one
-        # record), read here with a warning for one release.
-        if name in ("p_hat", "u_pred", "p_pred"):
-            warnings.warn(
-                f"Context.{name} is Context.fit.{name} now; the old name goes in the next release",
-                FutureWarning,
-                stacklevel=2,
-            )
-            return getattr(self.fit, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in ("p_hat", "u_pred", "p_pred"):  # set there, it would be read by no stage
-            raise AttributeError(f"Context.{name} is Context.fit.{name} now: replace the fit, ctx.fit = ...")
-        super().__setattr__(name, value)
 
     def copies(self) -> np.ndarray:
         """The model's real ensemble copies, (G, B, n_feature): a model whose

@@ -58,13 +58,10 @@ every seeded result.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
 from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_model, check_simulator
-from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import check_index_defined, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
@@ -248,22 +245,6 @@ class _CopySets:
         return ranks
 
 
-def variant_of(variant: str, model: str | None) -> str:
-    """The simulator's variant: ``variant``, or its deprecated spelling ``model=`` with a
-    FutureWarning (``estimate(model=)`` names the curve models, another thing)."""
-    if model is None:
-        return variant
-    if variant not in ("onda", model):  # "onda" is variant's default: only another value conflicts
-        raise InvalidParameterError(f"variant={variant!r} and model={model!r}: give variant alone")
-    warnings.warn(
-        "model= of the simulator is renamed variant= (estimate's model= names the curve models); "
-        "model= will be removed in the next release",
-        FutureWarning,
-        stacklevel=3,
-    )
-    return model
-
-
 def simulate_rankings(
     n_feature: int,
     n_target: int,
@@ -275,7 +256,6 @@ def simulate_rankings(
     variant: str = "onda",
     h: int | None = None,
     copy_size: int = 1,
-    model: str | None = None,
 ) -> np.ndarray:
     """Rankings of ``size`` independent simulated weak selectors (docs/method.md section 2).
 
@@ -297,9 +277,6 @@ def simulate_rankings(
         ``n_target <= h <= n_useful``; with ``variant='two-level'`` only.
     copy_size : int
         Rows per copy (the last copy may be shorter); ``variant='two-level'`` only.
-    model : str, optional
-        Deprecated spelling of ``variant`` (a FutureWarning says so): ``estimate(model=)``
-        names the curve models, another thing.
 
     Returns
     -------
@@ -326,7 +303,6 @@ def simulate_rankings(
     [5, 5, 5]
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
-    variant = variant_of(variant, model)
     h = check_model(variant, h, n_target, n_useful, name="variant")
     size = check_int(size, "size", minimum=0)
     copy_size = check_int(copy_size, "copy_size", minimum=1)
@@ -361,7 +337,6 @@ def simulate_ensembles(
     seed: SeedLike = 0,
     variant: str = "onda",
     h: int | None = None,
-    model: str | None = None,
 ) -> np.ndarray:
     """Feature subsets chosen by ``size`` independent simulated ensembles (docs/method.md section 3).
 
@@ -386,8 +361,6 @@ def simulate_ensembles(
     variant : {'onda', 'two-level'}
     h : int, optional
         As in :func:`simulate_rankings`.
-    model : str, optional
-        Deprecated spelling of ``variant``.
 
     Returns
     -------
@@ -403,7 +376,6 @@ def simulate_ensembles(
     True
     """
     n_feature, n_target, n_useful, p = check_simulator(n_feature, n_target, n_useful, p)
-    variant = variant_of(variant, model)
     h = check_model(variant, h, n_target, n_useful, name="variant")
     m_ensemble = check_int(m_ensemble, "m_ensemble", minimum=1)
     size = check_int(size, "size", minimum=1)
@@ -442,7 +414,6 @@ def simulated_stability(
     seed: SeedLike = 0,
     variant: str = "onda",
     h: int | None = None,
-    model: str | None = None,
 ) -> float:
     """Stability of ``m_stability`` independent simulated ensembles (docs/method.md section 3).
 
@@ -468,8 +439,6 @@ def simulated_stability(
     variant : {'onda', 'two-level'}
     h : int, optional
         As in :func:`simulate_rankings`.
-    model : str, optional
-        Deprecated spelling of ``variant``.
 
     Returns
     -------
@@ -496,7 +465,7 @@ def simulated_stability(
         size=m_stability,
         aggregate=aggregate,
         seed=seed,
-        variant=variant_of(variant, model),
+        variant=variant,
         h=h,
     )
     return stability_of_subsets(subsets, n_feature, index)

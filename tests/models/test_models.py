@@ -433,10 +433,6 @@ def test_the_simulators_fit_is_one_record_that_a_model_reads_from_its_context():
     fit = SimulatorFit(u_pred=7, p_pred=0.3)
     ctx = Context(EstimateSettings(n_feature=100, n_target=5), None, n_runs=10, m_stability=5, fit=fit)
     assert ctx.fit is fit and np.isnan(fit.p_hat) and not fit.calibration_empty
-    for old, value in (("u_pred", 7), ("p_pred", 0.3)):  # the old fields, for one release
-        with pytest.warns(FutureWarning, match=f"Context.{old} is Context.fit.{old} now"):
-            assert getattr(ctx, old) == value
-    with pytest.raises(AttributeError):
-        ctx.no_such_field  # noqa: B018
-    with pytest.raises(AttributeError, match=r"Context.u_pred is Context.fit.u_pred now"):
-        ctx.u_pred = 9  # set there, no stage would read it
+    assert (ctx.fit.u_pred, ctx.fit.p_pred) == (7, 0.3)
+    for gone in ("u_pred", "p_pred", "p_hat"):  # the fit's fields, never the Context's
+        assert not hasattr(ctx, gone)

@@ -315,17 +315,3 @@ def test_two_level_copies_agree_more_and_the_onda_model_is_untouched():
 def test_two_level_bad_parameters_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
         es.simulate_rankings(50, 4, 20, 0.5, size=2, seed=0, **kwargs)
-
-
-def test_model_is_the_deprecated_spelling_of_variant():
-    """One release of grace: model= still works, bit for bit, and says it is renamed."""
-    kw = dict(size=6, seed=3, h=8, copy_size=3)
-    with pytest.warns(FutureWarning, match="model= of the simulator is renamed variant="):
-        old = es.simulate_rankings(50, 4, 20, 0.5, model="two-level", **kw)
-    np.testing.assert_array_equal(old, es.simulate_rankings(50, 4, 20, 0.5, variant="two-level", **kw))
-    with pytest.warns(FutureWarning):
-        assert es.simulated_stability(50, 4, 20, 0.5, m_stability=5, model="onda") == es.simulated_stability(
-            50, 4, 20, 0.5, m_stability=5
-        )
-    with pytest.raises(ValueError, match="give variant alone"):
-        es.simulate_rankings(50, 4, 20, 0.5, variant="two-level", model="onda", h=8)
