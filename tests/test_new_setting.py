@@ -58,7 +58,7 @@ def test_one_declaration_makes_a_setting_everywhere(tmp_path):
     package = Path(es.__file__).parent
     copy = tmp_path / "ensstab_dask"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    settings = copy / "settings.py"
+    settings = copy / "settings" / "__init__.py"
     source = settings.read_text()
     anchor = "    #: False for a stand-in problem before the data are read"
     assert source.count(anchor) == 1  # the declaration goes after the last setting's

@@ -40,7 +40,7 @@ SIGNAL_TESTS = [
     "tests/cli/test_cli_signals.py::test_ctrl_c_during_estimate",
     "tests/cli/test_cli_signals.py::test_sigterm_during_estimate_is_one_line_and_exit_143",
     "tests/cli/test_cli_signals.py::test_ctrl_c_during_a_sweep_without_a_store_and_during_validate",
-    "tests/test_outputs.py::test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_traceback",
+    "tests/outputs/test_outputs.py::test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_traceback",
 ]
 #: 16 x 20 = 320 cells, ensembles of 5: about a minute of work on 2 idle cores.
 SWEEP = [

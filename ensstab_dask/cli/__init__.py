@@ -29,7 +29,7 @@ from ensstab_dask.cli._common import STDOUT, UsageError, cli_words, dask_config,
 from ensstab_dask.cli._parser import attach_negative_values, build_parser
 from ensstab_dask.cli._stop import Stop, Terminated, close_interrupted_clusters, stop_signals_handled
 from ensstab_dask.exceptions import EnsstabError, SchedulerLost
-from ensstab_dask.visible import visible
+from ensstab_dask.outputs.visible import visible
 
 __all__ = ["main", "parse_values", "build_parser", "UsageError"]
 
@@ -141,7 +141,7 @@ def _stdout_to_devnull() -> None:
 
 class _VisibleStream:
     """A standard stream that writes what the command prints with its control characters
-    made visible (:func:`~ensstab_dask.visible.visible`), but for newlines, tabs and a
+    made visible (:func:`~ensstab_dask.outputs.visible.visible`), but for newlines, tabs and a
     progress bar's carriage returns: a name from the data never reaches the terminal raw."""
 
     def __init__(self, stream) -> None:

@@ -21,7 +21,6 @@ import numpy as np
 from ensstab_dask.budget.cost import MAX_REAL_RUNS
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, check_address, local_kind
-from ensstab_dask.constraints import Flag
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
 from ensstab_dask.outputs import check_writable, read_netcdf, refuse_to_replace, write_json, write_netcdf
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
@@ -29,6 +28,7 @@ from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
 from ensstab_dask.real.selectors import library_of
 from ensstab_dask.real.targets import target_line, task_of
 from ensstab_dask.settings import SETTINGS, USED_WHEN, EstimateSettings, models_using, refuse_cutoff_with_pfer
+from ensstab_dask.settings.constraints import Flag
 
 #: The path that names standard output (``--json -``), as in most command-line tools.
 STDOUT = "-"

@@ -12,12 +12,12 @@ from typing import Any
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
 from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, UsageError, parse_values
-from ensstab_dask.constraints import BootCount, Flag, Int, Options, OrNone, Real, Seed, Sizes
 from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS
 from ensstab_dask.real.targets import TASKS
 from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, Setting, models_using
+from ensstab_dask.settings.constraints import BootCount, Flag, Int, Options, OrNone, Real, Seed, Sizes
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

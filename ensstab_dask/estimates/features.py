@@ -35,9 +35,9 @@ from scipy import stats
 from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import atomic_output, json_number
+from ensstab_dask.outputs.visible import visible
 from ensstab_dask.seeding import SeedLike, Stage, Stream, as_seed_sequence, derive, make_rng
 from ensstab_dask.settings import EstimateSettings, mb_cutoff
-from ensstab_dask.visible import visible
 
 # pandas is imported where a table is made: it is slow to import.
 
@@ -459,7 +459,7 @@ def write_feature_table(features: xr.Dataset, out: str | os.PathLike, *, overwri
     """Write :func:`feature_table` as CSV, whole or not at all
     (:func:`~ensstab_dask.outputs.atomic_output`), its names made safe to open in a
     spreadsheet (:func:`spreadsheet_safe`) and in a terminal (their control characters
-    made visible, :func:`~ensstab_dask.visible.visible`). Returns the path."""
+    made visible, :func:`~ensstab_dask.outputs.visible.visible`). Returns the path."""
     # Its header begins with FEATURE_TABLE_HEADER: what lets overwrite=True replace it later
     # (any other CSV file is taken for data, and never replaced).
     table = feature_table(features)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE
-from ensstab_dask.constraints import Constraint, Seed, Sizes, validate_params
 from ensstab_dask.real.selectors import describe_selector
 from ensstab_dask.seeding import SeedLike
+from ensstab_dask.settings.constraints import Constraint, Seed, Sizes, validate_params
 
 __all__ = ["NaiveSettings"]
 

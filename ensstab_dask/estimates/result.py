@@ -30,7 +30,7 @@ from ensstab_dask.estimates.summary import (
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.outputs import write_netcdf
-from ensstab_dask.visible import visible
+from ensstab_dask.outputs.visible import visible
 
 __all__ = ["Estimate"]
 
@@ -259,7 +259,7 @@ class Estimate:
         """The estimate for people: the verdict first, then plain words with the symbols in
         brackets, one number per line (with its interval, saying what interval it is);
         see :mod:`ensstab_dask.estimates.summary`. Names from the data are shown with their
-        control characters made visible (:func:`~ensstab_dask.visible.visible`)."""
+        control characters made visible (:func:`~ensstab_dask.outputs.visible.visible`)."""
         return visible(estimate_summary(self), keep="\n")
 
     def details(self) -> str:

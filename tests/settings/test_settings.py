@@ -16,11 +16,11 @@ import ensstab_dask as es
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, DEFAULT_N_RUNS
 from ensstab_dask.cli import build_parser
 from ensstab_dask.cli._common import estimate_options
-from ensstab_dask.constraints import Flag, Int, Options, Real, validate_params
 from ensstab_dask.models import REGISTRY
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, derive
 from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, EstimateSettings
+from ensstab_dask.settings.constraints import Flag, Int, Options, Real, validate_params
 
 PROBLEM = dict(n_feature=300, n_target=10)
 
@@ -277,7 +277,7 @@ def test_each_help_text_and_the_default_sizes_are_written_once_in_the_package():
         piece = max(pieces, key=len)
         assert len(piece) >= 15, (setting.name, piece)
         found = {name: text.count(piece) for name, text in source.items() if piece in text}
-        assert found == {"settings.py": 1}, (setting.name, piece, found)
+        assert found == {"settings/__init__.py": 1}, (setting.name, piece, found)
     for sizes in ("(1, 5, 10, 20, 30, 50)", "1,5,10,20,30,50", "[1, 5, 10, 20, 30, 50]"):
         found = {name: text.count(sizes) for name, text in source.items() if sizes in text}
         assert found == ({"checks.py": 1} if sizes.startswith("(") else {}), (sizes, found)

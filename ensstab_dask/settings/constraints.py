@@ -6,7 +6,7 @@ keep (normalised: an int for a count, a tuple for sizes) or raises the one-line 
 :mod:`ensstab_dask.checks`, which names the parameter. Its ``str`` says what it allows in
 the words of that error (``an int >= 2``, ``a real number in (0.0, 1.0)``): the estimate's
 docstring and the command line's help read it there. :meth:`~Constraint.invalid` gives
-values it refuses, from which tests/test_settings.py generates a refusal test for every
+values it refuses, from which tests/settings/test_settings.py generates a refusal test for every
 setting, as scikit-learn's ``generate_invalid_param_val`` does.
 
 :func:`validate_params` checks a table of them, parameter name -> constraint, in the

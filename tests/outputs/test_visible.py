@@ -8,8 +8,8 @@ import numpy as np
 
 import ensstab_dask as es
 from ensstab_dask.cli import main
+from ensstab_dask.outputs.visible import visible
 from ensstab_dask.real.selectors import default_selector
-from ensstab_dask.visible import visible
 
 #: Retitles the window, clears the screen and colours what follows, on a terminal.
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[31mRED"

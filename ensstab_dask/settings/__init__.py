@@ -1,7 +1,7 @@
 """The estimate's settings: one frozen object, validated once (:class:`EstimateSettings`).
 
 Each setting is declared once, as a field of :class:`EstimateSettings` made by
-:func:`setting`: its type, default, constraint (:mod:`ensstab_dask.constraints`), help
+:func:`setting`: its type, default, constraint (:mod:`ensstab_dask.settings.constraints`), help
 text and the models that use it. Everything else is derived from those declarations:
 :data:`SETTINGS` (one :class:`Setting` record each), :data:`DEFAULTS`,
 :data:`USED_WHEN`, :func:`~ensstab_dask.estimate`'s keywords, signature and the
@@ -10,7 +10,7 @@ the :class:`~ensstab_dask.estimates.result.Estimate`'s record
 (:meth:`EstimateSettings.to_dict`). A new setting is one declaration here plus its use.
 
 Validation follows scikit-learn's ``_parameter_constraints``: a table, parameter name
--> constraint, and one function (:func:`~ensstab_dask.constraints.validate_params`) that
+-> constraint, and one function (:func:`~ensstab_dask.settings.constraints.validate_params`) that
 checks every value against it, in the table's order, with the messages of
 :mod:`ensstab_dask.checks`. The checks that involve several parameters (the model
 against ``calibrate`` and ``index``, the memory of the largest cells) run after the table.
@@ -39,7 +39,14 @@ from ensstab_dask.checks import (
     P_METHODS,
     SIMULATOR_MODELS,
 )
-from ensstab_dask.constraints import (
+from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.indices import INDICES
+from ensstab_dask.models import REGISTRY, CurveModel, get_model
+from ensstab_dask.models.anchored import ADAPTIVE_DESIGN, COPY_DESIGN
+from ensstab_dask.real.datasets import check_n_target
+from ensstab_dask.real.selectors import describe_selector
+from ensstab_dask.seeding import SeedLike
+from ensstab_dask.settings.constraints import (
     MAX_BOOT,
     BootCount,
     Constraint,
@@ -54,13 +61,6 @@ from ensstab_dask.constraints import (
     Unchecked,
     validate_params,
 )
-from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.indices import INDICES
-from ensstab_dask.models import REGISTRY, CurveModel, get_model
-from ensstab_dask.models.anchored import ADAPTIVE_DESIGN, COPY_DESIGN
-from ensstab_dask.real.datasets import check_n_target
-from ensstab_dask.real.selectors import describe_selector
-from ensstab_dask.seeding import SeedLike
 
 __all__ = [
     "EstimateSettings",
@@ -101,7 +101,7 @@ class Setting:
 
     ``help`` is the option's help text. A setting named in it between backquotes
     (`` `m_ensemble` ``) is written as the command line's option (``--m-ensemble``); a
-    :class:`~ensstab_dask.constraints.Flag` whose default is True is offered as
+    :class:`~ensstab_dask.settings.constraints.Flag` whose default is True is offered as
     ``--no-NAME``, and its help says what turning it off does. ``metavar`` names the
     option's value in the help. ``recorded``: how the Estimate's ``settings`` record the
     value; None where they do not (the sizes are the Estimate's own field; the fixed-point
