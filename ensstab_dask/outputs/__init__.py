@@ -43,6 +43,7 @@ __all__ = [
     "read_netcdf",
     "CHECKSUM_ATTR",
     "content_checksum",
+    "checksum_holds",
     "attr_value",
     "json_number",
     "json_attrs",
@@ -439,8 +440,19 @@ def write_netcdf(ds: xr.Dataset, out: str | os.PathLike, *, overwrite: bool = Fa
     return Path(out)
 
 
-#: Seconds a netCDF file may take to read in :func:`read_netcdf`'s child, and more per MiB.
-READ_SECONDS, READ_SECONDS_PER_MIB = 30.0, 2.0
+def checksum_holds(ds: xr.Dataset) -> bool | None:
+    """Whether a Dataset read back matches the checksum it carries (:data:`CHECKSUM_ATTR`,
+    taken off it); None when it carries none."""
+    recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
+    return None if recorded is None else recorded == content_checksum(ds)
+
+
+#: Seconds a netCDF file may take to read in :func:`read_netcdf`'s child, once the child has
+#: imported what it reads with, and more per MiB; and the seconds those imports may take.
+READ_SECONDS, READ_SECONDS_PER_MIB, IMPORT_SECONDS = 30.0, 2.0, 300.0
+
+#: What :func:`read_netcdf`'s child runs: a line once it is ready to read, then the read.
+_PROBE = "import sys, xarray\nprint('ready', flush=True)\nxarray.open_dataset(sys.argv[1]).load()\n"
 
 
 def read_netcdf(path: str | os.PathLike, *, what: str = "result") -> xr.Dataset:
@@ -448,11 +460,12 @@ def read_netcdf(path: str | os.PathLike, *, what: str = "result") -> xr.Dataset:
 
     The HDF5 library under netCDF trusts the bytes of a file: a file damaged in the wrong
     place (64 zero bytes in its middle) makes it read for ever, die, or read garbage
-    without a word. So the file is first read in a child process of its own, bounded in
-    time (:data:`READ_SECONDS`, and :data:`READ_SECONDS_PER_MIB` more per MiB), and only
-    a file it read is read here; then a file this package wrote must match its checksum
-    (:data:`CHECKSUM_ATTR`, taken off); a file without one (another program's) is read as
-    it is. ``what`` names the file in the refusal.
+    without a word. So the file is first read in a child process of its own, its read
+    bounded in time (:data:`READ_SECONDS`, and :data:`READ_SECONDS_PER_MIB` more per MiB,
+    counted from when the child has imported xarray, so that a busy machine's slow imports
+    are not taken for a damaged file), and only a file it read is read here; then a file
+    this package wrote must match its checksum (:func:`checksum_holds`); a file without one
+    (another program's) is read as it is. ``what`` names the file in the refusal.
     """
     import subprocess
     import sys
@@ -461,22 +474,46 @@ def read_netcdf(path: str | os.PathLike, *, what: str = "result") -> xr.Dataset:
 
     path = Path(path)
     limit = READ_SECONDS + READ_SECONDS_PER_MIB * path.stat().st_size / 2**20
-    probe = "import sys, xarray; xarray.open_dataset(sys.argv[1]).load()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _PROBE, str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
-        child = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=limit)
+        ready = _within(lambda: child.stdout.readline() if child.stdout else "", IMPORT_SECONDS)
+        if ready != "ready\n" and child.poll() is None:  # its imports never finished: not the file's doing
+            raise InvalidParameterError(f"{what} {path}: could not start reading it (xarray would not import)")
+        code = child.wait(limit) if ready == "ready\n" else child.wait(10)
     except subprocess.TimeoutExpired:
         raise InvalidParameterError(
             f"{what} {path}: reading it did not finish in {limit:.0f} s: the file is damaged"
         ) from None
-    if child.returncode != 0:
-        how = f"reading it was killed by signal {-child.returncode}" if child.returncode < 0 else "it cannot be read"
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    if code != 0:
+        how = f"reading it was killed by signal {-code}" if code < 0 else "it cannot be read"
         raise InvalidParameterError(f"{what} {path}: {how} as netCDF: the file is damaged, or not a netCDF file")
     with xr.open_dataset(path) as opened:
         ds = opened.load()
-    recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
-    if recorded is not None and recorded != content_checksum(ds):
+    if checksum_holds(ds) is False:
         raise InvalidParameterError(f"{what} {path}: fails its checksum: the file was changed or damaged")
     return ds
+
+
+def _within(read, seconds: float) -> str:
+    """``read()`` (a line from a child), or "" when it has not returned within ``seconds``."""
+    import threading
+
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(read()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    return got[0] if got else ""
 
 
 def json_number(value) -> float | None:

@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.outputs import CHECKSUM_ATTR, content_checksum, refuse_to_replace, write_netcdf
+from ensstab_dask.outputs import checksum_holds, refuse_to_replace, write_netcdf
 
 __all__ = [
     "hash_data",
@@ -147,10 +147,10 @@ def read_checked(path: Path, *, logger: logging.Logger, what: str) -> xr.Dataset
     except Exception:  # noqa: BLE001 - a damaged cache file is a cache miss
         why = "it cannot be read"
     if why is None:
-        recorded = ds.attrs.pop(CHECKSUM_ATTR, None)
-        if recorded is None:
-            why = "it has no checksum (written before cache files had one), so it cannot be checked"
-        elif recorded != content_checksum(ds):
+        holds = checksum_holds(ds)
+        if holds is None:
+            why = "it has no checksum, so it cannot be checked"
+        elif not holds:
             why = "it fails its checksum (the file was changed or damaged)"
     if why is not None:
         logger.warning("%s %s not reused: %s; recomputing it", what, path, why)
