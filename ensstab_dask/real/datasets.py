@@ -110,7 +110,9 @@ def checked_once(X, y) -> Iterator[None]:
         _CHECKED.reset(token)
 
 
-def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+def check_data(
+    X, y, *, n_target: int | None = None, task: str = "auto", source: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Validate a feature matrix and labels for the method; return them as arrays.
 
     scikit-learn's ``check_X_y`` does the checking (X 2-D, real and finite, at least 4
@@ -118,6 +120,10 @@ def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tupl
     ``task`` it is (:func:`~ensstab_dask.real.targets.check_target`: class labels, at least
     two classes, or a regression target, float64). Refusals are one line naming X or y.
     With ``n_target``, ``n_target >= n_feature`` is refused.
+
+    A sparse X's structure is checked whole first
+    (:func:`~ensstab_dask.real.sparse_structure.check_sparse`), before scipy's C code
+    trusts its indices; ``source``, the file it was read from, starts that refusal.
 
     A dense X becomes float64; a scipy sparse X stays sparse, as CSC float32 with sorted
     indices (what scikit-learn's trees fit on without a copy), a twentieth of a
@@ -136,7 +142,7 @@ def check_data(X, y, *, n_target: int | None = None, task: str = "auto") -> tupl
         y = y.ravel()
     sparse = scipy.sparse.issparse(X)
     if sparse:  # before scipy's C code trusts its indices, and float32 makes large sums inf
-        check_sparse(X)
+        check_sparse(X, where=source)
     try:
         X, y = check_X_y(X, y, accept_sparse="csc", dtype=np.float32 if sparse else np.float64, ensure_min_samples=4)
         y = check_target(y, task)
@@ -409,7 +415,7 @@ def load_dataset(
     given = dict(index_col=index_col, transpose=transpose, layer=layer, use_raw=bool(use_raw), **options)
     read = read_options(path, FORMATS[suffix], given, label=label, task=task)
     data = FORMATS[suffix].read(path, read)
-    X, y = check_data(data.X, data.y, task=task)
+    X, y = check_data(data.X, data.y, task=task, source=str(path))
     names = data.feature_names
     if names is not None and np.shape(names) != (X.shape[1],):  # else refused only once the work is done
         raise InvalidParameterError(

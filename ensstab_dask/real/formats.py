@@ -30,7 +30,7 @@ import numpy as np
 import psutil
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real.sparse_structure import check_sparse, check_sparse_parts
+from ensstab_dask.real.sparse_structure import check_sparse_parts
 
 # scipy.io, pandas and anndata are imported where they are used (import time; anndata is
 # also optional).
@@ -364,7 +364,6 @@ def _matrix(path: Path, X):
     if sparse:
         if not np.issubdtype(X.dtype, np.number):
             raise InvalidParameterError(f"{path}: X must be numeric; got a sparse matrix of {X.dtype}")
-        check_sparse(X, where=str(path))  # as the file holds it: anndata builds it unchecked
         return X
     try:
         return np.asarray(X, dtype=np.float64)
