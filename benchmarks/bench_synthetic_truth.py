@@ -72,11 +72,16 @@ class Regime:
     top: float = 3.0  # the strongest signal feature's mean; the others fall linearly to 0
     step: float = 0.0  # scores rounded down to multiples of it (0: not), so that many tie
     duplicated: int = 0  # the last null features replaced by copies of the first signal features
-    signal: int = N_SIGNAL  # the graded signal features
+    signal: int = N_SIGNAL  # the signal features
+    graded: bool = True  # their means fall linearly from ``top`` to 0 (False: all at ``top``)
+    strong: int = 0  # features before the signal ones, at mean ``strong_top``
+    strong_top: float = 0.0
 
     def means(self) -> np.ndarray:
         mu = np.zeros(N_FEATURE)
-        mu[: self.signal] = np.linspace(self.top, 0.0, self.signal, endpoint=False)
+        mu[: self.strong] = self.strong_top
+        signal = slice(self.strong, self.strong + self.signal)
+        mu[signal] = np.linspace(self.top, 0.0, self.signal, endpoint=False) if self.graded else self.top
         return mu
 
     def copies(self, n_copies: int, members: int, rng: np.random.Generator) -> np.ndarray:
@@ -110,6 +115,20 @@ REGIMES = {
     # shift dominates, so a few weak selectors already average their noise away, as on the
     # held-out single-cell pair whose estimate overshot beyond m = 20.
     "plateau": Regime("plateau", tau=1.0, sigma=0.5),
+    # Chosen for issue 60: a classification target carried by 300 weak features (little
+    # copy noise), so that the curve still climbs past m = 200 (0.15 at 20, 0.33 at 200,
+    # 0.40 at 500). Its first form (top 0.8) was too weak for the guard rail: the single
+    # selector was indistinguishable from chance in 9 of 16 replicates at seed 0.
+    "polygenic": Regime("polygenic", tau=0.05, sigma=1.0, top=1.2, signal=300),
+    # Chosen for issue 60: 8 features always near the top, 30 of one mean below them and
+    # loud member noise: null features crowd the top until about m = 30 (0.32 at 10, 0.40
+    # at 20), then which 12 of the 30 a copy keeps is its own draw, and the curve is flat
+    # (0.47 from m = 50 to 500). Its first form (no strong features, sigma 6) was too weak
+    # for the guard rail: the single selector was indistinguishable from chance in most
+    # replicates at seed 0.
+    "late_plateau": Regime(
+        "late_plateau", tau=0.5, sigma=9.0, top=5.0, signal=30, graded=False, strong=8, strong_top=18.0
+    ),
 }
 
 

@@ -96,6 +96,7 @@ class Stage(enum.IntEnum):
     CHECK = 18  # the self-check
     MEASURED = 19  # the anchored model's measured curve and its bootstrap
     FEATURES = 20  # the features' selection frequencies on the copies
+    MOMENTS = 21  # the anchored model's prediction beyond B from the features' rank moments
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

@@ -15,7 +15,7 @@ import xarray as xr
 
 from ensstab_dask.estimates.records import EstimateFields, FittedSimulator
 from ensstab_dask.estimates.summary_features import kept_features
-from ensstab_dask.estimates.trust import headline
+from ensstab_dask.estimates.trust import headline, undecided_sizes
 from ensstab_dask.indices import INDICES, shared_features
 from ensstab_dask.models import SelfCheck, get_model
 from ensstab_dask.outputs import json_number
@@ -205,15 +205,23 @@ def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dic
             f"More members do not always help here: the curve is highest at {m[top]} {member} "
             f"({shared[top]:.1f} of {k}) and falls beyond its interval between some sizes (see the notes)."
         )
+    # Where the two predictions disagree the curve's height is unknown: no plateau is read there.
+    undecided = undecided_sizes(self.curve)
+    known = [i for i, size in enumerate(m) if not undecided or size < undecided[0]]
+    if undecided and len(known) < 2:
+        return f"From m = {undecided[0]} on the data cannot tell how far the curve climbs (see below)."
+    m, shared = [m[i] for i in known], np.asarray(shared)[known]
+    beyond = f"; from m = {undecided[0]} on the data cannot tell (see below)" if undecided else ""
     top = np.nanmax(shared)  # a size without a value is passed over
     enough = next((size for size, r in zip(m, shared) if top - r < gain), m[-1])
     what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")
     if enough == m[-1]:
+        more = beyond or _measured_beyond(self, m[-1])
         return (
             f"It still gains at {m[-1]} members (at least {what} from the size before): larger ensembles may "
-            f"share more{_measured_beyond(self, m[-1])}."
+            f"share more{more}."
         )
-    return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted)."
+    return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted{beyond})."
 
 
 def _measured_beyond(self: EstimateFields, largest: int) -> str:
@@ -236,26 +244,70 @@ def _measured_beyond(self: EstimateFields, largest: int) -> str:
 
 def _believe(self: EstimateFields) -> list[str]:
     """Whether to believe the curve, in at most two short lines of plain words: the verdict
+    (up to the size from which the model's two predictions disagree, where there is one)
     and, when the answer reaches beyond the sizes measured, how far (the details are in the
     self-check's line of the method's quantities)."""
     if not self.reliable:
         return [f"Believe it? No, not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."]
     chk = self.self_check
     if chk is None:
-        return ["Believe it? Yes: none of the method's checks objected."]
-    if chk.made_from:  # the checked prediction saw part of the ensembles it is checked on: say which
-        said = f"extrapolated from {chk.made_from}, it predicted all {chk.members} in {chk.copies} real ensembles"
+        said = "none of the method's checks objected"
+    elif chk.made_from:  # the checked prediction saw part of the ensembles it is checked on: say which
+        said = (
+            f"extrapolated from {chk.made_from}, it predicted all {chk.members} in {chk.copies} real ensembles "
+            "within their noise"
+        )
     else:
-        said = f"{chk.copies} real ensembles of {chk.members} members, not used to make the prediction, matched it"
-    lines = [f"Believe it? Yes: {said} within their noise."]
+        said = (
+            f"{chk.copies} real ensembles of {chk.members} members, not used to make the prediction, matched it "
+            "within their noise"
+        )
+    undecided = undecided_sizes(self.curve)
+    sizes = [int(v) for v in self.curve["m_ensemble"].values]
+    if undecided:
+        first = undecided[0]
+        decided = [m for m in sizes if m < first]
+        upto = f"Up to m = {decided[-1]}, yes: {said}" if decided else "Not at any size asked"
+        lines = [f"Believe it? {upto}. From m = {first} the data cannot tell: {_cannot_tell(self, first)}."]
+    else:
+        lines = [f"Believe it? Yes: {said}."]
     measured = get_model(self.settings.get("model", "onda")).measured_up_to(self.curve.attrs)
-    top = int(self.curve["m_ensemble"].values[-1])
-    if measured is not None and top > measured:
+    top = sizes[-1]
+    if measured is not None and top > measured and not undecided:
         lines.append(
             f"Above {measured} members it is extrapolated from the sizes measured (up to {top}, "
             f"{_times(top / measured)} the largest measured)."
         )
     return lines
+
+
+def _cannot_tell(self: EstimateFields, first: int) -> str:
+    """Why the size ``first`` is beyond what the runs can tell, and what measuring it costs:
+    every copy grown to ``first`` members, the runs made reused."""
+    at = self.curve.sel(m_ensemble=first)
+    index, k = self.settings["index"], self.n_target
+    moments, law = (
+        shared_features(np.array([float(at[key])]), index, self.n_feature, k)[0]
+        for key in ("stability", "stability_law")
+    )
+    G, B = int(self.curve.attrs.get("copies", 0)), int(self.curve.attrs["measured_up_to"])
+    more = G * (first - B)
+    pace = self.cost.seconds_per_run
+    when = f", about {_duration(more * pace)} at this run's pace" if np.isfinite(pace) and pace > 0 else ""
+    return (
+        f"the features' rank moments predict {moments:.1f} of {k} shared and the law {law:.1f}, further apart than "
+        f"their noise, so the interval covers both; growing each of the {G} copies to {first} members would measure "
+        f"it: {more:,} more real runs{when}, the {G * B:,} made reused (cache_dir)"
+    )
+
+
+def _duration(seconds: float) -> str:
+    """Seconds in the unit a person reads them in."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _times(ratio: float) -> str:

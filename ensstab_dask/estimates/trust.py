@@ -33,6 +33,7 @@ __all__ = [
     "notes",
     "headline",
     "curve_shape_notes",
+    "undecided_sizes",
     "reach_notes",
     "FAR_BEYOND",
 ]
@@ -140,27 +141,62 @@ def notes(
     return []
 
 
-def curve_shape_notes(m: Sequence[int], stability: Iterable[float], measured_up_to: int | None = None) -> list[str]:
-    """What the curve's shape shows, said as it is: a measured value above the extrapolated
-    one at the next size (the law starts below what was measured), and each size from which
-    the curve falls. ``measured_up_to``: the largest measured size (None: a simulated curve).
-    Sizes without a value are passed over."""
-    pairs = [(int(a), float(v)) for a, v in zip(m, stability) if np.isfinite(v)]
-    out = []
-    for (a, va), (b, vb) in zip(pairs, pairs[1:]):
+def curve_shape_notes(
+    m: Sequence[int],
+    stability: Iterable[float],
+    measured_up_to: int | None = None,
+    std: Iterable[float] | None = None,
+) -> tuple[list[str], list[str]]:
+    """What the curve's shape shows, said as it is: ``(cautions, notes)``.
+
+    A size beyond the measured ones predicted below the largest measured value by more than
+    twice their combined s.d. (``std``) is a caution: no curve measured on real data falls
+    with m, so such an extrapolation is evidence against itself, and the estimate is not a
+    validated prediction. A smaller fall there (within the noise) is a note, as is each
+    size from which a measured or simulated curve falls. ``measured_up_to``: the largest
+    measured size (None: a simulated curve). Sizes without a value are passed over."""
+    values = np.asarray(list(stability), dtype=float)
+    sd = np.zeros(len(values)) if std is None else np.nan_to_num(np.asarray(list(std), dtype=float))
+    pairs = [(int(a), float(v), float(e)) for a, v, e in zip(m, values, sd) if np.isfinite(v)]
+    cautions, notes_ = [], []
+    if measured_up_to is not None:
+        at_b = [(a, v, e) for a, v, e in pairs if a == measured_up_to]
+        below = [
+            (b, vb, eb)
+            for b, vb, eb in pairs
+            if at_b and b > measured_up_to and vb < at_b[0][1] - 2 * np.hypot(eb, at_b[0][2])
+        ]
+        if below:
+            a, va, _ = at_b[0]
+            b, vb, _ = below[0]
+            cautions.append(
+                f"the extrapolation falls below what was measured: {vb:.3f} at m = {b} against {va:.3f} measured at "
+                f"m = {a}, by more than twice their noise; more members do not make an ensemble less stable on any "
+                "curve measured, so the sizes beyond the measured ones are likely underestimated"
+            )
+    for (a, va, _), (b, vb, _) in zip(pairs, pairs[1:]):
         if vb >= va:
             continue
         if measured_up_to is not None and a <= measured_up_to < b:
-            out.append(
-                f"the measured value at m = {a} ({va:.3f}) is above the extrapolated {vb:.3f} at m = {b}: the "
-                "extrapolation starts below what was measured, so the sizes above it may be underestimated"
-            )
+            if not cautions:  # a fall beyond the noise is the caution's, said there
+                notes_.append(
+                    f"the measured value at m = {a} ({va:.3f}) is above the extrapolated {vb:.3f} at m = {b}, "
+                    "within their noise"
+                )
         else:
-            out.append(
+            notes_.append(
                 f"the curve falls from m = {a} ({va:.3f}) to m = {b} ({vb:.3f}): more members make this "
                 "ensemble less stable there, or the curve's noise is larger than the step"
             )
-    return out
+    return cautions, notes_
+
+
+def undecided_sizes(curve) -> list[int]:
+    """The sizes beyond the measured ones where the model's two predictions disagree
+    (``undecided`` in the curve), in order; empty for a model with one prediction."""
+    if "undecided" not in curve:
+        return []
+    return [int(m) for m, u in zip(curve["m_ensemble"].values, curve["undecided"].values) if bool(u)]
 
 
 #: How far beyond the largest measured size a curve may reach before a note says that its
@@ -332,7 +368,7 @@ def verdict(
         simulator=simulator,
         self_check=check,
     )
-    blocking, cautions = rails.blocking, rails.cautions
+    blocking, cautions = rails.blocking, list(rails.cautions)
     said = notes(
         n_target=n_target,
         n_useful_mean=single.n_useful_mean,
@@ -344,5 +380,8 @@ def verdict(
     if prediction is not None and predicted:
         curve, measured = prediction.curve, prediction.attrs.get("measured_up_to")
         m, measured = [int(v) for v in curve["m_ensemble"].values], None if measured is None else int(measured)
-        said += curve_shape_notes(m, curve["stability"].values, measured) + reach_notes(m, measured)
+        std = curve["stability_std"].values if "stability_std" in curve else None
+        doubts, shape = curve_shape_notes(m, curve["stability"].values, measured, std)
+        cautions += doubts
+        said += shape + reach_notes(m, measured)
     return Verdict(warnings=blocking + cautions, notes=said)

@@ -38,13 +38,14 @@ each copy for the stability: runs on independent halves).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ensstab_dask.cluster import run_tasks
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each
 from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, widen_band
+from ensstab_dask.models.feature_moments import CopyMoments, moment_prediction
 from ensstab_dask.models.measured import (
     ROOT_C,
     curve_covariance,
@@ -57,7 +58,16 @@ from ensstab_dask.models.measured import (
 from ensstab_dask.models.member_arcs import ArcDesign, arc_tops, pair_similarities
 from ensstab_dask.seeding import Stage, make_rng
 
-__all__ = ["Anchored", "COPY_DESIGN", "ADAPTIVE_DESIGN", "MEMBER_ORDERS", "CHECK_LIMIT", "GROW_SPLIT_Z", "GROW_BAND"]
+__all__ = [
+    "Anchored",
+    "COPY_DESIGN",
+    "ADAPTIVE_DESIGN",
+    "MEMBER_ORDERS",
+    "CHECK_LIMIT",
+    "GROW_SPLIT_Z",
+    "GROW_BAND",
+    "DISAGREE_Z",
+]
 
 #: (real ensemble copies, weak selectors per copy): 200 real runs, whatever m_ensemble.
 COPY_DESIGN = (10, 20)
@@ -74,6 +84,28 @@ GROW_BAND = 2.5
 #: ensembles of every size below ``B``: :mod:`~ensstab_dask.models.member_arcs`): their
 #: noise is amplified by the extrapolation (benchmarks/results/member-draws.md).
 MEMBER_ORDERS = 16
+#: Beyond the measured sizes, the moments' prediction and the law's disagree (the data cannot
+#: tell which holds) where they differ by more than this many of their combined s.d. (chosen
+#: on the synthetic harness at seed 0: benchmarks/results/beyond-b.md).
+DISAGREE_Z = 1.5
+
+
+class _Law(NamedTuple):
+    """The law's prediction: its point, sampling SE, model band, interval half-width, and
+    the t quantile its intervals use."""
+
+    point: np.ndarray
+    se: np.ndarray
+    band: np.ndarray
+    half: np.ndarray
+    t: float
+
+    @property
+    def spread(self) -> np.ndarray:
+        """Its s.d.: the sampling error and half the band (a two-SD range), in quadrature."""
+        return np.hypot(self.se, self.band / 2.0)
+
+
 #: The member split's self-check fails beyond this |z| (chosen on the synthetic harness
 #: at seed 0: benchmarks/results/alarm.md).
 CHECK_LIMIT = 3.0
@@ -126,6 +158,11 @@ class Anchored(CurveModel):
 
     def source(self, prediction: Prediction) -> str:
         B = prediction.attrs["measured_up_to"]
+        if prediction.attrs.get("beyond_by") == "moments":
+            return (
+                f"measured on real ensemble copies up to m_ensemble = {B}, predicted beyond from the features' rank "
+                "moments, beside the law a - b sqrt(c + 1/m)"
+            )
         return (
             f"measured on real ensemble copies up to m_ensemble = {B}, extrapolated beyond by the law "
             "a - b sqrt(c + 1/m) with a model band"
@@ -166,14 +203,28 @@ class Anchored(CurveModel):
         return np.abs(ends[0] - ends[1]) / 2.0
 
     def predict(self, ctx: Context, bar) -> Prediction:
-        with ctx.clock.stage("measured"):
-            return self._predict(ctx, bar)
-
-    def _predict(self, ctx: Context, bar) -> Prediction:
         ranks = ctx.copies()
         s = ctx.settings
         G, B, _ = ranks.shape
-        sim, split = self._similarities(ctx, ranks)
+        with ctx.clock.stage("measured"):
+            sim, split = self._similarities(ctx, ranks)
+            law, c, spread = self._law(ctx, sim, B)
+        point, se = law.point.copy(), law.se.copy()
+        beyond = np.asarray(s.m_list) > B
+        moments = CopyMoments.of(ranks, s.n_target, s.aggregate) if beyond.any() else None
+        if moments is not None:
+            with ctx.clock.stage("moments"):
+                sizes = np.asarray(s.m_list)[beyond]
+                point[beyond], se[beyond] = moment_prediction(
+                    moments, sizes, s.n_target, s.index, ctx.stream(Stage.MOMENTS)
+                )
+        return self._prediction(ctx, sim, split, law, c, spread, point, se, moments is not None, bar)
+
+    def _law(self, ctx: Context, sim: np.ndarray, B: int):
+        """The measured curve up to ``B`` and the law beyond it (:class:`_Law`), the law's
+        ``c``, and the bootstrap's unscaled deviations (None without a bootstrap)."""
+        s = ctx.settings
+        G = sim.shape[1]
         curve, cov = pair_means(sim), curve_covariance(sim)
         c = self._fit_c(curve, cov, B)
         W = self._weights(B, s.m_list, cov, c)
@@ -183,32 +234,78 @@ class Anchored(CurveModel):
         if beyond.any():
             se = np.where(beyond, self._jackknife_se(B, s.m_list, pair_means_without_each(sim).T, cov), se)
         band = self._band(B, s.m_list, cov, curve)
+        from scipy import stats  # here: scipy.stats takes about a second to import (ensstab --help)
+
+        tail = 0.5 + s.confidence / 2
+        t, z = float(stats.t.ppf(tail, G - 1)), float(stats.norm.ppf(tail))
+        # The law's own interval: sampling error by Student's t (the SE is estimated from G
+        # copies), the band as a two-SD range of the law's own error, in quadrature.
+        law = _Law(point, se, band, np.hypot(t * se, z * band / 2.0), t)
+        return law, c, (self._deviations(ctx, sim, cov) if s.n_boot else None)
+
+    def _prediction(self, ctx: Context, sim, split, law: _Law, c, spread, point, se, by_moments: bool, bar):
+        """The curve: measured up to ``B``; beyond, the moments' ``point`` and ``se`` where
+        ``by_moments`` (the interval covering the law's too where the two disagree), else
+        the law's."""
+        s = ctx.settings
+        G, B = sim.shape[1], sim.shape[0]
+        beyond = np.asarray(s.m_list) > B
+        band, half = law.band, law.half
+        undecided = np.zeros(len(point), dtype=bool)
+        if by_moments:
+            undecided = beyond & (np.abs(point - law.point) > DISAGREE_Z * np.hypot(se, law.spread))
+            # Where the two predictions differ beyond their noise, the data cannot tell which
+            # holds: the interval covers both, and the band is half their distance.
+            band = np.where(undecided, np.abs(point - law.point) / 2.0, 0.0)
+            half = np.where(beyond, law.t * se, half)
         lower = upper = boot = None
         if s.n_boot:
-            tail = 0.5 + s.confidence / 2
-            from scipy import stats  # here: scipy.stats takes about a second to import (ensstab --help)
-
-            # Sampling error by Student's t (the SE is estimated from G copies), the band
-            # as a two-SD range of the law's own error, in quadrature.
-            half = np.hypot(stats.t.ppf(tail, G - 1) * se, stats.norm.ppf(tail) * band / 2.0)
             lower, upper = point - half, point + half
-            boot = ctx.boot_dataset(self._replicates(ctx, sim, cov, point, se), self._REPLICATES)
+            lower = np.where(undecided, np.minimum(lower, law.point - law.half), lower)
+            upper = np.where(undecided, np.maximum(upper, law.point + law.half), upper)
+            sd = spread.std(axis=0, ddof=1)
+            replicates = point + spread * np.where(sd > 0, se / np.where(sd > 0, sd, 1.0), 0.0)
+            boot = ctx.boot_dataset(replicates, self._REPLICATES)
         curve_ds = ctx.curve_dataset(
             point, se, lower=lower, upper=upper, description="measured (m <= B) or extrapolated ensemble stability"
         )
         curve_ds["stability_band"] = ("m_ensemble", band)
         curve_ds["stability_band"].attrs = {
             "long_name": "model band",
-            "description": "half the spread between the extrapolation law's two ends, beyond the measured sizes",
+            "description": "beyond the measured sizes, half the distance between the two predictions where they "
+            "disagree (the law's own band where it alone predicts)",
         }
+        if by_moments:
+            self._second_prediction(curve_ds, law, beyond, undecided)
         bar.done()
-        attrs = {"measured_up_to": B, "copies": G, "law_c": c}
+        attrs = {"measured_up_to": B, "copies": G, "law_c": c, "beyond_by": "moments" if by_moments else "law"}
         return Prediction(
             curve=curve_ds,
             bootstrap=boot,
             attrs=attrs,
-            state={"similarities": sim, "covariance": cov, "member_split": split},
+            state={"similarities": sim, "member_split": split},
         )
+
+    @staticmethod
+    def _second_prediction(curve, law: _Law, beyond: np.ndarray, undecided: np.ndarray) -> None:
+        """The law's prediction beside the moments' (NaN where measured), and where the two disagree."""
+        nan = np.where(beyond, 0.0, np.nan)
+        curve["stability_law"] = ("m_ensemble", law.point + nan)
+        curve["stability_law"].attrs = {
+            "long_name": "the law's stability",
+            "description": "the second prediction beyond the measured sizes: the law a - b sqrt(c + 1/m)",
+        }
+        curve["stability_law_std"] = ("m_ensemble", law.spread + nan)
+        curve["stability_law_std"].attrs = {
+            "long_name": "the law's s.d.",
+            "description": "its sampling error and half its model band, in quadrature",
+        }
+        curve["undecided"] = ("m_ensemble", undecided)
+        curve["undecided"].attrs = {
+            "long_name": "the data cannot tell",
+            "description": f"the two predictions differ by more than {DISAGREE_Z:g} of their combined s.d.: "
+            "the interval covers both",
+        }
 
     _REPLICATES = "bootstrap replicates of the real copies (the law refitted), scaled to the standard error"
 
@@ -220,11 +317,12 @@ class Anchored(CurveModel):
         reps = np.array([self._weights(B, targets, cov, float(cs[g])) @ loo[g] for g in range(G)])
         return np.sqrt((G - 1) / G * ((reps - reps.mean(axis=0)) ** 2).sum(axis=0))
 
-    def _replicates(self, ctx: Context, sim, cov, point, se) -> np.ndarray:
-        """Bootstrap replicates of the copies, the law's ``c`` fitted again in each, their
-        deviations scaled so that their standard deviation is the reported SE at every size
-        (a bootstrap of a mean over pairs overstates the spread: pairs of one copy drawn
-        twice are left out): the shape of the spread, at the size the jackknife measured."""
+    def _deviations(self, ctx: Context, sim, cov) -> np.ndarray:
+        """Bootstrap replicates of the copies, the law's ``c`` fitted again in each, as
+        deviations from their mean, (n_boot, sizes): scaled so that their standard deviation
+        is the reported SE at every size (a bootstrap of a mean over pairs overstates the
+        spread: pairs of one copy drawn twice are left out), the shape of the spread at the
+        size the SE measured."""
         s = ctx.settings
         G, B = sim.shape[1], sim.shape[0]
         rng = make_rng(ctx.stream(Stage.MEASURED, 1))
@@ -234,9 +332,7 @@ class Anchored(CurveModel):
         for value in np.unique(cs):
             rows = cs == value
             refit[rows] = means[rows] @ self._weights(B, s.m_list, cov, float(value)).T
-        dev = refit - refit.mean(axis=0)
-        sd = dev.std(axis=0, ddof=1)
-        return point + dev * np.where(sd > 0, se / np.where(sd > 0, sd, 1.0), 0.0)
+        return refit - refit.mean(axis=0)
 
     def _check_sizes(self, B: int) -> tuple[int, np.ndarray]:
         """The member split's first members ``h`` and the sizes its law is fitted to."""

@@ -37,7 +37,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices.measures import similarity_of_intersections
 from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
 
-__all__ = ["ArcDesign", "Bounds", "bounds_of", "arc_tops", "pair_similarities", "PROBE"]
+__all__ = ["ArcDesign", "Bounds", "bounds_of", "arc_tops", "member_scores", "pair_similarities", "PROBE"]
 
 #: Probe features with the best sums in their copy per feature an ensemble keeps, beside
 #: each member's own best (:class:`Bounds`): more bound an arc's cut more tightly and cost
@@ -63,7 +63,7 @@ class ArcDesign:
         return cls(int(n_target), tuple(int(m) for m in sizes), int(draws), as_seed_sequence(seed), **kw)
 
 
-def _member_scores(ranks: np.ndarray, n_target: int, aggregate: str) -> np.ndarray | None:
+def member_scores(ranks: np.ndarray, n_target: int, aggregate: str) -> np.ndarray | None:
     """Per weak selector and feature, what an ensemble's score sums (lower is better), for the
     aggregates that are sums of their members' (:func:`~ensstab_dask.aggregation.ensemble_scores`);
     None for the others."""
@@ -129,7 +129,7 @@ def arc_tops(ranks: np.ndarray, design: ArcDesign, copies: Sequence[int] | None 
     copies = range(G) if copies is None else copies
     if not all(1 <= m <= B for m in design.sizes):
         raise InvalidParameterError(f"sizes must lie in [1, {B}] (the members used); got {list(design.sizes)}")
-    scores = _member_scores(ranks, design.n_target, design.aggregate)
+    scores = member_scores(ranks, design.n_target, design.aggregate)
     bounds = None if scores is None else bounds_of(scores, design.n_target, design.sizes)
     out = np.empty((G, design.draws, len(design.sizes), B, design.n_target), dtype=np.int64)
     for d in range(design.draws):
@@ -144,7 +144,7 @@ def _one_draw(ranks: np.ndarray, design: ArcDesign, bounds: Bounds | None, rngs:
     order = np.stack([r.permutation(B) for r in rngs])
     visit = np.stack([r.permutation(n) for r in rngs])  # the tie-break
     ordered = ranks[np.arange(G)[:, None, None], order[:, :, None], visit[:, None, :]]  # (G, B, n)
-    v = _member_scores(ordered, k, design.aggregate)
+    v = member_scores(ordered, k, design.aggregate)
     prefix = None if v is None else _prefix_sums(v)
     if bounds is not None:  # the probe features' visited positions, through the inverse of the visiting order
         where = np.full((G, n + 1), n)  # feature n, the padding, at the padding column
