@@ -16,21 +16,22 @@ def real_like_copies(
     sigma: float = 1.0,
     step: float = 0.0,
     duplicated: int = 0,
+    n_feature: int = 500,
 ) -> np.ndarray:
-    """Ranks (copies, members, 500) of weak selectors as benchmarks/bench_synthetic_truth.py
+    """Ranks (copies, members, n_feature) of weak selectors as benchmarks/bench_synthetic_truth.py
     makes them: 60 graded signal features, a copy's own shift ``tau``, a selector's noise
     ``sigma``, scores below 0 set to 0 (ties broken at random). Its ``tied`` regime: scores
     rounded down to multiples of ``step``, the last ``duplicated`` features copies of the
     first signal features."""
     rng = np.random.default_rng(seed)
-    mu = np.zeros(500)
+    mu = np.zeros(n_feature)
     mu[:60] = np.linspace(3.0, 0.0, 60, endpoint=False)
-    shift = tau * rng.standard_normal((n_copies, 1, 500))
-    scores = np.maximum(mu + shift + sigma * rng.standard_normal((n_copies, members, 500)), 0.0)
+    shift = tau * rng.standard_normal((n_copies, 1, n_feature))
+    scores = np.maximum(mu + shift + sigma * rng.standard_normal((n_copies, members, n_feature)), 0.0)
     if step:
         scores = np.floor(scores / step) * step
     if duplicated:
-        scores[..., 500 - duplicated :] = scores[..., :duplicated]
+        scores[..., n_feature - duplicated :] = scores[..., :duplicated]
     return rank_scores(scores, seed=rng).astype(np.int32)
 
 

@@ -264,6 +264,10 @@ class CurvePrediction:
         out["curve_interval"] = {str(m): _pair(v) for m, v in self.curve_interval().items()}
         sizes, std = c["m_ensemble"].values, c["stability_std"].values
         out["curve_std"] = {str(int(m)): json_number(s) for m, s in zip(sizes, std)}
+        if "stability_law" in c:  # the second prediction beyond the measured sizes, and where the two disagree
+            law = c["stability_law"].values
+            out["curve_law"] = {str(int(m)): json_number(v) for m, v in zip(sizes, law) if np.isfinite(v)}
+            out["curve_undecided"] = [int(m) for m, u in zip(sizes, c["undecided"].values) if bool(u)]
         return out
 
     def dataset(self) -> xr.Dataset:

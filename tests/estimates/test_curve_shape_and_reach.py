@@ -68,7 +68,8 @@ def _judged(stability, std):
 
 def test_a_fall_below_the_measured_beyond_the_noise_makes_the_estimate_unreliable():
     judged = _judged([0.1, 0.301, 0.25], [0.01, 0.01, 0.01])
-    assert len(judged.warnings) == 1 and judged.warnings[0].startswith("the extrapolation falls below what was measured")
+    (warning,) = judged.warnings
+    assert warning.startswith("the extrapolation falls below what was measured")
     assert not any("above the extrapolated" in n for n in judged.notes)
 
 
@@ -116,4 +117,4 @@ def test_the_plateau_is_read_only_where_the_two_predictions_agree():
         "more; from m = 50 on the data cannot tell (see below)."
     )
     settled = _plateau(est, [1, 10, 20, 50, 100], np.array([2.0, 7.0, 7.5, 9.0, 12.0]), {})
-    assert settled.startswith("Beyond about 10 members, more add less than 1 shared feature (up to the 20 predicted; from")
+    assert settled.startswith("Beyond about 10 members, more add less than 1 shared feature (up to the 20 predicted;")
