@@ -399,6 +399,47 @@ def _move_old_cache(cache_dir: str) -> None:
         print(f"ensstab: note: moved {moved} cached entries from the old folder into {cache_dir}", file=sys.stderr)
 
 
+def command_cache(args) -> int:
+    """Where the cache is, what it holds; with --clear or --older-than, remove entries."""
+    import datetime
+
+    from ensstab_dask.real.run_cache import cache_entries
+
+    cache_dir = default_cache_dir() if args.cache_dir is None else args.cache_dir
+    if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        raise UsageError(f"--cache-dir {cache_dir}: exists and is not a directory")
+    entries = cache_entries(cache_dir)
+    print(f"cache: {cache_dir}: {_entries_said(entries)}")
+    if not (args.clear or args.older_than):
+        return 0
+    if args.older_than:
+        start = datetime.datetime.combine(args.older_than, datetime.time()).timestamp()
+        entries = [e for e in entries if e.modified < start]
+    removed = []
+    for entry in entries:
+        try:
+            entry.path.unlink()
+        except FileNotFoundError:  # removed meanwhile: as good as removed here
+            continue
+        except OSError as exc:
+            print(f"ensstab: warning: {entry.path} was not removed: {exc}", file=sys.stderr)
+            continue
+        removed.append(entry)
+    print(f"removed {_entries_said(removed)}")
+    return 0
+
+
+def _entries_said(entries) -> str:
+    """``N entries, S MB, from DATE to DATE`` (or none)."""
+    if not entries:
+        return "no entries"
+    total = sum(e.size for e in entries)
+    size = f"{total / 1e6:,.1f} MB" if total >= 1e6 else f"{total / 1e3:,.1f} kB"
+    first, last = (time.strftime("%Y-%m-%d", time.localtime(e.modified)) for e in (entries[0], entries[-1]))
+    when = f"written {first}" if first == last else f"written from {first} to {last}"
+    return f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}, {size}, {when}"
+
+
 def _naive_copies(args, options: dict) -> dict:
     """The options of a run with the naive check: unless --m-stability is typed, the
     library's default for the naive check's copies (20), not the estimate's 50, so that the

@@ -359,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_command(sub)
     _add_verify_command(sub)
     _add_export_command(sub)
+    _add_cache_command(sub)
 
     for command in sub.choices.values():
         command.set_defaults(cli_options=_cli_options(command))
@@ -544,6 +545,43 @@ def _add_export_command(sub) -> None:
     ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT.nc")
     ex.add_argument("--allow-incomplete", action="store_true", help="export even if some cells are not computed yet")
     ex.set_defaults(func=_command("export"))
+
+
+def _add_cache_command(sub) -> None:
+    """``ensstab cache``."""
+    cache = sub.add_parser(
+        "cache",
+        help="the cache of real runs: where it is, its size, and clearing it",
+        description="Say where the cache of real runs and naive curves is, how many entries it holds, their size "
+        "and dates; --clear removes every entry, --older-than DATE those last written before DATE. Only the "
+        "cache's own files (runs-*.nc, naive-*.nc) are ever removed.",
+        epilog=_examples(
+            "ensstab cache                             # where, how many, how large",
+            "ensstab cache --older-than 2026-11-01     # remove the entries last written before November",
+            "ensstab cache --clear --cache-dir ./runs  # remove every entry of another folder",
+        ),
+    )
+    _add_cache_options(cache, no_cache=False)
+    how = cache.add_mutually_exclusive_group()
+    how.add_argument("--clear", action="store_true", help="remove every entry")
+    how.add_argument(
+        "--older-than",
+        metavar="DATE",
+        type=_date,
+        default=None,
+        help="remove the entries last written before DATE (YYYY-MM-DD, local time)",
+    )
+    cache.set_defaults(func=_command("cache"))
+
+
+def _date(text: str):
+    """A YYYY-MM-DD date, as argparse reads an option's value."""
+    import datetime
+
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date: give YYYY-MM-DD, as 2026-11-01") from None
 
 
 #: Options whose value is a list or a range: a value starting with '-' (-0.2,0.5) is not

@@ -273,7 +273,7 @@ def _believe(self: EstimateFields) -> list[str]:
         lines = [f"Believe it? Yes: {said}."]
     measured = get_model(self.settings.get("model", "onda")).measured_up_to(self.curve.attrs)
     top = sizes[-1]
-    if measured is not None and top > measured and not undecided:
+    if measured is not None and top > measured:
         lines.append(
             f"Above {measured} members it is extrapolated from the sizes measured (up to {top}, "
             f"{_times(top / measured)} the largest measured)."

@@ -92,5 +92,5 @@ def _advice(st: dict) -> list[str]:
     how = f"pass copies={needed}" + ("" if same_cutoff else f" with cutoff={cutoff:g}")
     return [
         f"  To bound the noise among them by {target:g}, {how}{instead}: {needed} real ensembles, the {G} already "
-        "made reused, priced before it runs."
+        "made reused, priced before it runs; the list may shrink, as more ensembles tell chance from stability."
     ]

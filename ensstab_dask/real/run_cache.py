@@ -46,9 +46,38 @@ from ensstab_dask.real.runs import Copies, Pool
 from ensstab_dask.real.selectors import make_scorer
 from ensstab_dask.seeding import STREAM_LAYOUT, as_seed_sequence
 
-__all__ = ["RunCache", "selector_key", "grow_copies", "run_digests"]
+__all__ = ["RunCache", "selector_key", "grow_copies", "run_digests", "CacheEntry", "cache_entries"]
 
 logger = logging.getLogger("ensstab_dask.cache")
+
+#: What the cache folder holds: the real runs (``runs-<key>.nc``) and the naive curves of
+#: ``validate`` (``naive-<key>.nc``, :mod:`ensstab_dask.estimates.validation`).
+_ENTRY_NAMES = ("runs-*.nc", "naive-*.nc")
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One entry of a cache folder: its file, its size in bytes and when it was last written."""
+
+    path: Path
+    size: int
+    modified: float
+
+
+def cache_entries(cache_dir: str | os.PathLike) -> list[CacheEntry]:
+    """The entries of a cache folder, oldest first: only files named as the cache names them,
+    so that clearing it never touches anything else; none where the folder does not exist."""
+    root = Path(cache_dir)
+    if not root.is_dir():
+        return []
+    found = []
+    for pattern in _ENTRY_NAMES:
+        for path in root.glob(pattern):
+            st = path.lstat()
+            if path.is_file() and not path.is_symlink():
+                found.append(CacheEntry(path, st.st_size, st.st_mtime))
+    return sorted(found, key=lambda e: (e.modified, e.path.name))
+
 
 # Bump when what a cached run holds, or how its runs are drawn, changes: old entries then miss.
 _RUNS_FORMAT = 3

@@ -144,8 +144,24 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
         if count < need:
             raise InvalidParameterError(
                 f"{what} at least {need} samples of every class, so that each resample holds all classes; class "
-                f"{small!r} of y has {count}: drop or merge that class"
+                f"{small!r} of y has {count}: drop or merge that class{_quantity_hint(labels)}"
             )
+
+
+#: Whole-number labels with more distinct values than this read as a quantity (counts,
+#: scores) more likely than as classes.
+_MANY_CLASSES = 10
+
+
+def _quantity_hint(labels: np.ndarray) -> str:
+    """A hint to treat ``y`` as a regression target when its labels are many whole numbers."""
+    numeric = np.issubdtype(labels.dtype, np.number) and not np.issubdtype(labels.dtype, np.bool_)
+    if not numeric or len(labels) <= _MANY_CLASSES or not np.all(np.mod(labels, 1) == 0):
+        return ""
+    return (
+        f"; or, if y is a quantity ({len(labels)} whole-number values, as counts or scores are), pass "
+        "task='regression' (--task regression on the command line)"
+    )
 
 
 def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:

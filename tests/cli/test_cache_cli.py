@@ -87,3 +87,37 @@ def test_a_default_folder_others_can_write_is_made_private_and_said(tmp_path, ca
     assert main(["estimate", *TINY, "--cache-dir", str(shared)]) == 0  # named by the user: theirs to share, said
     assert f"--cache-dir {shared} can be written by other users, who could forge its runs" in capsys.readouterr().err
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o777
+
+
+def test_the_cache_command_says_where_and_how_much_and_clears_only_its_own_entries(tmp_path, capsys):
+    """``ensstab cache``: the first estimate's entries listed; --older-than removes those written
+    before the date, --clear the rest; a file that is not the cache's is never touched."""
+    import os
+    import time
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert main(["estimate", *TINY, "--cache-dir", str(cache)]) == 0
+    made = sorted(cache.glob("runs-*.nc"))
+    old = cache / "runs-0123456789abcdef0123456789abcdef.nc"
+    old.write_bytes(b"x" * 2000)
+    os.utime(old, (time.mktime((2020, 1, 2, 12, 0, 0, 0, 0, -1)),) * 2)
+    mine = cache / "notes.txt"
+    mine.write_text("the user's own file")
+    capsys.readouterr()
+
+    assert main(["cache", "--cache-dir", str(cache)]) == 0
+    said = capsys.readouterr().out.strip()
+    assert said.startswith(f"cache: {cache}: {len(made) + 1} entries, ") and "written from 2020-01-02 to " in said
+    assert main(["cache", "--cache-dir", str(cache), "--older-than", "2021-01-01"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "removed 1 entry, 2.0 kB, written 2020-01-02"
+    assert not old.exists() and all(p.exists() for p in made)
+    assert main(["cache", "--cache-dir", str(cache), "--clear"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith(f"removed {len(made)} ")
+    assert sorted(p.name for p in cache.iterdir()) == ["notes.txt"]
+
+
+def test_the_cache_command_refuses_a_date_it_cannot_read_in_one_line(capsys):
+    assert main(["cache", "--older-than", "29/11/2026"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("argument --older-than: '29/11/2026' is not a date: give YYYY-MM-DD, as 2026-11-01")

@@ -65,7 +65,8 @@ def test_no_bound_above_the_list_and_the_copies_that_make_one_are_an_option(choi
 
 #: What each choice's advice says on the embedded default (10 copies measured).
 ADVICE = {
-    "": "by 1, pass --copies 21: 21 real ensembles, the 10 already made reused, priced before it runs.",
+    "": "by 1, pass --copies 21: 21 real ensembles, the 10 already made reused, priced before it runs; the list may "
+    "shrink, as more ensembles tell chance from stability.",
     "--pfer 1": "by 1, pass --copies 11 with --cutoff 0.95 (in place of the PFER): 11 real ensembles",
     "--cutoff 0.8": "by 1, pass --copies 47: 47 real ensembles",
     "--cutoff 0.6": "by 1, pass --copies 11 with --cutoff 0.95: 11 real ensembles",

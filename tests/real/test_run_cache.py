@@ -173,6 +173,18 @@ def test_a_class_too_small_for_the_copies_is_named_with_its_count():
     with pytest.raises(InvalidParameterError, match=r"resample=0\.25 needs at least 4 samples of every class"):
         check_plan_classes(np.repeat([0, 1], [8, 3]), [Copies(2, 2), Pool(3, 0.25)])
     check_plan_classes(y, [Copies(2, 2, layout="independent-full")])  # all the data: every class kept
+    assert "task='regression'" not in said  # three classes read as classes
+
+
+def test_many_whole_number_labels_are_refused_with_the_regression_hint():
+    # A count as y (scanpy's n_genes): many whole-number values, some seen once.
+    y = np.arange(40) % 13 * 100 + 900
+    y[-1] = 1018
+    with pytest.raises(InvalidParameterError) as err:
+        check_plan_classes(y, [Copies(10, 20)])
+    said = str(err.value)
+    assert "class 1018 of y has 1: drop or merge that class; or, if y is a quantity (14 whole-number values" in said
+    assert said.endswith("pass task='regression' (--task regression on the command line)")
 
 
 def test_text_labels_have_one_digest_in_every_process():
