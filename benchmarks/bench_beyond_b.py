@@ -194,7 +194,14 @@ def main_run(args) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     truth = json.loads(truth_file(args.seed).read_text())["regimes"]
+    missing = [name for name in args.regimes.split(",") if name not in truth]
+    if missing:
+        raise SystemExit(f"no truth for {', '.join(missing)} at seed {args.seed}: run `truth --seed {args.seed}` first")
     out = {"seed": args.seed, "replicates": args.replicates, "design": [10, 20], "regimes": {}, "detail": {}}
+    if args.json and Path(args.json).exists():  # the regimes already there (same seed and replicates) are kept
+        known = json.loads(Path(args.json).read_text())
+        if (known["seed"], known["replicates"]) == (args.seed, args.replicates):
+            out = known
     for name in args.regimes.split(","):
         t0 = time.perf_counter()
         n = args.replicates

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.estimates.groups import GroupEstimates, estimate_groups
     from ensstab_dask.estimates.pipeline import estimate
     from ensstab_dask.estimates.result import Estimate
+    from ensstab_dask.estimates.stable_selector import StableFeatureSelector
     from ensstab_dask.estimates.validation import Validation, validate
     from ensstab_dask.indices import (
         NogueiraStability,
@@ -84,6 +85,7 @@ _LAZY = {
     "estimates.pipeline": ("estimate",),
     "estimates.groups": ("GroupEstimates", "estimate_groups"),
     "estimates.result": ("Estimate",),
+    "estimates.stable_selector": ("StableFeatureSelector",),
     "estimates.validation": ("Validation", "validate"),
     "indices": (
         "NogueiraStability",
@@ -124,6 +126,7 @@ __all__ = [
     "Estimate",
     "estimate_groups",
     "GroupEstimates",
+    "StableFeatureSelector",
     "real_ensemble_stability",
     "default_selector",
     "ImportanceSelector",

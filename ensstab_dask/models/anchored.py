@@ -1,4 +1,4 @@
-"""Measure what is cheap, model only the extrapolation (``model="anchored"``).
+"""Measure what is cheap, predict only beyond it (``model="anchored"``).
 
 ``COPY_DESIGN`` = (G, B) real ensemble copies in the naive check's own layout (each copy
 its own stratified random half, its ``B`` weak selectors bootstrap samples of it) are a
@@ -6,19 +6,18 @@ small naive check: the stability at every ``m <= B`` is measured on them directl
 unbiased by construction, with the U-statistic's standard error over the copies
 (:mod:`ensstab_dask.models.measured`), each size averaged over the arcs of
 :data:`MEMBER_ORDERS` random circular orders of each copy's members
-(:mod:`~ensstab_dask.models.member_arcs`; one task per copy on a cluster). Only ``m > B`` is a model: the law
-``S(m) = a - b sqrt(c + 1/m)``, ``c >= 0`` (docs/method.md section 14.1: ``1 / m`` when
-the copies' limits differ, ``1 / sqrt(m)`` when they do not), fitted by generalised least
-squares to the measured sizes in ``[B/4, B]`` under the copies' covariance of the curve,
-``c`` chosen on a grid.
-
-Uncertainty beyond ``B``: the jackknife over copies, the law's ``c`` chosen again without
-each copy, so that the choice of ``c`` and every copy's member noise are part of the
-standard error (``stability_std``, the point's sampling error). The model band, half the
-spread between the law's two ends (the lines in ``1 / sqrt(m)`` and ``1 / m`` through the
-same sizes), is what the measured curve cannot tell (``stability_band``): read as a
-two-SD range of the law's error, it is added in quadrature to the sampling part of the
-interval, whose sampling part is Student's t on ``G - 1`` degrees of freedom.
+(:mod:`~ensstab_dask.models.member_arcs`; one task per copy on a cluster). Beyond ``B``
+two predictions: the features' rank moments (:mod:`~ensstab_dask.models.feature_moments`;
+the curve reports it, with its SE and Student's t on ``G - 1`` degrees of freedom), and
+the law ``S(m) = a - b sqrt(c + 1/m)``, ``c >= 0`` (docs/method.md section 14.1),
+fitted by generalised least squares to the measured sizes in ``[B/4, B]`` under the
+copies' covariance of the curve, ``c`` chosen on a grid, its SE the jackknife over copies
+with ``c`` chosen again, its model band half the spread between its two ends (the lines
+in ``1 / sqrt(m)`` and ``1 / m``), read as a two-SD range of its error. Where the two
+differ by more than :data:`DISAGREE_Z` of their combined s.d. the size is ``undecided``:
+its interval covers both, its ``stability_band`` is half their distance. For an
+aggregate that is no mean of its members' scores the law alone predicts, its band in the
+interval.
 
 Self-check (a member split): each copy's first ``h = ceil(B/2)`` weak selectors alone
 measure the curve up to ``h``; the law fitted there (``c`` chosen again, sizes
@@ -104,6 +103,18 @@ class _Law(NamedTuple):
     def spread(self) -> np.ndarray:
         """Its s.d.: the sampling error and half the band (a two-SD range), in quadrature."""
         return np.hypot(self.se, self.band / 2.0)
+
+
+class _Measured(NamedTuple):
+    """What the measured stage found: the copies' similarities per size, the member split's
+    (None without one), the law's prediction, its ``c``, and the bootstrap's unscaled
+    deviations (None without a bootstrap)."""
+
+    similarities: np.ndarray
+    split: np.ndarray | None
+    law: _Law
+    c: float
+    spread: np.ndarray | None
 
 
 #: The member split's self-check fails beyond this |z| (chosen on the synthetic harness
@@ -208,8 +219,8 @@ class Anchored(CurveModel):
         G, B, _ = ranks.shape
         with ctx.clock.stage("measured"):
             sim, split = self._similarities(ctx, ranks)
-            law, c, spread = self._law(ctx, sim, B)
-        point, se = law.point.copy(), law.se.copy()
+            measured = _Measured(sim, split, *self._law(ctx, sim, B))
+        point, se = measured.law.point.copy(), measured.law.se.copy()
         beyond = np.asarray(s.m_list) > B
         moments = CopyMoments.of(ranks, s.n_target, s.aggregate) if beyond.any() else None
         if moments is not None:
@@ -218,7 +229,7 @@ class Anchored(CurveModel):
                 point[beyond], se[beyond] = moment_prediction(
                     moments, sizes, s.n_target, s.index, ctx.stream(Stage.MOMENTS)
                 )
-        return self._prediction(ctx, sim, split, law, c, spread, point, se, moments is not None, bar)
+        return self._prediction(ctx, measured, point, se, moments is not None, bar)
 
     def _law(self, ctx: Context, sim: np.ndarray, B: int):
         """The measured curve up to ``B`` and the law beyond it (:class:`_Law`), the law's
@@ -243,11 +254,12 @@ class Anchored(CurveModel):
         law = _Law(point, se, band, np.hypot(t * se, z * band / 2.0), t)
         return law, c, (self._deviations(ctx, sim, cov) if s.n_boot else None)
 
-    def _prediction(self, ctx: Context, sim, split, law: _Law, c, spread, point, se, by_moments: bool, bar):
+    def _prediction(self, ctx: Context, measured: _Measured, point, se, by_moments: bool, bar) -> Prediction:
         """The curve: measured up to ``B``; beyond, the moments' ``point`` and ``se`` where
         ``by_moments`` (the interval covering the law's too where the two disagree), else
         the law's."""
         s = ctx.settings
+        sim, split, law, c, spread = measured
         G, B = sim.shape[1], sim.shape[0]
         beyond = np.asarray(s.m_list) > B
         band, half = law.band, law.half

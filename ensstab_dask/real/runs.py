@@ -159,8 +159,7 @@ def _quantity_hint(labels: np.ndarray) -> str:
     if not numeric or len(labels) <= _MANY_CLASSES or not np.all(np.mod(labels, 1) == 0):
         return ""
     return (
-        f"; or, if y is a quantity ({len(labels)} whole-number values, as counts or scores are), pass "
-        "task='regression' (--task regression on the command line)"
+        f"; or, if y is a quantity ({len(labels)} whole-number values, as counts or scores are), pass task='regression'"
     )
 
 

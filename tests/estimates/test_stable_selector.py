@@ -1,0 +1,54 @@
+"""``StableFeatureSelector``: the estimate's stable features as a scikit-learn selector."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+import ensstab_dask as es
+from ensstab_dask.estimates.features import stable_features
+
+DEFAULT = es.make_microarray(seed=0)  # the embedded default study
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """In a Pipeline on the embedded default, with the default forest (300 trees), as users run it."""
+    stable = es.StableFeatureSelector(20, cache_dir=str(tmp_path_factory.mktemp("runs")))
+    model = make_pipeline(stable, LogisticRegression(max_iter=1000)).fit(DEFAULT.X, DEFAULT.y)
+    return stable, model
+
+
+def test_in_a_pipeline_it_keeps_the_estimate_s_stable_features(fitted):
+    stable, model = fitted
+    kept = stable_features(stable.estimate_.features)["names"]
+    names = stable.estimate_.features["feature_name"].values
+    assert sorted(names[stable.get_support()]) == sorted(kept) and len(kept) >= 5
+    # Every one a planted informative feature, as the README says of the same answer.
+    assert set(np.flatnonzero(stable.get_support())) <= set(DEFAULT.informative.tolist())
+    assert model[-1].coef_.shape == (1, len(kept))
+    assert stable.transform(DEFAULT.X).shape == (len(DEFAULT.X), len(kept))
+    np.testing.assert_array_equal(stable.frequencies_ >= 0.9, stable.get_support())
+
+
+def test_the_same_data_and_seed_keep_the_same_features_and_a_refit_reuses_its_runs(fitted, tmp_path):
+    stable, _ = fitted
+    again = clone(stable).fit(DEFAULT.X, DEFAULT.y)
+    np.testing.assert_array_equal(again.get_support(), stable.get_support())
+    assert again.estimate_.cost.runs.reused == 200 and again.estimate_.cost.runs.made == 0
+
+
+def test_column_names_are_kept_and_bad_settings_refused():
+    pd = pytest.importorskip("pandas")
+    small = es.make_microarray(n_feature=120, n_informative=8, effect=3.0, seed=1)
+    frame = pd.DataFrame(small.X, columns=[f"gene{i}" for i in range(120)])
+    stable = es.StableFeatureSelector(4, m_ensemble=10, cutoff=0.6, selector=es.default_selector(5))
+    with pytest.raises(NotFittedError):
+        stable.get_support()
+    stable.fit(frame, small.y)
+    assert list(stable.feature_names_in_) == list(frame.columns)
+    assert set(stable.get_feature_names_out()) <= set(frame.columns)
+    with pytest.raises(es.InvalidParameterError, match=r"m_ensemble: 30 is not a size the copies measure"):
+        es.StableFeatureSelector(4, m_ensemble=30, selector=es.default_selector(5)).fit(small.X, small.y)
