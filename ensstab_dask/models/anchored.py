@@ -271,7 +271,7 @@ class Anchored(CurveModel):
             band = np.where(undecided, np.abs(point - law.point) / 2.0, 0.0)
             half = np.where(beyond, law.t * se, half)
         lower = upper = boot = None
-        if s.n_boot:
+        if spread is not None:  # a bootstrap was asked for (n_boot > 0)
             lower, upper = point - half, point + half
             lower = np.where(undecided, np.minimum(lower, law.point - law.half), lower)
             upper = np.where(undecided, np.maximum(upper, law.point + law.half), upper)

@@ -155,7 +155,7 @@ def test_validate_params_checks_in_order_and_fills_derived_defaults():
 def test_the_stage_keys_keep_their_values():
     names = (
         "T_UNIFORM REAL POOL P VERIFY PREDICT CALIBRATE MEMBER_RUNS BOOT BOOT_P BOOT_CURVE POWER T_BOOT COPIES H "
-        "H_BOUNDS RANDOM_EFFECTS CHECK_COPIES CHECK MEASURED FEATURES"
+        "H_BOUNDS RANDOM_EFFECTS CHECK_COPIES CHECK MEASURED FEATURES MOMENTS"
     ).split()
     assert [(s.name, int(s)) for s in Stage] == [(name, i) for i, name in enumerate(names)]
     assert derive(3, Stream.ESTIMATE, Stage.CHECK, 1).spawn_key == (9, 18, 1)
