@@ -73,9 +73,11 @@ class CopyMoments:
     @classmethod
     def of(cls, ranks: np.ndarray, n_target: int, aggregate: str) -> CopyMoments | None:
         """The moments of ``ranks`` (G, B, F); None for an aggregate that is not a mean of
-        its members' scores (``median_rank``, ``reciprocal_rank``) or fewer than 2 members."""
+        its members' scores (``median_rank``, ``reciprocal_rank``), fewer than 2 members, or
+        fewer than 4 copies (each pair's centre is the other copies', and the jackknife
+        leaves one out)."""
         scores = member_scores(np.asarray(ranks), n_target, aggregate)
-        if scores is None or scores.shape[1] < 2:
+        if scores is None or scores.shape[1] < 2 or scores.shape[0] < 4:
             return None
         x = scores.astype(np.float64)
         return cls(x.mean(axis=1), x.var(axis=1, ddof=1), int(x.shape[1]))

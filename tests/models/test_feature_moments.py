@@ -86,6 +86,7 @@ def _estimate(ranks, **given):
 def test_an_aggregate_that_is_no_mean_of_its_members_is_extrapolated_by_the_law_alone():
     ranks = copies_of(10, 20, seed=3, **STEEP)
     assert CopyMoments.of(ranks, 10, "median_rank") is None
+    assert CopyMoments.of(ranks[:3], 10, "mean_rank") is None  # 3 copies: no centre without the pair and one more
     est = _estimate(ranks, aggregate="median_rank")
     assert est.curve.attrs["beyond_by"] == "law" and "stability_law" not in est.curve
     assert "a - b sqrt(c + 1/m) with a model band" in est.prediction.source
