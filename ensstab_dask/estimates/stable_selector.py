@@ -17,7 +17,12 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ensstab_dask.exceptions import InvalidParameterError
+
 __all__ = ["StableFeatureSelector"]
+
+#: The keywords of ``estimate`` the selector sets itself.
+_OWN = {"n_target", "m_ensemble", "cutoff", "selector", "seed", "cache_dir", "progress", "feature_names"}
 
 
 class StableFeatureSelector(SelectorMixin, BaseEstimator):
@@ -35,19 +40,17 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
     selector : estimator or str, optional
         The base selector (:func:`~ensstab_dask.estimate`'s ``selector``); None: the
         default random forest.
-    copies : int, optional
-        Real ensemble copies (None: the estimate's default); more copies bound the number
-        of features kept by chance more tightly (the estimate's answer says how many).
     seed : int
         The estimate's seed: the same data and seed select the same features.
-    client : optional
-        Where the real runs run (:func:`~ensstab_dask.estimate`'s ``client``);
-        ``"synchronous"`` by default, so that ``fit`` inside a Pipeline starts no cluster.
-    task : {'auto', 'classification', 'regression'}
-        What ``y`` is.
     cache_dir : path, optional
         Where the real runs are cached (:func:`~ensstab_dask.estimate`'s ``cache_dir``): a
         refit on the same data and seed (a clone in a grid search) reuses them.
+    settings : dict, optional
+        Any other keyword of :func:`~ensstab_dask.estimate`, passed on as it is: ``copies``
+        (more copies bound the features kept by chance more tightly; the estimate's answer
+        says how many), ``task``, ``aggregate``, ``client`` (``"synchronous"`` unless given,
+        so that ``fit`` inside a Pipeline starts no cluster). The keywords above are this
+        selector's own, and refused here.
 
     Attributes
     ----------
@@ -79,21 +82,17 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
         m_ensemble: int = 20,
         cutoff: float = 0.9,
         selector: Any = None,
-        copies: int | None = None,
         seed: int = 0,
-        client: Any = "synchronous",
-        task: str = "auto",
         cache_dir: str | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.n_target = n_target
         self.m_ensemble = m_ensemble
         self.cutoff = cutoff
         self.selector = selector
-        self.copies = copies
         self.seed = seed
-        self.client = client
-        self.task = task
         self.cache_dir = cache_dir
+        self.settings = settings
 
     def fit(self, X, y) -> StableFeatureSelector:
         """Run the estimate's real ensemble copies on ``(X, y)`` and keep the features an
@@ -104,7 +103,13 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
         from ensstab_dask.exceptions import UnreliableEstimateWarning
 
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None, y_numeric=False)
-        given: dict[str, Any] = {} if self.copies is None else {"copies": self.copies}
+        given: dict[str, Any] = {"client": "synchronous", **(self.settings or {})}
+        own = sorted(set(given) & _OWN)
+        if own:
+            raise InvalidParameterError(
+                f"settings: {', '.join(own)} {'is' if len(own) == 1 else 'are'} this selector's own parameters; "
+                "give them as StableFeatureSelector(..., name=value)"
+            )
         if self.selector is not None:
             given["selector"] = self.selector
         names = getattr(self, "feature_names_in_", None)
@@ -118,9 +123,7 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
                 m_ensemble=(1, self.m_ensemble),
                 cutoff=self.cutoff,
                 seed=self.seed,
-                client=self.client,
                 progress=False,
-                task=self.task,
                 cache_dir=self.cache_dir,
                 feature_names=None if names is None else list(names),
                 **given,
@@ -128,8 +131,6 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
         features = est.features
         measured = [int(m) for m in features["m_measured"].values]
         if self.m_ensemble not in measured:
-            from ensstab_dask.exceptions import InvalidParameterError
-
             raise InvalidParameterError(
                 f"m_ensemble: {self.m_ensemble} is not a size the copies measure (they measure {measured}); "
                 f"give at most the members per copy"

@@ -52,3 +52,10 @@ def test_column_names_are_kept_and_bad_settings_refused():
     assert set(stable.get_feature_names_out()) <= set(frame.columns)
     with pytest.raises(es.InvalidParameterError, match=r"m_ensemble: 30 is not a size the copies measure"):
         es.StableFeatureSelector(4, m_ensemble=30, selector=es.default_selector(5)).fit(small.X, small.y)
+    with pytest.raises(es.InvalidParameterError, match=r"settings: cutoff, seed are this selector's own parameters"):
+        es.StableFeatureSelector(4, settings={"seed": 1, "cutoff": 0.8}).fit(small.X, small.y)
+    # Another setting of the estimate travels as it is: twenty copies measure each frequency.
+    twenty = es.StableFeatureSelector(
+        4, m_ensemble=10, cutoff=0.6, selector=es.default_selector(5), settings={"copies": 20}
+    ).fit(small.X, small.y)
+    assert twenty.estimate_.features.attrs["copies"] == 20
