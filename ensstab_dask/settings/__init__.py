@@ -75,19 +75,6 @@ __all__ = [
     "mb_cutoff",
     "refuse_cutoff_with_pfer",
     "DEFAULT_MAX_REAL_RUNS",
-    # The constraints, here too for the code that imported them from here.
-    "validate_params",
-    "Constraint",
-    "Int",
-    "Real",
-    "Options",
-    "Flag",
-    "Sizes",
-    "Seed",
-    "Resample",
-    "BootCount",
-    "Unchecked",
-    "OrNone",
     "MAX_BOOT",
 ]
 
