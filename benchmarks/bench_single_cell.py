@@ -12,12 +12,13 @@ every default but the forest's ``--n-estimators``, on a local cluster of ``--wor
 single-threaded worker processes, under distributed's task stream.
 
 Per size: the wall time of the load and of the whole estimate; the one submission of
-every group's real runs (wall seconds, and the tasks' compute seconds summed over the
-workers); each group's statistics, stage by stage, from its estimate's recorded seconds;
-the client's peak resident memory and each worker's (Linux's ``VmHWM``); and the time
-predicted for 16 workers: the runs' compute seconds over 16 (they are independent tasks
-of equal size) plus the statistics as measured (they run in the client, one group after
-another). Comparing the sizes, each stage's growth beside the runs': with the runs'
+every group's real runs (wall seconds); the compute seconds of every task the workers ran
+(the real runs', and the few the statistics send: the arcs' tops); each group's
+statistics, stage by stage, from its estimate's recorded seconds; the client's peak
+resident memory and each worker's (Linux's ``VmHWM``); and the time predicted for 16
+workers: the tasks' compute seconds over 16 (the runs are independent tasks of equal
+size) plus the statistics as measured (their stages, one group after another, counted
+again in full: an upper bound). Comparing the sizes, each stage's growth beside the runs': with the runs'
 number fixed, a stage that grows faster than they do with the samples is named.
 Results and the commands that made them: docs/performance.md ("A single-cell study at
 full size").

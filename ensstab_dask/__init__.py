@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.estimates.pipeline import estimate
     from ensstab_dask.estimates.result import Estimate
     from ensstab_dask.estimates.stable_selector import StableFeatureSelector
+    from ensstab_dask.estimates.to_anndata import write_frequencies_to_var
     from ensstab_dask.estimates.validation import Validation, validate
     from ensstab_dask.indices import (
         NogueiraStability,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.real.datasets import load_dataset, make_microarray
     from ensstab_dask.real.naive import real_ensemble_stability
     from ensstab_dask.real.selectors import ImportanceSelector, default_selector
-    from ensstab_dask.real.var_columns import write_frequencies_to_var
     from ensstab_dask.seeding import derive, make_rng
     from ensstab_dask.simulator.calibration import calibrate
     from ensstab_dask.simulator.estimators import (
@@ -97,7 +97,7 @@ _LAZY = {
     ),
     "real.accuracy": ("PredictionAccuracy", "prediction_accuracy"),
     "real.datasets": ("load_dataset", "make_microarray"),
-    "real.var_columns": ("write_frequencies_to_var",),
+    "estimates.to_anndata": ("write_frequencies_to_var",),
     "real.naive": ("real_ensemble_stability",),
     "real.selectors": ("ImportanceSelector", "default_selector"),
     "seeding": ("derive", "make_rng"),

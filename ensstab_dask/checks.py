@@ -36,32 +36,24 @@ DEFAULT_M_ENSEMBLE = (1, 5, 10, 20, 30, 50)
 DEFAULT_N_RUNS = 50
 
 
-def _check_scalar(value, name: str, target_type, **bounds) -> None:
-    """:func:`sklearn.utils.check_scalar`, raising our messages' types only: the caller
-    words them (sklearn's say ``x == 5, must be >= 10.`` and name no interval)."""
-    from sklearn.utils import check_scalar  # sklearn takes a tenth of a second to import
-
-    check_scalar(value, name, target_type, **bounds)
-
-
 def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer count in ``[minimum, maximum]``; bools and floats are refused.
+
+    Checked here, not by scikit-learn's ``check_scalar``: the command line refuses a bad
+    option before it imports scikit-learn (seconds on a busy machine), and bools, which
+    ``check_scalar`` takes for integers, are refused.
 
     Raises
     ------
     TypeError
-        ``value`` is not an integer (``check_scalar`` takes bools for integers; we do not).
+        ``value`` is not an integer.
     ValueError
         ``value`` is out of range; the one-line message names ``name`` and the range.
     """
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    try:
-        _check_scalar(value, name, numbers.Integral, min_val=minimum, max_val=maximum)
-    except TypeError:
-        raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}") from None
-    except ValueError:
-        raise InvalidParameterError(f"{name} must be {int_bounds(minimum, maximum)}; got {int(value)}") from None
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise InvalidParameterError(f"{name} must be {int_bounds(minimum, maximum)}; got {int(value)}")
     return int(value)
 
 
@@ -108,26 +100,15 @@ def check_real(
         ``value`` is NaN, infinite or out of the interval; the one-line message names
         ``name`` and the interval.
     """
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
     allowed = real_interval(minimum, maximum, open_minimum=open_minimum, open_maximum=open_maximum)
-    # check_scalar wants the boundaries it is given included or not; a missing bound has none to include.
-    left = minimum is not None and not open_minimum
-    right = maximum is not None and not open_maximum
-    include = {(True, True): "both", (True, False): "left", (False, True): "right", (False, False): "neither"}
-    try:
-        _check_scalar(
-            value, name, numbers.Real, min_val=minimum, max_val=maximum, include_boundaries=include[left, right]
-        )
-    except TypeError:
-        raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}") from None
-    except ValueError:
-        raise InvalidParameterError(f"{name} must be {allowed}; got {float(value)}") from None
     value = float(value)
-    # check_scalar lets NaN through (every comparison with it is false), and infinity when unbounded.
     if math.isnan(value):
         raise InvalidParameterError(f"{name} must be a number {allowed}; got NaN")
-    if math.isinf(value):
+    below = minimum is not None and (value <= minimum if open_minimum else value < minimum)
+    above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
+    if below or above or math.isinf(value):
         raise InvalidParameterError(f"{name} must be {allowed}; got {value}")
     return value
 

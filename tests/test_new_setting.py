@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent(
     data = make_microarray(n_feature=60, n_informative=5, effect=3.0, seed=1)
     np.savetxt(sys.argv[2], np.column_stack([data.X, data.y]), delimiter=",", fmt="%.6g",
                header=",".join([f"g{i}" for i in range(60)] + ["label"]), comments="")
-    small = dict(selector=default_selector(5), m_ensemble=(1, 3), n_boot=0, copies=3, client="synchronous",
+    small = dict(selector=default_selector(5), m_ensemble=(1, 3), n_boot=0, copies=4, client="synchronous",
                  progress=False)
     est = es.estimate(data.X, data.y, 3, toy=5, **small)
     val = es.validate(data.X, data.y, 3, toy=6, m_stability=2, **small)

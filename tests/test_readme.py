@@ -136,31 +136,52 @@ def test_every_flag_a_readme_names_is_the_programs(doc):
     assert wrong == []
 
 
+#: What the tour's notebook run reports after it, for the checks below (a cell of its own,
+#: run after the tour's cell, as a reader inspects what the tour left).
+TOUR_REPORT = """
+import json
+print("TOUR " + json.dumps({
+    "predicted": sorted(est.predicted()), "per_m": sorted(val.per_m), "real_runs": est.real_runs,
+    "validation_runs": [val.estimate.cost.runs.made, val.estimate.cost.runs.reused],
+    "feature_208": str(est.to_dataset()["feature_name"].values[208]),
+    "holds": str(chk.holds), "mean": str(round(chk.mean)),
+    "settled": str(es.iterate_fixed_point(2000, 20, 200, fit.p, n_runs=30).n_useful),
+}))
+"""
+
+
 @pytest.mark.slow
-def test_api_tour_runs_as_written(tmp_path, monkeypatch):
+def test_api_tour_runs_as_a_script_and_in_a_notebook(tmp_path):
+    """The README's Python block, as written: saved to a file and run with ``python`` (its
+    local cluster's worker processes import the file again), then as a notebook's cell in a
+    Jupyter kernel, in the same folder (reading the runs the script cached there)."""
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is in the test extra")
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is in the test extra")
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "the README has no python block"
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "readme"}
-    import warnings
-
-    from ensstab_dask.simulator.calibration import NoConsistentCellWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", NoConsistentCellWarning)  # its observations fit a cell of its sweep
-        exec(compile(blocks[0], "README.md (API tour)", "exec"), namespace)
-    est, val = namespace["est"], namespace["val"]
-    assert set(est.predicted()) == {1, 5, 10} and set(val.per_m) == {1, 5, 10}
+    (tmp_path / "tour.py").write_text(blocks[0])
+    env = dict(os.environ, MPLBACKEND="Agg")
+    res = subprocess.run([sys.executable, "tour.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    assert "NoConsistentCellWarning" not in res.stderr  # its observations fit a cell of its sweep
+    assert "Answer: two runs of the ensemble" in res.stdout  # its print(est.summary())
     assert (tmp_path / "sweep.zarr").is_dir() and list(tmp_path.glob("naive-*.nc"))
-    # The validation's estimate read the tour's 200 real runs from "." and made none.
-    assert (val.estimate.cost.runs.made, val.estimate.cost.runs.reused) == (0, est.real_runs) == (0, 200)
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(blocks[0]), nbformat.v4.new_code_cell(TOUR_REPORT)])
+    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": tmp_path}})
+    client.execute()  # raises CellExecutionError, with the failing cell, if any cell fails
+    said = [o.get("text", "") for o in nb.cells[1].outputs if o.get("name") == "stdout"]
+    got = json.loads("".join(said).split("TOUR ", 1)[1])
+    assert got["predicted"] == got["per_m"] == [1, 5, 10]
+    # The validation's estimate read the 200 real runs from "." and made none.
+    assert got["validation_runs"] == [0, got["real_runs"]] == [0, 200]
     # The library names the embedded default's features as the command line does.
-    assert str(est.to_dataset()["feature_name"].values[208]) == "g00208"
+    assert got["feature_208"] == "g00208"
     # What the tour's comments say its fixed-point check and iteration return, they return.
-    said = re.search(r"chk\.holds, round\(chk\.mean\)  # \((\w+), (\d+)\)", blocks[0])
-    assert (str(namespace["chk"].holds), str(round(namespace["chk"].mean))) == (said[1], said[2])
-    settled = re.search(r"iterate_fixed_point\((.*)\)\.n_useful  # (\d+):", blocks[0])
-    assert str(eval(f"es.iterate_fixed_point({settled[1]}).n_useful", namespace)) == settled[2]
+    said_check = re.search(r"chk\.holds, round\(chk\.mean\)  # \((\w+), (\d+)\)", blocks[0])
+    assert (got["holds"], got["mean"]) == (said_check[1], said_check[2])
+    settled = re.search(r"iterate_fixed_point\(2000, 20, 200, fit\.p, n_runs=30\)\.n_useful  # (\d+):", blocks[0])
+    assert got["settled"] == settled[1]
 
 
 @pytest.mark.slow

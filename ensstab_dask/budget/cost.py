@@ -18,7 +18,16 @@ from collections.abc import Callable
 
 from ensstab_dask.exceptions import InvalidParameterError
 
-__all__ = ["MAX_REAL_RUNS", "MAX_SIMULATED", "MAX_SIZES", "check_cost", "estimate_cost", "selector_seconds"]
+__all__ = [
+    "MAX_REAL_RUNS",
+    "MAX_SIMULATED",
+    "MAX_SIZES",
+    "check_cost",
+    "duration",
+    "estimate_cost",
+    "runs_forecast",
+    "selector_seconds",
+]
 
 #: Above this many real runs of the selector, a call needs ``allow_large=True``.
 MAX_REAL_RUNS = 10_000
@@ -35,11 +44,23 @@ def selector_seconds(n_feature: int) -> float:
     return 2.0e-8 * n_feature + 1e-5
 
 
-def _duration(seconds: float) -> str:
-    for unit, size in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
-        if seconds >= 2 * size:
-            return f"about {seconds / size:.0f} {unit}"
-    return f"about {seconds:.0f} s"
+def duration(seconds: float) -> str:
+    """Seconds in the unit a person reads them in: ``40 s``, ``12 min``, ``3.5 h``, ``4 days``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+def runs_forecast(what: str, *, to_make: int, total: int, seconds: float, how: str) -> str:
+    """The line said before the first real run of ``what``: how many runs it makes (of
+    ``total``, the rest read from the cache) and about how long they take (``seconds``,
+    with ``how`` that was priced)."""
+    held = f" ({total - to_make:,} of {total:,} read from the cache)" if to_make < total else ""
+    return f"{what}: {to_make:,} real runs to make{held}, about {duration(seconds)} ({how})"
 
 
 def estimate_cost(
@@ -85,14 +106,11 @@ def check_cost(
             start = time.perf_counter()
             time_one_run()
             one = time.perf_counter() - start
-            text += f" (one took {one:.2f} s here: {_duration(real_runs * one)} on one core)"
+            text += f" (one took {one:.2f} s here: about {duration(real_runs * one)} on one core)"
         parts.append(text)
     if simulated > MAX_SIMULATED:
-        seconds = simulated * selector_seconds(n_feature)
-        parts.append(
-            f"{simulated:,} simulated selectors ({'at least ' if at_least else ''}{_duration(seconds)} on one core "
-            "at the simulator's measured rate)"
-        )
+        seconds = f"{'at least' if at_least else 'about'} {duration(simulated * selector_seconds(n_feature))}"
+        parts.append(f"{simulated:,} simulated selectors ({seconds} on one core at the simulator's measured rate)")
     raise InvalidParameterError(
         f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
         "simulated selectors run without asking; check the sizes, or pass allow_large=True to run it"

@@ -188,6 +188,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 parser.print_help()
                 return 2
             options = args.cli_options
+            if (check_alone := getattr(args, "check_alone", None)) is not None:
+                check_alone(args)  # a mistake the options show alone: said before the seconds of imports below
             import dask  # here, as the commands' modules (cli._parser._command): not for --help nor a refused line
 
             with (

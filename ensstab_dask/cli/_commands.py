@@ -192,8 +192,9 @@ def command_estimate(args) -> int:
     if args.validate:
         options = _naive_copies(args, options)
     check_before_the_data(args, options, n_target, naive=args.validate)
-    if args.features and get_model(args.model).copy_design() is None:
-        raise UsageError(f"--features: --model {args.model} runs no real ensemble copies to count features on")
+    for option in ("--features", "--write-h5ad"):
+        if getattr(args, option[2:].replace("-", "_")) and get_model(args.model).copy_design() is None:
+            raise UsageError(f"{option}: --model {args.model} runs no real ensemble copies to count features on")
     data, source, data_line = load_data(args)
     options = for_the_target(args, data, options)
     if args.validate and options["resample"] != "half":
@@ -267,6 +268,8 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     given += [o for o in ("--validate", "--features") if getattr(args, o[2:], None)]
     if given:
         raise UsageError(f"--groupby names the label column and estimates each group alone; not with {given[0]}")
+    if args.write_h5ad and get_model(args.model).copy_design() is None:
+        raise UsageError(f"--write-h5ad: --model {args.model} runs no real ensemble copies to count features on")
     n_target = n_targets_of(args, several=False)
     options = estimate_options(args)
     check_before_the_data(args, options, n_target)
@@ -307,7 +310,7 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     def panels(out, overwrite: bool):  # one report, a panel per group
         return write_group_report(res, out, overwrite=overwrite)
 
-    write_outputs(args, {**res.to_dict(), "data": source}, ds, report=panels)
+    write_outputs(args, {**res.to_dict(), "data": source}, ds, report=panels, to_anndata=res)
     return 0
 
 

@@ -22,7 +22,14 @@ from ensstab_dask.budget.cost import MAX_REAL_RUNS
 from ensstab_dask.checks import check_int, check_real
 from ensstab_dask.cluster.clients import LOCAL_KINDS, check_address, local_kind
 from ensstab_dask.exceptions import EnsstabError, InvalidParameterError, OutputNotWritten
-from ensstab_dask.outputs import check_writable, read_netcdf, refuse_to_replace, write_json, write_netcdf
+from ensstab_dask.outputs import (
+    atomic_output,
+    check_writable,
+    read_netcdf,
+    refuse_to_replace,
+    write_json,
+    write_netcdf,
+)
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
 from ensstab_dask.real.selectors import library_of
@@ -232,7 +239,16 @@ def _resample(text: str) -> str | float:
 def check_outputs(args) -> None:
     """Before any work: an output that exists, or must never be written there (a store, the
     data, a device, a FIFO or a socket), and one file named by two outputs."""
-    named = (("--json", args.json), ("--output", args.output), ("--features", getattr(args, "features", None)))
+    named = (
+        ("--json", args.json),
+        ("--output", args.output),
+        ("--features", getattr(args, "features", None)),
+        ("--write-h5ad", getattr(args, "write_h5ad", None)),
+    )
+    if getattr(args, "write_h5ad", None) is not None and not str(args.data or "").lower().endswith(".h5ad"):
+        raise UsageError(
+            f"--write-h5ad writes the results into a copy of an .h5ad --data file; got --data {args.data or '(none)'}"
+        )
     given = [(option, path) for option, path in named if path is not None]
     report = [("--report", args.report)] if getattr(args, "report", None) is not None else []
     for (first, path), (second, other) in itertools.combinations(given + report, 2):
@@ -287,32 +303,36 @@ def _check_report_dir(path: str, *, overwrite: bool) -> None:
 
 @contextlib.contextmanager
 def _foreign_warnings_brief(path: str, *, quiet: bool) -> Iterator[None]:
-    """Warnings that other libraries raise while the data are read, in one line each (the
-    first line of each different one) on stderr; with --quiet, one line for all of them.
+    """Warnings that other libraries raise while the data are read, said in one line on
+    stderr: per library and kind, how many and the first one's first line; with --quiet,
+    only how many.
 
     Python would print each as two lines or more (the warning, then the source line that
-    raised it), and anndata reading an older file raises several: under --quiet, that was
-    a block of text for something the user can do nothing about in this run.
+    raised it), and anndata reading scanpy's own example file raises 36 (one per element
+    written by an older anndata): a screen of text before the answer, for something the
+    user can do nothing about in this run.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    seen: dict[tuple, str] = {}
+    kinds: dict[tuple, list[str]] = {}
     for w in caught:
         first = str(w.message).strip().splitlines()[0] if str(w.message).strip() else ""
-        key = (w.category, first)
-        seen.setdefault(key, f"{library_of(w.filename)}: {w.category.__name__}: {first}")
-    if not seen:
+        kinds.setdefault((library_of(w.filename), w.category.__name__), []).append(first)
+    if not kinds:
         return
     if quiet:
         print(
-            f"ensstab: note: {len(seen)} warning(s) from other libraries while reading {path}; "
+            f"ensstab: note: {len(caught)} warning(s) from other libraries while reading {path}; "
             "run without --quiet to see them",
             file=sys.stderr,
         )
         return
-    for text in seen.values():
-        print(f"ensstab: warning: while reading {path}: {text}", file=sys.stderr)
+    said = [
+        f"{library}: {category}" + (f" x{len(texts)}, the first: " if len(texts) > 1 else ": ") + texts[0]
+        for (library, category), texts in kinds.items()
+    ]
+    print(f"ensstab: warning: while reading {path}: {'; '.join(said)}", file=sys.stderr)
 
 
 def _column(text: str | None):
@@ -373,24 +393,48 @@ def load_data(args):
     return data, source, line
 
 
-def estimate_options(args) -> dict:
-    """The keywords of estimate() that the estimate's options give (shared by estimate and
-    validate), one per setting of :data:`~ensstab_dask.settings.SETTINGS`; each is checked by
-    its own constraint there (:meth:`~ensstab_dask.settings.EstimateSettings.check_each`),
-    so that a bad one is refused before the data are read."""
+def _setting_values(args) -> dict:
+    """The estimate's settings as the options give them, the selector by its name."""
     check_int(args.n_estimators, "n_estimators", minimum=1)
     options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
     for setting in SETTINGS:
         if isinstance(setting.constraint, Flag) and setting.default:  # offered as --no-NAME
             options[setting.name] = not getattr(args, f"no_{setting.name}")
     options.update(
-        selector=named_selector(args.selector, args.n_estimators),
         m_ensemble=parse_values(args.m_ensemble, int, name="--m-ensemble"),
         member_resample=_resample(args.member_resample),
         resample=_resample(args.resample),
     )
+    return options
+
+
+def estimate_options(args) -> dict:
+    """The keywords of estimate() that the estimate's options give (shared by estimate and
+    validate), one per setting of :data:`~ensstab_dask.settings.SETTINGS`; each is checked by
+    its own constraint there (:meth:`~ensstab_dask.settings.EstimateSettings.check_each`),
+    so that a bad one is refused before the data are read."""
+    options = _setting_values(args)
+    options["selector"] = named_selector(args.selector, args.n_estimators)
     EstimateSettings.check_each(options)
     return {**options, "allow_large": args.yes}
+
+
+def check_options_alone(args) -> None:
+    """What the estimate's options decide with neither the data nor a heavy library: each
+    setting by its constraint and those that must go together, on a stand-in problem. Run
+    before the command imports Dask and scikit-learn (seconds on a busy machine), so that
+    such a mistake is refused at once; the command checks them all again, the selector and
+    the data's size with them."""
+    n_targets = parse_values(args.n_target, int, name="--n-target")
+    for value in n_targets:
+        check_int(value, "n_target", minimum=1)
+    values = _setting_values(args)
+    values.pop("selector")  # made by name later: it imports scikit-learn
+    checked = EstimateSettings.check_each(values)
+    if checked.get("pfer") is not None and "--cutoff" in args.typed:
+        refuse_cutoff_with_pfer(checked["cutoff"], checked["pfer"])
+    n_target = max(n_targets)
+    EstimateSettings(n_feature=n_target + 1, n_target=n_target, **checked, data_known=False)
 
 
 #: The trees of one real run that the cost thresholds count (``--n-estimators``' default).
@@ -448,10 +492,11 @@ def n_targets_of(args, *, several: bool):
     return values[0] if len(values) == 1 else values
 
 
-def write_outputs(args, payload: dict, ds, features=None, *, report=None) -> None:
+def write_outputs(args, payload: dict, ds, features=None, *, report=None, to_anndata=None) -> None:
     """The outputs asked for; the feature table first (written whatever the verdict).
     ``report``: what writes ``--report``'s folder, ``(out_dir, overwrite) -> index.html``
-    (default: the report of ``ds``)."""
+    (default: the report of ``ds``). ``to_anndata``: what ``--write-h5ad`` writes into the
+    data's copy (default: ``features``)."""
     from ensstab_dask.estimates.features import write_feature_table  # here: as in check_before_the_data
 
     if getattr(args, "features", None):
@@ -460,6 +505,8 @@ def write_outputs(args, payload: dict, ds, features=None, *, report=None) -> Non
         write_feature_table(features, args.features, overwrite=args.overwrite)
     if args.json:
         write_json_option(args, payload)
+    if getattr(args, "write_h5ad", None):
+        write_h5ad_option(args, features if to_anndata is None else to_anndata)
     if args.output:
         write_netcdf(ds, args.output, overwrite=args.overwrite)
     if getattr(args, "report", None) is not None:
@@ -469,6 +516,24 @@ def write_outputs(args, payload: dict, ds, features=None, *, report=None) -> Non
         index = write(args.report, args.overwrite)
         pictures = sorted(p.name for p in index.parent.glob("*.png"))
         print(f"wrote {index}" + (f" with {len(pictures)} pictures: {', '.join(pictures)}" if pictures else ""))
+
+
+def write_h5ad_option(args, results) -> None:
+    """``--write-h5ad``: the ``.h5ad`` data file read again whole, the results written into
+    it where scanpy users look (:func:`~ensstab_dask.estimates.to_anndata.write_frequencies_to_var`:
+    an estimate's features, or every group's with their markers), saved as a new file."""
+    import anndata
+
+    from ensstab_dask.estimates.to_anndata import write_frequencies_to_var
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said once already, when the data were read
+        adata = anndata.read_h5ad(args.data)
+    columns = write_frequencies_to_var(adata, results, layer=args.layer, use_raw=True if args.use_raw else None)
+    with atomic_output(args.write_h5ad, overwrite=False) as tmp:
+        adata.write_h5ad(tmp)
+    markers = " and uns['ensstab_markers'] (rank_genes_groups' layout)" if hasattr(results, "estimates") else ""
+    print(f"wrote {args.write_h5ad}: {len(columns)} columns of var{markers}")
 
 
 def write_json_option(args, payload: dict) -> None:

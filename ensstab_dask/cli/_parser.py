@@ -11,7 +11,7 @@ from typing import Any
 
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
-from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, UsageError, parse_values
+from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, UsageError, check_options_alone, parse_values
 from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS
@@ -285,6 +285,52 @@ def _settings_defaults(function) -> dict[str, Any]:
     return {**DEFAULTS, **declared}
 
 
+#: The options most runs of ``estimate`` and ``validate`` use, shown first in their help.
+COMMON_OPTIONS = (
+    "--data",
+    "--label",
+    "--groupby",
+    "--n-target",
+    "--m-ensemble",
+    "--copies",
+    "--features",
+    "--report",
+    "--json",
+    "--workers",
+    "--scheduler",
+    "--quiet",
+    "--yes",
+)
+
+
+def _common_first(p: argparse.ArgumentParser, common: Sequence[str]) -> None:
+    """Move ``common`` options (those ``p`` has) into a group shown first in its help, and
+    the options only some other model than the default uses into a group of their own,
+    shown after the rest: the help starts with what most runs need."""
+    from ensstab_dask.checks import DEFAULT_MODEL
+
+    first = p.add_argument_group("common options")
+    others = p.add_argument_group(
+        "options of the other models", f"used only by a --model other than the default ({DEFAULT_MODEL})"
+    )
+    # argparse has no public way to regroup options; its groups' action lists are the help's.
+    for group in [g for g in p._action_groups if g not in (first, others)]:
+        for action in list(group._group_actions):
+            setting = action.dest.removeprefix("no_")
+            if any(option in common for option in action.option_strings):
+                target = first
+            elif setting in USED_WHEN and DEFAULT_MODEL not in models_using(setting):
+                target = others
+            else:
+                continue
+            group._group_actions.remove(action)
+            target._group_actions.append(action)
+    first._group_actions.sort(key=lambda a: next(common.index(o) for o in a.option_strings if o in common))
+    p._action_groups.remove(first)
+    p._action_groups.insert(p._action_groups.index(p._optionals), first)
+    p._optionals.title = "more options"
+
+
 def _name_the_models(p: argparse.ArgumentParser) -> None:
     """End the help of each option only some models use with those models
     (:data:`~ensstab_dask.settings.USED_WHEN`): what the default model ignores says so."""
@@ -294,7 +340,9 @@ def _name_the_models(p: argparse.ArgumentParser) -> None:
             action.help = f"{action.help} (--model {', '.join(models_using(setting))} only)"
 
 
-def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False, report: bool = False) -> None:
+def _add_output_options(
+    p: argparse.ArgumentParser, *, features: bool = False, report: bool = False, h5ad: bool = False
+) -> None:
     p.add_argument(
         "--json",
         metavar="OUT.json",
@@ -317,6 +365,16 @@ def _add_output_options(p: argparse.ArgumentParser, *, features: bool = False, r
             type=_path,
             help="also write the report: the pictures and an index.html into DIR (what ensstab report draws from "
             "--output, in one step)",
+        )
+    if h5ad:
+        p.add_argument(
+            "--write-h5ad",
+            metavar="OUT.h5ad",
+            type=_path,
+            help="with an .h5ad --data: write a copy of it with the results where scanpy users look: each "
+            "feature's frequencies in var and, with --groupby, each group's genes in uns['ensstab_markers'] in "
+            "rank_genes_groups' layout (sc.get.rank_genes_groups_df and the dot plot read it); a new file, never "
+            "an existing .h5ad",
         )
     p.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
@@ -464,8 +522,9 @@ def _add_estimate_command(sub) -> None:
     _add_cache_options(est, no_cache=True)
     _add_cluster_options(est)
     _add_quiet(est)
-    _add_output_options(est, features=True, report=True)
-    est.set_defaults(func=_command("estimate"))
+    _add_output_options(est, features=True, report=True, h5ad=True)
+    _common_first(est, COMMON_OPTIONS)
+    est.set_defaults(func=_command("estimate"), check_alone=check_options_alone)
 
 
 def _add_validate_command(sub) -> None:
@@ -488,7 +547,8 @@ def _add_validate_command(sub) -> None:
     _add_cluster_options(val)
     _add_quiet(val)
     _add_output_options(val, report=True)
-    val.set_defaults(func=_command("validate"))
+    _common_first(val, COMMON_OPTIONS)
+    val.set_defaults(func=_command("validate"), check_alone=check_options_alone)
 
 
 def _add_report_command(sub) -> None:

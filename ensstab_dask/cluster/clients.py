@@ -72,6 +72,7 @@ __all__ = [
     "connect",
     "current_client",
     "running_client",
+    "task_slots",
     "check_address",
     "local_cluster",
     "BUSY_MACHINE",
@@ -167,6 +168,13 @@ def current_client() -> Client | None:
     except ValueError:  # no client in this process
         return None
     return c if c.status == "running" else None
+
+
+def task_slots(client) -> int:
+    """How many tasks ``client`` runs at once: its workers' threads (at least 1); 1 where
+    no cluster runs them (``"synchronous"``, None)."""
+    nthreads = getattr(client, "nthreads", None)
+    return max(1, sum(nthreads().values())) if callable(nthreads) else 1
 
 
 def local_kind(name: str) -> str | None:

@@ -10,7 +10,10 @@ simulations all report through these helpers, so that they look and behave alike
   (tqdm's ``disable=None``): in a file or a pipe (a log, a CI job, a batch job) hundreds
   of carriage-return lines would bury the output, so there each bar is one line as it
   starts, what it counts and the time (``real ensemble runs: 1,000 runs, started at
-  10:45:12``): a batch job's log shows what is running;
+  10:45:12``), then, at most every :data:`LOG_EVERY` seconds, a line of what is done, of
+  how many, and the time left at the pace so far (``real ensemble runs: 400/1,000 runs,
+  about 6 min left``), and a last line when it ends, if it said any: a batch job's log
+  shows what is running and when it will end;
 * ``progress=False`` draws nothing at all (the CLI's ``--quiet``);
 * the Dask dashboard link is written once per cluster, on a line of its own
   (:func:`note_dashboard`), never glued to a bar.
@@ -24,7 +27,12 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["progress_bar", "note_dashboard", "StageBar", "StageClock"]
+from ensstab_dask.budget.cost import duration
+
+__all__ = ["progress_bar", "note_dashboard", "StageBar", "StageClock", "LOG_EVERY"]
+
+#: Seconds between two lines of a stage's progress in a log (a file or a pipe).
+LOG_EVERY = 30.0
 
 # Links already written: estimate, validate, the sweep and the real runs all meet the same
 # cluster, and one link per cluster is enough.
@@ -48,10 +56,50 @@ def progress_bar(total: int, desc: str, *, unit: str = "task", enabled: bool = T
     bar = tqdm(
         total=total, desc=desc, unit=unit, file=sys.stderr, disable=(False if in_kernel else None) if enabled else True
     )
-    if enabled and bar.disable and total:  # not a terminal: one line, as the stage starts
-        plural = "" if total == 1 else "s"
-        print(f"{desc}: {total:,} {unit}{plural}, started at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+    if enabled and bar.disable and total:  # not a terminal: lines in a log
+        return _LogLines(bar, total, desc, unit)
     return bar
+
+
+class _LogLines:
+    """A stage's progress as lines in a log (module docstring): what :func:`progress_bar`
+    returns where a bar cannot redraw itself. Counts as a bar does (``update``, ``n``)."""
+
+    def __init__(self, bar, total: int, desc: str, unit: str) -> None:
+        self._bar, self.total, self.n, self._desc, self._unit = bar, total, 0, desc, unit
+        self._start = self._last = time.perf_counter()
+        self._said = False
+        self._line(f"{total:,} {self._units(total)}, started at {time.strftime('%H:%M:%S')}")
+
+    def _units(self, count: int) -> str:
+        return self._unit if count == 1 else f"{self._unit}s"
+
+    def _line(self, text: str) -> None:
+        print(f"{self._desc}: {text}", file=sys.stderr, flush=True)
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = time.perf_counter()
+        if self.n < self.total and now - self._last >= LOG_EVERY:
+            left = (now - self._start) / self.n * (self.total - self.n)
+            self._line(f"{self.n:,}/{self.total:,} {self._units(self.total)}, about {duration(left)} left")
+            self._last, self._said = now, True
+
+    def set_postfix_str(self, text: str = "") -> None:
+        pass  # a stage's name shows on a live bar; a log says the stages by their count
+
+    def close(self) -> None:
+        if self._said:  # a stage long enough to say its progress says its end too
+            spent = duration(time.perf_counter() - self._start)
+            self._line(f"{self.n:,}/{self.total:,} {self._units(self.total)}, done in {spent}")
+            self._said = False
+        self._bar.close()
+
+    def __enter__(self) -> _LogLines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class StageBar:

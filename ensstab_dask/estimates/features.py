@@ -43,6 +43,7 @@ from ensstab_dask.settings import EstimateSettings, mb_cutoff
 
 __all__ = [
     "FREQUENT",
+    "feature_order",
     "BOUND_NAME",
     "measured_sizes",
     "feature_names_of",
@@ -371,7 +372,7 @@ def _elsewhere(q: int, p: int, target: float, have: int) -> tuple[float, int] | 
     return copies_for_pfer(q, p, target)
 
 
-def _order(features: xr.Dataset) -> np.ndarray:
+def feature_order(features: xr.Dataset) -> np.ndarray:
     """The features by frequency at the largest size (most often kept first), then by mean rank."""
     top = features["frequency"].values[:, -1]
     return np.lexsort((features["feature"].values, features["mean_rank"].values, -top))
@@ -383,7 +384,7 @@ def feature_table(features: xr.Dataset):
     ``mean_rank``, then ``frequency_m<size>_lower`` and ``_upper``."""
     import pandas as pd
 
-    order = _order(features)
+    order = feature_order(features)
     sizes = [int(m) for m in features["m_measured"].values]
     columns: dict[str, np.ndarray] = {"name": features["feature_name"].values[order], "feature": order}
     suffixes = (("frequency", ""), ("mean_rank", None), ("frequency_lower", "_lower"), ("frequency_upper", "_upper"))
@@ -412,7 +413,7 @@ def stable_features(features: xr.Dataset) -> dict:
     them are expected by chance at these copies, Meinshausen and Buhlmann's at the cutoff
     (``mb_pfer``) and, for a ``pfer`` asked for, the copies it needs (keys left out where
     the features' ``attrs`` lack them)."""
-    order = _order(features)
+    order = feature_order(features)
     freq = features["frequency"].values[order, -1]
     kept = freq >= features.attrs["threshold"] - 1e-12
     return {

@@ -27,7 +27,7 @@ from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.features import feature_names_of, stable_features
 from ensstab_dask.estimates.pipeline import estimate_with, refuse_before_the_work
-from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items
+from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items, say_the_price
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
@@ -116,6 +116,10 @@ def _shared(attrs: list[dict], context=None) -> dict:
     """The attributes every one of ``attrs`` has, with one value (xarray's ``combine_attrs``)."""
     first, *rest = attrs
     return {k: v for k, v in first.items() if all(k in a and np.array_equal(a[k], v) for a in rest)}
+
+
+def _groups(count: int) -> str:
+    return f"{count} group" if count == 1 else f"{count} groups"
 
 
 def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> dict[str, Problem]:
@@ -218,7 +222,7 @@ def estimate_groups(
         refuse_before_the_work(X_g, p.y, setting, [n_target], allow_large=True)
     real, simulated = check_estimate_cost(None, None, setting, allow_large=True)  # one group's counts
     check_cost(
-        f"the estimates of {len(problems)} groups",
+        f"the estimates of {_groups(len(problems))}",
         n_feature=X.shape[1],
         real_runs=real * len(problems),
         simulated=simulated * len(problems),
@@ -233,6 +237,16 @@ def estimate_groups(
     with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
+        if progress and asked:
+            X_g, p = data[asked[0]]
+            recorded = [cache.recorded_seconds_per_run(plan, X.shape[1]) for cache in caches.values() if cache]
+            say_the_price(
+                f"the estimates of {_groups(len(problems))}",
+                RealRunner(X_g, p.y, scorer, target),
+                to_make=sum(b.runs for g in asked for b in blocks[g]),
+                total=len(problems) * sum(item.runs for item in plan),
+                seconds_per_run=float(np.nanmean(recorded)) if np.isfinite(recorded).any() else float("nan"),
+            )
         start = time.perf_counter()
         made = (
             group_run_plan(
@@ -242,7 +256,7 @@ def estimate_groups(
                 selector=scorer,
                 client=target,
                 progress=progress,
-                desc=f"real runs of {len(asked)} groups",
+                desc=f"real runs of {_groups(len(asked))}",
             )
             if asked
             else []

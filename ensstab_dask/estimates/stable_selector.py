@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensstab_dask.exceptions import InvalidParameterError
@@ -102,7 +103,19 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
         from ensstab_dask.estimates.pipeline import estimate
         from ensstab_dask.exceptions import UnreliableEstimateWarning
 
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=None, y_numeric=False)
+        # At least two features (one is kept of them) and four samples (two halves of two
+        # classes), said in scikit-learn's words before the estimate's own checks.
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse=("csr", "csc"),
+            dtype=None,
+            y_numeric=False,
+            ensure_min_samples=4,
+            ensure_min_features=2,
+        )
+        type_of_target(y, input_name="y", raise_unknown=True)
         given: dict[str, Any] = {"client": "synchronous", **(self.settings or {})}
         own = sorted(set(given) & _OWN)
         if own:

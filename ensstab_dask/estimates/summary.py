@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ensstab_dask.budget.cost import duration
 from ensstab_dask.estimates.records import EstimateFields, FittedSimulator
 from ensstab_dask.estimates.summary_features import kept_features
 from ensstab_dask.estimates.trust import headline, undecided_sizes
@@ -293,21 +294,12 @@ def _cannot_tell(self: EstimateFields, first: int) -> str:
     G, B = int(self.curve.attrs.get("copies", 0)), int(self.curve.attrs["measured_up_to"])
     more = G * (first - B)
     pace = self.cost.seconds_per_run
-    when = f", about {_duration(more * pace)} at this run's pace" if np.isfinite(pace) and pace > 0 else ""
+    when = f", about {duration(more * pace)} at this run's pace" if np.isfinite(pace) and pace > 0 else ""
     return (
         f"the features' rank moments predict {moments:.1f} of {k} shared and the law {law:.1f}, further apart than "
         f"their noise, so the interval covers both; growing each of the {G} copies to {first} members would measure "
         f"it: {more:,} more real runs{when}, the {G * B:,} made reused (cache_dir)"
     )
-
-
-def _duration(seconds: float) -> str:
-    """Seconds in the unit a person reads them in."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _times(ratio: float) -> str:

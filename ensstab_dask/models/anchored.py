@@ -338,7 +338,13 @@ class Anchored(CurveModel):
         s = ctx.settings
         G, B = sim.shape[1], sim.shape[0]
         rng = make_rng(ctx.stream(Stage.MEASURED, 1))
-        means = pair_means(sim, rng.integers(G, size=(s.n_boot, G)))
+        ids = rng.integers(G, size=(s.n_boot, G))
+        # A replicate that drew one copy G times has no pair of distinct copies, and no mean
+        # over pairs: drawn again (a bootstrap of the U-statistic given a pair; with 3 copies
+        # one replicate in 9, with 10 one in a billion).
+        while (single := (ids == ids[:, :1]).all(axis=1)).any():
+            ids[single] = rng.integers(G, size=(int(single.sum()), G))
+        means = pair_means(sim, ids)
         cs = self._fit_c(means, cov, B)
         refit = np.empty((s.n_boot, len(s.m_list)))
         for value in np.unique(cs):

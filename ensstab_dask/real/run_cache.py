@@ -281,6 +281,13 @@ class RunCache:
         missing = {key: _missing(item, reach, read[key][0]) for key, (item, reach) in entries.items()}
         return entries, read, missing
 
+    def recorded_seconds_per_run(self, plan: Sequence[Pool | Copies], n_feature: int) -> float:
+        """The wall seconds per run the entries ``plan`` reaches into recorded when their runs
+        were made (their mean; NaN where none holds a run or recorded its time)."""
+        rates = [rate for stored, rate in self._entries(plan, n_feature)[1].values() if stored is not None]
+        rates = [rate for rate in rates if np.isfinite(rate) and rate > 0]
+        return float(np.mean(rates)) if rates else float("nan")
+
     def missing(self, plan: Sequence[Pool | Copies], n_feature: int) -> list[Pool | Copies]:
         """The blocks of runs :meth:`run` would make for ``plan``, in the order it asks for them."""
         return [block for blocks in self._entries(plan, n_feature)[2].values() for block in blocks]
@@ -304,7 +311,7 @@ class RunCache:
         start = time.perf_counter()
         made = iter(run_plan(blocks) if blocks else [])
         # One submission for every block: its wall time is shared out by runs.
-        fresh = sum(_count(block) for block in blocks)
+        fresh = sum(block.runs for block in blocks)
         rate = (time.perf_counter() - start) / fresh if fresh else float("nan")
         rate = rate if seconds_per_run is None or not fresh else seconds_per_run
         full = {}
@@ -318,7 +325,7 @@ class RunCache:
         out = []
         for item in plan:
             out.append(_part(item, full[self.key(item)]))
-            reused = _count(item) - _not_held(item, stored[self.key(item)])
+            reused = item.runs - _not_held(item, stored[self.key(item)])
             self.reused += reused
             if reused:
                 self.reused_seconds += reused * read[self.key(item)][1]
@@ -425,10 +432,6 @@ def _runs(stored: Stored) -> int:
     return len(stored) if isinstance(stored, np.ndarray) else stored.runs
 
 
-def _count(item: Pool | Copies) -> int:
-    return item.n_runs if isinstance(item, Pool) else item.copies * item.members
-
-
 def _made_members(stored: _Grid | None, copies: int) -> np.ndarray:
     """How many members of each of the first ``copies`` copies the entry holds (0 beyond it)."""
     made = np.zeros(copies, dtype=int)
@@ -447,7 +450,7 @@ def _not_held(item: Pool | Copies, stored: Stored | None) -> int:
     assert stored is None or isinstance(stored, _Grid)
     made = _made_members(stored, item.first_copy + item.copies)[item.first_copy :]
     held = np.clip(made - item.first_member, 0, item.members)
-    return _count(item) - int(held.sum())
+    return item.runs - int(held.sum())
 
 
 def _missing(item: Pool | Copies, reach: tuple[int, ...], stored: Stored | None) -> list[Pool | Copies]:

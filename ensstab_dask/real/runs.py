@@ -89,6 +89,11 @@ class Pool:
     seed: SeedLike = 0
     first: int = 0
 
+    @property
+    def runs(self) -> int:
+        """The real runs it makes."""
+        return self.n_runs
+
 
 @dataclass(frozen=True)
 class Copies:
@@ -107,6 +112,11 @@ class Copies:
     layout: str = "bagging"
     first_copy: int = 0
     first_member: int = 0
+
+    @property
+    def runs(self) -> int:
+        """The real runs it makes."""
+        return self.copies * self.members
 
 
 # What each weak selector of a copy sees, as a resample of all the data: "bagging" a

@@ -277,8 +277,9 @@ class EstimateSettings:
     )
     copies: int | None = setting(
         None,
-        # Three at least: the standard error of a mean over pairs of copies needs three.
-        OrNone(Int(minimum=3)),
+        # Four at least: the standard error of a mean over pairs of copies (Hoeffding's, of a
+        # U-statistic) needs four; with three every measured size's interval was NaN.
+        OrNone(Int(minimum=4)),
         f"real ensemble copies to measure (default: the `layout`'s, {COPY_DESIGN[0]} with `model` {DEFAULT_MODEL}): "
         "more narrow the interval and the stable features' noise bound; those an earlier estimate cached are reused "
         "and only the new ones run",

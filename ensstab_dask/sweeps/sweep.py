@@ -44,6 +44,7 @@ import xarray as xr
 from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import check_int
 from ensstab_dask.cluster import ClientLike, Display, connect, run_tasks
+from ensstab_dask.cluster.clients import task_slots
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
 from ensstab_dask.seeding import SeedLike
 from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks and tests import them from here
@@ -319,7 +320,7 @@ def _run(blocks, args, finish, *, client, progress, repeats: int) -> None:
     # A window of 4 tasks per worker thread (at least 16) in flight: enough to keep every
     # worker busy, few enough that a 100,000-cell sweep is not 100,000 futures.
     with connect(client) as c:
-        window = None if c is None else max(16, 4 * sum(c.nthreads().values()))
+        window = None if c is None else max(16, 4 * task_slots(c))
         display = Display("ensstab sweep", "cell", sizes, enabled=progress)
         run_tasks(
             compute_block,

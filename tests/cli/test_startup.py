@@ -1,8 +1,8 @@
 """The ``ensstab`` command starts without its heavy libraries when it only talks.
 
 Its help (``ensstab --help``, each command's ``--help``) and a command line it refuses
-(``ensstab estimate --n-target x``: one line, ``ensstab: error: ...``, exit status 2)
-import neither Dask, distributed, scikit-learn, xarray, scipy, pandas, matplotlib nor
+(``ensstab estimate --n-target x``, or ``--copies 1``, a mistake of meaning the options
+show without the data: one line, ``ensstab: error: ...``, exit status 2) import neither Dask, distributed, scikit-learn, xarray, scipy, pandas, matplotlib nor
 zarr: those took 5.5 s on a busy machine before the help was printed. The commands'
 modules are imported when a command runs (``cli._parser._command``), ``import
 ensstab_dask`` imports its public names on first use (PEP 562), and the modules the
@@ -62,6 +62,13 @@ def test_the_help_imports_no_heavy_library(args):
         (["estimate", "--n-target", "x"], "--n-target: expected integers like 1,5,10 or start:stop:step; got 'x'"),
         (["sweep", "--n-useful", "20,,40", "--p", "0.5"], "--n-useful: empty item in '20,,40'"),
         (["estimate", "--n-estimators", "many"], "argument --n-estimators: invalid int value: 'many'"),
+        # Mistakes of meaning the options show alone: refused before Dask and scikit-learn are imported.
+        (["estimate", "--copies", "1"], "--copies must be >= 4; got 1"),
+        (["validate", "--m-ensemble", "0,5"], "--m-ensemble values must be >= 1; got 0"),
+        (
+            ["estimate", "--copies", "5", "--model", "onda"],
+            "--copies: --model onda measures no real ensemble copies; use --model anchored (got copies=5)",
+        ),
     ],
 )
 def test_a_refused_command_line_imports_no_heavy_library(args, said):

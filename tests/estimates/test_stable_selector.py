@@ -6,6 +6,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import ensstab_dask as es
 from ensstab_dask.estimates.features import stable_features
@@ -59,3 +60,20 @@ def test_column_names_are_kept_and_bad_settings_refused():
         4, m_ensemble=10, cutoff=0.6, selector=es.default_selector(5), settings={"copies": 20}
     ).fit(small.X, small.y)
     assert twenty.estimate_.features.attrs["copies"] == 20
+
+
+#: scikit-learn's checks, at sizes they can run (3-tree forests, 4 copies of 4 members, no
+#: bootstrap): 48 checks of a selector's contract, each fit an estimate.
+CHECKED = es.StableFeatureSelector(
+    1, m_ensemble=4, cutoff=0.75, selector=es.default_selector(3), settings={"copies": 4, "members": 4, "n_boot": 0}
+)
+#: The one check that does not apply, and why.
+NOT_APPLYING = {
+    "check_dtype_object": "X of text is refused in the package's own words ('X must be a dense numeric (n_samples, "
+    "n_feature) array; it holds text'), not numpy's ('argument must be a string or a number')",
+}
+
+
+@parametrize_with_checks([CHECKED], expected_failed_checks=lambda estimator: NOT_APPLYING)
+def test_scikit_learns_checks(estimator, check):
+    check(estimator)

@@ -289,6 +289,24 @@ def test_anchored_measures_up_to_b_and_needs_no_other_runs(anchored):
     assert ds.attrs["self_check_passed"] == int(chk.passed) and list(ds.attrs["self_check_sizes"]) == [20.0]
 
 
+def test_the_fewest_copies_allowed_give_an_interval_at_every_size():
+    """Four copies: each measured size's standard error is a mean over pairs' (it needs
+    four), and a bootstrap replicate that drew one copy alone is drawn again (with 3 copies
+    one in 9 did, and every interval came out NaN); three are refused, naming the option."""
+    copies = real_like_copies(4, 20, seed=3)
+    settings = EstimateSettings(n_feature=500, n_target=20, m_ensemble=(1, 5, 20, 50), n_boot=200, seed=2, copies=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no 0 / 0 on the way
+        warnings.simplefilter("ignore", es.UnreliableEstimateWarning)
+        est = pipeline.estimate_from_runs(
+            runs_from_copies(copies, 20), settings, client="synchronous", copy_ranks=copies
+        )
+    for var in ("stability_std", "stability_lower", "stability_upper"):
+        assert np.isfinite(est.curve[var].values).all(), var
+    with pytest.raises(ValueError, match=r"copies must be >= 4; got 3"):
+        EstimateSettings(n_feature=500, n_target=20, copies=3)
+
+
 def _on_copies(copies: np.ndarray):
     """The default estimate on synthetic copies, as ``estimate`` runs it after its real runs."""
     settings = EstimateSettings(n_feature=500, n_target=20, m_ensemble=(1, 5, 50, 200), n_boot=50, seed=2)

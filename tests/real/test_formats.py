@@ -92,7 +92,7 @@ def test_a_registered_format_is_estimated_on_from_the_command_line(tmp_path, tsv
     data = make_microarray(n_feature=60, n_informative=5, effect=3.0, seed=1)
     _write_tsv(tmp_path / "d.tsv", data)
     args = ["estimate", "--data", str(tmp_path / "d.tsv"), "--n-target", "3", "--n-estimators", "5"]
-    args += ["--m-ensemble", "1,3", "--n-boot", "0", "--copies", "3", "--scheduler", "synchronous", "--quiet"]
+    args += ["--m-ensemble", "1,3", "--n-boot", "0", "--copies", "4", "--scheduler", "synchronous", "--quiet"]
     assert cli_main([*args, "--json", str(tmp_path / "d.json")]) == 0
     assert json.loads((tmp_path / "d.json").read_text())["n_feature"] == 60
     with pytest.raises(InvalidParameterError, match=r"is a data file \(.tsv\)"):
