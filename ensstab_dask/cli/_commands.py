@@ -308,7 +308,9 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     from ensstab_dask.plotting.group_report import write_group_report
 
     def panels(out, overwrite: bool):  # one report, a panel per group
-        return write_group_report(res, out, overwrite=overwrite)
+        return write_group_report(
+            res, out, overwrite=overwrite, words=lambda text: cli_words(text, args.cli_options, subject=False)
+        )
 
     write_outputs(args, {**res.to_dict(), "data": source}, ds, report=panels, to_anndata=res)
     return 0

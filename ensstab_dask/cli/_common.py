@@ -114,9 +114,10 @@ def in_cli_words(est, options: dict[str, str]):
 
 
 def in_cli_text(ds, options: dict[str, str]):
-    """A result's Dataset with its words (``answer``, ``summary``, ``spending``) as the command
-    printed them (:func:`cli_words`): what the report shows is what the terminal said."""
-    for key in ("answer", "summary", "spending"):
+    """A result's Dataset with its words (``answer``, ``summary``, ``spending``, ``warnings``,
+    ``notes``) as the command printed them (:func:`cli_words`): what the report shows is
+    what the terminal said."""
+    for key in ("answer", "summary", "spending", "warnings", "notes"):
         if key in ds.attrs:
             ds.attrs[key] = cli_words(str(ds.attrs[key]), options, subject=False)
     return ds

@@ -225,8 +225,13 @@ def estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[i
     """The real runs on ``runner``, every stage after them, the rounds of a precision, and
     the curve at the ``others`` n_target on the copies the rounds reached."""
     clock = StageClock()
+    handed = bool(runner.made)  # runs made for it elsewhere, handed over (and popped) by make_real_runs
     with clock.stage("real_runs"):
         runs, copies = make_real_runs(runner, settings)
+    if handed and copies.spent is not None:
+        # Runs made for it in one submission with other estimates' (a group's): its stage is
+        # its share of that submission, not the moment of handing them over.
+        clock["real_runs"] += copies.spent.made_seconds
     est = estimate_on_runs(
         runs, settings, copies, client=runner.client, progress=runner.progress, clock=clock, feature_names=names
     )

@@ -114,7 +114,7 @@ class RealRunner:
         """Every pool and copies of ``plan``, in one submission (:func:`~ensstab_dask.real.runs.real_run_plan`):
         with a cache, only the runs it lacks, the same runs bit for bit. What they cost is
         added to :meth:`spent`."""
-        if self.progress and not self._made_here(plan):
+        if self.progress and not self.made:  # handed runs were priced where they were made
             spent = self.spent()
             blocks = plan if self.cache is None else self.cache.missing(plan, self.X.shape[1])
             recorded = spent.made_seconds / spent.made if spent.made else float("nan")

@@ -297,8 +297,9 @@ def _cannot_tell(self: EstimateFields, first: int) -> str:
     when = f", about {duration(more * pace)} at this run's pace" if np.isfinite(pace) and pace > 0 else ""
     return (
         f"the features' rank moments predict {moments:.1f} of {k} shared and the law {law:.1f}, further apart than "
-        f"their noise, so the interval covers both; growing each of the {G} copies to {first} members would measure "
-        f"it: {more:,} more real runs{when}, the {G * B:,} made reused (cache_dir)"
+        f"their noise, so the interval covers both; growing each of the {G} copies to {first} members (pass "
+        f"members={first}) would measure it: {more:,} more real runs{when}, the {G * B:,} made reused where a cache "
+        "keeps them"
     )
 
 

@@ -30,7 +30,16 @@ from ensstab_dask.plotting.common import (
 
 # matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
 
-__all__ = ["cost_table", "plot_cost", "cost_words", "total_seconds", "equal_precision_ratio", "DIRECT_COPIES"]
+__all__ = [
+    "cost_table",
+    "plot_cost",
+    "cost_words",
+    "total_seconds",
+    "seconds_as_made",
+    "seconds_text",
+    "equal_precision_ratio",
+    "DIRECT_COPIES",
+]
 
 #: Copies of a direct measurement of one ensemble size when none was run: the naive
 #: check's own default (``validate``), so that every price quoted is of one copies count.
@@ -40,6 +49,21 @@ DIRECT_COPIES = int(NaiveSettings.m_stability)
 def total_seconds(ds: xr.Dataset) -> float:
     """Wall time of an estimate, summed over its stages (its ``seconds_*`` attrs)."""
     return float(sum(v for k, v in ds.attrs.items() if k.startswith("seconds_")))
+
+
+def seconds_as_made(ds: xr.Dataset) -> float:
+    """The estimate's wall time with every real run at the seconds it took when made: where
+    runs were read back from the cache, not the seconds of reading them (what the
+    terminal's cost line, the report's table and the cost picture all say)."""
+    total, own_rate = total_seconds(ds), _own_rate(ds)
+    if int(ds.attrs.get("runs_reused", 0)) and np.isfinite(own_rate):
+        total += own_rate * int(ds.attrs["real_runs"]) - float(ds.attrs.get("seconds_real_runs", 0.0))
+    return total
+
+
+def seconds_text(seconds: float) -> str:
+    """Seconds as every cost figure writes them: one decimal below 10 s, none above."""
+    return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:,.0f} s"
 
 
 def _own_rate(ds: xr.Dataset) -> float:
@@ -95,9 +119,7 @@ def cost_table(obj) -> xr.Dataset:
     ds = as_dataset(obj)
     need_kind(ds, "estimate", "cost_table")
     own_rate = _own_rate(ds)
-    total = total_seconds(ds)
-    if int(ds.attrs.get("runs_reused", 0)) and np.isfinite(own_rate):  # as made, not the cache's reading
-        total += own_rate * int(ds.attrs["real_runs"]) - float(ds.attrs.get("seconds_real_runs", 0.0))
+    total = seconds_as_made(ds)
     if "naive_seconds" in ds.attrs:
         per_run = float(ds.attrs["naive_seconds"]) / int(ds.attrs["naive_real_runs"])
         m_stab, basis, source = int(ds.attrs["naive_m_stability"]), "measured", "the naive check's real runs"
@@ -187,7 +209,7 @@ def plot_cost(obj, *, ax=None):
         float(table["estimate_seconds"][0]),
         color=STABILITY_COLOR,
         lw=2,
-        label=f"estimate (measured): {float(table['estimate_seconds'][0]):.0f} s, "
+        label=f"estimate (measured): {seconds_text(float(table['estimate_seconds'][0]))}, "
         f"{table.attrs['estimate_real_runs']} real runs, whole curve",
     )
     rate = f"{table.attrs['seconds_per_real_run']:.2f} s/run"

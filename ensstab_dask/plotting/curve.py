@@ -98,8 +98,11 @@ def _estimate_curve(ds: xr.Dataset, real: xr.Dataset | None, ax) -> None:
         )
     ax.set_title(f"Top-{k} features two runs share, against the ensemble's size")
     ax.set_ylabel(f"features two runs share (of their top {k})")
-    top = max([float(np.nanmax(np.asarray(ln.get_ydata(), dtype=float))) for ln in ax.get_lines()] + [1.0])
-    ax.set_ylim(0, min(float(k), 1.15 * top))
+    # The bands too, not the lines alone: an interval cut at the top edge hides how wide it is.
+    bands = [np.concatenate([p.vertices[:, 1] for p in c.get_paths()]) for c in ax.collections if c.get_paths()]
+    drawn = [np.asarray(ln.get_ydata(), dtype=float) for ln in ax.get_lines()] + bands
+    top = max([float(np.nanmax(y)) for y in drawn if np.isfinite(y).any()] + [1.0])
+    ax.set_ylim(0, min(float(k), 1.08 * top))
     right = ax.secondary_yaxis(
         "right", functions=(lambda x: index_of_shared(x, index, n, k), lambda v: shared(v, clip=False))
     )

@@ -6,13 +6,15 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 from ensstab_dask._version import __version__
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import atomic_output, refuse_to_replace
+from ensstab_dask.plotting.cost import seconds_text
 from ensstab_dask.plotting.curve import plot_stability_curve
-from ensstab_dask.plotting.report import STYLE, picture_metadata
+from ensstab_dask.plotting.report import answer_html, page, picture_metadata
 
 __all__ = ["write_group_report"]
 
@@ -27,12 +29,18 @@ def _curve_png(ds, dpi: int) -> bytes:
     return out.getvalue()
 
 
-def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 110) -> Path:
+def write_group_report(
+    groups, out_dir, *, overwrite: bool = False, dpi: int = 110, words: Callable[[str], str] | None = None
+) -> Path:
     """Write ``index.html`` into ``out_dir``: what was compared, then a panel per group of
     ``groups`` (a :class:`~ensstab_dask.estimates.groups.GroupEstimates`): its answer as
-    the summary says it, its stability curve, and its stable features. ``out_dir`` is
-    created; an existing one is replaced only with ``overwrite=True``. Returns the path of
-    ``index.html``."""
+    the summary says it (in ``words``, as the terminal printed it: the command line's
+    options for the library's parameters), its stability curve, its stable features and
+    what its estimate cost. ``out_dir`` is created; an existing one is replaced only with
+    ``overwrite=True``. Returns the path of ``index.html``."""
+    from ensstab_dask.estimates.summary import cost_line
+
+    say = words or (lambda text: text)
     e = html.escape
     out = Path(out_dir)
     refuse_to_replace(out, directory=True, overwrite=overwrite)
@@ -41,26 +49,27 @@ def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 1
             f"out_dir {out} exists and is not an empty folder; pass overwrite=True to replace it"
         )
     against = "the rest" if groups.reference == "rest" else f"group {groups.reference}"
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>ensstab_dask groups report</title>"]
-    parts.append(f"<style>{STYLE}</style></head><body>")
-    parts.append(f"<h1>Stability of each group's features against {e(against)}</h1>")
+    parts = [f"<h1>Stability of each group's features against {e(against)}</h1>"]
     parts.append(
         f"<p>{len(groups.estimates)} groups of {e(groups.groupby or 'the label')}, each its own two-class question "
         f"(the group's samples against {e(against)}), their real runs sent to the cluster together "
-        f"({groups.seconds:.1f} s).</p>"
+        f"({seconds_text(groups.seconds)} for all of them; each group's cost below is its share of that and its "
+        "own statistics).</p>"
     )
     markers = groups.markers()
     for g, est in groups.estimates.items():
         ds = est.to_dataset()
         parts.append(f"<section><h2>{e(g)}</h2>")
-        parts.append(f"<pre>{e(str(ds.attrs.get('answer', 'no prediction: see the summary')))}</pre>")
+        parts.append(answer_html(say(str(ds.attrs.get("answer", "no prediction: see the summary")))))
         if est.has_curve:
             data = base64.b64encode(_curve_png(ds, dpi)).decode("ascii")
             parts.append(f"<img alt='stability curve of {e(g)}' src='data:image/png;base64,{data}'>")
         kept = ", ".join(markers[g]) if markers[g] else "none"
-        parts.append(f"<p><b>Stable features</b> (kept on nearly every rerun): {e(kept)}</p></section>")
-    parts.append(f"<p><small>report by ensstab_dask {e(__version__)}.</small></p></body></html>")
+        parts.append(f"<p><b>Stable features</b> (kept on nearly every rerun): {e(kept)}</p>")
+        parts.append(f"<p><small>{e(say(cost_line(est.cost)))}</small></p></section>")
+    parts.append(f"<p><small>report by ensstab_dask {e(__version__)}.</small></p>")
+    text = page("ensstab_dask groups report", parts)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(out, overwrite=True, directory=True) as tmp:
-        (tmp / "index.html").write_text("\n".join(parts), encoding="utf-8")
+        (tmp / "index.html").write_text(text, encoding="utf-8")
     return out / "index.html"

@@ -15,6 +15,7 @@ import base64
 import html
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,14 +29,14 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, read_netcdf, refuse_to_replace
 from ensstab_dask.plotting.common import as_dataset, attr_of, is_estimate, is_sweep
-from ensstab_dask.plotting.cost import DIRECT_COPIES, total_seconds
+from ensstab_dask.plotting.cost import DIRECT_COPIES, seconds_as_made, seconds_text, total_seconds
 from ensstab_dask.plotting.curve import FALL_WHY, explained_falls, sweep_curves
 from ensstab_dask.plotting.pictures import PICTURES, Observations, kind_of, pictures_for
 from ensstab_dask.simulator.calibration import n_useful_v_slice
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
-__all__ = ["write_report", "pictures_for"]
+__all__ = ["write_report", "pictures_for", "answer_html", "page", "STYLE"]
 
 
 def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> None:
@@ -171,10 +172,9 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
         rows.append(("A[f_(u,p)] (fixed point)", f"{a['n_useful_v']:.1f} ± {a['n_useful_v_std']:.1f}: {holds}"))
     if attr_of(ds, "calibrated_n_useful") is not None:
         rows.append(("calibrated (n_useful, p)", f"({a['calibrated_n_useful']}, {a['calibrated_p']:.3f})"))
-    seconds = total_seconds(ds)
     rows += [
         ("real runs / simulated runs", f"{a['real_runs']} / {a['simulated_runs']}"),
-        ("wall time of the estimate", f"{seconds:.1f} s"),
+        ("wall time of the estimate", _wall_time(ds)),
     ]
     if "naive_seconds" in a:
         rows.append(
@@ -184,6 +184,19 @@ def _estimate_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
             )
         )
     return rows
+
+
+def _wall_time(ds: xr.Dataset) -> str:
+    """The estimate's wall time, its real runs at the seconds they took when made: the
+    figure of the cost picture and the terminal's cost line, with how this run paid them."""
+    made, here = seconds_as_made(ds), total_seconds(ds)
+    reused = int(ds.attrs.get("runs_reused", 0))
+    if not reused or abs(made - here) < 0.05:
+        return seconds_text(made)
+    return (
+        f"{seconds_text(made)} ({reused} of its real runs read back from the cache, at the seconds they took when "
+        f"made; this run took {seconds_text(here)})"
+    )
 
 
 def _single_selector_rows(a: dict) -> list[tuple[str, str]]:
@@ -223,31 +236,31 @@ def _single_selector_rows(a: dict) -> list[tuple[str, str]]:
 def _curve_table(ds: xr.Dataset) -> str:
     """The curve per size and, beside a naive check, the verdict
     :func:`~ensstab_dask.estimates.comparison.compare` gave (``compare_*``; a file written
-    before it was stored has none to show)."""
+    before it was stored has none to show). Each cell carries its column's name, so that a
+    narrow screen shows each size as a card of named values (``table.wide`` in :data:`STYLE`)."""
     naive = "naive_stability" in ds
     judged = "compare_z" in ds
     band = "stability_lower" in ds
-    head = "<tr><th>m_ensemble</th><th>predicted</th>"
-    head += f"<th>{float(ds.attrs.get('confidence', 0.95)):.0%} interval</th>" if band else "<th>± sd</th>"
-    head += (
-        "<th>naive real</th><th>± SE</th><th>combined z</th><th>within 2 SE (combined)</th></tr>" if naive else "</tr>"
-    )
+    heads = ["m_ensemble", "predicted", f"{float(ds.attrs.get('confidence', 0.95)):.0%} interval" if band else "± sd"]
+    if naive:
+        heads += ["naive real", "± SE", "combined z", "within 2 SE (combined)"]
     rows = []
     for i, m in enumerate(ds["m_ensemble"].values):
         s, sd = float(ds["stability"][i]), float(ds["stability_std"][i])
         spread = (
             f"[{float(ds['stability_lower'][i]):.4f}, {float(ds['stability_upper'][i]):.4f}]" if band else f"{sd:.4f}"
         )
-        cells = f"<td>{int(m)}</td><td>{s:.4f}</td><td>{spread}</td>"
+        cells = [str(int(m)), f"{s:.4f}", spread]
         if naive:
             r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
             z, said = "n/a", "not recorded"
             if judged:
                 row = {"predicted": s, "z": float(ds["compare_z"][i]), "within_2se": bool(ds["compare_within_2se"][i])}
                 z, said = z_text(row["z"]), verdict(row)
-            cells += f"<td>{r:.4f}</td><td>{se:.4f}</td><td>{z}</td><td>{said}</td>"
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+            cells += [f"{r:.4f}", f"{se:.4f}", z, said]
+        rows.append("<tr>" + "".join(f"<td data-label='{h}'>{c}</td>" for h, c in zip(heads, cells)) + "</tr>")
+    head = "<tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"
+    return f"<table class='wide'>{head}{''.join(rows)}</table>"
 
 
 def _sweep_rows(ds: xr.Dataset) -> list[tuple[str, str]]:
@@ -325,22 +338,90 @@ def _cost_words(ds: xr.Dataset) -> dict[str, str]:
 
 
 STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; }
-figure { margin: 2rem 0; } img { max-width: 100%; } figcaption { color: #444; }
-pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; }
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222;
+       line-height: 1.45; overflow-wrap: break-word; }
+table:not(.answer) td, table:not(.answer) th { overflow-wrap: anywhere; }
+table { border-collapse: collapse; margin: 1rem 0; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
+td.number { text-align: right; white-space: nowrap; }
+figure { margin: 2rem 0; } img { max-width: 100%; height: auto; } figcaption { color: #444; }
+pre { background: #f6f6f6; padding: 0.8rem; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.85rem; }
+p.lead { font-size: 1.1rem; }
+section { border-top: 1px solid #ddd; margin-top: 2rem; }
+@media (max-width: 480px) {
+  body { margin: 1rem auto; padding: 0 0.6rem; } table { font-size: 0.85rem; } th, td { padding: 0.2rem 0.3rem; }
+  table.wide, table.wide tbody, table.wide tr, table.wide td { display: block; }
+  table.wide tr:first-child { display: none; }
+  table.wide tr { border: 1px solid #ccc; margin-bottom: 0.5rem; }
+  table.wide td { border: none; }
+  table.wide td::before { content: attr(data-label) ": "; font-weight: 600; }
+}
 """
+
+#: A row of the answer's table as :func:`~ensstab_dask.estimates.summary.plain_answer` writes
+#: it: ``    an ensemble of 5:  7.2 of 20 (36%); 95% interval 6.4 to 8.1``.
+_ANSWER_ROW = re.compile(
+    r"^ {4}(?P<who>.+?):\s+(?P<shared>[\d.]+) of (?P<k>\d+) \((?P<share>\d+%)\)"
+    r"(?:; (?P<level>\d+%) interval (?P<lo>[\d.]+) to (?P<hi>[\d.]+))?$"
+)
+
+
+def answer_html(answer: str) -> str:
+    """The answer in plain words as a page shows it: its first sentence, the features two
+    runs share at each ensemble size as a table, and each of its other lines (where more
+    members stop helping, whether to believe it, the features kept, what to do next) a
+    paragraph of its own, the words as the terminal printed them."""
+    e = html.escape
+    parts, rows, level = [], [], "95%"
+    for line in answer.splitlines():
+        row = _ANSWER_ROW.match(line)
+        if row:
+            level = row["level"] or level
+            interval = f"{row['lo']} to {row['hi']}" if row["lo"] else ""
+            rows.append(
+                f"<tr><td>{e(row['who'])}</td><td class='number'>{row['shared']} of {row['k']}</td>"
+                f"<td class='number'>{row['share']}</td><td class='number'>{e(interval)}</td></tr>"
+            )
+            continue
+        if rows:  # the table ends where the rows do
+            parts.append(_answer_table(rows, level))
+            rows = []
+        text = line.strip()
+        if not text:
+            continue
+        head, sep, rest = text.partition("? ")
+        if sep and len(head) < 20:  # "Believe it? Yes: ...": the question in bold
+            parts.append(f"<p><strong>{e(head)}?</strong> {e(rest)}</p>")
+        else:
+            tag = "<p class='lead'>" if not parts else "<p>"
+            parts.append(f"{tag}{e(text)}</p>")
+    if rows:
+        parts.append(_answer_table(rows, level))
+    return "\n".join(parts)
+
+
+def _answer_table(rows: list[str], level: str) -> str:
+    head = f"<tr><th>ensemble</th><th>features two runs share</th><th>share</th><th>{level} interval</th></tr>"
+    return f"<table class='answer'>{head}{''.join(rows)}</table>"
+
+
+def page(title: str, body: list[str]) -> str:
+    """A self-contained HTML page: its own style, nothing fetched, readable from 390 px up."""
+    head = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+    )
+    return "\n".join([head, *body, "</body></html>"])
 
 
 def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_names: Mapping[str, str]) -> str:
     e = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>ensstab_dask {kind} report</title>"]
-    parts.append(f"<style>{STYLE}</style></head><body>")
+    parts = []
     if kind == "estimate":
         parts.append("<h1>Predicted stability of ensemble feature selectors</h1>")
         if "answer" in ds.attrs:  # a result may lack one (no curve, or a file from elsewhere)
-            parts.append(f"<pre>{e(str(ds.attrs['answer']))}</pre>")
+            parts.append(answer_html(str(ds.attrs["answer"])))
         how = (
             "fitted a two-parameter simulator (n_useful, p) of it, and predicted by simulation"
             if bool(int(ds.attrs.get("simulator", 1)))
@@ -375,8 +456,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_
         parts.append(f"<h2>Summary as printed</h2><pre>{e(str(ds.attrs['summary']))}</pre>")
     written_by = ds.attrs.get("ensstab_dask_version", ds.attrs.get("version", "?"))
     parts.append(f"<p><small>report by ensstab_dask {e(__version__)}; result by {e(str(written_by))}.</small></p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return page(f"ensstab_dask {kind} report", parts)
 
 
 def write_report(
