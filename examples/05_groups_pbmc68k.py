@@ -91,6 +91,20 @@ for group, genes in res.markers().items():
 adata.var[written[:4]].sort_values(written[0], ascending=False).head()
 
 # %% [markdown]
+# The genes of each group are in `uns["ensstab_markers"]` in the layout of
+# `rank_genes_groups`, so scanpy's own functions read them: each group's genes by how often
+# an ensemble of 20 keeps them (`scores`, a selection frequency), with the log fold change
+# against the rest (from `adata.raw`, as scanpy's default) and the share of cells
+# expressing each gene in the group and in the rest. There is no p-value: a frequency is
+# no test.
+
+# %%
+sc.get.rank_genes_groups_df(adata, group=res.groups[0], key="ensstab_markers").head(10)
+
+# %%
+sc.pl.rank_genes_groups_dotplot(adata, key="ensstab_markers", n_genes=4)
+
+# %% [markdown]
 # One Dataset with a `group` dimension, for xarray: the predicted curve of every group.
 
 # %%

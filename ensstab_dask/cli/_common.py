@@ -420,12 +420,31 @@ def estimate_options(args) -> dict:
     return {**options, "allow_large": args.yes}
 
 
+#: The options that read something of the --data file: meaningless without one.
+_FILE_OPTIONS = (
+    "--label",
+    "--groupby",
+    "--layer",
+    "--use-raw",
+    "--index-col",
+    "--no-index-col",
+    "--transpose",
+    "--no-transpose",
+)
+
+
 def check_options_alone(args) -> None:
     """What the estimate's options decide with neither the data nor a heavy library: each
     setting by its constraint and those that must go together, on a stand-in problem. Run
     before the command imports Dask and scikit-learn (seconds on a busy machine), so that
     such a mistake is refused at once; the command checks them all again, the selector and
     the data's size with them."""
+    reading = [o for o in _FILE_OPTIONS if o in args.typed]
+    if reading and not args.data:
+        raise UsageError(
+            f"{reading[0]} reads the file of --data; without --data the estimate runs on the embedded default, "
+            "which has its own labels: give --data PATH"
+        )
     n_targets = parse_values(args.n_target, int, name="--n-target")
     for value in n_targets:
         check_int(value, "n_target", minimum=1)

@@ -330,10 +330,10 @@ def load_dataset(
     Parameters
     ----------
     path : path
-        A data file; its suffix says its format. A ``.h5ad`` file's ``X`` (dense or
-        sparse) is read into memory as a dense float64 array (refused when it would not
-        fit), its ``var_names`` are the feature names; reading it needs the optional
-        ``anndata`` package (``pip install 'ensstab_dask[anndata]'``).
+        A data file; its suffix says its format. A ``.h5ad`` file's ``X`` is read into
+        memory, a dense one as a float64 array, a sparse one kept sparse (CSC float32;
+        refused when it would not fit), its ``var_names`` are the feature names; reading
+        it needs the optional ``anndata`` package (``pip install 'ensstab_dask[anndata]'``).
     label : str or int, optional
         CSV and ``.h5ad`` only (refused for ``.mat`` and ``.npz``, whose files hold their
         labels): the label column (for ``.h5ad``, a column of ``obs``), by name or position

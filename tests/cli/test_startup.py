@@ -66,6 +66,11 @@ def test_the_help_imports_no_heavy_library(args):
         (["estimate", "--copies", "1"], "--copies must be >= 4; got 1"),
         (["validate", "--m-ensemble", "0,5"], "--m-ensemble values must be >= 1; got 0"),
         (
+            ["estimate", "--groupby", "cell_type"],
+            "--groupby reads the file of --data; without --data the estimate runs on the embedded default, which "
+            "has its own labels: give --data PATH",
+        ),
+        (
             ["estimate", "--copies", "5", "--model", "onda"],
             "--copies: --model onda measures no real ensemble copies; use --model anchored (got copies=5)",
         ),

@@ -167,7 +167,13 @@ def test_no_bar_into_a_file_or_with_progress_false(capfd):
     captured = capfd.readouterr()
     assert BAR not in captured.err and "\r" not in captured.err and captured.out == ""
     lines = captured.err.splitlines()
-    assert [re.sub(r"\d\d:\d\d:\d\d$", "T", line) for line in lines] == [
+    # The price first (one run timed here, run by run on no cluster), then each stage as it starts.
+    assert re.fullmatch(
+        r"the estimate: 70 real runs to make, about \d+ s \(one run took [\d.e-]+ s here; 1 at a time on this "
+        r"cluster\)",
+        lines[0],
+    ), lines
+    assert [re.sub(r"\d\d:\d\d:\d\d$", "T", line) for line in lines[1:]] == [
         "real runs: 70 runs, started at T",
         "simulations: 5 stages, started at T",
     ], lines
@@ -290,3 +296,36 @@ def test_validation_gives_the_real_value_its_se_and_a_verdict_per_size(est):
     text = val.summary()
     assert text == est.summary() + "\n\n" + val.comparison()  # the estimate's verdict stays first
     assert "the prediction is within 2 SE of it at 1 of 2" in text and "+-" not in text
+
+
+def test_a_log_says_the_price_first_then_how_many_are_done_and_the_time_left(tmp_path, capsys, monkeypatch):
+    """``--groupby`` into a log: every group's runs priced before the first (how many, about
+    how long on this cluster), then the stage's lines carry done / total and the time left
+    (every update here: ``LOG_EVERY`` set to 0), and its end."""
+    import numpy as np
+
+    from ensstab_dask.cli import main
+    from ensstab_dask.cluster import progress
+
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    rng = np.random.default_rng(0)
+    labels = np.repeat(["A", "B", "C"], [24, 20, 16])
+    X = rng.standard_normal((60, 40)) + 2.0 * (np.arange(40) < 3) * (labels == "B")[:, None]
+    table = tmp_path / "cells.csv"
+    table.write_text(
+        "cell_type,"
+        + ",".join(f"g{j}" for j in range(40))
+        + "\n"
+        + "".join(f"{g}," + ",".join(f"{v:.4f}" for v in row) + "\n" for g, row in zip(labels, X))
+    )
+    args = ["estimate", "--data", str(table), "--groupby", "cell_type", "--n-target", "3", "--n-estimators", "5"]
+    assert main([*args, "--copies", "4", "--m-ensemble", "1,5,20", "--scheduler", "synchronous", "--no-cache"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    price = [i for i, line in enumerate(err) if line.startswith("the estimates of 3 groups: 240 real runs to make")]
+    started = [i for i, line in enumerate(err) if line.startswith("real runs of 3 groups: 240 runs, started at")]
+    assert len(price) == len(started) == 1 and price[0] < started[0], err
+    assert re.fullmatch(r".*, about \d+ s \(one run took [\d.e-]+ s here; 1 at a time on this cluster\)", err[price[0]])
+    done = [re.fullmatch(r"real runs of 3 groups: (\d+)/240 runs, about \d+ s left", line) for line in err]
+    counts = [int(m[1]) for m in done if m]
+    assert counts and counts == sorted(counts) and counts[-1] < 240, err
+    assert any(re.fullmatch(r"real runs of 3 groups: 240/240 runs, done in \d+ s", line) for line in err), err
