@@ -45,9 +45,10 @@ def selector_seconds(n_feature: int) -> float:
 
 
 def duration(seconds: float) -> str:
-    """Seconds in the unit a person reads them in: ``40 s``, ``12 min``, ``3.5 h``, ``4 days``."""
+    """Seconds in the unit a person reads them in: ``40 s`` (at least ``1 s``), ``12 min``,
+    ``3.5 h``, ``4 days``."""
     if seconds < 120:
-        return f"{seconds:.0f} s"
+        return f"{max(seconds, 1.0):.0f} s"  # "0 s" would read as nothing
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     if seconds < 3 * 86400:

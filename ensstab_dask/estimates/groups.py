@@ -27,12 +27,12 @@ from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.features import feature_names_of, stable_features
 from ensstab_dask.estimates.pipeline import estimate_with, refuse_before_the_work
-from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items, say_the_price
+from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
 from ensstab_dask.real.run_cache import RunCache
-from ensstab_dask.real.runs import Problem, group_run_plan, item_key
+from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_price
 from ensstab_dask.real.selectors import make_scorer, selector_for
 from ensstab_dask.settings import EstimateSettings
 
@@ -242,7 +242,10 @@ def estimate_groups(
             recorded = [cache.recorded_seconds_per_run(plan, X.shape[1]) for cache in caches.values() if cache]
             say_the_price(
                 f"the estimates of {_groups(len(problems))}",
-                RealRunner(X_g, p.y, scorer, target),
+                X_g,
+                p.y,
+                scorer,
+                target,
                 to_make=sum(b.runs for g in asked for b in blocks[g]),
                 total=len(problems) * sum(item.runs for item in plan),
                 seconds_per_run=float(np.nanmean(recorded)) if np.isfinite(recorded).any() else float("nan"),

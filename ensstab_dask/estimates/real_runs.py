@@ -19,7 +19,6 @@ each item's tail.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ensstab_dask.budget.cost import check_cost, estimate_cost, runs_forecast
-from ensstab_dask.cluster.clients import task_slots
+from ensstab_dask.budget.cost import check_cost, estimate_cost
 from ensstab_dask.estimates.records import RunsSpent
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import (
@@ -41,8 +39,9 @@ from ensstab_dask.real.runs import (
     pool_sizes,
     real_run_plan,
     runs_from_copies,
+    say_the_price,
 )
-from ensstab_dask.real.selectors import real_run, run_batch
+from ensstab_dask.real.selectors import real_run
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
@@ -53,7 +52,6 @@ __all__ = [
     "real_run_items",
     "every_run_cached",
     "check_estimate_cost",
-    "say_the_price",
 ]
 
 
@@ -121,8 +119,16 @@ class RealRunner:
             if not np.isfinite(recorded) and self.cache is not None:
                 recorded = self.cache.recorded_seconds_per_run(plan, self.X.shape[1])
             total = sum(item.runs for item in plan)
+            to_make = sum(b.runs for b in blocks)
             say_the_price(
-                "the estimate", self, to_make=sum(b.runs for b in blocks), total=total, seconds_per_run=recorded
+                "the estimate",
+                self.X,
+                self.y,
+                self.scorer,
+                self.client,
+                to_make=to_make,
+                total=total,
+                seconds_per_run=recorded,
             )
         if self.cache is None:
             handed = self._made_here(plan)
@@ -145,29 +151,6 @@ class RealRunner:
     def spent(self) -> RunsSpent:
         """How every run this runner gave was paid for: made here or reused from the cache."""
         return sum(self._spent, RunsSpent())
-
-
-def say_the_price(
-    what: str, runner: RealRunner, *, to_make: int, total: int, seconds_per_run: float = float("nan")
-) -> None:
-    """Before the first of ``to_make`` real runs (of ``total``, the rest read from the
-    cache): a line on stderr saying how many and about how long on the cluster ``runner``
-    has. The time is ``seconds_per_run`` (wall seconds a run, as runs made before took:
-    this estimate's, or the cache's record of them) where known, else one run of
-    ``runner``'s selector on its data timed here, shared among the cluster's task slots.
-    Nothing when there is nothing to make."""
-    if not to_make:
-        return
-    if np.isfinite(seconds_per_run) and seconds_per_run > 0:
-        seconds, how = to_make * seconds_per_run, f"at the {seconds_per_run:.2g} s a run that runs made before took"
-    else:
-        slots, start = task_slots(runner.client), time.perf_counter()
-        run_batch(runner.scorer, runner.X, runner.y, "half", [as_seed_sequence(0)])  # its ranks are not used
-        one = time.perf_counter() - start
-        seconds = to_make * one / slots
-        how = f"one run took {one:.2g} s here; {slots} at a time on this cluster"
-    line = runs_forecast(what, to_make=to_make, total=total, seconds=seconds, how=how)
-    print(line, file=sys.stderr, flush=True)
 
 
 def real_run_items(settings: EstimateSettings, *, grown: bool = False) -> dict[str, Pool | Copies]:

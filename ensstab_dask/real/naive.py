@@ -23,13 +23,13 @@ from ensstab_dask._version import __version__
 from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, check_int, check_m_ensemble, check_seed
-from ensstab_dask.cluster import ClientLike
+from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
 from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.resamples import check_resample_classes
-from ensstab_dask.real.runs import Copies, real_run_plan
-from ensstab_dask.real.selectors import describe_selector, real_run, selector_for, task_for
+from ensstab_dask.real.runs import Copies, real_run_plan, say_the_price
+from ensstab_dask.real.selectors import describe_selector, make_scorer, real_run, selector_for, task_for
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = [
@@ -194,16 +194,16 @@ def real_ensemble_stability(
         )
     ss = as_seed_sequence(seed)
     pool = max(m_list)
-    t0 = time.perf_counter()
-    ranks = real_ensemble_runs(
-        X,
-        y,
-        Copies(m_stability, pool, ss, layout),
-        selector=selector,
-        client=client,
-        batch_size=batch_size,
-        progress=progress,
-    )
+    copies = Copies(m_stability, pool, ss, layout)
+    with connect(client) as c:  # one cluster for the price and the runs
+        target = "synchronous" if c is None else c
+        if progress:
+            runs = copies.runs
+            say_the_price("the naive check", X, y, make_scorer(selector), target, to_make=runs, total=runs)
+        t0 = time.perf_counter()
+        ranks = real_ensemble_runs(
+            X, y, copies, selector=selector, client=target, batch_size=batch_size, progress=progress
+        )
     measured = _measure(ranks, m_list, n_target, n_feature, aggregate=aggregate, index=index, ss=ss)
     seconds = time.perf_counter() - t0
     ds = _naive_dataset(m_list, measured, index)

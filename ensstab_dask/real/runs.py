@@ -9,14 +9,18 @@ batched or where they execute.
 
 from __future__ import annotations
 
+import sys
+import time
 import warnings
 from dataclasses import astuple, dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
 
+from ensstab_dask.budget.cost import runs_forecast
 from ensstab_dask.checks import CALIBRATION_LAYOUTS, check_choice, check_int
 from ensstab_dask.cluster import ClientLike, Display, run_tasks
+from ensstab_dask.cluster.clients import task_slots
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.resamples import check_resample, min_per_class
@@ -48,6 +52,7 @@ __all__ = [
     "Problem",
     "group_run_plan",
     "item_key",
+    "say_the_price",
 ]
 
 
@@ -216,6 +221,28 @@ def _say_convergence(results: list, n_runs: int) -> None:
         ConvergenceWarning,
         stacklevel=3,
     )
+
+
+def say_the_price(
+    what: str, X, y, scorer, client, *, to_make: int, total: int, seconds_per_run: float = float("nan")
+) -> None:
+    """Before the first of ``to_make`` real runs (of ``total``, the rest read from a cache):
+    a line on stderr saying how many and about how long on ``client``'s cluster. The time
+    is ``seconds_per_run`` (wall seconds a run, as runs made before took: this estimate's,
+    or a cache's record of them) where known, else one run of ``scorer`` on ``(X, y)``
+    timed here, shared among the cluster's task slots. Nothing when there is nothing to
+    make."""
+    if not to_make:
+        return
+    if np.isfinite(seconds_per_run) and seconds_per_run > 0:
+        seconds, how = to_make * seconds_per_run, f"at the {seconds_per_run:.2g} s a run that runs made before took"
+    else:
+        slots, start = task_slots(client), time.perf_counter()
+        run_batch(scorer, X, y, "half", [as_seed_sequence(0)])  # its ranks are not used
+        one = time.perf_counter() - start
+        seconds = to_make * one / slots
+        how = f"one run took {one:.2g} s here; {slots} at a time on this cluster"
+    print(runs_forecast(what, to_make=to_make, total=total, seconds=seconds, how=how), file=sys.stderr, flush=True)
 
 
 def real_run_plan(
