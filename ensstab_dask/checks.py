@@ -52,9 +52,10 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        raise InvalidParameterError(f"{name} must be {int_bounds(minimum, maximum)}; got {int(value)}")
-    return int(value)
+    count = int(value)
+    if (minimum is not None and count < minimum) or (maximum is not None and count > maximum):
+        raise InvalidParameterError(f"{name} must be {int_bounds(minimum, maximum)}; got {count}")
+    return count
 
 
 def int_bounds(minimum: int | None, maximum: int | None) -> str:

@@ -235,7 +235,17 @@ def test_main_command_with_the_cli_defaults(tmp_path):
 #: Options that shrink a command to seconds, and the only ones SHRUNK may add: each
 #: changes a size (copies, trees, replicates, repeats), never which code runs or which
 #: labels (ensemble sizes, grid values) it computes.
-SIZE_OPTIONS = {"--m-stability", "--n-estimators", "--n-boot", "--repeats", "--rows", "--literal-rows", "--features"}
+SIZE_OPTIONS = {
+    "--m-stability",
+    "--n-estimators",
+    "--n-boot",
+    "--repeats",
+    "--rows",
+    "--literal-rows",
+    "--features",
+    "--cells",
+    "--genes",
+}
 
 #: Commands that take minutes as written, with what makes them take seconds here.
 COLON = 'ensstab estimate --data "$ENSSTAB_DATA_DIR/colon.mat" --n-target 20 --json colon.json'
@@ -243,12 +253,17 @@ STAGES = (
     "python benchmarks/bench_stages.py --features 2000,7129,20000 --repeats 3 "
     "--json benchmarks/results/stages-2-cores.json"
 )
+SINGLE_CELL = (
+    "python benchmarks/bench_single_cell.py --cells 2000,10000 --n-estimators 15 "
+    "--json benchmarks/results/single-cell-2-workers.json"
+)
 SHRUNK = {
     "ensstab validate --output validation.nc": ["--m-stability", "4", "--n-estimators", "10", "--n-boot", "20"],
     COLON: ["--n-estimators", "10", "--n-boot", "20"],
     "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
     "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": ["--repeats", "1"],
     STAGES: ["--features", "300", "--repeats", "1", "--n-estimators", "10"],
+    SINGLE_CELL: ["--cells", "400,600", "--genes", "300", "--n-estimators", "3"],
 }
 
 #: Commands not run here, because another test or .ci/run runs them.

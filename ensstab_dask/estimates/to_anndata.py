@@ -122,51 +122,22 @@ def rank_genes_groups_layout(
     X, var_names = _matrix(adata, layer, use_raw)
     where = {str(name): i for i, name in enumerate(var_names)}
     labels = np.asarray(adata.obs[groups.groupby].astype(str))
-    fields: dict[str, dict[str, np.ndarray]] = {
-        name: {}
-        for name in (
-            "names",
-            "scores",
-            "logfoldchanges",
-            "direction",
-            "pvals",
-            "pvals_adj",
-            "frequency_lower",
-            "frequency_upper",
-            "stable",
-        )
-    }
-    pts, pts_rest = {}, {}
     base = (adata.uns.get("log1p") or {}).get("base") if hasattr(adata.uns, "get") else None
+    grow = np.expm1 if base is None else (lambda x, b=float(base): np.expm1(x * np.log(b)))
     first = next(iter(groups.estimates.values())).features
+    fields: dict[str, dict[str, np.ndarray]] = {}
+    pts, pts_rest = {}, {}
     for g, est in groups.estimates.items():
-        f = est.features
-        order = feature_order(f)[: min(n_genes, f.sizes["feature"])]
-        names = [str(n) for n in f["feature_name"].values[order]]
-        missing = [n for n in names if n not in where]
-        if missing:
-            raise InvalidParameterError(
-                f"adata: {shown_name(missing[0])} is not a var name of the matrix read (layer={layer!r}, "
-                f"use_raw={use_raw}); pass the layer and use_raw the estimate read"
-            )
-        cols = np.array([where[n] for n in names])
         inside = labels == g
         reference = ~inside if groups.reference == "rest" else labels == groups.reference
-        mean_in, mean_ref = _means(X, inside), _means(X, reference)
-        grow = np.expm1 if base is None else (lambda x, b=float(base): np.expm1(x * np.log(b)))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            lfc = np.log2((grow(mean_in[cols]) + 1e-9) / (grow(mean_ref[cols]) + 1e-9))
-        freq = f["frequency"].values[order, -1]
-        fields["names"][g] = np.array(names, dtype=object)
-        fields["scores"][g] = freq.astype(np.float32)
-        fields["logfoldchanges"][g] = lfc.astype(np.float32)
-        fields["direction"][g] = np.where(
-            mean_in[cols] > mean_ref[cols], "up", np.where(mean_in[cols] < mean_ref[cols], "down", "same")
-        ).astype(object)
-        fields["pvals"][g] = fields["pvals_adj"][g] = np.full(len(order), np.nan)
-        fields["frequency_lower"][g] = f["frequency_lower"].values[order, -1].astype(np.float32)
-        fields["frequency_upper"][g] = f["frequency_upper"].values[order, -1].astype(np.float32)
-        fields["stable"][g] = freq >= f.attrs["threshold"] - 1e-12
+        try:
+            for name, values in _group_fields(est.features, X, where, inside, reference, n_genes, grow).items():
+                fields.setdefault(name, {})[g] = values
+        except KeyError as missing:
+            raise InvalidParameterError(
+                f"adata: {shown_name(missing.args[0])} is not a var name of the matrix read (layer={layer!r}, "
+                f"use_raw={use_raw}); pass the layer and use_raw the estimate read"
+            ) from None
         pts[g], pts_rest[g] = _expressing(X, inside), _expressing(X, reference)
     length = min(len(v) for v in fields["names"].values())
     layout = {
@@ -194,6 +165,31 @@ def rank_genes_groups_layout(
             "(layer, use_raw)"
         )
     return layout
+
+
+def _group_fields(features, X, where: dict, inside: np.ndarray, reference: np.ndarray, n_genes: int, grow) -> dict:
+    """One group's fields of the layout: its ``n_genes`` genes most often kept first, each
+    with its frequency and interval, and its direction and log fold change (``grow``: what
+    undoes the log1p) against the reference's cells. A name not among ``where`` (the
+    matrix's var names) raises KeyError with it."""
+    order = feature_order(features)[: min(n_genes, features.sizes["feature"])]
+    names = [str(n) for n in features["feature_name"].values[order]]
+    cols = np.array([where[n] for n in names])
+    mean_in, mean_ref = _means(X, inside)[cols], _means(X, reference)[cols]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lfc = np.log2((grow(mean_in) + 1e-9) / (grow(mean_ref) + 1e-9))
+    freq = features["frequency"].values[order, -1]
+    return {
+        "names": np.array(names, dtype=object),
+        "scores": freq.astype(np.float32),
+        "logfoldchanges": lfc.astype(np.float32),
+        "direction": np.where(mean_in > mean_ref, "up", np.where(mean_in < mean_ref, "down", "same")).astype(object),
+        "pvals": np.full(len(order), np.nan),
+        "pvals_adj": np.full(len(order), np.nan),
+        "frequency_lower": features["frequency_lower"].values[order, -1].astype(np.float32),
+        "frequency_upper": features["frequency_upper"].values[order, -1].astype(np.float32),
+        "stable": freq >= features.attrs["threshold"] - 1e-12,
+    }
 
 
 def _matrix(adata, layer: str | None, use_raw: bool):

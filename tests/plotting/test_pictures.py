@@ -255,7 +255,7 @@ def test_a_sweeps_report_has_captions_of_its_own(sweep_ds, est_ds, tmp_path):
     assert "a bootstrap over them" in estimate
     # The runs are random halves of the same samples, not new data.
     assert "new data" not in estimate and "random half of the same samples" in estimate
-    assert estimate.index("<pre>Answer: ") < estimate.index("<table>")
+    assert estimate.index("<p class='lead'>Answer: ") < estimate.index("<table")
 
 
 def test_a_sweeps_band_is_labelled_as_its_repeats_spread(sweep_ds):

@@ -375,13 +375,15 @@ def test_report_of_a_default_sweep_and_unknown_standard_errors(result, tmp_path)
     est, real, _ = result
     est_ds = est.to_dataset(real.assign(stability_se=real["stability_se"] * np.nan))
     text = write_report(est_ds, tmp_path / "e").read_text()
-    assert "<td>n/a (SE 0 or unknown)</td>" in text and "outside 2 SE" not in text and "within 2 SE</td>" not in text
+    verdict = "<td data-label='within 2 SE (combined)'>"
+    assert f"{verdict}n/a (SE 0 or unknown)</td>" in text and "outside 2 SE" not in text
+    assert f"{verdict}within 2 SE</td>" not in text
 
 
 def _verdicts(index) -> dict[int, str]:
     """The report's verdict per ensemble size: the last cell of each row of its curve table."""
     table = index.read_text().split("<h2>Predicted stability by ensemble size</h2>", 1)[1].split("</table>", 1)[0]
-    rows = re.findall(r"<tr><td>(\d+)</td>.*?<td>([^<]*)</td></tr>", table)
+    rows = re.findall(r"<tr><td data-label='m_ensemble'>(\d+)</td>.*?<td[^>]*>([^<]*)</td></tr>", table)
     return {int(m): said for m, said in rows}
 
 
