@@ -2,8 +2,9 @@
 
 Its help (``ensstab --help``, each command's ``--help``) and a command line it refuses
 (``ensstab estimate --n-target x``, or ``--copies 1``, a mistake of meaning the options
-show without the data: one line, ``ensstab: error: ...``, exit status 2) import neither Dask, distributed, scikit-learn, xarray, scipy, pandas, matplotlib nor
-zarr: those took 5.5 s on a busy machine before the help was printed. The commands'
+show without the data: one line, ``ensstab: error: ...``, exit status 2) import neither
+Dask, distributed, scikit-learn, xarray, scipy, pandas, matplotlib nor zarr: those took
+5.5 s on a busy machine before the help was printed. The commands'
 modules are imported when a command runs (``cli._parser._command``), ``import
 ensstab_dask`` imports its public names on first use (PEP 562), and the modules the
 parser reads (the settings, the models' registry, the data formats) import those
