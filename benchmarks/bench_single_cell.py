@@ -176,11 +176,10 @@ def main(argv=None) -> int:
     if len(rows) > 1:
         small, large = rows[0], rows[-1]
         runs = large["runs_compute_s"] / small["runs_compute_s"]
-        for stage in next(iter(large["stages"].values())):
-            if stage == "real_runs":
-                continue
-            a = sum(s[stage] for s in small["stages"].values())
-            b = sum(s[stage] for s in large["stages"].values())
+        stages = {k for row in (small, large) for s in row["stages"].values() for k in s} - {"real_runs"}
+        for stage in sorted(stages):  # a stage may run at one size alone (a round, the moments)
+            a = sum(s.get(stage, 0.0) for s in small["stages"].values())
+            b = sum(s.get(stage, 0.0) for s in large["stages"].values())
             growth[stage] = b / a if a > 0 else float("nan")
         faster = [k for k, v in growth.items() if v > runs]
         print(

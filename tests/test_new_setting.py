@@ -82,7 +82,7 @@ def test_one_declaration_makes_a_setting_everywhere(tmp_path):
         "--n-boot",
         "0",
         "--copies",
-        "3",
+        "4",
         "--scheduler",
         "synchronous",
     ]

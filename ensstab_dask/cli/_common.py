@@ -450,11 +450,12 @@ def check_options_alone(args) -> None:
         check_int(value, "n_target", minimum=1)
     values = _setting_values(args)
     values.pop("selector")  # made by name later: it imports scikit-learn
-    checked = EstimateSettings.check_each(values)
-    if checked.get("pfer") is not None and "--cutoff" in args.typed:
-        refuse_cutoff_with_pfer(checked["cutoff"], checked["pfer"])
+    EstimateSettings.check_each(values)
+    if values.get("pfer") is not None and "--cutoff" in args.typed:
+        refuse_cutoff_with_pfer(values["cutoff"], values["pfer"])
     n_target = max(n_targets)
-    EstimateSettings(n_feature=n_target + 1, n_target=n_target, **checked, data_known=False)
+    # The values as given, not as check_each fills them: a default filled in reads as asked for.
+    EstimateSettings(n_feature=n_target + 1, n_target=n_target, **values, data_known=False)
 
 
 #: The trees of one real run that the cost thresholds count (``--n-estimators``' default).

@@ -191,7 +191,10 @@ CLI_OWN = set(
     "output report overwrite cache_dir workers index_col no_index_col transpose no_transpose layer use_raw task "
     "groupby groups reference".split()
 )
-CLI_OWN_BY_COMMAND = {"estimate": CLI_OWN | {"validate", "details", "features", "no_cache"}, "validate": CLI_OWN}
+CLI_OWN_BY_COMMAND = {
+    "estimate": CLI_OWN | {"validate", "details", "features", "no_cache", "write_h5ad"},
+    "validate": CLI_OWN,
+}
 
 
 def test_each_setting_is_one_record_with_its_constraint_and_help():
@@ -303,7 +306,7 @@ SNAPSHOT = {
     "seed": (0, "an int in [0, 9223372036854775807] or a SeedSequence"),
     "selector": (None, "None, a scikit-learn estimator or a callable (ensstab_dask.real.selectors)"),
     "model": ("anchored", "one of 'onda', 'two-level', 'random-effects', 'anchored'"),
-    "copies": (None, "None or an int >= 3"),
+    "copies": (None, "None or an int >= 4"),
     "members": (None, "None or an int >= 4"),
     "layout": ("fixed", "one of 'fixed', 'adaptive'"),
     "precision": (None, "None or a real number in (0.0, 1.0]"),
