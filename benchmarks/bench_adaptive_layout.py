@@ -36,7 +36,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_synthetic_truth import N_FEATURE, N_TARGET, REGIMES, SIZES, Regime, true_curve
+from synthetic_regimes import N_FEATURE, N_TARGET, REGIMES, SIZES, Regime, true_curve
 
 FIRST, GROWN = (20, 10), (20, 20)
 FIELDS = ("point", "se", "lower", "upper", "band")

@@ -57,7 +57,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_synthetic_truth import N_FEATURE, N_TARGET, REGIMES, SIZES, Regime, true_curve  # noqa: E402
+from synthetic_regimes import N_FEATURE, N_TARGET, REGIMES, SIZES, Regime, eiv_point, true_curve  # noqa: E402
 
 CHECKS = (
     "current",
@@ -245,25 +245,6 @@ def split_checks(copies: np.ndarray, seed: int) -> dict:
     return out
 
 
-def _eiv(xbar: np.ndarray, s2: np.ndarray, B: int, m: int) -> float:
-    """The errors-in-variables stability at ``m``: each copy's mean ranks shrunk
-    towards the overall mean by lambda, lambda^2 = 1 - s2 / (B V) (1 - B / m), the top
-    N_TARGET of each compared by Jaccard over pairs of copies."""
-    from ensstab_dask.indices.measures import similarity_matrix
-
-    G = len(xbar)
-    mu = xbar.mean(axis=0)
-    V = xbar.var(axis=0, ddof=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam2 = np.where(V > 0, 1.0 - s2 / (B * V) * (1.0 - B / m), 0.0)
-    shrunk = mu + np.sqrt(np.clip(lam2, 0.0, None)) * (xbar - mu)
-    top = np.argsort(shrunk, axis=1, kind="stable")[:, :N_TARGET]
-    z = np.zeros_like(xbar)
-    z[np.arange(G)[:, None], top] = 1.0
-    sim = similarity_matrix(z, xbar.shape[1], "jaccard")
-    return float(sim[~np.eye(G, dtype=bool)].mean())
-
-
 def eiv_check(copies: np.ndarray, seed: int, sizes=(100, 200, 1000)) -> dict:
     """``eiv`` (at m = 200; ``eiv100``, ``eiv1000`` at those sizes): the law's point at m (the
     library's extrapolant on the measured curve) against the errors-in-variables point at
@@ -284,8 +265,8 @@ def eiv_check(copies: np.ndarray, seed: int, sizes=(100, 200, 1000)) -> dict:
     for m in sizes:
         law, _ = _predict(curve, cov, fit, m)
         law_loo, _ = _predict(pair_means_without_each(sim).T, cov, fit, m)
-        eiv = _eiv(xbar, s2c.mean(axis=0), B, m)
-        eiv_loo = np.array([_eiv(xbar[keep[g]], s2c[keep[g]].mean(axis=0), B, m) for g in range(G)])
+        eiv = eiv_point(xbar, s2c.mean(axis=0), B, m)
+        eiv_loo = np.array([eiv_point(xbar[keep[g]], s2c[keep[g]].mean(axis=0), B, m) for g in range(G)])
         d, d_loo = law[0] - eiv, law_loo - eiv_loo
         se = math.sqrt((G - 1) / G * float(((d_loo - d_loo.mean()) ** 2).sum()))
         z = d / se if se > 0 else float("nan")

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_synthetic_truth import N_FEATURE, N_TARGET, REGIMES, SIZES, Regime  # noqa: E402
+from synthetic_regimes import N_FEATURE, N_TARGET, REGIMES, SIZES, Regime  # noqa: E402
 
 TRUTH_SIZES = (*SIZES, 500)
 RESULTS = Path(__file__).resolve().parent / "results"

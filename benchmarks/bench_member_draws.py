@@ -22,7 +22,7 @@ import json
 import time
 
 import numpy as np
-from bench_synthetic_truth import N_TARGET, REGIMES, SIZES
+from synthetic_regimes import N_TARGET, REGIMES, SIZES
 
 from ensstab_dask.aggregation import copy_ensembles
 from ensstab_dask.indices.measures import similarity_of_intersections

@@ -18,7 +18,7 @@ import itertools
 import json
 
 import numpy as np
-from bench_synthetic_truth import SIZES, Regime, true_curve
+from synthetic_regimes import SIZES, Regime, true_curve
 
 SIGNALS, TAUS, SIGMAS = (60, 150, 300), (0.1, 0.2, 0.3, 0.5), (0.5, 1.0, 1.5, 2.0)
 AT = (1, 5, 10, 20, 50)

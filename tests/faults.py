@@ -1,4 +1,4 @@
-"""Faults for the tests and the probe replay (benchmarks/probe_cases_loud.py): the CLI run
+"""Faults for the tests and the probe replay (tests/probe/probe_cases_loud.py): the CLI run
 as a user runs it, without root's override of file permissions, or with a full disk; a
 listener on a port that accepts and never answers, or answers in another protocol; and
 a sweep store that a run left half done."""

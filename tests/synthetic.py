@@ -18,7 +18,7 @@ def real_like_copies(
     duplicated: int = 0,
     n_feature: int = 500,
 ) -> np.ndarray:
-    """Ranks (copies, members, n_feature) of weak selectors as benchmarks/bench_synthetic_truth.py
+    """Ranks (copies, members, n_feature) of weak selectors as benchmarks/synthetic_regimes.py
     makes them: 60 graded signal features, a copy's own shift ``tau``, a selector's noise
     ``sigma``, scores below 0 set to 0 (ties broken at random). Its ``tied`` regime: scores
     rounded down to multiples of ``step``, the last ``duplicated`` features copies of the

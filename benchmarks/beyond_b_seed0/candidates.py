@@ -23,8 +23,8 @@ sys.path.insert(0, str(HERE.parent))
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
-from bench_synthetic_truth import N_TARGET, REGIMES
 from scipy import stats
+from synthetic_regimes import N_TARGET, REGIMES
 
 TARGETS = (20, 50, 100, 200, 500)
 import os

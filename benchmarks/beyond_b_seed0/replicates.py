@@ -26,7 +26,7 @@ os.environ.setdefault("WINDOW", "5")
 os.environ.setdefault("NU0", "9")
 os.environ.setdefault("BC", "30")
 import candidates as dev
-from bench_synthetic_truth import REGIMES
+from synthetic_regimes import REGIMES
 
 T = (50, 100, 200)
 

@@ -2,7 +2,7 @@
 one line, ``ensstab: error: ...``, with exit status 2, before any work where it can be
 known before, and nothing of theirs lost. The faults themselves (permissions that bind
 root too, a full disk, half-done stores) come from tests/faults.py, which the probe
-replay (benchmarks/probe_cases_loud.py) shares."""
+replay (tests/probe/probe_cases_loud.py) shares."""
 
 from __future__ import annotations
 

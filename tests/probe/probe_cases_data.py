@@ -10,7 +10,7 @@ estimate --data ...`` as a user would (a subprocess, small sizes); it returns ``
 or what it was instead: ``silent`` (ran without a word, or quoted the file),
 ``hang``, ``traceback`` or ``noisy`` (a misleading refusal).
 
-    python benchmarks/probe_replay.py --only 103,106,107,109,115
+    python tests/probe/probe_replay.py --only 103,106,107,109,115
 """
 
 from __future__ import annotations

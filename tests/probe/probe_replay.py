@@ -1,6 +1,6 @@
 """Replay the probe's cases and count their classes.
 
-    python benchmarks/probe_replay.py [--only 2,5] [--list]
+    python tests/probe/probe_replay.py [--only 2,5] [--list]
 
 The cases come from ``probe_cases_silent`` (silently wrong answers, lost files), where
 they are present ``probe_cases_loud`` (hangs, tracebacks, noisy output), and the fourth
@@ -28,7 +28,8 @@ import time
 import traceback
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT)]
 
 from probe_cases_common import CLASSES, FAILING  # noqa: E402
 

@@ -8,7 +8,7 @@ cost must be priced before any work (111), names too long for the file system an
 stop signal during the imports (114), misleading messages (115) and options refused
 only after the data were read (116), and how fast precision rounds stop (108).
 
-    python benchmarks/probe_replay.py --only 101,103,108,109,110,111,114,115,116
+    python tests/probe/probe_replay.py --only 101,103,108,109,110,111,114,115,116
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT), str(ROOT / "tests")]
 
 import numpy as np  # noqa: E402
 from faults import env, run_cli, tmpfs_unavailable  # noqa: E402

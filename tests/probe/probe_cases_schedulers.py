@@ -9,7 +9,7 @@ processes on 127.0.0.1 (a ``dask scheduler`` and ``dask worker`` started by
 (``probe_cases_common.CLASSES``). A case that waits for the client to say something
 counts as a hang when nothing is said within its bound (the run is then stopped).
 
-    python benchmarks/probe_replay.py --only 102,113,114
+    python tests/probe/probe_replay.py --only 102,113,114
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT / "tests")]
 
 from faults import SWEEP, env, listener, pickling_answer, run_cli  # noqa: E402 - tests/faults.py
 from probe_cases_common import Case  # noqa: E402

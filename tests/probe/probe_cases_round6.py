@@ -7,7 +7,7 @@ Each case runs ``ensstab`` as a user would, in the empty folder it is given (or 
 library, where the case is the library's), and returns its class
 (``probe_cases_common.CLASSES``).
 
-    python benchmarks/probe_replay.py --only 301,302,303,304,305,306,307,308
+    python tests/probe/probe_replay.py --only 301,302,303,304,305,306,307,308
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT), str(ROOT / "tests")]
 
 import numpy as np  # noqa: E402
 from probe_cases_common import Case  # noqa: E402
@@ -128,7 +129,7 @@ def _json_into_a_closed_pipe(tmp: Path) -> str:
             stderr=subprocess.PIPE,
             text=True,
             cwd=tmp,
-            env=dict(os.environ, PYTHONPATH=str(HERE.parent)),
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
             timeout=300,
         )
     except subprocess.TimeoutExpired:
@@ -286,7 +287,7 @@ def _bare_worker_fault(signum: int, said: str):
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        environ = dict(os.environ, PYTHONPATH=str(HERE.parent), DASK_ENSSTAB__WORKERLESS_ENDS_AFTER="30")
+        environ = dict(os.environ, PYTHONPATH=str(ROOT), DASK_ENSSTAB__WORKERLESS_ENDS_AFTER="30")
         command = [sys.executable, "-m", "ensstab_dask.cli", *HEAVY, "--store", str(tmp / "s.zarr")]
         proc = subprocess.Popen(
             [*command, "--scheduler", cluster.address],
@@ -398,7 +399,7 @@ def _in_a_child(code: str, expected: str):
         import os
         import subprocess
 
-        env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
         if "Traceback" in done.stderr:
             return "traceback"

@@ -13,7 +13,7 @@ what it was instead: ``silent`` (a damaged store used, a write outside the store
 ``hang``, ``traceback`` or ``noisy``. Links point into a folder of the case's own, never
 anywhere else.
 
-    python benchmarks/probe_replay.py --only 103,104,105,108,112,114
+    python tests/probe/probe_replay.py --only 103,104,105,108,112,114
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Each case runs ``ensstab estimate`` (or ``validate``) as a user would, in the em
 it is given, or the library where the case is the library's, and returns its class
 (``probe_cases_common.CLASSES``).
 
-    python benchmarks/probe_replay.py --only 201,205,206,209,212,213,214,215,216
+    python tests/probe/probe_replay.py --only 201,205,206,209,212,213,214,215,216
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT), str(ROOT / "tests")]
 
 import numpy as np  # noqa: E402
 from faults import run_cli  # noqa: E402

@@ -1,4 +1,4 @@
-"""The probe's loud cases, issue 30's 12-18: hangs, tracebacks, noisy output.
+"""The probe's loud cases (numbered 12-18): hangs, tracebacks, noisy output.
 
 Each case runs the CLI as a user would (``python -m ensstab_dask.cli``, its own process)
 in the empty folder it is given and returns its class (``probe_cases_common.CLASSES``).
@@ -12,7 +12,7 @@ capabilities that override them), a full disk is a 1 MB tmpfs in a private mount
 namespace (root only; elsewhere that case says so and counts as an error it could not
 provoke).
 
-    python benchmarks/probe_replay.py --only 12,13,14,15,16,17,18
+    python tests/probe/probe_replay.py --only 12,13,14,15,16,17,18
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT), str(ROOT / "tests")]
 
 import numpy as np  # noqa: E402
 from faults import (  # noqa: E402
@@ -207,7 +208,7 @@ def _disk_full(tmp: Path) -> str:
         print(f"    (16: {why}; not provoked)", flush=True)
         return "error"
     store, args = half_done_store(tmp)
-    sweep, tests, reference = " ".join(args), HERE.parent / "tests", tmp / "reference.zarr"
+    sweep, tests, reference = " ".join(args), ROOT / "tests", tmp / "reference.zarr"
     script = f"""python -m ensstab_dask.cli {sweep} --store s.zarr; echo "rc=$?"
 python -m ensstab_dask.cli verify s.zarr; echo "verify rc=$?"
 rm filler

@@ -3,7 +3,7 @@ through the ``ensstab`` command (a subprocess, as a user runs it) or, where the 
 the library's, through the library, and says what came of it: ``error`` (one clear line,
 exit status 2), ``right``, or ``silent`` (a wrong answer or a lost file with exit 0).
 
-Run them with ``python benchmarks/probe_replay.py``. Each case works in its own empty
+Run them with ``python tests/probe/probe_replay.py``. Each case works in its own empty
 folder; the stores and data files it needs are made there. Nothing outside that folder
 is written: the protected data folder of case 10 is a folder of its own, named by
 ``ENSSTAB_DATA_DIR`` for that command alone, and the device of case 3 is reached through
@@ -24,7 +24,7 @@ import sys
 import numpy as np
 from probe_cases_common import Case
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # the repository: tests/probe/..
 TIMEOUT = 300
 
 #: A tiny sweep store's grid, made by ``ensstab sweep`` (seconds).

@@ -10,7 +10,7 @@ is given, and returns its class (``probe_cases_common.CLASSES``): a cache case i
 ``right`` when the answer is the fresh one and a warning names the entry, ``silent`` when
 the entry was reused without a word, ``noisy`` when the run failed because of its cache.
 
-    python benchmarks/probe_replay.py --only 202,203,204,207,208,210,211
+    python tests/probe/probe_replay.py --only 202,203,204,207,208,210,211
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "tests")]
+ROOT = HERE.parents[1]  # the repository: tests/probe/..
+sys.path[:0] = [str(HERE), str(ROOT), str(ROOT / "tests")]
 
 import numpy as np  # noqa: E402
 from faults import env, listener, run_cli, scheduler_identity_answer  # noqa: E402
@@ -193,7 +194,7 @@ def _remote_plain_tcp(tmp: Path) -> str:
     if ran.timed_out or "Traceback" in ran.stderr:
         return "hang" if ran.timed_out else "traceback"
     warned = [line for line in ran.lines if "plain tcp:// address of another machine" in line and "--tls-" in line]
-    docs = (HERE.parent / "docs" / "clusters.md").read_text().splitlines()[:4]
+    docs = (ROOT / "docs" / "clusters.md").read_text().splitlines()[:4]
     said_first = any("must be an address you trust" in line for line in docs)
     return "right" if len(warned) == 1 and said_first else "silent"
 
