@@ -29,7 +29,6 @@ from ensstab_dask.cli._common import (
     in_cli_text,
     in_cli_words,
     load_data,
-    move_old_cache,
     n_targets_of,
     parse_values,
     report_input,
@@ -354,8 +353,6 @@ def _cache_dir(args) -> str | None:
         return None
     if not _private(cache_dir, default=args.cache_dir is None):
         return None
-    if args.cache_dir is None:
-        _move_old_cache(cache_dir)
     return cache_dir
 
 
@@ -390,18 +387,6 @@ def _private(cache_dir: str, *, default: bool) -> bool:
         file=sys.stderr,
     )
     return False
-
-
-def _move_old_cache(cache_dir: str) -> None:
-    """The old default folder's entries into the new one, said in one line; a failure to
-    move them (a folder of another user, read-only) is said too, and the run goes on."""
-    try:
-        moved = move_old_cache(cache_dir)
-    except OSError as exc:
-        print(f"ensstab: warning: the old cache folder's entries were not moved: {exc}", file=sys.stderr)
-        return
-    if moved:
-        print(f"ensstab: note: moved {moved} cached entries from the old folder into {cache_dir}", file=sys.stderr)
 
 
 def command_cache(args) -> int:

@@ -570,8 +570,8 @@ def write_json_option(args, payload: dict) -> None:
 
 
 #: The default cache's folder in ``$XDG_CACHE_HOME/ensstab_dask`` (else ``~/.cache``), named
-#: for what it holds; and its name before, whose entries :func:`move_old_cache` moves into it.
-CACHE_FOLDER, OLD_CACHE_FOLDER = "real-runs", "naive"
+#: for what it holds.
+CACHE_FOLDER = "real-runs"
 
 
 def default_cache_dir() -> str:
@@ -581,31 +581,6 @@ def default_cache_dir() -> str:
 def _cache_home() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "ensstab_dask")
-
-
-def move_old_cache(cache_dir: str) -> int:
-    """Move the entries of the default cache's old folder into ``cache_dir`` (the default's
-    new one, made), each whole (a hard link, then the old name removed), none over an entry
-    already there; the old folder is removed once empty. Returns how many moved (0 when
-    there is none). Raises OSError when the old folder cannot be read or emptied."""
-    old = os.path.join(_cache_home(), OLD_CACHE_FOLDER)
-    if not os.path.isdir(old) or os.path.islink(old):
-        return 0
-    moved = 0
-    for entry in os.scandir(old):
-        if not entry.is_file(follow_symlinks=False):
-            continue
-        try:  # a link then an unlink: never over an entry already there, even one made meanwhile
-            os.link(entry.path, os.path.join(cache_dir, entry.name))
-            os.unlink(entry.path)
-            moved += 1
-        except FileExistsError:
-            continue
-        except FileNotFoundError:  # another process moved it first
-            continue
-    with contextlib.suppress(OSError):  # not empty (an entry kept, or one added meanwhile): left
-        os.rmdir(old)
-    return moved
 
 
 _REPORT_READS = (

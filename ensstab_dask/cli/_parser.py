@@ -11,7 +11,7 @@ from typing import Any
 
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
-from ensstab_dask.cli._common import CACHE_FOLDER, OLD_CACHE_FOLDER, UsageError, check_options_alone, parse_values
+from ensstab_dask.cli._common import CACHE_FOLDER, UsageError, check_options_alone, parse_values
 from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS
@@ -160,8 +160,7 @@ def _add_cache_options(p: argparse.ArgumentParser, *, no_cache: bool) -> None:
         type=_path,
         default=None,
         help="where real runs and naive curves are cached, so that a rerun on the same data and settings reuses "
-        f"them (default $XDG_CACHE_HOME/ensstab_dask/{CACHE_FOLDER}, else ~/.cache/ensstab_dask/{CACHE_FOLDER}; "
-        f"entries of the old ensstab_dask/{OLD_CACHE_FOLDER} are moved there)",
+        f"them (default $XDG_CACHE_HOME/ensstab_dask/{CACHE_FOLDER}, else ~/.cache/ensstab_dask/{CACHE_FOLDER})",
     )
     if no_cache:
         p.add_argument("--no-cache", action="store_true", help="neither reuse nor keep real runs: run them all")
