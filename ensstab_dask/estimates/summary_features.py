@@ -77,9 +77,7 @@ def _pfer_cutoff(st: dict) -> list[str]:
 def _advice(st: dict) -> list[str]:
     """The copies (and cutoff) that bound the stable features' noise by the PFER asked for,
     or by 1, at finitely many copies; nothing where these copies already do."""
-    pfer, target, G = st.get("pfer"), st.get("bound_target"), st["copies"]
-    if target is None:  # a file written before the advice was stored
-        return []
+    pfer, target, G = st.get("pfer"), st["bound_target"], st["copies"]
     needed, cutoff = st.get("copies_needed"), st.get("copies_needed_cutoff")
     if needed is None:
         return [f"  No cutoff of 0.55, 0.60, ..., 1 bounds the noise by {target:g} within 500 real ensembles."]

@@ -66,16 +66,9 @@ KINDS = {
 
 
 def result_kind(ds: xr.Dataset) -> str | None:
-    """What a result Dataset is: its ``kind`` attribute. Files written before results
-    carried one (version 0.x) are recognised by their variables."""
+    """What a result Dataset is: its ``kind`` attribute (None: not a result of this package)."""
     kind = ds.attrs.get("kind")
-    if kind is not None:
-        return str(kind)
-    if "selection_counts" in ds:
-        return "estimate"
-    if {"n_useful", "p", "m_ensemble"} <= set(ds.dims) and "n_useful_v" in ds:
-        return "sweep"
-    return None
+    return None if kind is None else str(kind)
 
 
 def is_estimate(ds: xr.Dataset) -> bool:

@@ -68,13 +68,8 @@ def seconds_text(seconds: float) -> str:
 
 def _own_rate(ds: xr.Dataset) -> float:
     """Seconds per real run as the estimate's runs were made (``real_run_seconds_each``,
-    NaN when none was timed); a result written before it was recorded: its real runs'
-    stage over its runs (all made then)."""
-    if "real_run_seconds_each" in ds.attrs:
-        return float(ds.attrs["real_run_seconds_each"])
-    if "seconds_real_runs" in ds.attrs:
-        return float(ds.attrs["seconds_real_runs"]) / int(ds.attrs["real_runs"])
-    return float("nan")
+    NaN when none was timed)."""
+    return float(ds.attrs["real_run_seconds_each"])
 
 
 def equal_precision_ratio(naive_runs, naive_se, estimate_runs, estimate_se):

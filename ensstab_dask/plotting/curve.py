@@ -62,7 +62,7 @@ def _estimate_curve(ds: xr.Dataset, real: xr.Dataset | None, ax) -> None:
         ds.attrs.get("simulator_p", ds.attrs.get("p", float("nan"))),
     )
     reliable = bool(int(ds.attrs.get("reliable", 1)))
-    simulator = bool(int(ds.attrs.get("simulator", 1)))  # a file older than the attribute: a simulator
+    simulator = bool(int(ds.attrs["simulator"]))
     what = "predicted" if reliable else ("simulated, " if simulator else "") + "NOT a validated prediction"
     source = f"simulator u={int(u)}, p={float(pv):.2f}" if simulator else f"{ds.attrs.get('model', '')} model"
     ax.plot(m, shared(s), marker="o", color=STABILITY_COLOR, label=f"{what} ({source})")

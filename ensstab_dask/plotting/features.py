@@ -30,26 +30,18 @@ def features_of(obj) -> xr.Dataset:
     """The feature frequencies of an Estimate, of its ``features`` Dataset or of its
     ``to_dataset()`` (where they are ``feature_*`` over ``m_measured``)."""
     if isinstance(obj, xr.Dataset) and "frequency" in obj:
-        return _new_names(obj)
+        return obj
     if isinstance(obj, xr.Dataset) and "feature_frequency" in obj:
         ds = _unprefixed(obj, "feature_")
         ds.attrs = {k.removeprefix("features_"): v for k, v in obj.attrs.items() if k.startswith("features_")}
         return ds
     features = getattr(obj, "features", None)
     if isinstance(features, xr.Dataset):
-        return _new_names(features)
+        return features
     raise InvalidParameterError(
         "expected an Estimate with feature frequencies, its features Dataset or its to_dataset(); "
         f"got {type(obj).__name__} without them"
     )
-
-
-def _new_names(ds: xr.Dataset) -> xr.Dataset:
-    """A features Dataset with the names the estimate's own have: (``feature``,
-    ``m_measured``) and ``feature_name``; one written before them (``m_ensemble``,
-    ``name``) is renamed."""
-    old = {"m_ensemble": "m_measured", "name": "feature_name"}
-    return ds.rename({k: v for k, v in old.items() if k in ds.variables})
 
 
 def _unprefixed(ds: xr.Dataset, prefix: str) -> xr.Dataset:

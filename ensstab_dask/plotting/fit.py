@@ -174,8 +174,7 @@ def _draw_observations(ax, cal: xr.Dataset, P: np.ndarray, U: np.ndarray) -> lis
     stab, nuv = cal["stability"].transpose("n_useful", "p"), cal["n_useful_v"].transpose("n_useful", "p")
     obs_stab, obs_u = float(cal.attrs["real_stability"]), float(cal.attrs["observed_n_useful"])
     atol = float(cal.attrs["n_useful_atol"])
-    # Files written before the band had a floor record only its relative width.
-    band = float(cal.attrs.get("stability_band", float(cal.attrs["stability_rtol"]) * abs(obs_stab)))
+    band = float(cal.attrs["stability_band"])
     if min(P.shape) < 2:  # a contour needs two cells each way
         return []
     s, v = stab.values, nuv.values

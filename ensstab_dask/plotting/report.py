@@ -201,16 +201,8 @@ def _wall_time(ds: xr.Dataset) -> str:
 
 def _single_selector_rows(a: dict) -> list[tuple[str, str]]:
     """One selector's stability as the text and the JSON say it, then the paper's measure
-    named for what it is; a file written before the two were told apart has one row."""
+    named for what it is."""
     index = a.get("index", "jaccard")
-    if "stability_one_selector_value" not in a:
-        return [
-            (
-                f"single real selector's stability ({index})",
-                f"{a['real_stability']:.4f} (Nogueira {a['real_stability_nogueira_stability']:.4f}, 95% CI "
-                f"[{a['real_stability_nogueira_lower']:.4f}, {a['real_stability_nogueira_upper']:.4f}])",
-            )
-        ]
     one = f"{a['stability_one_selector_value']:.4f}"
     if "stability_one_selector_lower" in a:
         one += (
@@ -235,11 +227,10 @@ def _single_selector_rows(a: dict) -> list[tuple[str, str]]:
 
 def _curve_table(ds: xr.Dataset) -> str:
     """The curve per size and, beside a naive check, the verdict
-    :func:`~ensstab_dask.estimates.comparison.compare` gave (``compare_*``; a file written
-    before it was stored has none to show). Each cell carries its column's name, so that a
-    narrow screen shows each size as a card of named values (``table.wide`` in :data:`STYLE`)."""
+    :func:`~ensstab_dask.estimates.comparison.compare` gave (``compare_*``). Each cell
+    carries its column's name, so that a narrow screen shows each size as a card of named
+    values (``table.wide`` in :data:`STYLE`)."""
     naive = "naive_stability" in ds
-    judged = "compare_z" in ds
     band = "stability_lower" in ds
     heads = ["m_ensemble", "predicted", f"{float(ds.attrs.get('confidence', 0.95)):.0%} interval" if band else "± sd"]
     if naive:
@@ -253,11 +244,8 @@ def _curve_table(ds: xr.Dataset) -> str:
         cells = [str(int(m)), f"{s:.4f}", spread]
         if naive:
             r, se = float(ds["naive_stability"][i]), float(ds["naive_stability_se"][i])
-            z, said = "n/a", "not recorded"
-            if judged:
-                row = {"predicted": s, "z": float(ds["compare_z"][i]), "within_2se": bool(ds["compare_within_2se"][i])}
-                z, said = z_text(row["z"]), verdict(row)
-            cells += [f"{r:.4f}", f"{se:.4f}", z, said]
+            row = {"predicted": s, "z": float(ds["compare_z"][i]), "within_2se": bool(ds["compare_within_2se"][i])}
+            cells += [f"{r:.4f}", f"{se:.4f}", z_text(row["z"]), verdict(row)]
         rows.append("<tr>" + "".join(f"<td data-label='{h}'>{c}</td>" for h, c in zip(heads, cells)) + "</tr>")
     head = "<tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"
     return f"<table class='wide'>{head}{''.join(rows)}</table>"
@@ -279,7 +267,7 @@ def _caption_words(ds: xr.Dataset, kind: str, parameter_names: Mapping[str, str]
     only when there was one)."""
     words = {p: parameter_names.get(p, p) for p in ("real_stability", "n_useful")}
     if kind == "estimate":
-        simulator = bool(int(ds.attrs.get("simulator", 1)))  # a file older than the attribute: a simulator
+        simulator = bool(int(ds.attrs["simulator"]))
         words.update(
             n_target=str(ds.attrs.get("n_target", "n_target")),
             index=str(ds.attrs.get("index", "jaccard")).capitalize(),
@@ -424,7 +412,7 @@ def _html(ds: xr.Dataset, kind: str, images: list[tuple[str, bytes]], parameter_
             parts.append(answer_html(str(ds.attrs["answer"])))
         how = (
             "fitted a two-parameter simulator (n_useful, p) of it, and predicted by simulation"
-            if bool(int(ds.attrs.get("simulator", 1)))
+            if bool(int(ds.attrs["simulator"]))
             else f"and estimated with the {ds.attrs.get('model', '')} model ({ds.attrs.get('curve_source', '')})"
         )
         parts.append(
