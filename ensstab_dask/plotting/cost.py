@@ -55,8 +55,8 @@ def seconds_as_made(ds: xr.Dataset) -> float:
     """The estimate's wall time with every real run at the seconds it took when made: where
     runs were read back from the cache, not the seconds of reading them (what the
     terminal's cost line, the report's table and the cost picture all say)."""
-    total, own_rate = total_seconds(ds), _own_rate(ds)
-    if int(ds.attrs.get("runs_reused", 0)) and np.isfinite(own_rate):
+    total = total_seconds(ds)
+    if int(ds.attrs.get("runs_reused", 0)) and np.isfinite(own_rate := _own_rate(ds)):
         total += own_rate * int(ds.attrs["real_runs"]) - float(ds.attrs.get("seconds_real_runs", 0.0))
     return total
 
