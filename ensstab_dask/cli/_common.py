@@ -32,7 +32,7 @@ from ensstab_dask.outputs import (
 )
 from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
-from ensstab_dask.real.selectors import library_of
+from ensstab_dask.real.selectors import DEFAULT_TREES, library_of
 from ensstab_dask.real.targets import target_line, task_of
 from ensstab_dask.settings import SETTINGS, USED_WHEN, EstimateSettings, models_using, refuse_cutoff_with_pfer
 from ensstab_dask.settings.constraints import Flag
@@ -456,10 +456,6 @@ def check_options_alone(args) -> None:
     n_target = max(n_targets)
     # The values as given, not as check_each fills them: a default filled in reads as asked for.
     EstimateSettings(n_feature=n_target + 1, n_target=n_target, **values, data_known=False)
-
-
-#: The trees of one real run that the cost thresholds count (``--n-estimators``' default).
-DEFAULT_TREES = 300
 
 
 def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False) -> None:

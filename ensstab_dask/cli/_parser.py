@@ -15,6 +15,7 @@ from ensstab_dask.cli._common import CACHE_FOLDER, UsageError, check_options_alo
 from ensstab_dask.estimates.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS
+from ensstab_dask.real.selectors import DEFAULT_TREES
 from ensstab_dask.real.targets import TASKS
 from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, Setting, models_using
 from ensstab_dask.settings.constraints import BootCount, Flag, Int, Options, OrNone, Real, Seed, Sizes
@@ -100,7 +101,8 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
         return
     if setting.name == "selector":  # the command line names the library's selector objects
         p.add_argument("--selector", default="rf", choices=list(NAMED_SELECTORS), help=text)
-        p.add_argument("--n-estimators", type=int, default=300, help="trees for rf and extra-trees")
+        grown = " and ".join(name for name, named in NAMED_SELECTORS.items() if named.trees)
+        p.add_argument("--n-estimators", type=int, default=DEFAULT_TREES, help=f"trees for {grown}")
         return
     constraint = setting.constraint.constraint if isinstance(setting.constraint, OrNone) else setting.constraint
     kind: Callable[[str], Any] = {Int: int, BootCount: int, Seed: int, Real: float}.get(type(constraint), str)

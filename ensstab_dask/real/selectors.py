@@ -46,6 +46,7 @@ from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
 # scikit-learn is imported where it is used: it takes a tenth of a second to import.
 
 __all__ = [
+    "DEFAULT_TREES",
     "default_selector",
     "selector_for",
     "task_for",
@@ -63,7 +64,12 @@ __all__ = [
 Scorer = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
 
-def default_selector(n_estimators: int = 300, *, task: str = "classification"):
+#: The method's forest: its trees, the one default of the library, the command line's
+#: ``--n-estimators`` and the cost check's count of trees.
+DEFAULT_TREES = 300
+
+
+def default_selector(n_estimators: int = DEFAULT_TREES, *, task: str = "classification"):
     """The method's base selector: a random forest of ``n_estimators`` trees, each split
     drawn from sqrt(n_feature) features, one thread (parallelism is Dask's). For
     ``task="classification"`` a Gini ``RandomForestClassifier``; for ``"regression"`` a
