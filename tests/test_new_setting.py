@@ -1,6 +1,6 @@
 """A new estimate setting is one declaration: a copy of the package with one field added
 to ``EstimateSettings`` (and nothing else) offers it in estimate()'s signature and
-docstring, takes it through estimate() and validate(), offers and checks it on the
+docstring, takes it through estimate(), validate() and estimate_groups(), offers and checks it on the
 command line, and records it in the JSON."""
 
 import json
@@ -33,6 +33,7 @@ SCRIPT = textwrap.dedent(
                  progress=False)
     est = es.estimate(data.X, data.y, 3, toy=5, **small)
     val = es.validate(data.X, data.y, 3, toy=6, m_stability=2, **small)
+    groups = es.estimate_groups(data.X, np.where(data.y == 1, "a", "b"), 3, groups="a", toy=7, **small)
     try:
         es.estimate(data.X, data.y, 3, toy=0, **small)
         refused = None
@@ -43,6 +44,9 @@ SCRIPT = textwrap.dedent(
         documented="toy : an int >= 1, default 3" in es.estimate.__doc__,
         estimate=est.to_dict()["settings"]["toy"],
         validate=val.estimate.settings["toy"],
+        groups=groups.estimates["a"].settings["toy"],
+        groups_offered=inspect.signature(es.estimate_groups).parameters["toy"].default,
+        groups_documented="toy : an int >= 1, default 3" in es.estimate_groups.__doc__,
         refused=refused,
     )))
     """
@@ -71,6 +75,8 @@ def test_one_declaration_makes_a_setting_everywhere(tmp_path):
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["default"] == 3 and seen["documented"]
     assert seen["estimate"] == 5 and seen["validate"] == 6
+    # estimate_groups takes it too, from the same declaration: in its signature, docstring and estimates.
+    assert seen["groups"] == 7 and seen["groups_offered"] == 3 and seen["groups_documented"]
     assert seen["refused"].startswith("toy must be >= 1; got 0")
 
     cli = ["-m", "ensstab_dask.cli", "estimate", "--data", str(data), "--label", "label", "--n-target", "3"]

@@ -34,7 +34,7 @@ from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_price
 from ensstab_dask.real.selectors import make_scorer, selector_for
-from ensstab_dask.settings import EstimateSettings
+from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
 
 __all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
 
@@ -154,6 +154,7 @@ def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> 
     return problems
 
 
+@takes_settings
 def estimate_groups(
     X,
     labels,
@@ -170,7 +171,8 @@ def estimate_groups(
     **settings,
 ) -> GroupEstimates:
     """Estimate, for each group of ``labels``, the stability of ensembles selecting the
-    features that tell it from ``reference``.
+    features that tell it from ``reference``. Every setting of
+    :func:`~ensstab_dask.estimate` is taken, the same for every group (listed below).
 
     Parameters
     ----------
@@ -188,8 +190,6 @@ def estimate_groups(
     client, progress, cache_dir, feature_names, allow_large
         As :func:`~ensstab_dask.estimate` takes them; one cluster for every group.
     **settings
-        Any setting of :func:`~ensstab_dask.estimate` (``m_ensemble``, ``selector``,
-        ``model``, ``seed``, ...), the same for every group.
 
     Returns
     -------
@@ -209,6 +209,7 @@ def estimate_groups(
     >>> "x0" in res.markers()["B"]
     True
     """
+    check_given(settings, "estimate_groups")
     names = feature_names if feature_names is not None else getattr(X, "columns", None)
     X, labels = check_data(X, labels, task="classification")
     n_target = check_n_target(n_target, X.shape[1])
