@@ -14,6 +14,7 @@ it lacks are run.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -30,6 +31,7 @@ from ensstab_dask.estimates.pipeline import estimate_with, refuse_before_the_wor
 from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items
 from ensstab_dask.estimates.result import Estimate
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.real.cache_files import digest_with, hash_x
 from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_price
@@ -116,6 +118,19 @@ def _shared(attrs: list[dict], context=None) -> dict:
     """The attributes every one of ``attrs`` has, with one value (xarray's ``combine_attrs``)."""
     first, *rest = attrs
     return {k: v for k, v in first.items() if all(k in a and np.array_equal(a[k], v) for a in rest)}
+
+
+def _caches(cache_dir, X, data: dict, scorer) -> dict[str, RunCache | None]:
+    """Each group's cache of real runs (None without ``cache_dir``), keyed by its own data:
+    X read once for every group that asks of all of X (``reference="rest"``), a group's
+    rows (a named reference) hashed alone."""
+    if cache_dir is None:
+        return dict.fromkeys(data)
+    x_hash = hash_x(hashlib.sha256(), X)
+    return {
+        g: RunCache.open(cache_dir, X_g, p.y, scorer, digest=digest_with(x_hash, p.y) if p.rows is None else None)
+        for g, (X_g, p) in data.items()
+    }
 
 
 def _groups(count: int) -> str:
@@ -229,9 +244,7 @@ def estimate_groups(
         simulated=simulated * len(problems),
         allow_large=allow_large,
     )
-    caches = {
-        g: None if cache_dir is None else RunCache.open(cache_dir, X_g, p.y, scorer) for g, (X_g, p) in data.items()
-    }
+    caches = _caches(cache_dir, X, data, scorer)
     plan = list(real_run_items(setting).values())
     blocks = {g: plan if (cache := caches[g]) is None else cache.missing(plan, X.shape[1]) for g in problems}
     asked = [g for g in problems if blocks[g]]

@@ -31,6 +31,8 @@ from ensstab_dask.outputs import checksum_holds, refuse_to_replace, write_netcdf
 
 __all__ = [
     "hash_data",
+    "hash_x",
+    "digest_with",
     "data_digest",
     "check_cache_dir",
     "read_checked",
@@ -44,19 +46,33 @@ def hash_data(h, X, y):
     ``y``; returns ``h``. An object array (text labels as pandas reads them) by its values'
     types and text: its bytes are pointers, another in every process. A sparse X (as
     :func:`~ensstab_dask.real.datasets.check_data` leaves it: canonical CSC) by its format,
-    shape and arrays."""
+    shape and arrays. ``hash_data(h, X, y)`` is ``_update(hash_x(h, X), (y,))``: one hash of
+    X serves every ``y`` asked of it (:func:`digest_with`)."""
+    return _update(hash_x(h, X), (y,))
+
+
+def hash_x(h, X):
+    """``h`` updated with ``X`` alone, as :func:`hash_data` starts; returns ``h``."""
     if hasattr(X, "indptr"):
         h.update(f"{X.format}{X.shape}".encode())
-        arrays = (X.data, X.indices, X.indptr, y)
-    else:
-        arrays = (X, y)
+        return _update(h, (X.data, X.indices, X.indptr))
+    return _update(h, (X,))
+
+
+def digest_with(x_hash, y) -> str:
+    """The :func:`data_digest` of ``(X, y)`` from ``x_hash``, a :func:`hash_x` of X (left as
+    it is): the same digest, with X's bytes read once for every ``y``."""
+    return _update(x_hash.copy(), (y,)).hexdigest()
+
+
+def _update(h, arrays):
     for arr in arrays:
         arr = np.ascontiguousarray(arr)
         h.update(f"{arr.dtype.str}{arr.shape}".encode())
         if arr.dtype.kind == "O":
             h.update(json.dumps([[type(v).__name__, str(v)] for v in arr.ravel().tolist()]).encode())
         else:
-            h.update(arr.tobytes())
+            h.update(memoryview(arr))  # its buffer as it is: no X-sized copy of tobytes()
     return h
 
 

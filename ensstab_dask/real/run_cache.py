@@ -194,15 +194,17 @@ class RunCache:
     reused_seconds: float = 0.0
 
     @classmethod
-    def open(cls, cache_dir: str | os.PathLike, X, y, selector) -> RunCache | None:
+    def open(cls, cache_dir: str | os.PathLike, X, y, selector, *, digest: str | None = None) -> RunCache | None:
         """The cache in ``cache_dir`` (an existing folder, checked before any work) for these
-        data and this selector (or its scorer); None when the selector cannot be keyed."""
+        data and this selector (or its scorer); None when the selector cannot be keyed.
+        ``digest``: the data's :func:`~ensstab_dask.real.cache_files.data_digest` where the
+        caller made it already (every group of one X, hashed once)."""
         check_cache_dir(cache_dir)
         key = selector_key(selector)
         if key is None:
             logger.info("real runs not cached: the selector is a plain callable (or has a parameter no key describes)")
             return None
-        return cls(Path(cache_dir), data_digest(X, y), key)
+        return cls(Path(cache_dir), data_digest(X, y) if digest is None else digest, key)
 
     def provenance(self, item: Pool | Copies) -> dict[str, str | int]:
         """What an item's entry is made from, as its ``attrs`` record it: the data's digest,

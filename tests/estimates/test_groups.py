@@ -87,6 +87,30 @@ def test_the_cache_keys_runs_per_group_and_runs_only_what_it_lacks(tmp_path, mon
     assert again.estimates[GROUPS[2]].cost.runs.made == 200
 
 
+def test_x_is_hashed_once_for_every_group_and_keys_each_groups_runs_as_alone(tmp_path, monkeypatch):
+    """With a cache, X's bytes are read once for all the groups (each group's key is then
+    its labels'), and each key is the one its data alone would have: the runs cached by a
+    group's own estimate are the group's."""
+    import ensstab_dask.real.cache_files as cache_files
+    from ensstab_dask.estimates.groups import group_problems
+
+    X, labels = _study()
+    seen = []
+    real_update = cache_files._update
+
+    def counting(h, arrays):
+        seen.extend(arr is X or (hasattr(arr, "base") and arr.base is X) for arr in arrays)
+        return real_update(h, arrays)
+
+    monkeypatch.setattr(cache_files, "_update", counting)
+    es.estimate_groups(X, labels, 5, cache_dir=tmp_path, client="synchronous", **OPTIONS)
+    assert sum(seen) == 1  # X once, for the three groups
+    monkeypatch.setattr(cache_files, "_update", real_update)
+    problem = group_problems(labels)[GROUPS[1]]
+    alone = es.estimate(X, problem.y, 5, cache_dir=tmp_path, client="synchronous", **OPTIONS)
+    assert alone.cost.runs.reused == 200 and alone.cost.runs.made == 0
+
+
 def test_a_regressor_for_groups_is_refused_and_the_dataset_keeps_only_shared_attrs():
     X, labels = _study()
     with pytest.raises(InvalidParameterError, match="is a regressor, but y is a classification"):
