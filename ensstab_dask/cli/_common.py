@@ -445,15 +445,13 @@ def check_options_alone(args) -> None:
             f"{reading[0]} reads the file of --data; without --data the estimate runs on the embedded default, "
             "which has its own labels: give --data PATH"
         )
-    n_targets = parse_values(args.n_target, int, name="--n-target")
-    for value in n_targets:
-        check_int(value, "n_target", minimum=1)
+    n_targets = n_targets_of(args, several=True)
     values = _setting_values(args)
     values.pop("selector")  # made by name later: it imports scikit-learn
     EstimateSettings.check_each(values)
     if values.get("pfer") is not None and "--cutoff" in args.typed:
         refuse_cutoff_with_pfer(values["cutoff"], values["pfer"])
-    n_target = max(n_targets)
+    n_target = max(n_targets) if isinstance(n_targets, list) else n_targets
     # The values as given, not as check_each fills them: a default filled in reads as asked for.
     EstimateSettings(n_feature=n_target + 1, n_target=n_target, **values, data_known=False)
 

@@ -126,7 +126,8 @@ def _caches(cache_dir, X, data: dict, scorer) -> dict[str, RunCache | None]:
     rows (a named reference) hashed alone."""
     if cache_dir is None:
         return dict.fromkeys(data)
-    x_hash = hash_x(hashlib.sha256(), X)
+    # Only where some group asks of all of X (against the rest): a named reference's rows are their own data.
+    x_hash = hash_x(hashlib.sha256(), X) if any(p.rows is None for _, p in data.values()) else None
     return {
         g: RunCache.open(cache_dir, X_g, p.y, scorer, digest=digest_with(x_hash, p.y) if p.rows is None else None)
         for g, (X_g, p) in data.items()
@@ -246,14 +247,16 @@ def estimate_groups(
     )
     caches = _caches(cache_dir, X, data, scorer)
     plan = list(real_run_items(setting).values())
-    blocks = {g: plan if (cache := caches[g]) is None else cache.missing(plan, X.shape[1]) for g in problems}
+    nothing_held = (plan, float("nan"))
+    surveyed = {g: nothing_held if (cache := caches[g]) is None else cache.survey(plan, X.shape[1]) for g in problems}
+    blocks = {g: surveyed[g][0] for g in problems}
     asked = [g for g in problems if blocks[g]]
     with connect(client) as c:
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         if progress and asked:
             X_g, p = data[asked[0]]
-            recorded = [cache.recorded_seconds_per_run(plan, X.shape[1]) for cache in caches.values() if cache]
+            recorded = [rate for _, rate in surveyed.values()]
             say_the_price(
                 f"the estimates of {_groups(len(problems))}",
                 X_g,

@@ -114,10 +114,10 @@ class RealRunner:
         added to :meth:`spent`."""
         if self.progress and not self.made:  # handed runs were priced where they were made
             spent = self.spent()
-            blocks = plan if self.cache is None else self.cache.missing(plan, self.X.shape[1])
-            recorded = spent.made_seconds / spent.made if spent.made else float("nan")
-            if not np.isfinite(recorded) and self.cache is not None:
-                recorded = self.cache.recorded_seconds_per_run(plan, self.X.shape[1])
+            n_feature = self.X.shape[1]
+            blocks, cached_rate = (plan, float("nan")) if self.cache is None else self.cache.survey(plan, n_feature)
+            # This estimate's own pace where it made runs already, else the cache's record.
+            recorded = spent.made_seconds / spent.made if spent.made else cached_rate
             total = sum(item.runs for item in plan)
             to_make = sum(b.runs for b in blocks)
             say_the_price(

@@ -283,16 +283,18 @@ class RunCache:
         missing = {key: _missing(item, reach, read[key][0]) for key, (item, reach) in entries.items()}
         return entries, read, missing
 
-    def recorded_seconds_per_run(self, plan: Sequence[Pool | Copies], n_feature: int) -> float:
-        """The wall seconds per run the entries ``plan`` reaches into recorded when their runs
-        were made (their mean; NaN where none holds a run or recorded its time)."""
-        rates = [rate for stored, rate in self._entries(plan, n_feature)[1].values() if stored is not None]
-        rates = [rate for rate in rates if np.isfinite(rate) and rate > 0]
-        return float(np.mean(rates)) if rates else float("nan")
+    def survey(self, plan: Sequence[Pool | Copies], n_feature: int) -> tuple[list[Pool | Copies], float]:
+        """What :meth:`run` would make for ``plan`` (its blocks, in the order it asks for
+        them) and the wall seconds per run its entries recorded when their runs were made
+        (their mean; NaN where none holds a run or recorded its time): one read of the entries."""
+        _, read, missing = self._entries(plan, n_feature)
+        rates = [rate for stored, rate in read.values() if stored is not None and np.isfinite(rate) and rate > 0]
+        blocks = [block for blocks in missing.values() for block in blocks]
+        return blocks, float(np.mean(rates)) if rates else float("nan")
 
     def missing(self, plan: Sequence[Pool | Copies], n_feature: int) -> list[Pool | Copies]:
         """The blocks of runs :meth:`run` would make for ``plan``, in the order it asks for them."""
-        return [block for blocks in self._entries(plan, n_feature)[2].values() for block in blocks]
+        return self.survey(plan, n_feature)[0]
 
     def run(
         self,
