@@ -670,3 +670,18 @@ def test_every_module_path_a_page_names_exists(doc):
         if (first in modules and not _resolves(dotted)) or (first in OLD_MODULES and first not in modules):
             wrong.append(dotted)
     assert wrong == []
+
+
+def test_the_single_cell_figures_are_the_benchmarks():
+    """docs/performance.md's full-size single-cell row is benchmarks/results/single-cell-2-workers.json's."""
+    measured = json.loads((ROOT / "benchmarks" / "results" / "single-cell-2-workers.json").read_text())
+    row = next(r for r in measured["rows"] if r["cells"] == 10_000)
+    text = (ROOT / "docs" / "performance.md").read_text()
+    pattern = r"^\| 10,000 \| ([\d,]+) s \| (\d+) s \| ([\d,]+) s .*?\| ([\d.]+) s \| \*\*([\d.]+) %\*\*"
+    line = re.search(pattern, text, re.M)
+    assert line, "the 10,000-cell row is missing"
+    wall, group, runs, stats, share = line.groups()
+    s = row["summary"]
+    assert _number(wall) == round(row["estimate_wall_s"]) and int(group) == round(s["wall_per_group_s"])
+    assert _number(runs) == round(row["runs_wall_s"]) and float(stats) == round(s["statistics_s"], 1)
+    assert float(share) == round(100 * s["statistics_over_runs"], 1) and float(share) <= 10.0
