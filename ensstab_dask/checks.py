@@ -15,6 +15,7 @@ import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.seeding import MAX_SEED, seed_to_int  # noqa: F401 - MAX_SEED is re-exported for callers
+from ensstab_dask.wording import param, subject, words
 
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
 #: Named resamples of a real run (a fraction in (0, 1] is also accepted); see real.selectors.
@@ -51,10 +52,10 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
         ``value`` is out of range; the one-line message names ``name`` and the range.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise InvalidParameterError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+        raise InvalidParameterError(subject(name) + f" must be an int; got {type(value).__name__} {value!r}")
     count = int(value)
     if (minimum is not None and count < minimum) or (maximum is not None and count > maximum):
-        raise InvalidParameterError(f"{name} must be {int_bounds(minimum, maximum)}; got {count}")
+        raise InvalidParameterError(subject(name) + f" must be {int_bounds(minimum, maximum)}; got {count}")
     return count
 
 
@@ -102,15 +103,15 @@ def check_real(
         ``name`` and the interval.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidParameterError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+        raise InvalidParameterError(subject(name) + f" must be a real number; got {type(value).__name__} {value!r}")
     allowed = real_interval(minimum, maximum, open_minimum=open_minimum, open_maximum=open_maximum)
     value = float(value)
     if math.isnan(value):
-        raise InvalidParameterError(f"{name} must be a number {allowed}; got NaN")
+        raise InvalidParameterError(subject(name) + f" must be a number {allowed}; got NaN")
     below = minimum is not None and (value <= minimum if open_minimum else value < minimum)
     above = maximum is not None and (value >= maximum if open_maximum else value > maximum)
     if below or above or math.isinf(value):
-        raise InvalidParameterError(f"{name} must be {allowed}; got {value}")
+        raise InvalidParameterError(subject(name) + f" must be {allowed}; got {value}")
     return value
 
 
@@ -151,27 +152,38 @@ def check_model(model, h, n_target: int, n_useful: int, *, name: str = "model") 
     """
     if model in MODELS and model not in SIMULATOR_MODELS:
         raise InvalidParameterError(
-            f"{name}={model!r} models real ensembles, not the simulated selector: use it in "
+            param(name, model) + " models real ensembles, not the simulated selector: use it in "
             f"estimate(); the simulator's variants are {' and '.join(map(repr, SIMULATOR_MODELS))}"
         )
     check_choice(model, name, SIMULATOR_MODELS)
     if model == "onda":
         if h is not None:
-            raise InvalidParameterError(f"h is a parameter of {name}='two-level' only, not of {name}='onda'")
+            raise InvalidParameterError(
+                words(
+                    param("h"), " is a parameter of ", param(name, "two-level"), " only, not of ", param(name, "onda")
+                )
+            )
         return None
     if h is None:
         raise InvalidParameterError(
-            f"h is needed by {name}='two-level': the size of each ensemble copy's preferred set H"
+            words(
+                param("h"),
+                " is needed by ",
+                param(name, "two-level"),
+                ": the size of each ensemble copy's preferred set H",
+            )
         )
     h = check_int(h, "h", minimum=n_target)
     if h > n_useful:
-        raise InvalidParameterError(f"h must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}")
+        raise InvalidParameterError(
+            param("h") + f" must be in [n_target, n_useful] = [{n_target}, {n_useful}]; got {h}"
+        )
     return h
 
 
 def check_choice(value, name: str, allowed: Collection[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        raise InvalidParameterError(subject(name) + f" must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
 
 
@@ -194,34 +206,39 @@ def check_subsets(
         rows = [np.flatnonzero(r) for r in subsets]
     else:
         if isinstance(subsets, (str, bytes)) or not isinstance(subsets, (Iterable, np.ndarray)):
-            raise InvalidParameterError(f"{name} must be a sequence of subsets of feature indices")
+            raise InvalidParameterError(subject(name) + " must be a sequence of subsets of feature indices")
         rows = []
         for i, s in enumerate(subsets):
             if isinstance(s, (set, frozenset)):
                 s = sorted(s)
             arr = np.asarray(s)
             if arr.ndim != 1:
-                raise InvalidParameterError(f"{name}[{i}] must be a 1-D collection of feature indices")
+                raise InvalidParameterError(subject(name) + f"[{i}] must be a 1-D collection of feature indices")
             if arr.size and not np.issubdtype(arr.dtype, np.integer):
                 if np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all() and np.all(arr == np.round(arr)):
                     arr = arr.astype(np.int64)
                 else:
-                    raise InvalidParameterError(f"{name}[{i}] must hold integer feature indices; got dtype {arr.dtype}")
+                    raise InvalidParameterError(
+                        subject(name) + f"[{i}] must hold integer feature indices; got dtype {arr.dtype}"
+                    )
             arr = arr.astype(np.int64, copy=False)
             if arr.size and (arr.min() < 0 or arr.max() >= n_feature):
                 raise InvalidParameterError(
-                    f"{name}[{i}] has feature indices outside [0, {n_feature}): min {arr.min()}, max {arr.max()}"
+                    subject(name)
+                    + f"[{i}] has feature indices outside [0, {n_feature}): min {arr.min()}, max {arr.max()}"
                 )
             u = np.unique(arr)
             if u.size != arr.size:
-                raise InvalidParameterError(f"{name}[{i}] has duplicate feature indices")
+                raise InvalidParameterError(subject(name) + f"[{i}] has duplicate feature indices")
             rows.append(u)
     if len(rows) < min_count:
-        raise InvalidParameterError(f"{name} must hold at least {min_count} subsets; got {len(rows)}")
+        raise InvalidParameterError(subject(name) + f" must hold at least {min_count} subsets; got {len(rows)}")
     if size is not None:
         for i, r in enumerate(rows):
             if r.size != size:
-                raise InvalidParameterError(f"{name}[{i}] must have exactly {size} features (n_target); got {r.size}")
+                raise InvalidParameterError(
+                    subject(name) + f"[{i}] must have exactly {size} features (n_target); got {r.size}"
+                )
     return rows
 
 
@@ -264,7 +281,7 @@ def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int =
         values = [values]
     values = list(values)
     if not values:
-        raise InvalidParameterError(f"{name} must hold at least one value")
+        raise InvalidParameterError(subject(name) + " must hold at least one value")
     arr = _checked_at_once(values, name, kind, n_feature, n_target)
     if arr is None and kind == "p":
         arr = np.array([check_p(v, f"{name} values") for v in values], dtype=float)
@@ -276,7 +293,7 @@ def check_grid(values, name: str, kind: str, n_feature: int = 0, n_target: int =
         arr = np.array([check_int(v, f"{name} values", minimum=1) for v in values], dtype=np.int64)
     arr = np.sort(arr)
     if (arr[1:] == arr[:-1]).any():
-        raise InvalidParameterError(f"{name} has duplicate values")
+        raise InvalidParameterError(subject(name) + " has duplicate values")
     return arr
 
 

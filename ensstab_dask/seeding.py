@@ -31,6 +31,7 @@ from typing import Union
 import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import subject
 
 __all__ = [
     "SeedLike",
@@ -117,11 +118,11 @@ def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSeq
         return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
         raise InvalidParameterError(
-            f"{name} must be None, a non-negative int, a numpy SeedSequence or a "
+            subject(name) + f" must be None, a non-negative int, a numpy SeedSequence or a "
             f"numpy Generator; got {type(seed).__name__}"
         )
     if seed < 0:
-        raise InvalidParameterError(f"{name} must be a non-negative int; got {seed}")
+        raise InvalidParameterError(subject(name) + f" must be a non-negative int; got {seed}")
     return np.random.SeedSequence(int(seed))
 
 
@@ -207,13 +208,13 @@ def seed_to_int(seed: SeedLike, *, name: str = "seed") -> int:
         seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence, np.random.Generator))
     ):
         raise InvalidParameterError(
-            f"{name} must be a non-negative int, a numpy SeedSequence, a numpy Generator or None; "
+            subject(name) + f" must be a non-negative int, a numpy SeedSequence, a numpy Generator or None; "
             f"got {type(seed).__name__}"
         )
     if isinstance(seed, numbers.Integral):
         if not 0 <= seed <= MAX_SEED:
             raise InvalidParameterError(
-                f"{name} must be in [0, {MAX_SEED}] so that the results can record it; got {seed}"
+                subject(name) + f" must be in [0, {MAX_SEED}] so that the results can record it; got {seed}"
             )
         return int(seed)
     ss = as_seed_sequence(seed, name=name)

@@ -144,7 +144,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 def test_only_the_cli_speaks_in_flags():
     """The library's messages name its parameters (``pass overwrite=True``); the command
-    line turns them into its options where it shows them (``cli._common.cli_words``).
+    line spells them as its options where it shows them (``cli._common.OptionSpelling``).
     A string outside ``cli/`` that names a flag would say ``--overwrite`` to a library
     user, or need the CLI to strip it again. Docstrings are left to the docs."""
     named = []
@@ -157,6 +157,47 @@ def test_only_the_cli_speaks_in_flags():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
                 named += [f"{name}:{node.lineno}: {flag}" for flag in CLI_FLAG.findall(node.value)]
     assert not named, named
+
+
+#: The regular expressions the command line may apply, each to what it reads: never to a
+#: library message, which names its settings as parts the CLI spells (``ensstab_dask.wording``).
+CLI_PATTERNS = {"_NEGATIVE_VALUES": "the command line's own words (a negative value after a list option)"}
+
+
+def _rewrites(source: str, name: str = "<source>") -> list[str]:
+    """Each use of ``re`` in ``source`` that is neither a pattern of :data:`CLI_PATTERNS`
+    nor free of substitution."""
+    tree = ast.parse(source)
+    allowed = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and ast.unparse(node.targets[0]) in CLI_PATTERNS
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("sub", "subn"):
+            found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).startswith("re.") and id(node) not in allowed:
+            found.append(f"{name}:{node.lineno}: {ast.unparse(node)[:60]}")
+    return found
+
+
+def test_the_cli_never_rewrites_a_message_with_a_regular_expression():
+    """A message reworded by a pattern stops being translated, silently, the day its words
+    change; the CLI spells a message from its parts instead (``ensstab_dask.wording``).
+    Every use of ``re`` in ``cli/`` is a pattern of :data:`CLI_PATTERNS`, and none substitutes."""
+    found = []
+    for name, path in modules().items():
+        if name.split(".")[0] == "cli":
+            found += _rewrites(path.read_text(), name)
+    assert not found, found
+
+
+def test_the_pattern_check_sees_a_rewrite():
+    """The check above fails on the rewrite it exists for, and on a pattern not declared."""
+    assert _rewrites("import re\nmessage = re.sub(r'(\\w+)=True', r'--\\1', message)\n")
+    assert _rewrites("import re\nP = re.compile('x')\nmessage = P.sub('y', message)\n")
+    assert not _rewrites("import re\n_NEGATIVE_VALUES = re.compile('-[0-9]')\n_NEGATIVE_VALUES.fullmatch(w)\n")
 
 
 def _code_lines(node: ast.AST, lines: list[str]) -> int:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import param
 
 __all__ = [
     "MAX_REAL_RUNS",
@@ -96,9 +97,11 @@ def check_cost(
         return
     if sizes > MAX_SIZES:
         raise InvalidParameterError(
-            f"m_ensemble: {what} would compute {sizes:,} ensemble sizes, above the {MAX_SIZES:,} computed without "
+            param("m_ensemble")
+            + f": {what} would compute {sizes:,} ensemble sizes, above the {MAX_SIZES:,} computed without "
             "asking (each is a point of the curve and a line of its table); check the sizes, or pass "
-            "allow_large=True to run it"
+            + param("allow_large", True)
+            + " to run it"
         )
     parts = []
     if real_runs > MAX_REAL_RUNS:
@@ -114,5 +117,5 @@ def check_cost(
         parts.append(f"{simulated:,} simulated selectors ({seconds} on one core at the simulator's measured rate)")
     raise InvalidParameterError(
         f"{what} would make {' and '.join(parts)}, above the {MAX_REAL_RUNS:,} real runs or {MAX_SIMULATED:.0e} "
-        "simulated selectors run without asking; check the sizes, or pass allow_large=True to run it"
+        "simulated selectors run without asking; check the sizes, or pass " + param("allow_large", True) + " to run it"
     )

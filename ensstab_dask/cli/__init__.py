@@ -25,24 +25,28 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 
-from ensstab_dask.cli._common import STDOUT, UsageError, cli_words, dask_config, parse_values
+from ensstab_dask.cli._common import STDOUT, OptionSpelling, UsageError, dask_config, message_of, parse_values
 from ensstab_dask.cli._parser import attach_negative_values, build_parser
 from ensstab_dask.cli._stop import Stop, Terminated, close_interrupted_clusters, stop_signals_handled
 from ensstab_dask.exceptions import EnsstabError, SchedulerLost
 from ensstab_dask.outputs.visible import visible
+from ensstab_dask.wording import Text, spell
 
 __all__ = ["main", "parse_values", "build_parser", "UsageError"]
 
 
 class _CliWordsFormatter(logging.Formatter):
-    """A log record's message alone, in the command line's words (:func:`cli_words`)."""
+    """A log record's message alone, the settings it names as this command's options
+    (:class:`~ensstab_dask.cli._common.OptionSpelling`)."""
 
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__("%(message)s")
-        self.options = options
+        self.spelling = OptionSpelling(options)
 
     def format(self, record: logging.LogRecord) -> str:
-        return cli_words(super().format(record), self.options, subject=False)
+        if isinstance(record.msg, Text) and not record.args:
+            return record.msg.spelled(self.spelling)
+        return super().format(record)
 
 
 @contextlib.contextmanager
@@ -176,7 +180,7 @@ def _main(argv: Sequence[str] | None) -> int:
     options: dict[str, str] = {}
 
     def error(message: str) -> None:
-        print(f"ensstab: error: {cli_words(message, options)}", file=sys.stderr)
+        print(f"ensstab: error: {spell(message, OptionSpelling(options))}", file=sys.stderr)
 
     stop = Stop(lambda terminated: _stopped_line(args, terminated))
     try:
@@ -201,13 +205,17 @@ def _main(argv: Sequence[str] | None) -> int:
             ):
                 return args.func(args)
     except SchedulerLost as exc:  # before OSError: it is a ConnectionError
-        error(f"{exc}; rerun the same command to resume from the store" if _resumable(args) else str(exc))
+        error(
+            message_of(exc) + "; rerun the same command to resume from the store"
+            if _resumable(args)
+            else message_of(exc)
+        )
         return 1
     except UsageError as exc:  # in the command line's words already
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 2
     except EnsstabError as exc:  # the user's to fix: bad input, unreachable scheduler, damaged store
-        error(str(exc))
+        error(message_of(exc))
         return 2
     except BrokenPipeError:  # the reader left (`| head`): end quietly, as a killed pipeline's writer does
         _stdout_to_devnull()

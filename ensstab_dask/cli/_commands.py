@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import shlex
 import stat
@@ -18,16 +17,14 @@ from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import check_seed
 from ensstab_dask.cli._common import (
+    OptionSpelling,
     UsageError,
     check_before_the_data,
     check_outputs,
-    cli_words,
     cluster_options,
     default_cache_dir,
     estimate_options,
     for_the_target,
-    in_cli_text,
-    in_cli_words,
     load_data,
     n_targets_of,
     parse_values,
@@ -220,14 +217,14 @@ def command_estimate(args) -> int:
                 **options,
                 **names,
             )
-            val = dataclasses.replace(val, estimate=in_cli_words(val.estimate, args.cli_options))
+            val = val.spelled(OptionSpelling(args.cli_options))
             est = val.estimate
         else:
             est = estimate(
                 data.X, data.y, n_target, progress=not args.quiet, cache_dir=cache_dir, **cluster, **options, **names
             )
-            est = in_cli_words(est, args.cli_options)
-    print(cli_words(est.summary(), args.cli_options, subject=False))
+            est = est.spelled(OptionSpelling(args.cli_options))
+    print(est.summary())
     if args.details:
         print(est.details())
     payload = est.to_dict()
@@ -252,7 +249,7 @@ def command_estimate(args) -> int:
         }
         print()
         print(val.comparison())
-    ds = in_cli_text(est.to_dataset() if val is None else val.to_dataset(), args.cli_options)
+    ds = est.to_dataset() if val is None else val.to_dataset()
     ds.attrs["data"] = source
     write_outputs(args, payload, ds, est.features)
     return 0
@@ -261,7 +258,7 @@ def command_estimate(args) -> int:
 def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     """``estimate --groupby``: an estimate for each group against the reference, in one
     submission of real runs (:func:`~ensstab_dask.estimates.groups.estimate_groups`)."""
-    from ensstab_dask.estimates.groups import GroupEstimates, estimate_groups
+    from ensstab_dask.estimates.groups import estimate_groups
 
     given = [o for o, v in (("--label", args.label), ("--classes", args.classes)) if v is not None]
     given += [o for o in ("--validate", "--features") if getattr(args, o[2:], None)]
@@ -291,25 +288,18 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
             **cluster,
             **options,
         )
-    res = GroupEstimates(
-        {g: in_cli_words(est, args.cli_options) for g, est in res.estimates.items()},
-        res.reference,
-        res.groupby,
-        res.seconds,
-    )
-    print(cli_words(res.summary(), args.cli_options, subject=False))
+    res = res.spelled(OptionSpelling(args.cli_options))
+    print(res.summary())
     markers = res.markers()
     print(f"\nstable features per group ({len(res.groups)} groups, real runs sent together in {res.seconds:.1f} s):")
     for g, names in markers.items():
         print(f"  {g}: {', '.join(names) if names else 'none'}")
-    ds = in_cli_text(res.to_dataset(), args.cli_options)
+    ds = res.to_dataset()
     ds.attrs["data"] = source
     from ensstab_dask.plotting.group_report import write_group_report
 
     def panels(out, overwrite: bool):  # one report, a panel per group
-        return write_group_report(
-            res, out, overwrite=overwrite, words=lambda text: cli_words(text, args.cli_options, subject=False)
-        )
+        return write_group_report(res, out, overwrite=overwrite)
 
     write_outputs(args, {**res.to_dict(), "data": source}, ds, report=panels, to_anndata=res)
     return 0
@@ -464,9 +454,9 @@ def command_validate(args) -> int:
             **cluster,
             **options,
         )
-    res = dataclasses.replace(res, estimate=in_cli_words(res.estimate, args.cli_options))
-    print(cli_words(res.summary(), args.cli_options, subject=False))
-    ds = in_cli_text(res.to_dataset(), args.cli_options)
+    res = res.spelled(OptionSpelling(args.cli_options))
+    print(res.summary())
+    ds = res.to_dataset()
     ds.attrs["data"] = source
     write_outputs(args, {**res.to_dict(), **target_record(data.y)}, ds)
     return 0

@@ -1,5 +1,5 @@
-"""What the commands share: the command line's own errors, values and lists, the library's
-words turned into the command line's (:func:`cli_words`), where work runs (--scheduler,
+"""What the commands share: the command line's own errors, values and lists, the settings
+the library's messages name spelled as this command's options (:class:`OptionSpelling`), where work runs (--scheduler,
 --timeout, --tls-*), the data and the estimate's options, and outputs."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import itertools
 import json
 import logging
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ from ensstab_dask.real.selectors import DEFAULT_TREES, library_of
 from ensstab_dask.real.targets import target_line, task_of
 from ensstab_dask.settings import SETTINGS, USED_WHEN, EstimateSettings, models_using, refuse_cutoff_with_pfer
 from ensstab_dask.settings.constraints import Flag
+from ensstab_dask.wording import NAME_ONLY, Param, Text, python
 
 #: The path that names standard output (``--json -``), as in most command-line tools.
 STDOUT = "-"
@@ -54,73 +54,43 @@ LIBRARY_NAMES = {
     "security": ("tls_ca_file", "tls_cert", "tls_key"),
 }
 
-#: A setting as the library writes it, ``name=value``: after advice to pass it, or with a
-#: quoted value (``model='anchored'``), a switch (``overwrite=True``) or a call (``security=Security(...)``).
-_SETTING = re.compile(
-    r"(?P<advice>\b(?:pass|use|ask for|with) )?\b(?P<name>\w+)=(?P<value>'[^']*'|[\w.]+\([^)]*\)|[^\s,;)]+)"
-)
 
-# The parameter a message opens with; not the start of a file name ("data.h5ad: label column ...").
-_SUBJECT = re.compile(r"\w+(?![\w./\\-])")
+@dataclasses.dataclass(frozen=True)
+class OptionSpelling:
+    """The command line's spelling of the settings a library message names
+    (:class:`~ensstab_dask.wording.Param`): each by its option in this command
+    (``options``: each option by its dest), the one place the library's names become options.
 
-
-def cli_words(message: str, options: dict[str, str], *, subject: bool = True) -> str:
-    """A library message in the command line's words: the one place the library's parameter
-    names become this command's options (``options``: each option by its dest).
-
-    The library names a setting as Python does, ``name=value``; the command line as its
-    option: ``pass overwrite=True`` -> ``pass --overwrite``, ``use model='anchored'`` ->
-    ``use --model anchored``, ``ask for n_target=13`` -> ``ask for --n-target 13``,
-    ``verify=False`` -> ``--no-verify``. A value the library reports rather than advises
-    (``one cell (m_ensemble=1000000, ...)``) stays as it is, and so does a parameter this
-    command has no option for. With ``subject``, the parameter the message opens with
-    becomes its option too (``n_target must be in [1, 2000]`` -> ``--n-target must be ...``).
+    ``n_target`` -> ``--n-target``, ``overwrite=True`` -> ``--overwrite``,
+    ``model='anchored'`` -> ``--model anchored``, ``verify=False`` -> ``--no-verify``,
+    ``security=...`` -> ``--tls-ca-file, --tls-cert and --tls-key``; a parameter this command
+    has no option for keeps Python's spelling.
     """
 
-    def flags(name: str) -> list[str]:
-        return [options[dest] for dest in LIBRARY_NAMES.get(name, (name,)) if dest in options]
+    options: dict[str, str]
 
-    def setting(m: re.Match) -> str:
-        name, value, advice = m["name"], m["value"], m["advice"] or ""
-        quoted, switch = value.startswith("'"), value in ("True", "False")
-        if not (advice or quoted or switch):
-            return m[0]
-        named = flags(f"no_{name}") if value == "False" else flags(name)
+    def flags(self, name: str) -> list[str]:
+        """The options of this command that set the library's parameter ``name``."""
+        return [self.options[dest] for dest in LIBRARY_NAMES.get(name, (name,)) if dest in self.options]
+
+    def __call__(self, p: Param) -> str:
+        if p.value is NAME_ONLY:
+            named = self.flags(p.name)
+            return named[0] if named else python(p)
+        named = self.flags(f"no_{p.name}") if p.value is False else self.flags(p.name)
         if not named:
-            return m[0]
+            return python(p)
         if len(named) > 1:  # several options set it: name them, not the library's value
-            return advice + ", ".join(named[:-1]) + " and " + named[-1]
-        return advice + named[0] + ("" if switch else " " + value.strip("'"))
-
-    message = _SETTING.sub(setting, message)
-    opening = _SUBJECT.match(message) if subject else None  # "n_target must be ...", "client: malformed ..."
-    if opening and flags(opening[0]):
-        message = flags(opening[0])[0] + message[opening.end() :]
-    return message
+            return ", ".join(named[:-1]) + " and " + named[-1]
+        if isinstance(p.value, bool):
+            return named[0]
+        return f"{named[0]} {'...' if p.value is Ellipsis else p.value}"
 
 
-def in_cli_words(est, options: dict[str, str]):
-    """The estimate with its warnings and notes in the command line's words (:func:`cli_words`),
-    for what a command prints and writes (the summary and the Dataset's words are reworded
-    whole where they are printed and written: :func:`in_cli_text`)."""
-    return dataclasses.replace(
-        est,
-        verdict=dataclasses.replace(
-            est.verdict,
-            warnings=[cli_words(w, options, subject=False) for w in est.warnings],
-            notes=[cli_words(n, options, subject=False) for n in est.notes],
-        ),
-    )
-
-
-def in_cli_text(ds, options: dict[str, str]):
-    """A result's Dataset with its words (``answer``, ``summary``, ``spending``, ``warnings``,
-    ``notes``) as the command printed them (:func:`cli_words`): what the report shows is
-    what the terminal said."""
-    for key in ("answer", "summary", "spending", "warnings", "notes"):
-        if key in ds.attrs:
-            ds.attrs[key] = cli_words(str(ds.attrs[key]), options, subject=False)
-    return ds
+def message_of(exc: BaseException) -> str:
+    """An error's message as raised: a :class:`~ensstab_dask.wording.Text` where the library
+    named settings in it (``str(exc)`` would be Python's spelling alone)."""
+    return exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Text) else str(exc)
 
 
 def parse_values(text: str, kind: Callable = int, *, name: str = "value") -> list:

@@ -95,7 +95,7 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
     option (``--resample``). Values the command line cannot type (the sizes, a resample)
     are read as text by :func:`~ensstab_dask.cli._common.estimate_options`, and checked
     there by the settings' own constraints."""
-    text = re.sub(r"`(\w+)`", lambda m: _flag(m[1]), setting.help)
+    text = setting.described(_flag)
     if isinstance(setting.constraint, Flag):  # on by default: --no-NAME turns it off
         p.add_argument(_flag(("no_" if setting.default else "") + setting.name), action="store_true", help=text)
         return
@@ -668,7 +668,7 @@ def attach_negative_values(argv: Sequence[str]) -> list[str]:
 
 def _cli_options(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each option of ``parser`` by its dest, the library's name for it: n_target -> --n-target
-    (what :func:`~ensstab_dask.cli._common.cli_words` translates with)."""
+    (what :class:`~ensstab_dask.cli._common.OptionSpelling` spells the library's messages with)."""
     return {
         action.dest: next(o for o in action.option_strings if o.startswith("--"))
         for action in parser._actions  # argparse has no public list of a parser's options

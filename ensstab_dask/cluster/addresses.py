@@ -10,6 +10,7 @@ import logging
 import os
 
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import Code, param
 
 __all__ = ["check_address", "check_security", "check_certificates", "warn_if_plain_and_remote"]
 
@@ -32,17 +33,19 @@ def check_address(address: str) -> str:
     if isinstance(address, str) and len(address) > _MAX_ADDRESS:
         # Quoted in part: the error is one line, not the whole of what was given.
         raise InvalidParameterError(
-            f"client: malformed scheduler address {address[:60]!r}... ({len(address):,} characters): a host name "
+            param("client")
+            + f": malformed scheduler address {address[:60]!r}... ({len(address):,} characters): a host name "
             f"has at most 253 characters, an address at most {_MAX_ADDRESS}"
         )
     try:
         normal = normalize_address(address)
         host, port = get_address_host_port(normal)
     except (ValueError, TypeError) as exc:
-        raise InvalidParameterError(f"client: malformed scheduler address {address!r}: {exc}") from None
+        raise InvalidParameterError(param("client") + f": malformed scheduler address {address!r}: {exc}") from None
     if not host or not 0 < int(port) < 65536:
         raise InvalidParameterError(
-            f"client: malformed scheduler address {address!r}: expected scheme://host:port with port 1-65535"
+            param("client")
+            + f": malformed scheduler address {address!r}: expected scheme://host:port with port 1-65535"
         )
     try:
         # What the resolver will do with it: a name with a label over 63 characters, or
@@ -50,7 +53,8 @@ def check_address(address: str) -> str:
         host.encode("idna")
     except UnicodeError as exc:
         raise InvalidParameterError(
-            f"client: malformed scheduler address {address!r}: the host name is not a valid DNS name ({exc})"
+            param("client")
+            + f": malformed scheduler address {address!r}: the host name is not a valid DNS name ({exc})"
         ) from None
     return normal
 
@@ -72,10 +76,9 @@ def warn_if_plain_and_remote(address: str) -> None:
         loopback = host.lower() in ("localhost", "localhost.localdomain")
     if not loopback:
         logger.warning(
-            "%s is a plain tcp:// address of another machine: a Dask client runs what its scheduler sends, "
+            f"{address} is a plain tcp:// address of another machine: a Dask client runs what its scheduler sends, "
             "so whoever answers there can run code in this process; connect only to a scheduler you trust, and "
-            "across a network use a tls:// address and pass security=Security(...)",
-            address,
+            "across a network use a tls:// address and pass " + param("security", Code("Security(...)"))
         )
 
 
@@ -89,12 +92,18 @@ def check_security(address: str, security):
 
     sec = security if security is not None else Security()  # Security() reads the dask config
     if not isinstance(sec, Security):
-        raise InvalidParameterError(f"security must be a distributed.security.Security; got {type(sec).__name__}")
+        raise InvalidParameterError(
+            param("security") + f" must be a distributed.security.Security; got {type(sec).__name__}"
+        )
     if not (getattr(sec, "tls_ca_file", None) and getattr(sec, "tls_client_cert", None)):
         raise InvalidParameterError(
-            f"client: {address} is a TLS scheduler and no client certificates were given: pass "
-            "security=distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
-            "or set distributed.comm.tls in the dask config"
+            param("client")
+            + f": {address} is a TLS scheduler and no client certificates were given: pass "
+            + param(
+                "security",
+                Code("distributed.security.Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...)"),
+            )
+            + " or set distributed.comm.tls in the dask config"
         )
     check_certificates(sec)
     return sec

@@ -59,6 +59,7 @@ from ensstab_dask.checks import check_real
 from ensstab_dask.cluster.addresses import check_address, check_security, warn_if_plain_and_remote
 from ensstab_dask.cluster.handshake import handshake
 from ensstab_dask.exceptions import InvalidParameterError, SchedulerLost, SchedulerUnreachable
+from ensstab_dask.wording import param
 
 # distributed is imported inside the functions that use it: it takes half a second to import,
 # and neither `import ensstab_dask` nor the synchronous scheduler needs it.
@@ -413,7 +414,7 @@ def connect(
             yield client
         return
     if not isinstance(client, str):
-        raise InvalidParameterError(f"client must be {_ACCEPTED}; got {type(client).__name__}")
+        raise InvalidParameterError(param("client") + f" must be {_ACCEPTED}; got {type(client).__name__}")
     kind = local_kind(client)
     if kind == "synchronous":
         yield None
@@ -438,7 +439,7 @@ def connect(
                     closing()
         return
     if ":" not in client:  # neither a name nor host:port; most likely a misspelt name
-        raise InvalidParameterError(f"client must be {_ACCEPTED}; got {client!r}")
+        raise InvalidParameterError(param("client") + f" must be {_ACCEPTED}; got {client!r}")
     address = check_address(client.strip())
     warn_if_plain_and_remote(address)
     security = check_security(address, security)

@@ -25,6 +25,7 @@ import sys
 import threading
 
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import param
 
 __all__ = ["handshake"]
 
@@ -216,12 +217,14 @@ def handshake(address: str, timeout: float, security) -> None:
     args = security.get_connection_args("client") if security is not None else {}
     if not tls and args.get("require_encryption"):
         raise InvalidParameterError(
-            f"client: {address} is not a tls:// address, and the dask config requires encryption "
+            param("client") + f": {address} is not a tls:// address, and the dask config requires encryption "
             "(distributed.comm.require-encryption)"
         )
     context = args.get("ssl_context") if tls else None
     if tls and context is None:
-        raise InvalidParameterError(f"client: {address} is a TLS scheduler and no client certificates were given")
+        raise InvalidParameterError(
+            param("client") + f": {address} is a TLS scheduler and no client certificates were given"
+        )
     # As distributed's TLS connector: the configured name, else the address's host.
     server_hostname = (args.get("server_hostname") or get_address_host_port(address)[0]) if tls else None
     outcome: list = []

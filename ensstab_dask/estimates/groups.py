@@ -14,6 +14,7 @@ it lacks are run.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -37,6 +38,7 @@ from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_price
 from ensstab_dask.real.selectors import make_scorer, selector_for
 from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
+from ensstab_dask.wording import Spelling, param
 
 __all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
 
@@ -86,6 +88,10 @@ class GroupEstimates:
             g: [] if est.features is None else [str(n) for n in stable_features(est.features)["names"]]
             for g, est in self.estimates.items()
         }
+
+    def spelled(self, spelling: Spelling) -> GroupEstimates:
+        """Every group's estimate with its words in ``spelling`` (:meth:`Estimate.spelled`)."""
+        return dataclasses.replace(self, estimates={g: e.spelled(spelling) for g, e in self.estimates.items()})
 
     def summary(self) -> str:
         """Each group's summary under a line naming the group and what it is compared with."""
@@ -147,7 +153,9 @@ def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> 
     counts = class_counts(labels)
     text = np.array([str(v) for v in counts])[np.unique(labels, return_inverse=True)[1].ravel()]
     if not isinstance(reference, str) or (reference != "rest" and reference not in counts):
-        raise InvalidParameterError(f"reference must be 'rest' or one of the groups {list(counts)}; got {reference!r}")
+        raise InvalidParameterError(
+            param("reference") + f" must be 'rest' or one of the groups {list(counts)}; got {reference!r}"
+        )
     if reference == "rest" and "rest" in counts:
         # The keyword, not the group: every group, the one named "rest" too, against every other sample.
         logger.warning(
@@ -161,7 +169,7 @@ def group_problems(labels: np.ndarray, groups=None, reference: str = "rest") -> 
     unknown = [g for g in chosen if g not in counts]
     if not chosen or unknown or len(set(chosen)) != len(chosen) or (reference in chosen and reference != "rest"):
         why = f"{unknown[0]!r} is not one" if unknown else "each once, not the reference" if chosen else "none given"
-        raise InvalidParameterError(f"groups must name groups of {list(counts)} ({why})")
+        raise InvalidParameterError(param("groups") + f" must name groups of {list(counts)} ({why})")
     problems = {}
     for g in chosen:
         rows = None if reference == "rest" else np.flatnonzero(np.isin(text, [g, reference]))

@@ -31,6 +31,7 @@ from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.outputs import json_attrs, json_number
+from ensstab_dask.wording import Spelling, python, spell
 
 __all__ = [
     "EstimateFields",
@@ -290,10 +291,17 @@ class Verdict:
 
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: How the estimate's words name a setting (:mod:`ensstab_dask.wording`): the spelling
+    #: its warnings and notes are in, which its summary and answer use too.
+    spelling: Spelling = field(default=python, repr=False, compare=False)
 
     @property
     def reliable(self) -> bool:
         return not self.warnings
+
+    def spelled(self, spelling: Spelling) -> Verdict:
+        """The verdict with the settings its words name as ``spelling`` writes them."""
+        return Verdict([spell(w, spelling) for w in self.warnings], [spell(n, spelling) for n in self.notes], spelling)
 
     def to_dict(self) -> dict[str, Any]:
         return {"reliable": bool(self.reliable), "warnings": list(self.warnings), "notes": list(self.notes)}
@@ -327,12 +335,13 @@ class _Spent:
     JSON, its sentence in ``attrs``."""
 
     spending: Spending
+    spelling: Spelling
 
     def to_dict(self) -> dict[str, Any]:
         return {"spending": self.spending.to_dict()}
 
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
-        ds.attrs.update(spending=self.spending.sentence())
+        ds.attrs.update(spending=spell(self.spending.sentence(), self.spelling))
         if self.spending.reached is not None:
             ds.attrs.update(spending_reached=int(self.spending.reached))
         return ds
@@ -450,7 +459,7 @@ def parts(est) -> list[Part]:
     """An estimate's parts, in the order its JSON and Dataset give them: those it has."""
     out: list[Any] = [est.verdict, est.single, est.fit, est.prediction]
     out += [None if est.self_check is None else _Checked(est.self_check), est.cost]
-    out += [None if est.spending is None else _Spent(est.spending)]
+    out += [None if est.spending is None else _Spent(est.spending, est.verdict.spelling)]
     out += [None if est.features is None else _Features(est.features)]
     out += [None if est.surface is None else _Surface(est.surface)]
     return [p for p in out if p is not None]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import xarray as xr
@@ -31,6 +32,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.outputs import write_netcdf
 from ensstab_dask.outputs.visible import visible
+from ensstab_dask.wording import Spelling, param
 
 __all__ = ["Estimate"]
 
@@ -64,7 +66,8 @@ class Estimate:
         The model against real ensembles it did not use.
     verdict : Verdict
         ``reliable`` (False when any guard rail tripped), ``warnings`` saying which, in
-        words, and ``notes``.
+        words, and ``notes``; and ``spelling``, how its words name a setting (Python's
+        ``n_target=13`` by default; ``spelled()`` gives the estimate in other names).
     features : xarray.Dataset or None
         Each feature's selection frequency over the model's real ensemble copies, per
         measured ensemble size, with its interval and mean rank, named
@@ -113,6 +116,13 @@ class Estimate:
     features: xr.Dataset | None = field(repr=False, default=None)
     surface: xr.Dataset | None = field(repr=False, default=None)
     spending: Spending | None = None
+
+    def spelled(self, spelling: Spelling) -> Estimate:
+        """The estimate whose words (its warnings, notes, summary, answer and the text of
+        its Dataset and JSON) name the settings as ``spelling`` writes them: the command
+        line's options, say, where the library writes ``n_target=13``
+        (:mod:`ensstab_dask.wording`; the verdict keeps the spelling its words are in)."""
+        return dataclasses.replace(self, verdict=self.verdict.spelled(spelling))
 
     @property
     def curve(self) -> xr.Dataset:
@@ -163,7 +173,7 @@ class Estimate:
         (:func:`~ensstab_dask.estimates.features.feature_table`)."""
         if self.features is None:
             raise InvalidParameterError(
-                f"model={self.prediction.model!r} ran no real ensemble copies: there is no feature table"
+                param("model", self.prediction.model) + " ran no real ensemble copies: there is no feature table"
             )
         return feature_table(self.features)
 

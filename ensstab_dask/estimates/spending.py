@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.outputs import json_number
+from ensstab_dask.wording import param
 
 __all__ = ["RunsSpent", "Cost", "Round", "Spending"]
 
@@ -193,10 +194,10 @@ class Spending:
             )
         why = _STOPPED.get(last.next, str(last.next))
         if last.next == Next.CAP and self.wanted_runs:
-            why += f"; to go on, pass max_real_runs={self.wanted_runs}"
+            why += "; to go on, pass " + param("max_real_runs", self.wanted_runs)
         return (
             f"Precision NOT reached: half-width {last.half_width:.3f} at m = {self.at} > the {self.precision:g} "
-            f"asked, after {spent}: {why}."
+            f"asked, after {spent}: " + why + "."
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import param
 
 __all__ = ["StableFeatureSelector"]
 
@@ -145,7 +146,8 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
         measured = [int(m) for m in features["m_measured"].values]
         if self.m_ensemble not in measured:
             raise InvalidParameterError(
-                f"m_ensemble: {self.m_ensemble} is not a size the copies measure (they measure {measured}); "
+                param("m_ensemble")
+                + f": {self.m_ensemble} is not a size the copies measure (they measure {measured}); "
                 f"give at most the members per copy"
             )
         self.estimate_ = est

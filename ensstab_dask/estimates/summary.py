@@ -20,6 +20,7 @@ from ensstab_dask.estimates.trust import headline, undecided_sizes
 from ensstab_dask.indices import INDICES, shared_features
 from ensstab_dask.models import SelfCheck, get_model
 from ensstab_dask.outputs import json_number
+from ensstab_dask.wording import Param, spell
 
 __all__ = [
     "estimate_details",
@@ -129,7 +130,7 @@ def plain_answer(self: EstimateFields) -> list[str]:
     lines += _which_k(self)
     lines += ["  " + line for line in _believe(self)]
     if self.spending is not None:
-        lines.append("  " + self.spending.sentence())
+        lines.append("  " + spell(self.spending.sentence(), self.verdict.spelling))
     # The notes qualify the curve: beside it, before the features.
     lines += [f"  Note: {_sentence(n)}" for n in self.notes] + kept_features(self)
     return lines + ["  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0])]
@@ -295,11 +296,11 @@ def _cannot_tell(self: EstimateFields, first: int) -> str:
     more = G * (first - B)
     pace = self.cost.seconds_per_run
     when = f", about {duration(more * pace)} at this run's pace" if np.isfinite(pace) and pace > 0 else ""
+    grow = self.verdict.spelling(Param("members", first))
     return (
         f"the features' rank moments predict {moments:.1f} of {k} shared and the law {law:.1f}, further apart than "
         f"their noise, so the interval covers both; growing each of the {G} copies to {first} members (pass "
-        f"members={first}) would measure it: {more:,} more real runs{when}, the {G * B:,} made reused where a cache "
-        "keeps them"
+        f"{grow}) would measure it: {more:,} more real runs{when}, the {G * B:,} made reused where a cache keeps them"
     )
 
 

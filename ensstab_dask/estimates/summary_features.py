@@ -13,6 +13,7 @@ import math
 
 from ensstab_dask.estimates.features import stable_features
 from ensstab_dask.estimates.records import EstimateFields
+from ensstab_dask.wording import Code, Param, Spelling
 
 __all__ = ["kept_features", "BOUND_WORDS"]
 
@@ -41,7 +42,7 @@ def kept_features(est: EstimateFields) -> list[str]:
         f" and {len(st['names']) - _NAMES} more (the feature table lists them all)" if len(st["names"]) > _NAMES else ""
     )
     count = f"{len(st['names'])} feature" + ("" if len(st["names"]) == 1 else "s")
-    return [f"  {what}: {names} ({count}{_chance(st)})."] + _pfer_cutoff(st) + _advice(st)
+    return [f"  {what}: {names} ({count}{_chance(st)})."] + _pfer_cutoff(st) + _advice(st, est.verdict.spelling)
 
 
 def _chance(st: dict) -> str:
@@ -74,7 +75,7 @@ def _pfer_cutoff(st: dict) -> list[str]:
     ]
 
 
-def _advice(st: dict) -> list[str]:
+def _advice(st: dict, spelling: Spelling) -> list[str]:
     """The copies (and cutoff) that bound the stable features' noise by the PFER asked for,
     or by 1, at finitely many copies; nothing where these copies already do."""
     pfer, target, G = st.get("pfer"), st["bound_target"], st["copies"]
@@ -83,11 +84,10 @@ def _advice(st: dict) -> list[str]:
         return [f"  No cutoff of 0.55, 0.60, ..., 1 bounds the noise by {target:g} within 500 real ensembles."]
     same_cutoff = abs(cutoff - st["threshold"]) < 1e-9
     instead = " (in place of the PFER)" if pfer is not None else ""
+    at_cutoff = spelling(Param("cutoff", Code(f"{cutoff:g}")))
     if needed <= G:  # these copies do it at another cutoff
-        return (
-            [] if same_cutoff else [f"  To bound the noise among them by {target:g}, pass cutoff={cutoff:g}{instead}."]
-        )
-    how = f"pass copies={needed}" + ("" if same_cutoff else f" with cutoff={cutoff:g}")
+        return [] if same_cutoff else [f"  To bound the noise among them by {target:g}, pass {at_cutoff}{instead}."]
+    how = f"pass {spelling(Param('copies', needed))}" + ("" if same_cutoff else f" with {at_cutoff}")
     return [
         f"  To bound the noise among them by {target:g}, {how}{instead}: {needed} real ensembles, the {G} already "
         "made reused, priced before it runs; the list may shrink, as more ensembles tell chance from stability."

@@ -28,6 +28,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.runs import runs_from_copies
 from ensstab_dask.settings import EstimateSettings
+from ensstab_dask.wording import param
 
 __all__ = ["n_target_list", "check_surface", "surface_at", "surface_dataset"]
 
@@ -54,14 +55,16 @@ def n_target_list(value, *, n_feature: int) -> list[int]:
         return [check_n_target(value, n_feature)]
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise InvalidParameterError(
-            f"n_target must be an int, or a list of ints for the stability over n_target; got {value!r}"
+            param("n_target") + f" must be an int, or a list of ints for the stability over n_target; got {value!r}"
         )
     values = [check_n_target(v, n_feature) for v in value]
     if not values:
-        raise InvalidParameterError("n_target must hold at least one value; got an empty list")
+        raise InvalidParameterError(param("n_target") + " must hold at least one value; got an empty list")
     repeated = sorted({v for v in values if values.count(v) > 1})
     if repeated:
-        raise InvalidParameterError(f"n_target must not repeat a value; got {values} ({repeated} more than once)")
+        raise InvalidParameterError(
+            param("n_target") + f" must not repeat a value; got {values} ({repeated} more than once)"
+        )
     return values
 
 
@@ -69,9 +72,12 @@ def check_surface(model, n_targets: list[int]) -> None:
     """Refuse several n_target for a model that cannot give them from the same runs cheaply."""
     if len(n_targets) > 1 and not model.surface:
         raise InvalidParameterError(
-            f"n_target: several values (the stability over n_target, {n_targets}) need a model that measures its "
-            f"curve on its real ensemble copies; model={model.name!r} would fit its simulator or its model again at "
-            "every n_target: ask for one n_target, or use model='anchored'"
+            param("n_target")
+            + f": several values (the stability over n_target, {n_targets}) need a model that measures its "
+            "curve on its real ensemble copies; "
+            + param("model", model.name)
+            + " would fit its simulator or its model again at every n_target: ask for one n_target, or use "
+            + param("model", "anchored")
         )
 
 

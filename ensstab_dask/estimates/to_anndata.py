@@ -12,6 +12,7 @@ import numpy as np
 from ensstab_dask.estimates.features import feature_order
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.formats import shown_name
+from ensstab_dask.wording import param, words
 
 __all__ = ["write_frequencies_to_var", "rank_genes_groups_layout"]
 
@@ -63,7 +64,9 @@ def _write_groups(adata, groups, *, key: str, overwrite: bool, layout: dict) -> 
     """Every group's columns and the markers' layout, all made before any is written."""
     made = [_columns(adata, est.features, key=f"{key}_{g}", overwrite=overwrite) for g, est in groups.estimates.items()]
     if f"{key}_markers" in adata.uns and not overwrite:
-        raise InvalidParameterError(f"adata.uns has {key}_markers already; pass overwrite=True to replace it")
+        raise InvalidParameterError(
+            f"adata.uns has {key}_markers already; pass " + param("overwrite", True) + " to replace it"
+        )
     markers = rank_genes_groups_layout(adata, groups, **layout)
     written = []
     for columns, at in made:
@@ -135,8 +138,9 @@ def rank_genes_groups_layout(
                 fields.setdefault(name, {})[g] = values
         except KeyError as missing:
             raise InvalidParameterError(
-                f"adata: {shown_name(missing.args[0])} is not a var name of the matrix read (layer={layer!r}, "
-                f"use_raw={use_raw}); pass the layer and use_raw the estimate read"
+                f"adata: {shown_name(missing.args[0])} is not a var name of the matrix read ("
+                + words(param("layer", layer), ", ", param("use_raw", use_raw))
+                + "); pass the layer and use_raw the estimate read"
             ) from None
         pts[g], pts_rest[g] = _expressing(X, inside), _expressing(X, reference)
     length = min(len(v) for v in fields["names"].values())
@@ -196,11 +200,13 @@ def _matrix(adata, layer: str | None, use_raw: bool):
     """The matrix the estimate read, and its var names."""
     if use_raw:
         if adata.raw is None:
-            raise InvalidParameterError("use_raw=True: adata has no .raw")
+            raise InvalidParameterError(param("use_raw", True) + ": adata has no .raw")
         return adata.raw.X, adata.raw.var_names
     if layer is not None:
         if layer not in adata.layers:
-            raise InvalidParameterError(f"layer {layer!r} is not a layer of adata (its layers: {list(adata.layers)})")
+            raise InvalidParameterError(
+                param("layer") + f" {layer!r} is not a layer of adata (its layers: {list(adata.layers)})"
+            )
         return adata.layers[layer], adata.var_names
     return adata.X, adata.var_names
 
@@ -227,11 +233,11 @@ def _expressing(X, rows: np.ndarray) -> np.ndarray:
 def _columns(adata, features, *, key: str, overwrite: bool) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The columns of one estimate's ``features``, and where its features are among the vars."""
     if features is None:
-        raise InvalidParameterError("features is None: this estimate's model ran no real ensemble copies")
+        raise InvalidParameterError(param("features") + " is None: this estimate's model ran no real ensemble copies")
     names_coord = next((c for c in ("feature_name", "name") if c in features.coords), None)
     size_dim = next((d for d in ("m_measured", "m_ensemble") if d in features["frequency"].dims), None)
     if names_coord is None or size_dim is None:
-        raise InvalidParameterError("features must be an estimate's features (est.features)")
+        raise InvalidParameterError(param("features") + " must be an estimate's features (est.features)")
     names = [str(n) for n in features[names_coord].values]
     var_names = [str(n) for n in adata.var_names]
     where = {name: i for i, name in enumerate(var_names)}
@@ -247,5 +253,7 @@ def _columns(adata, features, *, key: str, overwrite: bool) -> tuple[dict[str, n
     columns[f"{key}_mean_rank"] = features["mean_rank"].values
     taken = [c for c in columns if c in adata.var.columns]
     if taken and not overwrite:
-        raise InvalidParameterError(f"adata.var has {shown_name(taken[0])} already; pass overwrite=True to replace it")
+        raise InvalidParameterError(
+            f"adata.var has {shown_name(taken[0])} already; pass " + param("overwrite", True) + " to replace it"
+        )
     return columns, at

@@ -24,6 +24,7 @@ from ensstab_dask.models import Prediction, SelfCheck
 from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.simulator.estimators import PEstimate
 from ensstab_dask.simulator.fixed_point import FixedPointCheck
+from ensstab_dask.wording import param, words
 
 __all__ = [
     "guard_rails",
@@ -55,24 +56,25 @@ def fewer_useful_than_asked(n_useful_mean: float, n_target: int, *, simulator: b
     """
     than = "fewer than" if n_useful_mean < n_target else "no more than"
     plain = f"the selector finds about {n_useful_mean:.1f} useful features, {than} the n_target = {n_target} it keeps"
-    anchored = "use model='anchored', which measures real ensembles"
+    anchored = words("use ", param("model", "anchored"), ", which measures real ensembles")
     if smaller:
         k, count = smaller
-        plain += f"; at n_target = {k} the same runs count {count:.1f}, more than it keeps, so ask for n_target={k}" + (
-            f", or {anchored}" if simulator else ""
+        plain += f"; at n_target = {k} the same runs count {count:.1f}, more than it keeps, so ask for " + param(
+            "n_target", k
         )
+        plain += (", or " + anchored) if simulator else ""
     elif smaller is False:
         plain += "; no smaller n_target counts more than it keeps on these runs"
-        plain += f", so {anchored}" if simulator else ""
+        plain += (", so " + anchored) if simulator else ""
     else:
-        plain += "; ask for a smaller n_target" + (f", or {anchored}" if simulator else "")
+        plain += "; ask for a smaller n_target" + ((", or " + anchored) if simulator else "")
     detail = (
         f"A[f] = {n_useful_mean:.1f} features are picked more often than chance allows, so the rest of each "
         f"top {n_target} is filled by chance"
     )
     if simulator:
         detail += "; the paper's simulator says nothing at A[f] <= n_target"
-    return f"{plain}: {detail}"
+    return plain + ": " + detail
 
 
 def blocking_reasons(
@@ -245,7 +247,11 @@ def caution_reasons(
             f"n_target <= n_useful <= n_feature, and {used} is not what the real runs measured"
         )
     if not verified:
-        out.append("nothing confirms the number of useful features: the fixed point was not checked (verify=False)")
+        out.append(
+            "nothing confirms the number of useful features: the fixed point was not checked ("
+            + param("verify", False)
+            + ")"
+        )
     if calibration_empty:
         out.append(
             "the simulator cannot match the selector's stability and its count of useful features at once: the "

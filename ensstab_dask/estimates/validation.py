@@ -8,6 +8,7 @@ harness on the same data reuses it, anything else recomputes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -40,6 +41,7 @@ from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.runs import Copies, check_plan_classes
 from ensstab_dask.real.selectors import selector_for, task_for
 from ensstab_dask.seeding import SeedLike
+from ensstab_dask.wording import Spelling
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
 
@@ -247,6 +249,10 @@ class Validation:
                 f"| {m} | {pred} | {se} | {r['real']:.3f} | {r['real_se']:.3f} | {z} | {covered} | {verdict(r)} |"
             )
         return "\n".join(rows)
+
+    def spelled(self, spelling: Spelling) -> Validation:
+        """The validation with its estimate's words in ``spelling`` (:meth:`Estimate.spelled`)."""
+        return dataclasses.replace(self, estimate=self.estimate.spelled(spelling))
 
     def summary(self) -> str:
         """The estimate's summary (its verdict first), then :meth:`comparison`."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from ensstab_dask.checks import check_int, check_real, check_subsets, membership
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import param
 
 __all__ = [
     "NogueiraStability",
@@ -42,7 +43,9 @@ def check_mean_size(sizes: np.ndarray, n_feature: int, name: str) -> None:
     """Refuse subset sizes whose mean is 0 or every feature: Nogueira's index divides by it."""
     kbar = sizes.mean()
     if kbar in (0, n_feature):
-        raise InvalidParameterError(f"index {name!r} needs 0 < mean subset size < n_feature={n_feature}; got {kbar}")
+        raise InvalidParameterError(
+            param("index") + f" {name!r} needs 0 < mean subset size < n_feature={n_feature}; got {kbar}"
+        )
 
 
 @dataclass(frozen=True)

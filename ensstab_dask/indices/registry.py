@@ -14,6 +14,7 @@ import numpy as np
 from ensstab_dask.checks import check_choice
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices.nogueira import check_mean_size, nogueira_parts
+from ensstab_dask.wording import param
 
 __all__ = [
     "Index",
@@ -75,7 +76,7 @@ class Index:
 
     def __post_init__(self) -> None:
         if (self.similarity is None) == (self.of_membership is None):
-            raise ValueError(f"index {self.name!r} needs exactly one of similarity and of_membership")
+            raise ValueError(param("index") + f" {self.name!r} needs exactly one of similarity and of_membership")
 
 
 def _jaccard(inter: np.ndarray, size: np.ndarray, n_feature: int) -> np.ndarray:
@@ -134,7 +135,9 @@ def _equal_proper_sizes(sizes: np.ndarray, n_feature: int, name: str) -> None:
     if (sizes != sizes[0]).any():
         raise InvalidParameterError(f"subsets must all have the same size for index {name!r}")
     if sizes[0] in (0, n_feature):
-        raise InvalidParameterError(f"index {name!r} needs 0 < subset size < n_feature={n_feature}; got {sizes[0]}")
+        raise InvalidParameterError(
+            param("index") + f" {name!r} needs 0 < subset size < n_feature={n_feature}; got {sizes[0]}"
+        )
 
 
 _KUNCHEVA_OF_K = "(k x {n} - {k_squared}) / ({k} x {n_minus_k})"
@@ -240,7 +243,7 @@ def check_index_defined(index: str, n_feature: int, n_target: int) -> str:
     ``k (n - k)``, which is 0 when every subset is all the features."""
     if get_index(index).corrected_for_chance and n_target == n_feature:
         raise InvalidParameterError(
-            f"index {index!r} is undefined when n_target == n_feature (every subset is all features)"
+            param("index") + f" {index!r} is undefined when n_target == n_feature (every subset is all features)"
         )
     return index
 

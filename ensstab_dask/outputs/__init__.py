@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten
+from ensstab_dask.wording import param, subject
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -149,12 +150,16 @@ def _replace_into_place(tmp: Path, out: Path, *, directory: bool, overwrite: boo
     """Rename ``tmp`` to ``out`` with the umask's mode (not mkstemp's 0600 or mkdtemp's 0700)."""
     os.chmod(tmp, umask_mode(directory=directory))
     if kind := _special(out.resolve()):  # one that appeared while tmp was written
-        raise InvalidParameterError(f"output {str(out)!r} is {kind}, not a regular file: an output never replaces one")
+        raise InvalidParameterError(
+            param("output") + f" {str(out)!r} is {kind}, not a regular file: an output never replaces one"
+        )
     if not os.path.lexists(out):
         os.rename(tmp, out)
         return
     if not overwrite:  # it appeared while tmp was written
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True to replace it")
+        raise InvalidParameterError(
+            param("output") + f" {str(out)!r} exists; pass " + param("overwrite", True) + " to replace it"
+        )
     if not (directory and out.is_dir()):
         os.replace(tmp, out)  # one atomic step: readers see the old file or the new one
         return
@@ -209,7 +214,8 @@ def _check_name_length(out: Path, name: str) -> None:
         limit = 255
     if len(os.fsencode(out.name)) > limit:
         raise InvalidParameterError(
-            f"{name}: the file name {out.name[:40]!r}... is {len(os.fsencode(out.name))} bytes long, more than the "
+            subject(name)
+            + f": the file name {out.name[:40]!r}... is {len(os.fsencode(out.name))} bytes long, more than the "
             f"{limit} this file system allows; choose a shorter name"
         )
 
@@ -282,42 +288,51 @@ def refuse_to_replace(
     new path), or a non-empty directory that is not a report. Paths are compared resolved
     (links followed). ``name``: the parameter the messages name."""
     if not os.fspath(out).strip():  # Path("") would be the working folder
-        raise InvalidParameterError(f"{name} is an empty path; give a file name")
+        raise InvalidParameterError(subject(name) + " is an empty path; give a file name")
     out = Path(out)
     _check_name_length(out, name)
     try:
         target = out.resolve()
     except (RuntimeError, OSError) as exc:  # a link loop: Python 3.11 says RuntimeError, 3.13 OSError
         raise InvalidParameterError(
-            f"{name} {str(out)!r} is a symbolic link that leads back to itself (a link loop); remove the link or "
+            subject(name)
+            + f" {str(out)!r} is a symbolic link that leads back to itself (a link loop); remove the link or "
             "choose another path"
         ) from exc
     kind = _special(target) or _stream(out, target)
     if kind:
         raise InvalidParameterError(
-            f"{name} {str(out)!r} is {kind}, not a regular file: an output never replaces one; choose another path"
+            subject(name)
+            + f" {str(out)!r} is {kind}, not a regular file: an output never replaces one; choose another path"
         )
     for folder in (target, *target.parents):
         if folder.is_dir() and any((folder / marker).exists() for marker in ("zarr.json", ".zgroup", ".zarray")):
             where = "is" if folder == target else "lies inside"
             raise InvalidParameterError(
-                f"{name} {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
+                subject(name)
+                + f" {str(out)!r} {where} the zarr store {str(folder)!r}: an output never replaces or enters a "
                 "store; choose another path"
             )
     data_dir = os.environ.get("ENSSTAB_DATA_DIR")
     if data_dir and (target == Path(data_dir).resolve() or Path(data_dir).resolve() in target.parents):
-        raise InvalidParameterError(f"{name} {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR")
+        raise InvalidParameterError(
+            subject(name) + f" {str(out)!r} lies in the reference data folder $ENSSTAB_DATA_DIR"
+        )
     if target.is_file() and target.suffix.lower() in DATA_SUFFIXES and not _feature_table(target):
-        raise InvalidParameterError(f"{name} {str(out)!r} is a data file ({target.suffix}); choose another path")
+        raise InvalidParameterError(
+            subject(name) + f" {str(out)!r} is a data file ({target.suffix}); choose another path"
+        )
     # A report (what ``ensstab report`` writes) is its index.html and pictures, nothing else.
     names = [p.name for p in target.iterdir()] if target.is_dir() else []
     report = "index.html" in names and all(n == "index.html" or n.endswith(".png") for n in names)
     if not directory and target.is_dir():  # a file renamed onto a directory fails, after the work
-        raise InvalidParameterError(f"{name} {str(out)!r} is a directory; give a file name")
+        raise InvalidParameterError(subject(name) + f" {str(out)!r} is a directory; give a file name")
     if overwrite and names and not (directory and report):  # without overwrite nothing is replaced anyway
         raise InvalidParameterError(
-            f"{name} {str(out)!r} is a directory that is not a report; overwrite=True replaces only a report "
-            "(an index.html and its pictures)"
+            subject(name)
+            + f" {str(out)!r} is a directory that is not a report; "
+            + param("overwrite", True)
+            + " replaces only a report (an index.html and its pictures)"
         )
 
 
@@ -350,10 +365,12 @@ def atomic_output(out: str | os.PathLike, *, overwrite: bool, directory: bool = 
     out = Path(out)
     refuse_to_replace(out, directory=directory, overwrite=overwrite)
     if out.exists() and not overwrite:
-        raise InvalidParameterError(f"output {str(out)!r} exists; pass overwrite=True to replace it")
+        raise InvalidParameterError(
+            param("output") + f" {str(out)!r} exists; pass " + param("overwrite", True) + " to replace it"
+        )
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise InvalidParameterError(f"output directory {str(parent)!r} does not exist")
+        raise InvalidParameterError(param("output") + f" directory {str(parent)!r} does not exist")
     check_writable(out)
     clean_leftovers(out)
     if directory:

@@ -33,6 +33,7 @@ from ensstab_dask.plotting.common import (
     pick_p,
 )
 from ensstab_dask.simulator.calibration import calibrate, n_useful_v_slice
+from ensstab_dask.wording import param, words
 
 # matplotlib is imported where a picture is drawn: it is slow to import, and optional for the method.
 
@@ -90,7 +91,9 @@ def plot_selection_counts(obj, *, ax=None):
 def _calibration_surfaces(ds, real_stability, n_useful, n_runs, stability_rtol, n_useful_atol) -> xr.Dataset:
     if is_estimate(ds):
         if "calibration_stability" not in ds:
-            raise InvalidParameterError("this estimate has no calibration surfaces: run estimate(..., calibrate=True)")
+            raise InvalidParameterError(
+                words("this estimate has no calibration surfaces: run estimate(..., ", param("calibrate", True), ")")
+            )
         cal = xr.Dataset(
             {
                 "stability": ds["calibration_stability"],
@@ -317,7 +320,11 @@ def plot_fixed_point(obj, *, p=None, n_runs: int | None = None, max_lines: int =
         lo, hi = min(lo, eu, v - sd), max(hi, eu, v + sd)
     if not np.isfinite(lo):
         raise InvalidParameterError(
-            "plot_fixed_point: nothing to draw (an estimate run with verify=False and no calibration)"
+            words(
+                "plot_fixed_point: nothing to draw (an estimate run with ",
+                param("verify", False),
+                " and no calibration)",
+            )
         )
     pad = 0.05 * (hi - lo + 1)
     # Counts of features: the diagonal never runs below 0, where no u or A[f] can be.

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Callable
 from pathlib import Path
 
 from ensstab_dask._version import __version__
@@ -15,6 +14,7 @@ from ensstab_dask.outputs import atomic_output, refuse_to_replace
 from ensstab_dask.plotting.cost import seconds_text
 from ensstab_dask.plotting.curve import plot_stability_curve
 from ensstab_dask.plotting.report import answer_html, page, picture_metadata
+from ensstab_dask.wording import param
 
 __all__ = ["write_group_report"]
 
@@ -29,24 +29,24 @@ def _curve_png(ds, dpi: int) -> bytes:
     return out.getvalue()
 
 
-def write_group_report(
-    groups, out_dir, *, overwrite: bool = False, dpi: int = 110, words: Callable[[str], str] | None = None
-) -> Path:
+def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 110) -> Path:
     """Write ``index.html`` into ``out_dir``: what was compared, then a panel per group of
     ``groups`` (a :class:`~ensstab_dask.estimates.groups.GroupEstimates`): its answer as
-    the summary says it (in ``words``, as the terminal printed it: the command line's
-    options for the library's parameters), its stability curve, its stable features and
+    the summary says it (in the words of the estimates' spelling: the command line's
+    options where it wrote the report), its stability curve, its stable features and
     what its estimate cost. ``out_dir`` is created; an existing one is replaced only with
     ``overwrite=True``. Returns the path of ``index.html``."""
     from ensstab_dask.estimates.summary import cost_line
 
-    say = words or (lambda text: text)
     e = html.escape
     out = Path(out_dir)
     refuse_to_replace(out, directory=True, overwrite=overwrite)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not overwrite)):
         raise InvalidParameterError(
-            f"out_dir {out} exists and is not an empty folder; pass overwrite=True to replace it"
+            param("out_dir")
+            + f" {out} exists and is not an empty folder; pass "
+            + param("overwrite", True)
+            + " to replace it"
         )
     against = "the rest" if groups.reference == "rest" else f"group {groups.reference}"
     parts = [f"<h1>Stability of each group's features against {e(against)}</h1>"]
@@ -60,13 +60,13 @@ def write_group_report(
     for g, est in groups.estimates.items():
         ds = est.to_dataset()
         parts.append(f"<section><h2>{e(g)}</h2>")
-        parts.append(answer_html(say(str(ds.attrs.get("answer", "no prediction: see the summary")))))
+        parts.append(answer_html(str(ds.attrs.get("answer", "no prediction: see the summary"))))
         if est.has_curve:
             data = base64.b64encode(_curve_png(ds, dpi)).decode("ascii")
             parts.append(f"<img alt='stability curve of {e(g)}' src='data:image/png;base64,{data}'>")
         kept = ", ".join(markers[g]) if markers[g] else "none"
         parts.append(f"<p><b>Stable features</b> (kept on nearly every rerun): {e(kept)}</p>")
-        parts.append(f"<p><small>{e(say(cost_line(est.cost)))}</small></p></section>")
+        parts.append(f"<p><small>{e(cost_line(est.cost))}</small></p></section>")
     parts.append(f"<p><small>report by ensstab_dask {e(__version__)}.</small></p>")
     text = page("ensstab_dask groups report", parts)
     out.parent.mkdir(parents=True, exist_ok=True)

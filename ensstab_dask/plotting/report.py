@@ -33,6 +33,7 @@ from ensstab_dask.plotting.cost import DIRECT_COPIES, seconds_as_made, seconds_t
 from ensstab_dask.plotting.curve import FALL_WHY, explained_falls, sweep_curves
 from ensstab_dask.plotting.pictures import PICTURES, Observations, kind_of, pictures_for
 from ensstab_dask.simulator.calibration import n_useful_v_slice
+from ensstab_dask.wording import param
 
 # matplotlib is imported where a picture is drawn: it is slow to import.
 
@@ -67,7 +68,8 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
     if real_stability is not None:
         if 1 not in ds["m_ensemble"].values:
             raise InvalidParameterError(
-                f"real_stability is compared with the single-selector surface (m_ensemble = 1), which this sweep "
+                param("real_stability")
+                + f" is compared with the single-selector surface (m_ensemble = 1), which this sweep "
                 f"lacks: its m_ensemble are {ds['m_ensemble'].values.tolist()}"
             )
         low, high = index_range(ds.attrs.get("index"))
@@ -78,7 +80,7 @@ def _check_observations(ds: xr.Dataset, real_stability, n_useful, n_runs) -> Non
         n_useful_v_slice(ds, n_runs)  # which of the sweep's n_useful_v to compare n_useful with: it says
     if n_runs is not None:
         if check_int(n_runs, "n_runs", minimum=1) not in runs:
-            raise InvalidParameterError(f"n_runs must be one of this sweep's, {runs}; got {n_runs}")
+            raise InvalidParameterError(param("n_runs") + f" must be one of this sweep's, {runs}; got {n_runs}")
 
 
 #: The PNG text key under which a report's estimate curve carries the numbers it plots.
@@ -484,13 +486,15 @@ def write_report(
     # Before the result is read: never onto a store, nor over a directory that is not a report.
     refuse_to_replace(out, directory=True, overwrite=overwrite)
     if out.exists() and not out.is_dir():
-        raise InvalidParameterError(f"out_dir {out} exists and is not a directory")
+        raise InvalidParameterError(param("out_dir") + f" {out} exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:
-        raise InvalidParameterError(f"out_dir {out} exists and is not empty; pass overwrite=True to replace it")
+        raise InvalidParameterError(
+            param("out_dir") + f" {out} exists and is not empty; pass " + param("overwrite", True) + " to replace it"
+        )
     if isinstance(result, (str, os.PathLike)):
         path = Path(result)
         if not path.is_file():
-            raise InvalidParameterError(f"result {path}: no such file")
+            raise InvalidParameterError(param("result") + f" {path}: no such file")
         ds = read_netcdf(path)  # bounded in time, its checksum checked: a damaged file is refused
     else:
         ds = as_dataset(result)

@@ -28,6 +28,7 @@ import xarray as xr
 
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import checksum_holds, refuse_to_replace, write_netcdf
+from ensstab_dask.wording import param
 
 __all__ = [
     "hash_data",
@@ -113,7 +114,7 @@ def check_cache_dir(cache_dir) -> None:
     data folder, nor inside a store): checked before any work."""
     refuse_to_replace(cache_dir, directory=True, overwrite=False, name="cache_dir")
     if not Path(cache_dir).is_dir():
-        raise InvalidParameterError(f"cache_dir: directory {str(cache_dir)!r} does not exist")
+        raise InvalidParameterError(param("cache_dir") + f": directory {str(cache_dir)!r} does not exist")
 
 
 def in_the_way(path: Path) -> str | None:

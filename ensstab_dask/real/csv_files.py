@@ -28,6 +28,7 @@ from ensstab_dask.real.formats import (
     say_repeated_ids,
     shown_name,
 )
+from ensstab_dask.wording import Code, param, words
 
 # pandas is imported where it is used (import time).
 
@@ -125,13 +126,11 @@ def load_csv(path: Path, options: ReadOptions) -> Data:
         if options.transpose is False:
             raise InvalidParameterError(
                 f"{path}: {shown_name(row)} is a row name, not a column: the file holds one column per sample; "
-                "read it with transpose=True"
+                "read it with " + param("transpose", True)
             )
         logger.warning(
-            "%s: read as one column per sample (each row a feature), because the label %s is a row name and no "
-            "column; pass transpose=False to refuse such a file",
-            path,
-            shown_name(row),
+            f"{path}: read as one column per sample (each row a feature), because the label {shown_name(row)} is a "
+            "row name and no column; pass " + param("transpose", False) + " to refuse such a file"
         )
         transposed = True
         frame, header = _read_csv(path, transposed=True)
@@ -144,7 +143,7 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
 
     listing = f"columns start [{', '.join(shown_name(c) for c in header[:5])}]"
     if not transposed:
-        listing += " (a file of one column per sample: name its label row, with transpose=True)"
+        listing += words(" (a file of one column per sample: name its label row, with ", param("transpose", True), ")")
     label = options.label
     pandas_names = [str(c) for c in frame.columns]
     if isinstance(label, str) and label not in header and label in pandas_names:
@@ -170,7 +169,7 @@ def _csv_data(path: Path, frame, header: list[str], options: ReadOptions, *, tra
         shown = ", ".join(shown_name(c) for c in non_numeric[:3])
         raise InvalidParameterError(
             f"{path}: feature columns must be numeric; {len(non_numeric)} of {len(keep)} are not, the first [{shown}]: "
-            "leave them out of the file, or name a column of sample ids with index_col=NAME"
+            "leave them out of the file, or name a column of sample ids with " + param("index_col", Code("NAME"))
         )
     if not transposed and options.task != "regression":
         _refuse_a_feature_as_label(path, y, header[at], len(keep))
@@ -200,12 +199,14 @@ def _say_label_leaks(path: Path, X: np.ndarray, y: np.ndarray, where: list[str],
             continue
         kind = "values monotone in row order" if monotone[j] else "whole numbers, one per row"
         logger.warning(
-            "%s: %s is read as a feature, and holds %s; %s: sample ids, or a row order that follows the label? "
-            "name it with index_col=NAME to leave it out, or pass index_col=False to read every column as a feature",
-            path,
-            where[j],
-            kind,
-            leak,
+            words(
+                f"{path}: {where[j]} is read as a feature, and holds {kind}; {leak}: sample ids, or a row order that "
+                "follows the label? name it with ",
+                param("index_col", Code("NAME")),
+                " to leave it out, or pass ",
+                param("index_col", False),
+                " to read every column as a feature",
+            )
         )
 
 
@@ -345,18 +346,20 @@ def _index_columns(
         elif _named_like_ids(header[i]) and not column.isna().all():
             raise InvalidParameterError(
                 f"{path}: {_where(i, header)} reads as sample ids, but its values are not one per row: read as a "
-                "feature it could carry the samples' grouping into the answer; leave it out of the file, name it "
-                "with index_col=NAME to read it as sample ids, or pass index_col=False to read it as a feature"
+                "feature it could carry the samples' grouping into the answer; leave it out of the file, name it with "
+                + words(
+                    param("index_col", Code("NAME")), " to read it as sample ids, or pass ", param("index_col", False)
+                )
+                + " to read it as a feature"
             )
     if found:
+        which = " and ".join(_where(i, header) for i in found) + (" is" if len(found) == 1 else " are")
+        one = len(found) == 1
         logger.warning(
-            "%s: %s read as sample ids, not as %s (%s); pass index_col=False to read %s as %s",
-            path,
-            " and ".join(_where(i, header) for i in found) + (" is" if len(found) == 1 else " are"),
-            "a feature" if len(found) == 1 else "features",
-            "; ".join(found.values()),
-            "it" if len(found) == 1 else "them",
-            "a feature" if len(found) == 1 else "features",
+            f"{path}: {which} read as sample ids, not as {'a feature' if one else 'features'} "
+            f"({'; '.join(found.values())}); pass "
+            + param("index_col", False)
+            + f" to read {'it' if one else 'them'} as {'a feature' if one else 'features'}"
         )
     return index + list(found)
 
@@ -377,8 +380,8 @@ def _refuse_a_feature_as_label(path: Path, y: np.ndarray, name: str, n_features:
     )
     raise InvalidParameterError(
         f"{path}: the label column {shown_name(name)} holds {what}, not class labels, in more rows ({len(y)}) than "
-        f"features ({n_features}): is the file one column per sample? name its label row, with transpose=True (or, "
-        "for a continuous target, task='regression')"
+        f"features ({n_features}): is the file one column per sample? name its label row, with "
+        + words(param("transpose", True), " (or, for a continuous target, ", param("task", "regression"), ")")
     )
 
 

@@ -61,6 +61,7 @@ from ensstab_dask.real.repeats import say_repeated_samples
 from ensstab_dask.real.sparse_structure import check_sparse
 from ensstab_dask.real.targets import check_target, task_of
 from ensstab_dask.seeding import SeedLike, make_rng
+from ensstab_dask.wording import param
 
 # scikit-learn is imported where it is used (import time).
 
@@ -187,7 +188,7 @@ def check_n_target(n_target, n_feature: int) -> int:
     """``n_target`` as an int in ``[1, n_feature)``: a selector must leave some features out."""
     n_target = check_int(n_target, "n_target", minimum=1)
     if n_target >= n_feature:
-        raise InvalidParameterError(f"n_target must be < n_feature={n_feature}; got {n_target}")
+        raise InvalidParameterError(param("n_target") + f" must be < n_feature={n_feature}; got {n_target}")
     return n_target
 
 
@@ -294,17 +295,18 @@ def select_classes(data: Data, classes) -> Data:
     {'0': 40, '1': 22}
     """
     if task_of(data.y) == "regression":
-        raise InvalidParameterError("classes selects classes of class labels; y is a regression target")
+        raise InvalidParameterError(param("classes") + " selects classes of class labels; y is a regression target")
     counts = class_counts(data.y)
     chosen = [c.strip() for c in classes.split(",")] if isinstance(classes, str) else [_label_text(c) for c in classes]
     if len(set(chosen)) < 2 or len(set(chosen)) != len(chosen):
         raise InvalidParameterError(
-            f"classes must name at least 2 different classes; got {chosen}; the classes are {_listed(counts)}"
+            param("classes")
+            + f" must name at least 2 different classes; got {chosen}; the classes are {_listed(counts)}"
         )
     unknown = [c for c in chosen if c not in counts]
     if unknown:
         raise InvalidParameterError(
-            f"classes: {', '.join(map(repr, unknown))} not among the classes of the data: {_listed(counts)}"
+            param("classes") + f": {', '.join(map(repr, unknown))} not among the classes of the data: {_listed(counts)}"
         )
     keep = np.isin(np.array([_label_text(label) for label in data.y]), chosen)
     X, y = check_data(data.X[keep], data.y[keep])
@@ -401,17 +403,19 @@ def load_dataset(
     """
     path = Path(path)
     if path.is_dir():
-        raise InvalidParameterError(f"data file {str(path)!r} is a directory; give a {data_formats()} file")
+        raise InvalidParameterError(param("data") + f" file {str(path)!r} is a directory; give a {data_formats()} file")
     if path.exists() and not path.is_file():  # read, a FIFO would wait for a writer forever
         raise InvalidParameterError(
-            f"data file {str(path)!r} is not a regular file (a FIFO, a device or a socket); give a "
+            param("data") + f" file {str(path)!r} is not a regular file (a FIFO, a device or a socket); give a "
             f"{data_formats()} file"
         )
     if not path.is_file():
-        raise InvalidParameterError(f"data file {str(path)!r} does not exist")
+        raise InvalidParameterError(param("data") + f" file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise InvalidParameterError(f"data file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}")
+        raise InvalidParameterError(
+            param("data") + f" file {str(path)!r}: unknown format {suffix!r}; use {data_formats()}"
+        )
     given = dict(index_col=index_col, transpose=transpose, layer=layer, use_raw=bool(use_raw), **options)
     read = read_options(path, FORMATS[suffix], given, label=label, task=task)
     data = FORMATS[suffix].read(path, read)

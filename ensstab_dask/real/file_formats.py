@@ -14,6 +14,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.outputs import protect_suffix, unprotect_suffix
 from ensstab_dask.real.csv_files import CSV
 from ensstab_dask.real.formats import H5AD, MAT, NPZ, Data, Format, ReadOptions
+from ensstab_dask.wording import subject
 
 __all__ = ["FORMATS", "LOADERS", "Loader", "register_format", "unregister_format", "data_formats", "read_options"]
 
@@ -79,7 +80,7 @@ def read_options(path: Path, fmt: Format, given: dict, *, label, task: str) -> R
             raise TypeError(f"load_dataset() got an unexpected keyword argument {name!r}")
         if name not in fmt.options and value != defaults[name]:
             formats = " and ".join(f.suffix for f in FORMATS.values() if name in f.options)
-            raise InvalidParameterError(f"{name} is for {formats} files; {path} is not one: leave it out")
+            raise InvalidParameterError(subject(name) + f" is for {formats} files; {path} is not one: leave it out")
     built_in = {n: v for n, v in given.items() if n in ReadOptions._fields}
     more = {n: given.get(n, d) for n, d in fmt.options.items() if n not in ReadOptions._fields}
     return ReadOptions(label=label, task=task, **built_in, more=MappingProxyType(more))

@@ -31,6 +31,7 @@ import psutil
 
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.sparse_structure import check_sparse_parts
+from ensstab_dask.wording import param, words
 
 # scipy.io, pandas and anndata are imported where they are used (import time; anndata is
 # also optional).
@@ -135,7 +136,8 @@ def _no_label(path: Path, label, holds: str) -> None:
     """Refuse ``label`` for a format whose file holds its labels: it would be dropped unread."""
     if label is not None:
         raise InvalidParameterError(
-            f"label is for .csv and .h5ad files, which have label columns; {path} holds its labels in {holds}: "
+            param("label")
+            + f" is for .csv and .h5ad files, which have label columns; {path} holds its labels in {holds}: "
             "leave the label column out"
         )
 
@@ -290,7 +292,9 @@ def label_column(path: Path, columns, label, *, listing: str) -> int:
         candidates = [i for i, c in enumerate(names) if c.lower() in ("label", "y", "class", "target")]
         # One name twice is the label given twice: the caller refuses it, by name.
         if len({names[i] for i in candidates}) != 1:
-            raise InvalidParameterError(f"{path}: choose the label column with label=...; {listing}")
+            raise InvalidParameterError(
+                words(f"{path}: choose the label column with ", param("label", ...), f"; {listing}")
+            )
         return candidates[0]
     if str(label) in names:
         at = names.index(str(label))
@@ -376,7 +380,14 @@ def load_h5ad(path: Path, options: ReadOptions) -> Data:
     names; the matrix ``X``, or ``layers[layer]``, or (``use_raw``) ``raw.X`` with
     ``raw.var_names``, as scanpy reads them (``layer`` and ``use_raw`` together are refused)."""
     if options.layer is not None and options.use_raw:
-        raise InvalidParameterError("layer and use_raw=True are two matrices: choose one (scanpy refuses both too)")
+        raise InvalidParameterError(
+            words(
+                param("layer"),
+                " and ",
+                param("use_raw", True),
+                " are two matrices: choose one (scanpy refuses both too)",
+            )
+        )
     try:
         # anndata is an optional dependency (the extra ``anndata``): only .h5ad files need it.
         import anndata
@@ -400,7 +411,14 @@ def anndata_data(adata, label=None, *, layer: str | None = None, use_raw: bool =
     matrix ``X``, ``layers[layer]`` or (``use_raw``) ``raw.X``, with the feature names that
     go with it; ``where`` names the object in messages."""
     if layer is not None and use_raw:
-        raise InvalidParameterError("layer and use_raw=True are two matrices: choose one (scanpy refuses both too)")
+        raise InvalidParameterError(
+            words(
+                param("layer"),
+                " and ",
+                param("use_raw", True),
+                " are two matrices: choose one (scanpy refuses both too)",
+            )
+        )
     obs = adata.obs
     listing = f"obs columns are [{', '.join(shown_name(c) for c in obs.columns[:20])}]"
     at = label_column(Path(where), obs.columns, label, listing=listing)
@@ -415,7 +433,9 @@ def anndata_data(adata, label=None, *, layer: str | None = None, use_raw: bool =
         X = adata.layers[layer]
     elif use_raw:
         if adata.raw is None:
-            raise InvalidParameterError(f"{where}: use_raw=True, but the AnnData object has no raw; leave it out")
+            raise InvalidParameterError(
+                words(f"{where}: ", param("use_raw", True), ", but the AnnData object has no raw; leave it out")
+            )
         X, var_names = adata.raw.X, adata.raw.var_names
     return Data(_matrix(Path(where), X), y, np.asarray(var_names, dtype=str))
 

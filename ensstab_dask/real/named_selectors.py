@@ -14,6 +14,7 @@ from typing import Any
 
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.selectors import default_selector
+from ensstab_dask.wording import param
 
 __all__ = ["NamedSelector", "NAMED_SELECTORS", "named_selector"]
 
@@ -52,12 +53,12 @@ def named_selector(name: str, n_estimators: int, task: str = "classification"):
     """The estimator of :data:`NAMED_SELECTORS`' ``name`` for ``task``; a name it lacks, or
     a task its entry does not serve, refused in one line naming those that do."""
     if name not in NAMED_SELECTORS:
-        raise InvalidParameterError(f"selector must be one of {', '.join(NAMED_SELECTORS)}; got {name!r}")
+        raise InvalidParameterError(param("selector") + f" must be one of {', '.join(NAMED_SELECTORS)}; got {name!r}")
     entry = NAMED_SELECTORS[name]
     if task not in entry.tasks:
         serving = [n for n, e in NAMED_SELECTORS.items() if task in e.tasks]
         raise InvalidParameterError(
-            f"selector {name!r} serves {' and '.join(entry.tasks)} only; a {task} target takes "
+            param("selector") + f" {name!r} serves {' and '.join(entry.tasks)} only; a {task} target takes "
             f"{' or '.join(map(repr, serving))}"
         )
     return entry.make(n_estimators, task)

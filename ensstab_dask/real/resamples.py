@@ -17,6 +17,7 @@ import numpy as np
 from ensstab_dask.checks import RESAMPLES, check_real
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.targets import strata, task_of
+from ensstab_dask.wording import param, subject
 
 __all__ = ["RESAMPLE_VALUES", "check_resample", "min_per_class", "check_resample_classes", "resample_indices"]
 
@@ -31,7 +32,7 @@ def check_resample(resample, name: str = "resample") -> str | float:
         return resample
     if isinstance(resample, numbers.Real) and not isinstance(resample, bool):
         return check_real(resample, name, minimum=0.0, maximum=1.0, open_minimum=True)
-    raise InvalidParameterError(f"{name} must be {RESAMPLE_VALUES}; got {resample!r}")
+    raise InvalidParameterError(subject(name) + f" must be {RESAMPLE_VALUES}; got {resample!r}")
 
 
 def min_per_class(resample: str | float) -> int:
@@ -57,7 +58,7 @@ def check_resample_classes(y, resample) -> None:
     if counts.min() < need:
         small = labels.tolist()[counts.argmin()]
         raise InvalidParameterError(
-            f"resample={resample!r} needs at least {need} samples of every class, so that each resample "
+            param("resample", resample) + f" needs at least {need} samples of every class, so that each resample "
             f"holds all classes; class {small!r} has {counts.min()}"
         )
 

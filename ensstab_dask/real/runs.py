@@ -37,6 +37,7 @@ from ensstab_dask.real.selectors import (
 from ensstab_dask.real.targets import task_of
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive
 from ensstab_dask.simulator.kernel import top_subsets
+from ensstab_dask.wording import param, words
 
 __all__ = [
     "real_runs",
@@ -149,7 +150,7 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
     for item in plan:
         resample: str | float | None
         if isinstance(item, Pool):
-            resample, what = item.resample, f"resample={item.resample!r} needs"
+            resample, what = item.resample, param("resample", item.resample) + " needs"
         else:
             resample = _LAYOUT_RESAMPLE.get(item.layout, "half")
             what = f"the real ensemble copies (layout {item.layout!r}: {_COPY_WORDS.get(item.layout, '')}) need"
@@ -158,8 +159,8 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
         need = min_per_class(check_resample(resample))
         if count < need:
             raise InvalidParameterError(
-                f"{what} at least {need} samples of every class, so that each resample holds all classes; class "
-                f"{small!r} of y has {count}: drop or merge that class{_quantity_hint(labels)}"
+                what + f" at least {need} samples of every class, so that each resample holds all classes; class "
+                f"{small!r} of y has {count}: drop or merge that class" + _quantity_hint(labels)
             )
 
 
@@ -173,8 +174,8 @@ def _quantity_hint(labels: np.ndarray) -> str:
     numeric = np.issubdtype(labels.dtype, np.number) and not np.issubdtype(labels.dtype, np.bool_)
     if not numeric or len(labels) <= _MANY_CLASSES or not np.all(np.mod(labels, 1) == 0):
         return ""
-    return (
-        f"; or, if y is a quantity ({len(labels)} whole-number values, as counts or scores are), pass task='regression'"
+    return f"; or, if y is a quantity ({len(labels)} whole-number values, as counts or scores are), pass " + param(
+        "task", "regression"
     )
 
 
@@ -423,8 +424,8 @@ def assemble_runs(
     for name, pool, need in (("half", half, half_n), ("member", member, member_n)):
         if need and (pool is None or len(pool) < need):
             raise InvalidParameterError(
-                f"{name}: calibration_layout={calibration_layout!r} needs {need} runs; got "
-                f"{0 if pool is None else len(pool)}"
+                words(f"{name}: ", param("calibration_layout", calibration_layout), f" needs {need} runs; got ")
+                + f"{0 if pool is None else len(pool)}"
             )
     # The check above guarantees the pools the layout needs.
     if calibration_layout == "paper":

@@ -42,6 +42,7 @@ from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.resamples import check_resample_classes, resample_indices
 from ensstab_dask.real.targets import standardized, task_of
 from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
+from ensstab_dask.wording import param, words
 
 # scikit-learn is imported where it is used: it takes a tenth of a second to import.
 
@@ -119,8 +120,11 @@ def selector_for(selector, y):
         kind = "classifier" if task == "regression" else "regressor"
         other = "regressor" if task == "regression" else "classifier"
         raise InvalidParameterError(
-            f"selector {type(estimator).__name__} is a {kind}, but y is a {task} target; give a {other} "
-            f"(or task='{'classification' if task == 'regression' else 'regression'}' if y was misread)"
+            param("selector")
+            + f" {type(estimator).__name__} is a {kind}, but y is a {task} target; give a {other} "
+            + words(
+                "(or ", param("task", "classification" if task == "regression" else "regression"), " if y was misread)"
+            )
         )
     return selector
 
@@ -137,7 +141,8 @@ def make_scorer(selector=None, importance_getter="auto") -> Scorer:
         _check_arity(selector)
         return selector
     raise InvalidParameterError(
-        "selector must be None, a scikit-learn estimator (or Pipeline) exposing coef_, feature_importances_ or "
+        param("selector")
+        + " must be None, a scikit-learn estimator (or Pipeline) exposing coef_, feature_importances_ or "
         "scores_ (or wrapped in ImportanceSelector), or a callable (X, y, rng) -> scores; got "
         f"{type(selector).__name__}"
     )
@@ -227,7 +232,7 @@ def _check_arity(fn) -> None:
         inspect.signature(fn).bind(None, None, None)
     except TypeError:
         raise InvalidParameterError(
-            f"selector: a callable selector is called as selector(X, y, rng) -> scores; "
+            param("selector") + f": a callable selector is called as selector(X, y, rng) -> scores; "
             f"{getattr(fn, '__name__', type(fn).__name__)}{inspect.signature(fn)} cannot take those three arguments"
         ) from None
     except ValueError:  # no signature (some builtins): leave it to the call

@@ -29,6 +29,7 @@ import numpy as np
 
 from ensstab_dask.checks import check_choice
 from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.wording import param, words
 
 __all__ = ["TASKS", "check_target", "task_of", "target_line", "standardized", "strata"]
 
@@ -59,8 +60,13 @@ def check_target(y: np.ndarray, task: str = "auto") -> np.ndarray:
         return _regression_target(y, numeric)
     if y.dtype.kind == "f" and _has_fraction(y):
         raise InvalidParameterError(
-            "y must hold class labels for task='classification'; it holds fractions (a continuous target: "
-            "task='regression')"
+            words(
+                "y must hold class labels for ",
+                param("task", "classification"),
+                "; it holds fractions (a continuous target: ",
+                param("task", "regression"),
+                ")",
+            )
         )
     check_classification_targets(y)  # what type_of_target refuses, re-raised by the caller as one line
     if y.dtype.kind == "f":  # whole numbers: the dtype of a checked y says its task
@@ -81,7 +87,8 @@ def _refuse_ambiguous(y: np.ndarray) -> None:
         stored = "as floats" if y.dtype.kind == "f" else "as integers"
         raise InvalidParameterError(
             f"y holds {distinct} distinct whole numbers {stored}: a regression target (counts, "
-            f"a score) or {distinct} classes? pass task='regression' or task='classification'"
+            f"a score) or {distinct} classes? pass "
+            + words(param("task", "regression"), " or ", param("task", "classification"))
         )
 
 
@@ -91,21 +98,27 @@ def _has_fraction(y: np.ndarray) -> bool:
 
 def _regression_target(y: np.ndarray, numeric: bool) -> np.ndarray:
     if not numeric:
-        raise InvalidParameterError(f"y must be numeric for task='regression'; got {y.dtype} values such as {y[0]!r}")
+        raise InvalidParameterError(
+            words("y must be numeric for ", param("task", "regression"), f"; got {y.dtype} values such as {y[0]!r}")
+        )
     y = y.astype(np.float64)
     if not np.all(np.isfinite(y)):
         bad = ~np.isfinite(y)
         raise InvalidParameterError(
-            f"y must be finite for task='regression'; {int(bad.sum())} values are NaN or inf (first at sample "
-            f"{int(np.argmax(bad))}): drop those samples"
+            words(
+                "y must be finite for ",
+                param("task", "regression"),
+                f"; {int(bad.sum())} values are NaN or inf (first at sample ",
+            )
+            + f"{int(np.argmax(bad))}): drop those samples"
         )
     values = np.unique(y)
     if len(values) < 3:
         shown = ", ".join(f"{v:g}" for v in values)
         instead = (
-            "recode them as whole numbers or text and pass task='classification'"
+            "recode them as whole numbers or text and pass " + param("task", "classification")
             if _has_fraction(values)
-            else "use task='classification'"
+            else "use " + param("task", "classification")
         )
         raise InvalidParameterError(
             f"y holds only {len(values)} values ({shown}): class labels, not a regression target; {instead}"

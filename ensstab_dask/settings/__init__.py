@@ -61,6 +61,7 @@ from ensstab_dask.settings.constraints import (
     Unchecked,
     validate_params,
 )
+from ensstab_dask.wording import Code, Text, param, subject, words
 
 __all__ = [
     "EstimateSettings",
@@ -105,6 +106,12 @@ class Setting:
     recorded: Callable[[Any], Any] | None = lambda value: value
     used_when: str | None = None
 
+    def described(self, name_of: Callable[[str], str]) -> str:
+        """The help with each setting it names between backquotes written by ``name_of``
+        (``--m-ensemble`` on the command line, ````m_ensemble```` in a docstring)."""
+        pieces = self.help.split("`")
+        return "".join(name_of(piece) if i % 2 else piece for i, piece in enumerate(pieces))
+
 
 def setting(
     default: Any,
@@ -144,8 +151,8 @@ def refuse_cutoff_with_pfer(cutoff: float, pfer: float) -> None:
     """Refuse a ``cutoff`` given with a ``pfer``: the PFER sets the cutoff, so the one given
     would be dropped (the command line refuses one typed even at its default value)."""
     raise InvalidParameterError(
-        f"cutoff: give it or pfer, not both: with pfer={pfer:g} the cutoff is Meinshausen and Buhlmann's for it, "
-        f"not {cutoff:g}"
+        words(param("cutoff"), ": give it or pfer, not both: with ", param("pfer", Code(f"{pfer:g}")))
+        + f" the cutoff is Meinshausen and Buhlmann's for it, not {cutoff:g}"
     )
 
 
@@ -368,14 +375,26 @@ class EstimateSettings:
         curve_model = self.curve_model
         if self.layout == "adaptive" and curve_model.adaptive_design() is None:
             raise InvalidParameterError(
-                f"layout: 'adaptive' grows the real ensemble copies of model={DEFAULT_MODEL!r}; model={self.model!r} "
-                "has no adaptive layout (got layout='adaptive'); leave layout at 'fixed'"
+                words(
+                    param("layout"),
+                    ": 'adaptive' grows the real ensemble copies of ",
+                    param("model", DEFAULT_MODEL),
+                    "; ",
+                    param("model", self.model),
+                )
+                + words(" has no adaptive layout (got ", param("layout", "adaptive"), "); leave layout at 'fixed'")
             )
         for name in ("copies", "members"):  # nothing to count for a model that measures no copies
             if getattr(self, name) is not None and curve_model.copy_design() is None:
                 raise InvalidParameterError(
-                    f"{name}: model={self.model!r} measures no real ensemble copies; use model={DEFAULT_MODEL!r} "
-                    f"(got {name}={getattr(self, name)})"
+                    words(
+                        subject(name),
+                        ": ",
+                        param("model", self.model),
+                        " measures no real ensemble copies; use ",
+                        param("model", DEFAULT_MODEL),
+                    )
+                    + f" (got {name}={getattr(self, name)})"
                 )
         design = self.copy_design
         if not curve_model.paper_runs and design is not None and self.n_runs > design[0] * design[1]:
@@ -383,20 +402,26 @@ class EstimateSettings:
             pool = design[0] * design[1]
             if given_n_runs:
                 raise InvalidParameterError(
-                    f"n_runs must be at most {pool} with model={self.model!r}, whose t_uniform and A[f] count the "
-                    f"{pool} runs of its real ensemble copies; got {self.n_runs}"
+                    words(param("n_runs"), f" must be at most {pool} with ", param("model", self.model))
+                    + f", whose t_uniform and A[f] count the {pool} runs of its real ensemble copies; got {self.n_runs}"
                 )
             object.__setattr__(self, "n_runs", pool)
         self._check_precision(design)
         self._check_pfer(data_known)
         if self.calibrate and not curve_model.simulator:
             raise InvalidParameterError(
-                f"calibrate=True calibrates the paper's simulator over a (u, p) grid and needs "
-                f"{' or '.join(f'model={m!r}' for m in SIMULATOR_MODELS)}; model={self.model!r} is not a simulator"
+                words(param("calibrate", True), " calibrates the paper's simulator over a (u, p) grid and needs ")
+                + Text(" or ").join(param("model", m) for m in SIMULATOR_MODELS)
+                + words("; ", param("model", self.model), " is not a simulator")
             )
         if self.index not in curve_model.indices:
             raise InvalidParameterError(
-                f"index {self.index!r} is not a mean over pairs of copies; model={self.model!r} supports "
+                words(
+                    param("index"),
+                    f" {self.index!r} is not a mean over pairs of copies; ",
+                    param("model", self.model),
+                    " supports ",
+                )
                 + ", ".join(map(repr, curve_model.indices))
             )
 
@@ -410,15 +435,18 @@ class EstimateSettings:
             refuse_cutoff_with_pfer(self.cutoff, self.pfer)
         if mb_cutoff(self.n_target, self.n_feature, self.pfer) <= 0.5:  # before the data: at the fewest features
             raise InvalidParameterError(
-                f"pfer is too large (got {self.pfer:g}): the cutoff it sets, (n_target^2/(pfer n_feature) + 1)/2, "
+                param("pfer")
+                + f" is too large (got {self.pfer:g}): the cutoff it sets, (n_target^2/(pfer n_feature) + 1)/2, "
                 f"is 1/2 in double precision, where no bound holds (and a PFER of 2 n_target = {2 * self.n_target} or "
                 "more bounds nothing: fewer than 2 n_target features are kept on more than half the copies)"
             )
         least = self.n_target**2 / self.n_feature
         if data_known and self.pfer < least:
             raise InvalidParameterError(
-                f"pfer must be at least n_target^2/n_feature = {least:.4g} with n_target={self.n_target} and "
-                f"n_feature={self.n_feature}, Meinshausen and Buhlmann's bound at a cutoff of 1; got {self.pfer:g}"
+                words(param("pfer"), f" must be at least n_target^2/n_feature = {least:.4g} with ")
+                + param("n_target", self.n_target)
+                + f" and n_feature={self.n_feature}, Meinshausen and Buhlmann's bound at a cutoff of 1; "
+                f"got {self.pfer:g}"
             )
 
     def _check_memory(self) -> None:
@@ -432,22 +460,32 @@ class EstimateSettings:
         if self.precision is None:
             if self.max_real_runs is not None:
                 raise InvalidParameterError(
-                    f"max_real_runs caps the rounds of real runs that a precision asks for, and none was asked for "
-                    f"(got {self.max_real_runs}): pass precision=HALF_WIDTH too"
+                    param("max_real_runs")
+                    + f" caps the rounds of real runs that a precision asks for, and none was asked for "
+                    f"(got {self.max_real_runs}): pass " + param("precision", Code("HALF_WIDTH")) + " too"
                 )
             return
         if design is None:  # the model does not measure copies (CurveModel.measures_copies)
             raise InvalidParameterError(
-                f"precision: model={self.model!r} does not measure real ensemble copies, so it cannot spend runs "
-                f"in rounds; use model={DEFAULT_MODEL!r}"
+                words(
+                    param("precision"),
+                    ": ",
+                    param("model", self.model),
+                    " does not measure real ensemble copies, so it cannot spend runs ",
+                )
+                + words("in rounds; use ", param("model", DEFAULT_MODEL))
             )
         first = design[0] * design[1]
         if self.max_real_runs is None:
             object.__setattr__(self, "max_real_runs", max(DEFAULT_MAX_REAL_RUNS, first))
         elif self.max_real_runs < first:
             raise InvalidParameterError(
-                f"max_real_runs must be at least {first}, the first round's real runs with model={self.model!r} "
-                f"({design[0]} copies of {design[1]}); got {self.max_real_runs}"
+                words(
+                    param("max_real_runs"),
+                    f" must be at least {first}, the first round's real runs with ",
+                    param("model", self.model),
+                )
+                + f" ({design[0]} copies of {design[1]}); got {self.max_real_runs}"
             )
 
     @property
@@ -565,7 +603,7 @@ def _settings_doc(indent: str) -> str:
     """Each setting as a NumPy-style parameter entry: name, what it allows, default, help."""
     entries = []
     for s in SETTINGS:
-        text = re.sub(r"`(\w+)`", r"``\1``", s.help)
+        text = s.described(lambda name: f"``{name}``")
         if isinstance(s.constraint, Flag):  # the help says what the value other than the default does
             text = f"{not s.default}: {text}"
         if s.used_when is not None:  # as the command line's help says it

@@ -34,6 +34,7 @@ from ensstab_dask.checks import (
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.resamples import RESAMPLE_VALUES, check_resample
 from ensstab_dask.seeding import MAX_SEED
+from ensstab_dask.wording import subject
 
 __all__ = [
     "Constraint",
@@ -148,7 +149,7 @@ class Flag(Constraint):
 
     def __call__(self, value, name: str):
         if not isinstance(value, (bool, np.bool_)):
-            raise InvalidParameterError(f"{name} must be {self}; got {value!r}")
+            raise InvalidParameterError(subject(name) + f" must be {self}; got {value!r}")
         return value
 
     def __str__(self) -> str:
@@ -212,7 +213,8 @@ class BootCount(Constraint):
         value = check_int(value, name, minimum=0)
         if 0 < value < 20 or value > MAX_BOOT:
             raise InvalidParameterError(
-                f"{name} must be 0 (no bootstrap) or in [20, {MAX_BOOT}] for a percentile interval (more replicates "
+                subject(name)
+                + f" must be 0 (no bootstrap) or in [20, {MAX_BOOT}] for a percentile interval (more replicates "
                 f"do not sharpen it, and their memory grows with them); got {value}"
             )
         return value

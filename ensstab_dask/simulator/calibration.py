@@ -21,6 +21,7 @@ import xarray as xr
 from ensstab_dask.checks import check_real
 from ensstab_dask.exceptions import EnsstabWarning, InvalidParameterError
 from ensstab_dask.indices import index_range
+from ensstab_dask.wording import param
 
 __all__ = ["calibrate", "EnsstabAccessor", "NoConsistentCellWarning"]
 
@@ -31,7 +32,8 @@ def n_useful_v_slice(ds: xr.Dataset, n_runs: int | None, name: str = "n_useful_v
     if n_runs is None:
         if len(np.unique(runs)) != 1:
             raise InvalidParameterError(
-                f"n_runs must be given: this sweep has n_useful_v for n_runs in {sorted(set(runs.tolist()))} "
+                param("n_runs")
+                + f" must be given: this sweep has n_useful_v for n_runs in {sorted(set(runs.tolist()))} "
                 "(use the number of real runs behind the observed n_useful)"
             )
         n_runs = int(runs[0])

@@ -32,6 +32,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES, index_range, stability_of_subsets
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
 from ensstab_dask.simulator.kernel import block_rows, simulate_rankings, simulated_stability, top_subsets
+from ensstab_dask.wording import param
 
 __all__ = [
     "threshold_draws",
@@ -404,7 +405,7 @@ def estimate_p(
     n_useful = int(n_useful)  # checked just above
     if n_target == n_feature:
         raise InvalidParameterError(
-            "p cannot be estimated when n_target == n_feature: every selector picks all features"
+            param("p") + " cannot be estimated when n_target == n_feature: every selector picks all features"
         )
     m_stability = check_int(m_stability, "m_stability", minimum=2)
     check_choice(method, "method", P_METHODS)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, StoreLocked
 from ensstab_dask.outputs import check_writable, special_kind, umask_mode
+from ensstab_dask.wording import param
 
 __all__ = ["writer_lock", "lock_path", "check_store_path"]
 
@@ -32,7 +33,7 @@ def check_store_path(store: str | os.PathLike) -> None:
     path = Path(store)
     if path.is_symlink() and not path.exists():
         raise InvalidParameterError(
-            f"store: {str(path)!r} is a symbolic link to {os.readlink(path)!r}, which does not exist; "
+            param("store") + f": {str(path)!r} is a symbolic link to {os.readlink(path)!r}, which does not exist; "
             "give the store's own path, or remove the link"
         )
     if path.exists() and not path.is_dir():
@@ -40,12 +41,13 @@ def check_store_path(store: str | os.PathLike) -> None:
         mode = path.stat().st_mode
         kind = special_kind(mode) or "a file"
         raise InvalidParameterError(
-            f"store: {str(path)!r} is {kind}, not a store: a store is a folder (like sweep.zarr); choose another path"
+            param("store")
+            + f": {str(path)!r} is {kind}, not a store: a store is a folder (like sweep.zarr); choose another path"
         )
     try:
         check_writable(path)
     except OutputNotWritten as exc:
-        raise InvalidParameterError(f"store: {exc}") from None
+        raise InvalidParameterError(param("store") + f": {exc}") from None
 
 
 def lock_path(store: str | os.PathLike) -> Path:
@@ -73,7 +75,7 @@ def writer_lock(store: str | os.PathLike):
     check_store_path(store)
     path = lock_path(store)
     if not path.parent.is_dir():
-        raise InvalidParameterError(f"store: directory {str(path.parent)!r} does not exist")
+        raise InvalidParameterError(param("store") + f": directory {str(path.parent)!r} does not exist")
     try:
         # O_NOFOLLOW: a link planted at the lock's path would have the pid written into
         # (and the file truncated at) whatever it points to.
@@ -83,14 +85,15 @@ def writer_lock(store: str | os.PathLike):
             raise
         what = "a symbolic link" if exc.errno == errno.ELOOP else "a directory"
         raise InvalidParameterError(
-            f"store: its lock file {str(path)!r} is {what}, which a sweep never makes; remove it and rerun"
+            param("store") + f": its lock file {str(path)!r} is {what}, which a sweep never makes; remove it and rerun"
         ) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             # A hard link, a FIFO or a device: not a file this lock made, so nothing is written into it.
             raise InvalidParameterError(
-                f"store: its lock file {str(path)!r} is not a plain file of its own (a hard link or a special "
+                param("store")
+                + f": its lock file {str(path)!r} is not a plain file of its own (a hard link or a special "
                 "file); remove it and rerun"
             )
         try:
@@ -102,7 +105,7 @@ def writer_lock(store: str | os.PathLike):
                 owner = {}
             who = f"pid {owner.get('pid', '?')} on {owner.get('host', '?')}"
             raise StoreLocked(
-                f"store {str(store)!r} is being written by another sweep ({who}); wait for it to finish, "
+                param("store") + f" {str(store)!r} is being written by another sweep ({who}); wait for it to finish, "
                 "then rerun to resume"
             ) from None
         os.ftruncate(fd, 0)

@@ -70,6 +70,7 @@ from ensstab_dask.sweeps.integrity import (
     structure_problems,
 )
 from ensstab_dask.sweeps.lock import check_store_path
+from ensstab_dask.wording import param
 
 # atomic_output, refuse_to_replace, umask_mode and write_json live in .outputs, re-exported here.
 
@@ -201,7 +202,7 @@ class SweepStore:
             return store
         parent = store.path.parent
         if not parent.is_dir():
-            raise InvalidParameterError(f"store: directory {str(parent)!r} does not exist")
+            raise InvalidParameterError(param("store") + f": directory {str(parent)!r} does not exist")
         template.attrs[SETTINGS_ATTR] = json.dumps(settings, sort_keys=True)
         with atomic_output(store.path, overwrite=False, directory=True) as tmp, _quiet_consolidation():
             template.to_zarr(tmp, compute=False, mode="w-", consolidated=True)
@@ -221,10 +222,12 @@ class SweepStore:
             raise
         except _DAMAGE as exc:
             raise InvalidParameterError(
-                f"store: {str(self.path)!r} exists but is not a readable zarr store ({exc})"
+                param("store") + f": {str(self.path)!r} exists but is not a readable zarr store ({exc})"
             ) from exc
         if SETTINGS_ATTR not in ds.attrs or COMPLETED not in ds:
-            raise InvalidParameterError(f"store: {str(self.path)!r} exists but is not an ensstab sweep store")
+            raise InvalidParameterError(
+                param("store") + f": {str(self.path)!r} exists but is not an ensstab sweep store"
+            )
         try:
             record = json.loads(ds.attrs[SETTINGS_ATTR])
             if not isinstance(record, dict):  # valid JSON, but not the object of settings a sweep writes
@@ -232,7 +235,7 @@ class SweepStore:
         except ValueError as exc:
             why = f"not valid JSON: {exc}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise StoreDamaged(
-                f"store {str(self.path)!r}: its settings record is damaged ({why}); it cannot be trusted"
+                param("store") + f" {str(self.path)!r}: its settings record is damaged ({why}); it cannot be trusted"
             ) from exc
         self._record = record
         return dict(record)
@@ -472,7 +475,8 @@ class SweepStore:
             if ds[name].ndim >= 3:  # a cell variable: its readable chunks, the others missing
                 return self._values_by_chunk(name, ds[name].dtype)
             raise StoreDamaged(
-                f"store {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
+                param("store")
+                + f" {str(self.path)!r}: variable {name!r} cannot be read ({type(exc).__name__}: {exc}); "
                 "the store is damaged: delete it (or the damaged chunk file) and rerun the sweep"
             ) from exc
 
@@ -520,7 +524,8 @@ class SweepStore:
             raise
         except _DAMAGE as exc:
             raise StoreDamaged(
-                f"store {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
+                param("store")
+                + f" {str(self.path)!r} cannot be read ({type(exc).__name__}: {exc}); the store is damaged: "
                 "delete it and rerun the sweep"
             ) from exc
         # The completion record first: a cell it marks done has all its data written by
@@ -579,21 +584,24 @@ def export_netcdf(
     """
     src = SweepStore(store)
     if not src.path.exists():
-        raise InvalidParameterError(f"store: {str(src.path)!r} does not exist")
+        raise InvalidParameterError(param("store") + f": {str(src.path)!r} does not exist")
     target = Path(out).resolve()
     if target == src.path.resolve() or src.path.resolve() in target.parents:
         raise InvalidParameterError(
-            f"out: {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store"
+            param("out") + f": {str(out)!r} is inside the store {str(src.path)!r}; writing it would damage the store"
         )
     refuse_to_replace(out, overwrite=overwrite, name="out")  # before the store is read
     if os.path.lexists(out) and not overwrite:
-        raise InvalidParameterError(f"out {str(out)!r} exists; pass overwrite=True to replace it")
+        raise InvalidParameterError(
+            param("out") + f" {str(out)!r} exists; pass " + param("overwrite", True) + " to replace it"
+        )
     state = src.checked()  # every chunk read once, for the checks and the export
     missing = int((state[COMPLETED] == 0).sum())
     ds = state.drop_vars(COMPLETED)
     if missing and not allow_incomplete:
         raise InvalidParameterError(
-            f"store {str(src.path)!r} is incomplete ({missing} cells not computed yet); rerun the sweep to finish it, "
-            "or pass allow_incomplete=True"
+            param("store")
+            + f" {str(src.path)!r} is incomplete ({missing} cells not computed yet); rerun the sweep to finish it, "
+            "or pass " + param("allow_incomplete", True)
         )
     return write_netcdf(ds, out, overwrite=overwrite)

@@ -61,6 +61,7 @@ from ensstab_dask.sweeps.grid import (  # noqa: F401 - re-exported: benchmarks a
 )
 from ensstab_dask.sweeps.lock import writer_lock
 from ensstab_dask.sweeps.storage import COMPLETED, MISPLACED, SweepStore
+from ensstab_dask.wording import param
 
 __all__ = [
     "sweep",
@@ -161,7 +162,7 @@ def sweep(
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
     if store is not None and not os.fspath(store).strip():  # Path("") would be the working folder
-        raise InvalidParameterError("store is an empty path; name the store's folder, like sweep.zarr")
+        raise InvalidParameterError(param("store") + " is an empty path; name the store's folder, like sweep.zarr")
     plan = make_plan(
         SweepRequest(
             n_feature,
@@ -251,7 +252,8 @@ def _refuse_read_only(sw: SweepStore) -> None:
     for folder, _, _ in os.walk(sw.path):
         if not os.access(folder, os.W_OK | os.X_OK):
             raise OutputNotWritten(
-                f"store {str(sw.path)!r}: no permission to write in {folder!r}; nothing was computed and the store is "
+                param("store")
+                + f" {str(sw.path)!r}: no permission to write in {folder!r}; nothing was computed and the store is "
                 "unchanged: make it writable (chmod -R u+w) and rerun the same command to resume"
             )
 
@@ -262,12 +264,14 @@ def _block_not_written(sw: SweepStore, exc: OSError) -> Exception:
     where = f" ({exc.filename})" if exc.filename else ""
     if exc.errno in _DISK_FULL:
         return OutputNotWritten(
-            f"store {str(sw.path)!r}: the disk is full ({exc.strerror}{where}); {_SAFE}: free some space, then rerun "
+            param("store")
+            + f" {str(sw.path)!r}: the disk is full ({exc.strerror}{where}); {_SAFE}: free some space, then rerun "
             "the same command to resume"
         )
     if isinstance(exc, PermissionError):
         return OutputNotWritten(
-            f"store {str(sw.path)!r}: no permission to write ({exc.strerror}{where}); {_SAFE}: make it writable "
+            param("store")
+            + f" {str(sw.path)!r}: no permission to write ({exc.strerror}{where}); {_SAFE}: make it writable "
             "(chmod -R u+w), then rerun the same command to resume"
         )
     return exc

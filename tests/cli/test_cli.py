@@ -338,30 +338,30 @@ def test_the_naive_check_of_the_command_line_has_the_librarys_copies(monkeypatch
 
 
 def test_the_library_words_become_the_commands_options():
-    """cli_words: the one place a library message's parameters become options, per command."""
-    from ensstab_dask.cli._common import cli_words
+    """OptionSpelling: the one place the settings a library message names become options, per
+    command, read from the message's parts (never from its words)."""
+    from ensstab_dask.cli._common import OptionSpelling
+    from ensstab_dask.wording import Code, param, words
 
-    def said(command: list[str], message: str) -> str:
-        return cli_words(message, build_parser().parse_args(command).cli_options)
+    def said(command: list[str], message) -> str:
+        return message.spelled(OptionSpelling(build_parser().parse_args(command).cli_options))
 
     estimate = ["estimate"]
-    assert said(estimate, "output 'e.json' exists; pass overwrite=True to replace it") == (
-        "--output 'e.json' exists; pass --overwrite to replace it"
-    )
-    assert said(estimate, "so ask for n_target=13, or use model='anchored', which ...") == (
-        "so ask for --n-target 13, or use --model anchored, which ..."
-    )
-    assert said(estimate, "it was not checked (verify=False)") == "it was not checked (--no-verify)"
-    assert said(estimate, "check the sizes, or pass allow_large=True to run it").endswith("pass --yes to run it")
-    assert said(estimate, "x.csv: choose the label column with label=...; columns") == (
-        "x.csv: choose the label column with --label ...; columns"
-    )
-    tls = "pass security=distributed.security.Security(tls_ca_file=..., tls_client_cert=...) or set it"
+    message = words(param("output"), " 'e.json' exists; pass ", param("overwrite", True), " to replace it")
+    assert str(message) == "output 'e.json' exists; pass overwrite=True to replace it"
+    assert said(estimate, message) == "--output 'e.json' exists; pass --overwrite to replace it"
+    message = words("so ask for ", param("n_target", 13), ", or use ", param("model", "anchored"), ", which ...")
+    assert str(message) == "so ask for n_target=13, or use model='anchored', which ..."
+    assert said(estimate, message) == "so ask for --n-target 13, or use --model anchored, which ..."
+    assert said(estimate, words("not checked (", param("verify", False), ")")) == "not checked (--no-verify)"
+    assert said(estimate, words("or pass ", param("allow_large", True))) == "or pass --yes"
+    assert said(estimate, words("with ", param("label", ...), ";")) == "with --label ...;"
+    tls = words("pass ", param("security", Code("distributed.security.Security(tls_ca_file=...)")), " or set it")
+    assert str(tls) == "pass security=distributed.security.Security(tls_ca_file=...) or set it"
     assert said(estimate, tls) == "pass --tls-ca-file, --tls-cert and --tls-key or set it"
-    # A value the library reports, and a parameter the command has no option for, stay as they are.
-    memory = "one cell (m_ensemble=1000000, m_stability=50) would need"
-    assert said(estimate, memory) == memory
-    assert said(["export", "s.zarr", "o.nc"], "pass allow_large=True") == "pass allow_large=True"
+    # A parameter the command has no option for keeps Python's spelling; plain text is never read.
+    assert said(["export", "s.zarr", "o.nc"], words("pass ", param("allow_large", True))) == "pass allow_large=True"
+    assert said(estimate, words("one cell (m_ensemble=1000000)")) == "one cell (m_ensemble=1000000)"
 
 
 def test_a_finished_sweep_names_its_next_steps_and_they_run_as_printed(tmp_path, capsys, monkeypatch):

@@ -138,11 +138,12 @@ def test_copies_already_enough_at_another_cutoff_are_advised_as_that_cutoff():
     """With 30 copies measured, a PFER of 1 needs no more copies: the lowest cutoff of the grid
     those 30 bound it at is advised, and no number of copies below those made."""
     from ensstab_dask.estimates.summary_features import _advice
+    from ensstab_dask.wording import python
 
     q, p = 20, 2000
     features = xr.Dataset(coords={"feature": np.arange(p)}, attrs={"n_target": q, "threshold": 0.6, "copies": 30})
     st = dict(with_pfer(features, 1.0).attrs)
     lowest = min(c for c in CUTOFF_GRID if (g := copies_needed(q, p, c, 1.0)) is not None and g <= 30)
     assert (st["copies_needed_cutoff"], st["copies_needed"]) == (lowest, 30)
-    (said,) = _advice(st)
+    (said,) = _advice(st, python)
     assert said == f"  To bound the noise among them by 1, pass cutoff={lowest:g} (in place of the PFER)."
