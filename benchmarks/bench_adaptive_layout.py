@@ -61,7 +61,7 @@ def _answer(est) -> dict:
 
 def one_replicate(regime: Regime, rep: int, seed: int, n_boot: int) -> dict:
     """Both rounds of one replicate, on the same copies (the first round's a prefix)."""
-    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
     from ensstab_dask.models import get_model
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings

@@ -160,7 +160,7 @@ _CHECK_ERROR: list = []
 
 def library_estimate(copies: np.ndarray, rep: int, n_boot: int) -> dict:
     """The default estimate on the copies, as the harness's ``one_estimate`` runs it."""
-    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings
 

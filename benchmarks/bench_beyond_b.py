@@ -102,7 +102,7 @@ def main_truth(args) -> None:
 
 def one_estimate(regime: Regime, rep: int, seed: int, n_boot: int) -> dict:
     """One replicate: 10 fresh copies of 20 weak selectors through the shipped default's code."""
-    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings
 

@@ -38,7 +38,7 @@ from types import SimpleNamespace
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import ensstab_dask as es  # noqa: E402
-from ensstab_dask.estimates.features import (  # noqa: E402
+from ensstab_dask.estimates.stages.features import (  # noqa: E402
     feature_rows,
     feature_table,
     measured_sizes,
@@ -46,8 +46,8 @@ from ensstab_dask.estimates.features import (  # noqa: E402
     stable_features,
     write_feature_table,
 )
-from ensstab_dask.estimates.pipeline import estimate_from_runs, runs_from_copies  # noqa: E402
-from ensstab_dask.estimates.summary_features import kept_features  # noqa: E402
+from ensstab_dask.estimates.stages.pipeline import estimate_from_runs, runs_from_copies  # noqa: E402
+from ensstab_dask.estimates.words.features import kept_features  # noqa: E402
 from ensstab_dask.settings import EstimateSettings  # noqa: E402
 
 G, B, K = 10, 20, 20

@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     from distributed import Client
 
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.estimates.pipeline import estimate
+    from ensstab_dask.estimates.stages.pipeline import estimate
     from ensstab_dask.real.datasets import make_microarray, reference_dataset
     from ensstab_dask.real.selectors import default_selector
 

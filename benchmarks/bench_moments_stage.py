@@ -36,7 +36,7 @@ def main(argv=None) -> int:
 
     from synthetic import real_like_copies
 
-    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings
 

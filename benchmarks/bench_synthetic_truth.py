@@ -345,8 +345,8 @@ def one_estimate(
     = (half-width, cap), through its rounds (the library's own ``spend_in_rounds``) on
     copies drawn once for the largest design the cap allows and taken as prefixes, as
     the real runs are."""
-    from ensstab_dask.estimates.pipeline import estimate_from_runs
-    from ensstab_dask.estimates.rounds import spend_in_rounds
+    from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.stages.rounds import spend_in_rounds
     from ensstab_dask.real.runs import runs_from_copies
     from ensstab_dask.settings import EstimateSettings
 

@@ -81,8 +81,8 @@ def gene_target(data):
 
 
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:
-    from ensstab_dask.estimates.pipeline import assemble_runs, estimate_from_runs, real_subsets
-    from ensstab_dask.estimates.validation import compare
+    from ensstab_dask.estimates.stages.pipeline import assemble_runs, estimate_from_runs, real_subsets
+    from ensstab_dask.estimates.validation.harness import compare
     from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
     from ensstab_dask.settings import EstimateSettings
 
@@ -249,7 +249,7 @@ def main(argv=None) -> int:
     from distributed import Client
 
     from ensstab_dask.cluster import local_cluster
-    from ensstab_dask.estimates.validation import validate
+    from ensstab_dask.estimates.validation.harness import validate
     from ensstab_dask.real.datasets import check_data
     from ensstab_dask.real.selectors import default_selector
     from ensstab_dask.real.targets import task_of
@@ -333,9 +333,9 @@ def pooled(res, data, n_target, args, *, selector, client):
     every size, the others up to ``--pool-up-to`` (each cached as any naive check)."""
     import dataclasses
 
-    from ensstab_dask.estimates.comparison import compare
-    from ensstab_dask.estimates.naive_settings import NaiveSettings
-    from ensstab_dask.estimates.validation import naive_check
+    from ensstab_dask.estimates.validation.comparison import compare
+    from ensstab_dask.estimates.validation.harness import naive_check
+    from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
     from ensstab_dask.real.naive import pool_naive_checks
 
     sizes = [int(v) for v in args.m_ensemble.split(",")]

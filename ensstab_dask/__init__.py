@@ -36,12 +36,12 @@ register_when_xarray_loads()  # ds.ensstab, as soon as xarray is imported (and n
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.aggregation import aggregate_rankings, rank_scores, top_k
     from ensstab_dask.cluster import connect, session
-    from ensstab_dask.estimates.groups import GroupEstimates, estimate_groups
-    from ensstab_dask.estimates.pipeline import estimate
-    from ensstab_dask.estimates.result import Estimate
-    from ensstab_dask.estimates.stable_selector import StableFeatureSelector
-    from ensstab_dask.estimates.to_anndata import write_frequencies_to_var
-    from ensstab_dask.estimates.validation import Validation, validate
+    from ensstab_dask.estimates.interop.stable_selector import StableFeatureSelector
+    from ensstab_dask.estimates.interop.to_anndata import write_frequencies_to_var
+    from ensstab_dask.estimates.records.estimate import Estimate
+    from ensstab_dask.estimates.stages.groups import GroupEstimates, estimate_groups
+    from ensstab_dask.estimates.stages.pipeline import estimate
+    from ensstab_dask.estimates.validation.harness import Validation, validate
     from ensstab_dask.indices import (
         NogueiraStability,
         NogueiraTest,
@@ -82,11 +82,11 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
 _LAZY = {
     "aggregation": ("aggregate_rankings", "rank_scores", "top_k"),
     "cluster": ("connect", "session"),
-    "estimates.pipeline": ("estimate",),
-    "estimates.groups": ("GroupEstimates", "estimate_groups"),
-    "estimates.result": ("Estimate",),
-    "estimates.stable_selector": ("StableFeatureSelector",),
-    "estimates.validation": ("Validation", "validate"),
+    "estimates.stages.pipeline": ("estimate",),
+    "estimates.stages.groups": ("GroupEstimates", "estimate_groups"),
+    "estimates.records.estimate": ("Estimate",),
+    "estimates.interop.stable_selector": ("StableFeatureSelector",),
+    "estimates.validation.harness": ("Validation", "validate"),
     "indices": (
         "NogueiraStability",
         "NogueiraTest",
@@ -97,7 +97,7 @@ _LAZY = {
     ),
     "real.accuracy": ("PredictionAccuracy", "prediction_accuracy"),
     "real.datasets": ("load_dataset", "make_microarray"),
-    "estimates.to_anndata": ("write_frequencies_to_var",),
+    "estimates.interop.to_anndata": ("write_frequencies_to_var",),
     "real.naive": ("real_ensemble_stability",),
     "real.selectors": ("ImportanceSelector", "default_selector"),
     "seeding": ("derive", "make_rng"),

@@ -20,7 +20,7 @@ from ensstab_dask.wording import param, subject, words
 AGGREGATES = ("mean_rank", "median_rank", "vote", "reciprocal_rank")
 #: Named resamples of a real run (a fraction in (0, 1] is also accepted); see real.selectors.
 RESAMPLES = ("half", "bootstrap", "bagging")
-#: Which real runs calibrate the simulator; see estimates.pipeline.
+#: Which real runs calibrate the simulator; see estimates.stages.pipeline.
 CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 #: The layouts of a model's real ensemble copies (``layout``): its own, or a first round
 #: grown where it says the curve still climbs (:meth:`~ensstab_dask.models.CurveModel.grown_design`).

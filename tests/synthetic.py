@@ -36,10 +36,10 @@ def real_like_copies(
 
 
 def single_selector(n_runs, n_useful_mean, t_draws, real_nogueira, smaller=None):
-    """A :class:`~ensstab_dask.estimates.records.SingleSelector` holding what the guard
+    """A :class:`~ensstab_dask.estimates.records.parts.SingleSelector` holding what the guard
     rails read (A[f]'s mean, the threshold draws, Nogueira's stability, the smaller
     n_target); its other statistics are placeholders."""
-    from ensstab_dask.estimates.records import SingleSelector
+    from ensstab_dask.estimates.records.parts import SingleSelector
 
     return SingleSelector(
         n_runs=n_runs,

@@ -302,7 +302,7 @@ def test_no_function_outside_the_public_api_takes_more_than_8_parameters():
     public = {(obj.__module__, obj.__qualname__) for obj in names if inspect.isfunction(obj)} | {
         (obj.__module__, f"{obj.__qualname__}.__init__") for obj in names if inspect.isclass(obj)
     }
-    assert ("ensstab_dask.estimates.pipeline", "estimate") in public
+    assert ("ensstab_dask.estimates.stages.pipeline", "estimate") in public
     crowded = [
         f"{module}.{name}: {len(params)} parameters"
         for name_in_package, path in modules().items()

@@ -1,8 +1,10 @@
 """A new estimate setting is one declaration: a copy of the package with one field added
-to ``EstimateSettings`` (and nothing else) offers it in estimate()'s signature and
-docstring, takes it through estimate(), validate() and estimate_groups(), offers and checks it on the
-command line, and records it in the JSON."""
+to ``EstimateSettings`` (and nothing else but the generated keyword types,
+``python -m ensstab_dask.settings``) offers it in the signature and docstring of
+estimate(), validate() and estimate_groups(), takes it through each, offers and checks it
+on the command line, records it in the JSON, and a type checker sees it with its type."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -47,6 +49,8 @@ SCRIPT = textwrap.dedent(
         groups=groups.estimates["a"].settings["toy"],
         groups_offered=inspect.signature(es.estimate_groups).parameters["toy"].default,
         groups_documented="toy : an int >= 1, default 3" in es.estimate_groups.__doc__,
+        validate_offered=inspect.signature(es.validate).parameters["toy"].default,
+        validate_documented="toy : an int >= 1, default 3" in es.validate.__doc__,
         refused=refused,
     )))
     """
@@ -77,6 +81,7 @@ def test_one_declaration_makes_a_setting_everywhere(tmp_path):
     assert seen["estimate"] == 5 and seen["validate"] == 6
     # estimate_groups takes it too, from the same declaration: in its signature, docstring and estimates.
     assert seen["groups"] == 7 and seen["groups_offered"] == 3 and seen["groups_documented"]
+    assert seen["validate_offered"] == 3 and seen["validate_documented"]
     assert seen["refused"].startswith("toy must be >= 1; got 0")
 
     cli = ["-m", "ensstab_dask.cli", "estimate", "--data", str(data), "--label", "label", "--n-target", "3"]
@@ -100,3 +105,18 @@ def test_one_declaration_makes_a_setting_everywhere(tmp_path):
     good = _run(cli + ["--toy", "4", "--quiet", "--json", str(out)], env, cwd=tmp_path)
     assert good.returncode == 0, good.stderr[-3000:]
     assert json.loads(out.read_text())["settings"]["toy"] == 4
+
+    # A type checker sees it, once the keyword types are written from the declaration again.
+    if importlib.util.find_spec("mypy") is None:
+        return  # mypy is not installed (pip install '.[test]'): the rest of the setting is checked above
+    written = _run(["-m", "ensstab_dask.settings"], env, cwd=tmp_path)
+    assert written.returncode == 0, written.stderr[-2000:]
+    use = tmp_path / "use.py"
+    use.write_text(
+        "import ensstab_dask as es\nes.estimate([[0.0]], [0], 1, toy=4)\nes.estimate([[0.0]], [0], 1, toy='x')\n"
+    )
+    checked = _run(
+        ["-m", "mypy", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), str(use)], env, cwd=tmp_path
+    )
+    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and errors[0].startswith("use.py:3:") and '"toy"' in errors[0], checked.stdout[-3000:]

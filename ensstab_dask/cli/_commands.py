@@ -33,8 +33,8 @@ from ensstab_dask.cli._common import (
     write_json_option,
     write_outputs,
 )
-from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.validation import NaiveSettings, validate
+from ensstab_dask.estimates.stages.pipeline import estimate
+from ensstab_dask.estimates.validation.harness import NaiveSettings, validate
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
@@ -257,8 +257,8 @@ def command_estimate(args) -> int:
 
 def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     """``estimate --groupby``: an estimate for each group against the reference, in one
-    submission of real runs (:func:`~ensstab_dask.estimates.groups.estimate_groups`)."""
-    from ensstab_dask.estimates.groups import estimate_groups
+    submission of real runs (:func:`~ensstab_dask.estimates.stages.groups.estimate_groups`)."""
+    from ensstab_dask.estimates.stages.groups import estimate_groups
 
     given = [o for o, v in (("--label", args.label), ("--classes", args.classes)) if v is not None]
     given += [o for o in ("--validate", "--features") if getattr(args, o[2:], None)]

@@ -435,7 +435,7 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
     runs' own count is priced on the data, where one of them is timed."""
     # Here, as in the functions below: the estimate's modules import xarray and scipy, which the
     # parser and main() never need (ensstab --help; tests/cli/test_startup.py).
-    from ensstab_dask.estimates.real_runs import check_estimate_cost
+    from ensstab_dask.estimates.stages.real_runs import check_estimate_cost
     from ensstab_dask.real.naive import naive_real_runs
 
     n_target = max(n_targets) if isinstance(n_targets, list) else n_targets
@@ -482,7 +482,7 @@ def write_outputs(args, payload: dict, ds, features=None, *, report=None, to_ann
     ``report``: what writes ``--report``'s folder, ``(out_dir, overwrite) -> index.html``
     (default: the report of ``ds``). ``to_anndata``: what ``--write-h5ad`` writes into the
     data's copy (default: ``features``)."""
-    from ensstab_dask.estimates.features import write_feature_table  # here: as in check_before_the_data
+    from ensstab_dask.estimates.stages.features import write_feature_table  # here: as in check_before_the_data
 
     if getattr(args, "features", None):
         if features is None:
@@ -505,11 +505,11 @@ def write_outputs(args, payload: dict, ds, features=None, *, report=None, to_ann
 
 def write_h5ad_option(args, results) -> None:
     """``--write-h5ad``: the ``.h5ad`` data file read again whole, the results written into
-    it where scanpy users look (:func:`~ensstab_dask.estimates.to_anndata.write_frequencies_to_var`:
+    it where scanpy users look (:func:`~ensstab_dask.estimates.interop.to_anndata.write_frequencies_to_var`:
     an estimate's features, or every group's with their markers), saved as a new file."""
     import anndata
 
-    from ensstab_dask.estimates.to_anndata import write_frequencies_to_var
+    from ensstab_dask.estimates.interop.to_anndata import write_frequencies_to_var
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # said once already, when the data were read

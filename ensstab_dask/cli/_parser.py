@@ -12,7 +12,7 @@ from typing import Any
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
 from ensstab_dask.cli._common import CACHE_FOLDER, UsageError, check_options_alone, parse_values
-from ensstab_dask.estimates.naive_settings import NaiveSettings
+from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS
 from ensstab_dask.real.selectors import DEFAULT_TREES

@@ -286,7 +286,7 @@ class CurveModel:
       beside the real runs' own stability of one selector.
     * ``surface``: the curve at another n_target costs no real run and no simulation
       (it is measured on the same real ensemble copies), so the estimate can give the
-      stability over several n_target (:mod:`ensstab_dask.estimates.surface`).
+      stability over several n_target (:mod:`ensstab_dask.estimates.stages.surface`).
     """
 
     name: ClassVar[str]
@@ -304,7 +304,7 @@ class CurveModel:
     @property
     def measures_copies(self) -> bool:
         """Whether the curve is measured on the model's real ensemble copies, which a
-        ``precision`` can grow in rounds (:mod:`ensstab_dask.estimates.rounds`)."""
+        ``precision`` can grow in rounds (:mod:`ensstab_dask.estimates.stages.rounds`)."""
         return self.copy_design() is not None
 
     def adaptive_design(self) -> tuple[int, int] | None:
@@ -316,7 +316,8 @@ class CurveModel:
         self, design: tuple[int, int], curve, check: SelfCheck | None
     ) -> tuple[tuple[int, int], str] | None:
         """The layout to grow the first round's copies to, and why in words, or None to keep
-        it: read off the first round's ``curve`` and ``check`` (:func:`~ensstab_dask.estimates.rounds.grow_layout`)."""
+        it: read off the first round's ``curve`` and ``check``
+        (:func:`~ensstab_dask.estimates.stages.rounds.grow_layout`)."""
         return None
 
     def check_design(self) -> tuple[int, int] | None:

@@ -1,7 +1,7 @@
 """The paper's simulator fitted to the real runs, as one record (:class:`SimulatorFit`):
 what :func:`~ensstab_dask.models.fitting.fit_simulator` finds, what a model reads of it
 from its :class:`~ensstab_dask.models.Context`, and the part of the
-:class:`~ensstab_dask.estimates.result.Estimate` that holds it (its ``fit``)."""
+:class:`~ensstab_dask.estimates.records.estimate.Estimate` that holds it (its ``fit``)."""
 
 from __future__ import annotations
 

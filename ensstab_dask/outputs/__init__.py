@@ -265,7 +265,7 @@ def unprotect_suffix(suffix: str) -> None:
         _PROTECTED.pop(suffix.lower(), None)
 
 
-#: How a feature table (``ensstab_dask.estimates.features``) begins: a CSV file that does is
+#: How a feature table (``ensstab_dask.estimates.stages.features``) begins: a CSV file that does is
 #: an output of this package, not a data file, and ``overwrite=True`` may replace it.
 FEATURE_TABLE_HEADER = "name,feature,frequency_m"
 

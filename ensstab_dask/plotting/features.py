@@ -8,7 +8,7 @@
 * :func:`plot_stability_surface`: the predicted stability against the ensemble size, one
   line per n_target, each with its interval (``Estimate.surface``).
 
-Each takes an :class:`~ensstab_dask.estimates.result.Estimate`, its ``features`` or
+Each takes an :class:`~ensstab_dask.estimates.records.estimate.Estimate`, its ``features`` or
 ``surface`` Dataset, or ``Estimate.to_dataset()`` (also read back from netCDF), and an
 optional matplotlib ``Axes``.
 """

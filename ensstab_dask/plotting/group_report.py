@@ -31,12 +31,12 @@ def _curve_png(ds, dpi: int) -> bytes:
 
 def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 110) -> Path:
     """Write ``index.html`` into ``out_dir``: what was compared, then a panel per group of
-    ``groups`` (a :class:`~ensstab_dask.estimates.groups.GroupEstimates`): its answer as
+    ``groups`` (a :class:`~ensstab_dask.estimates.stages.groups.GroupEstimates`): its answer as
     the summary says it (in the words of the estimates' spelling: the command line's
     options where it wrote the report), its stability curve, its stable features and
     what its estimate cost. ``out_dir`` is created; an existing one is replaced only with
     ``overwrite=True``. Returns the path of ``index.html``."""
-    from ensstab_dask.estimates.summary import cost_line
+    from ensstab_dask.estimates.words.summary import cost_line
 
     e = html.escape
     out = Path(out_dir)

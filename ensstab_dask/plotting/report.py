@@ -24,7 +24,7 @@ import xarray as xr
 
 from ensstab_dask._version import __version__
 from ensstab_dask.checks import check_int, check_real
-from ensstab_dask.estimates.comparison import verdict, z_text
+from ensstab_dask.estimates.validation.comparison import verdict, z_text
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import index_range
 from ensstab_dask.outputs import atomic_output, read_netcdf, refuse_to_replace
@@ -229,7 +229,7 @@ def _single_selector_rows(a: dict) -> list[tuple[str, str]]:
 
 def _curve_table(ds: xr.Dataset) -> str:
     """The curve per size and, beside a naive check, the verdict
-    :func:`~ensstab_dask.estimates.comparison.compare` gave (``compare_*``). Each cell
+    :func:`~ensstab_dask.estimates.validation.comparison.compare` gave (``compare_*``). Each cell
     carries its column's name, so that a narrow screen shows each size as a card of named
     values (``table.wide`` in :data:`STYLE`)."""
     naive = "naive_stability" in ds
@@ -348,7 +348,7 @@ section { border-top: 1px solid #ddd; margin-top: 2rem; }
 }
 """
 
-#: A row of the answer's table as :func:`~ensstab_dask.estimates.summary.plain_answer` writes
+#: A row of the answer's table as :func:`~ensstab_dask.estimates.words.summary.plain_answer` writes
 #: it: ``    an ensemble of 5:  7.2 of 20 (36%); 95% interval 6.4 to 8.1``.
 _ANSWER_ROW = re.compile(
     r"^ {4}(?P<who>.+?):\s+(?P<shared>[\d.]+) of (?P<k>\d+) \((?P<share>\d+%)\)"

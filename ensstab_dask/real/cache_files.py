@@ -7,7 +7,7 @@ package writes (:data:`~ensstab_dask.outputs.CHECKSUM_ATTR`,
 :func:`read_checked` gives it back only when the checksum holds; a file that cannot be
 read, has no checksum or fails it is a cache miss, said by a warning on the caller's
 logger, and the caller recomputes it. A cache is never a reason to fail, nor reused
-unchecked. The naive check (:mod:`ensstab_dask.estimates.validation`) and the estimate's
+unchecked. The naive check (:mod:`ensstab_dask.estimates.validation.harness`) and the estimate's
 real runs (:mod:`ensstab_dask.real.run_cache`) cache through here.
 """
 

@@ -25,7 +25,7 @@ name says may be anything).
 :func:`select_classes` keeps the samples of chosen classes (``classes=`` of
 :func:`load_dataset`, the CLI's ``--classes``), and :func:`class_counts` says which
 classes there are and how many samples each has. An estimate's selection frequencies go
-back into an AnnData's ``var`` through :mod:`~ensstab_dask.estimates.to_anndata`.
+back into an AnnData's ``var`` through :mod:`~ensstab_dask.estimates.interop.to_anndata`.
 
 More than two classes are used as they are: the paper's datasets are mostly two-class,
 but one of them (Lymphoma, 9 classes) is not, and the selectors rank features by how

@@ -284,7 +284,7 @@ def pool_naive_checks(checks: Sequence[xr.Dataset]) -> xr.Dataset:
     across two checks is as independent as one within a check). A size only some checks
     measured rests on their copies alone: ``copies`` says how many each size rests on.
 
-    Each check must record its data's digest (:func:`~ensstab_dask.estimates.validation.naive_check`
+    Each check must record its data's digest (:func:`~ensstab_dask.estimates.validation.harness.naive_check`
     with a ``cache_dir`` does), so that only checks of one data pool.
 
     Returns a naive check's Dataset (``selected`` left out: the sizes hold unequal copies),

@@ -51,7 +51,7 @@ __all__ = ["RunCache", "selector_key", "grow_copies", "run_digests", "CacheEntry
 logger = logging.getLogger("ensstab_dask.cache")
 
 #: What the cache folder holds: the real runs (``runs-<key>.nc``) and the naive curves of
-#: ``validate`` (``naive-<key>.nc``, :mod:`ensstab_dask.estimates.validation`).
+#: ``validate`` (``naive-<key>.nc``, :mod:`ensstab_dask.estimates.validation.harness`).
 _ENTRY_NAMES = ("runs-*.nc", "naive-*.nc")
 
 

@@ -149,6 +149,7 @@ def check_plan_classes(y, plan: Sequence[Pool | Copies]) -> None:
     small, count = labels.tolist()[counts.argmin()], int(counts.min())
     for item in plan:
         resample: str | float | None
+        what: str
         if isinstance(item, Pool):
             resample, what = item.resample, param("resample", item.resample) + " needs"
         else:

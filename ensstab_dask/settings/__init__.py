@@ -6,7 +6,7 @@ text and the models that use it. Everything else is derived from those declarati
 :data:`SETTINGS` (one :class:`Setting` record each), :data:`DEFAULTS`,
 :data:`USED_WHEN`, :func:`~ensstab_dask.estimate`'s keywords, signature and the
 settings part of its docstring, the ``ensstab estimate`` and ``validate`` options, and
-the :class:`~ensstab_dask.estimates.result.Estimate`'s record
+the :class:`~ensstab_dask.estimates.records.estimate.Estimate`'s record
 (:meth:`EstimateSettings.to_dict`). A new setting is one declaration here plus its use.
 
 Validation follows scikit-learn's ``_parameter_constraints``: a table, parameter name
@@ -24,7 +24,7 @@ import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, overload
 
 from ensstab_dask.budget.memory import check_cell_memory
 from ensstab_dask.checks import (
@@ -134,7 +134,7 @@ _SETTING = "ensstab_setting"
 
 def mb_cutoff(n_target: int, n_feature: int, pfer: float) -> float:
     """The cutoff at which Meinshausen and Buhlmann's bound
-    (:func:`~ensstab_dask.estimates.features.mb_pfer`) equals ``pfer``:
+    (:func:`~ensstab_dask.estimates.stages.features.mb_pfer`) equals ``pfer``:
     ``(q^2 / (pfer p) + 1) / 2``, as R's stabs gives it. A value above 1 means no cutoff
     bounds the PFER by ``pfer``, and 1/2 (in double precision) a ``pfer`` so large that no
     bound holds: :class:`EstimateSettings` refuses both.
@@ -513,14 +513,14 @@ class EstimateSettings:
     def largest_design(self) -> tuple[int, int] | None:
         """The most real ensemble copies the estimate may measure without a ``precision``:
         the first round's, or with ``layout="adaptive"`` every copy grown to twice its
-        members (:func:`~ensstab_dask.estimates.rounds.grow_layout`)."""
+        members (:func:`~ensstab_dask.estimates.stages.rounds.grow_layout`)."""
         design = self.copy_design
         if design is None or self.layout != "adaptive" or self.precision is not None:
             return design
         return (design[0], 2 * design[1])
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings an :class:`~ensstab_dask.estimates.result.Estimate` records (its
+        """The settings an :class:`~ensstab_dask.estimates.records.estimate.Estimate` records (its
         ``settings``: the JSON's and the Dataset's attributes): those the model used. The
         problem and the sizes are the Estimate's own fields; a setting only some models
         use (:data:`USED_WHEN`: p's fit, the paper's runs' layout and
@@ -575,31 +575,81 @@ EstimateSettings._parameter_constraints = {
 SETTINGS_DOC = "**settings"
 
 
-def takes_settings(function: Callable) -> Callable:
+def setting_types() -> dict[str, str]:
+    """Each setting's type as given (its field's, with ``| None`` where None stands for a
+    default derived later: ``n_runs``)."""
+    types = {f.name: str(f.type) for f in fields(EstimateSettings)}
+    return {
+        s.name: types[s.name] + (" | None" if s.default is None and "None" not in types[s.name] else "")
+        for s in SETTINGS
+    }
+
+
+#: Where the settings' keyword types are written for type checkers (:func:`options_source`).
+OPTIONS_MODULE = "ensstab_dask/settings/options.py"
+
+
+def options_source() -> str:
+    """The source of :mod:`ensstab_dask.settings.options`: every setting as a key of the
+    ``TypedDict`` that types ``**settings`` of :func:`~ensstab_dask.estimate` and the other
+    entries, so that a type checker sees each setting with its type. Generated from the
+    declaration (``python -m ensstab_dask.settings`` writes it; a test fails while it is
+    out of date)."""
+    keys = "\n".join(f"    {name}: {kind}" for name, kind in setting_types().items())
+    return (
+        '"""The estimate\'s settings as keyword arguments, for type checkers: generated from\n'
+        ":class:`~ensstab_dask.settings.EstimateSettings` by ``python -m ensstab_dask.settings``\n"
+        '(never edited by hand; tests/settings/test_options.py fails while it is out of date)."""\n\n'
+        "from __future__ import annotations\n\n"
+        "from collections.abc import Sequence\n"
+        "from typing import Any, TypedDict\n\n"
+        "from ensstab_dask.seeding import SeedLike\n\n"
+        '__all__ = ["EstimateOptions"]\n\n\n'
+        "class EstimateOptions(TypedDict, total=False):\n"
+        '    """Every estimate setting, by name, with its type (what ``**settings`` takes)."""\n\n'
+        f"{keys}\n"
+    )
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def takes_settings(function: _F, /) -> _F: ...
+@overload
+def takes_settings(function: None = None, /, **defaults: Any) -> Callable[[_F], _F]: ...
+def takes_settings(function: Callable | None = None, /, **defaults: Any) -> Any:
     """Give ``function``, which takes the estimate's settings as ``**settings``, each one as a
     keyword-only parameter of its signature (its declared default and type, for ``help()``,
     IDEs and notebooks) and as an entry of its docstring's Parameters, where the line
-    ``**settings`` stands: what it allows (its constraint) and its help."""
+    ``**settings`` stands: what it allows (its constraint) and its help.
+
+    ``@takes_settings(m_stability=20)`` gives a setting another default for this function
+    (one it applies itself: the harness's naive check has fewer copies than an estimate)."""
+    if function is None:
+        return lambda f: _taking_settings(f, defaults)
+    return _taking_settings(function, defaults)
+
+
+def _taking_settings(function: Callable, defaults: dict[str, Any]) -> Callable:
+    check_given(defaults, "takes_settings")
     signature = inspect.signature(function)
     kinds = inspect.Parameter
     params = list(signature.parameters.values())
-    types = {f.name: str(f.type) for f in fields(EstimateSettings)}
-    # n_runs is an int once checked, and None (a derived default) as given.
-    for s in SETTINGS:
-        if s.default is None and "None" not in types[s.name]:
-            types[s.name] += " | None"
-    declared = [kinds(s.name, kinds.KEYWORD_ONLY, default=s.default, annotation=types[s.name]) for s in SETTINGS]
+    types = setting_types()
+    default = {**DEFAULTS, **defaults}
+    declared = [kinds(s.name, kinds.KEYWORD_ONLY, default=default[s.name], annotation=types[s.name]) for s in SETTINGS]
     positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
     own = [p for p in params if p.kind is kinds.KEYWORD_ONLY]
     function.__signature__ = signature.replace(parameters=[*positional, *declared, *own])  # type: ignore[attr-defined]
     marker = re.search(rf"^( *){re.escape(SETTINGS_DOC)}$", function.__doc__ or "", re.MULTILINE)
     if marker is not None:
         indent = marker[1]
-        function.__doc__ = marker.string.replace(f"{indent}{SETTINGS_DOC}", _settings_doc(indent), 1)
+        function.__doc__ = marker.string.replace(f"{indent}{SETTINGS_DOC}", _settings_doc(indent, default), 1)
     return function
 
 
-def _settings_doc(indent: str) -> str:
+def _settings_doc(indent: str, default: dict[str, Any]) -> str:
     """Each setting as a NumPy-style parameter entry: name, what it allows, default, help."""
     entries = []
     for s in SETTINGS:
@@ -609,7 +659,7 @@ def _settings_doc(indent: str) -> str:
         if s.used_when is not None:  # as the command line's help says it
             text += f" (model {', '.join(models_using(s.name))} only)"
         body = textwrap.fill(text, 88, initial_indent=indent + "    ", subsequent_indent=indent + "    ")
-        entries.append(f"{indent}{s.name} : {s.constraint}, default {s.default!r}\n{body}")
+        entries.append(f"{indent}{s.name} : {s.constraint}, default {default[s.name]!r}\n{body}")
     return "\n".join(entries)
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ensstab_dask.cli import main
-from ensstab_dask.estimates.records import Cost
+from ensstab_dask.estimates.records.spending import Cost
 
 TINY = ["--n-target", "3", "--n-estimators", "5", "--m-ensemble", "1,5", "--n-boot", "0", "--scheduler", "synchronous"]
 

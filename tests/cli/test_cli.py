@@ -333,7 +333,7 @@ def test_the_naive_check_of_the_command_line_has_the_librarys_copies(monkeypatch
 
     monkeypatch.setattr(_commands, "validate", harness)
     assert main([*command, "--scheduler", "synchronous"]) == 2
-    assert called["m_stability"] == es.validate.__kwdefaults__["m_stability"] == 20
+    assert called["m_stability"] == inspect.signature(es.validate).parameters["m_stability"].default == 20
     capsys.readouterr()
 
 

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from ensstab_dask.cli import main
-from ensstab_dask.estimates.features import copies_for_pfer, copies_needed, false_stable_bound, mb_cutoff, mb_pfer
+from ensstab_dask.estimates.stages.features import (
+    copies_for_pfer,
+    copies_needed,
+    false_stable_bound,
+    mb_cutoff,
+    mb_pfer,
+)
 
 N_SAMPLES, N_TARGET, N_FEATURE = 40, 5, 60
 SMALL = f"--n-target {N_TARGET} --m-ensemble 1,5 --n-estimators 5 --n-boot 0 --scheduler synchronous --quiet".split()

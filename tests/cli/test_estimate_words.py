@@ -22,7 +22,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import ensstab_dask as es
 from ensstab_dask.cli import main
-from ensstab_dask.estimates.summary import _plateau
+from ensstab_dask.estimates.words.summary import _plateau
 
 SMALL = ["--n-estimators", "100", "--scheduler", "synchronous", "--quiet"]
 

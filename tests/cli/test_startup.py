@@ -136,7 +136,7 @@ def test_every_public_name_resolves_and_dir_lists_it():
         obj = getattr(ensstab_dask, name)
         assert name == "__version__" or getattr(obj, "__name__", None) == name, name
     assert set(ensstab_dask.__all__) <= set(dir(ensstab_dask))
-    assert ensstab_dask.estimate is ensstab_dask.estimates.pipeline.estimate  # a subpackage, as before
+    assert ensstab_dask.estimate is ensstab_dask.estimates.stages.pipeline.estimate  # a subpackage, as before
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         ensstab_dask.no_such_name  # noqa: B018
 

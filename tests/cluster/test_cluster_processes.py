@@ -30,7 +30,7 @@ from process_cluster import MAKE_CERTS, ProcessCluster, _env
 from sweep_cases import assert_same, blocks_done, wait_for_blocks
 
 import ensstab_dask as es
-from ensstab_dask.estimates.records import Cost
+from ensstab_dask.estimates.records.spending import Cost
 
 pytestmark = [
     pytest.mark.cluster,

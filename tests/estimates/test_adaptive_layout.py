@@ -1,5 +1,5 @@
 """``layout="adaptive"``: a first round of 20 copies of 10, every copy grown to 20 where it
-says the curve still climbs (estimates.rounds.grow_layout, Anchored.grown_design)."""
+says the curve still climbs (estimates.stages.rounds.grow_layout, Anchored.grown_design)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import xarray as xr
 
 import ensstab_dask as es
-from ensstab_dask.estimates.real_runs import every_run_cached
-from ensstab_dask.estimates.spending import Next
+from ensstab_dask.estimates.records.spending import Next
+from ensstab_dask.estimates.stages.real_runs import every_run_cached
 from ensstab_dask.models import get_model
 from ensstab_dask.models._base import SelfCheck
 from ensstab_dask.models.anchored import GROW_BAND, GROW_SPLIT_Z

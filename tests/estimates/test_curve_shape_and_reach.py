@@ -10,8 +10,8 @@ import numpy as np
 import xarray as xr
 from synthetic import single_selector
 
-from ensstab_dask.estimates.summary import _plateau
-from ensstab_dask.estimates.trust import FAR_BEYOND, curve_shape_notes, reach_notes, verdict
+from ensstab_dask.estimates.words.summary import _plateau
+from ensstab_dask.estimates.words.trust import FAR_BEYOND, curve_shape_notes, reach_notes, verdict
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import Prediction, get_model
 from ensstab_dask.models.simulator_fit import SimulatorFit

@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 from scipy import stats
 
-from ensstab_dask.estimates.features import (
+from ensstab_dask.estimates.stages.features import (
     CUTOFF_GRID,
     _clopper_pearson,
     copies_for_pfer,
@@ -112,7 +112,7 @@ def test_the_settings_check_cutoff_and_pfer_by_name():
 
 
 def test_an_estimates_features_are_kept_at_its_cutoff_or_its_pfers():
-    from ensstab_dask.estimates.features import copy_features, cutoff_of
+    from ensstab_dask.estimates.stages.features import copy_features, cutoff_of
     from ensstab_dask.settings import EstimateSettings
 
     ranks = simulate_rankings(60, 5, 10, 0.8, size=10 * 20, seed=0).reshape(10, 20, 60)
@@ -137,7 +137,7 @@ def test_a_pfer_one_of_several_n_target_cannot_reach_is_refused_before_the_runs(
 def test_copies_already_enough_at_another_cutoff_are_advised_as_that_cutoff():
     """With 30 copies measured, a PFER of 1 needs no more copies: the lowest cutoff of the grid
     those 30 bound it at is advised, and no number of copies below those made."""
-    from ensstab_dask.estimates.summary_features import _advice
+    from ensstab_dask.estimates.words.features import _advice
     from ensstab_dask.wording import python
 
     q, p = 20, 2000

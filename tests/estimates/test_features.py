@@ -9,7 +9,7 @@ from scipy import stats
 
 import ensstab_dask as es
 from ensstab_dask.aggregation import copy_ensembles
-from ensstab_dask.estimates.features import (
+from ensstab_dask.estimates.stages.features import (
     FREQUENT,
     check_feature_memory,
     false_stable_bound,

@@ -14,7 +14,7 @@ import pytest
 import ensstab_dask as es
 import ensstab_dask.real.runs as runs_module
 from ensstab_dask.cli import main
-from ensstab_dask.estimates.groups import group_problems
+from ensstab_dask.estimates.stages.groups import group_problems
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.selectors import default_selector
 
@@ -92,7 +92,7 @@ def test_x_is_hashed_once_for_every_group_and_keys_each_groups_runs_as_alone(tmp
     its labels'), and each key is the one its data alone would have: the runs cached by a
     group's own estimate are the group's."""
     import ensstab_dask.real.cache_files as cache_files
-    from ensstab_dask.estimates.groups import group_problems
+    from ensstab_dask.estimates.stages.groups import group_problems
 
     X, labels = _study()
     seen = []

@@ -10,8 +10,8 @@ import xarray as xr
 from small_problem import DATA, SMALL
 
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.records import Cost
+from ensstab_dask.estimates.records.spending import Cost
+from ensstab_dask.estimates.stages.pipeline import estimate
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.real.accuracy import prediction_accuracy
 from ensstab_dask.real.datasets import make_microarray, reference_dataset
@@ -391,7 +391,7 @@ def test_noise_below_n_target_is_called_chance_and_its_count_printed_as_measured
     [(6.2, 10, "to n_target = 10"), (10.4, 10, None), (9.5, 10, None), (312.0, 300, "to n_feature = 300")],
 )
 def test_caution_reasons_say_when_n_useful_was_clamped(mean, used, said):
-    from ensstab_dask.estimates.trust import caution_reasons
+    from ensstab_dask.estimates.words.trust import caution_reasons
 
     kw = dict(n_runs=24, t_draws=np.array([4, 5]), p_fit=None, fixed_point=None, power=None)
     out = caution_reasons(**kw, n_useful=(mean, used))

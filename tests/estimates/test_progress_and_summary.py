@@ -21,9 +21,9 @@ import xarray as xr
 from small_problem import DATA, SMALL
 
 from ensstab_dask.cluster import Display, run_tasks
-from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.summary import estimate_details
-from ensstab_dask.estimates.validation import Validation, compare
+from ensstab_dask.estimates.stages.pipeline import estimate
+from ensstab_dask.estimates.validation.harness import Validation, compare
+from ensstab_dask.estimates.words.summary import estimate_details
 
 SMALL = dict(SMALL, m_stability=6)
 BAR = "%|"  # what every tqdm text bar draws, and nothing else here does
@@ -100,7 +100,7 @@ def test_validate_draws_a_bar_per_stage_on_stderr_and_keeps_stdout_clean(tmp_pat
     out, err = run_with_terminal_stderr(
         PRELUDE
         + f"""
-    from ensstab_dask.estimates.validation import validate
+    from ensstab_dask.estimates.validation.harness import validate
     res = validate(DATA.X, DATA.y, 10, client="synchronous", cache_dir={str(tmp_path)!r}, **SMALL)
     print(res.summary())
     """
@@ -122,7 +122,7 @@ def test_progress_false_draws_nothing_even_on_a_terminal(tmp_path):
     out, err = run_with_terminal_stderr(
         PRELUDE
         + f"""
-    from ensstab_dask.estimates.validation import validate
+    from ensstab_dask.estimates.validation.harness import validate
     res = validate(DATA.X, DATA.y, 10, client="synchronous", cache_dir={str(tmp_path)!r}, progress=False, **SMALL)
     print(res.summary())
     """
@@ -138,7 +138,7 @@ def test_on_a_cluster_the_dashboard_link_has_its_own_line_before_the_bars():
         + """
     from distributed import Client, LocalCluster
     import ensstab_dask as es
-    from ensstab_dask.estimates.pipeline import estimate
+    from ensstab_dask.estimates.stages.pipeline import estimate
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \\
             Client(cluster) as client:
         es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.7], m_ensemble=[1], m_stability=5, repeats=2, client=client)

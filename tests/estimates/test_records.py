@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 import ensstab_dask as es
-from ensstab_dask.estimates.records import parts
+from ensstab_dask.estimates.records.parts import parts
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.selectors import default_selector
 
@@ -78,7 +78,7 @@ def test_no_attr_is_none_or_of_a_simulator_that_did_not_run(estimates, model):
 
 
 def test_json_attrs_leave_out_what_is_none():
-    from ensstab_dask.estimates.records import json_attrs
+    from ensstab_dask.outputs import json_attrs
 
     out = json_attrs({"a": None, "b": {"x": 1, "y": None}, "c": True, "d": [1, None]})
     assert set(out) == {"b_x", "c", "d"} and out["c"] == 1
@@ -90,7 +90,7 @@ def test_every_coordinate_carries_its_attrs_and_keeps_them_on_disk(estimates, tm
     values have them), from the one table, also after a netCDF round trip."""
     import xarray as xr
 
-    from ensstab_dask.estimates.records import COORD_ATTRS
+    from ensstab_dask.estimates.records.parts import COORD_ATTRS
 
     est = estimates["anchored"]
     ds = est.to_dataset()
@@ -114,7 +114,7 @@ def test_the_features_are_over_feature_and_m_measured_from_old_or_new_names(esti
     ds = est.to_dataset()
     assert ds["feature_frequency"].dims == ("feature", "m_measured")
     assert ds["feature_name"].dims == ("feature",) and "name" not in ds.variables
-    from ensstab_dask.estimates.records import _Features
+    from ensstab_dask.estimates.records.parts import _Features
 
     both = {"m_ensemble": "m_measured", "name": "feature_name"}
     old = est.features.rename({v: k for k, v in both.items() if v in est.features.variables})

@@ -11,8 +11,9 @@ import pytest
 from synthetic import real_like_copies
 
 import ensstab_dask as es
-from ensstab_dask.estimates.pipeline import estimate_from_runs
-from ensstab_dask.estimates.rounds import next_design, spend_in_rounds
+from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
+from ensstab_dask.estimates.stages.rounds import next_design, spend_in_rounds
+from ensstab_dask.estimates.words.summary import plain_answer
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.runs import Copies, real_run_plan, runs_from_copies
@@ -130,7 +131,7 @@ def test_estimate_with_precision_spends_rounds_on_real_runs_and_says_so():
     assert spent is not None and len(spent.rounds) >= 2 and not spent.reached
     assert spent.rounds[-1].next == "cap" and est.real_runs == spent.real_runs <= 400
     assert est.to_dict()["spending"]["rounds"][0]["real_runs"] == 200
-    assert any(f"pass max_real_runs={spent.wanted_runs}" in line for line in es.estimates.summary.plain_answer(est))
+    assert any(f"pass max_real_runs={spent.wanted_runs}" in line for line in plain_answer(est))
     # The design it ended on, estimated directly, is the same estimate.
     last = spent.rounds[-1]
     seed = derive(as_seed_sequence(5), Stream.ESTIMATE, Stage.COPIES)

@@ -9,7 +9,7 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 import ensstab_dask as es
-from ensstab_dask.estimates.records import Cost
+from ensstab_dask.estimates.records.spending import Cost
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import make_microarray
 
@@ -137,7 +137,7 @@ def test_a_rerun_from_the_cache_prices_its_runs_as_they_were_made(tmp_path):
     made, never at the seconds of reading the cache; and no cluster is started for it."""
     from distributed.deploy.spec import SpecCluster
 
-    from ensstab_dask.estimates.summary import cost_line
+    from ensstab_dask.estimates.words.summary import cost_line
     from ensstab_dask.plotting.cost import cost_table, cost_words
 
     fresh, fits = _estimate(10, cache_dir=tmp_path)

@@ -9,7 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import ensstab_dask as es
-from ensstab_dask.estimates.features import stable_features
+from ensstab_dask.estimates.stages.features import stable_features
 
 DEFAULT = es.make_microarray(seed=0)  # the embedded default study
 

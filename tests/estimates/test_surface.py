@@ -8,8 +8,8 @@ import pytest
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.summary import best_n_target
-from ensstab_dask.estimates.surface import n_target_list
+from ensstab_dask.estimates.stages.surface import n_target_list
+from ensstab_dask.estimates.words.summary import best_n_target
 from ensstab_dask.real.selectors import default_selector
 
 DATA = es.make_microarray(n_feature=300, n_informative=12, effect=2.0, seed=1)
@@ -116,7 +116,7 @@ def test_cli_n_target_lists_refused_in_one_line(args, said, capsys):
 def test_with_a_precision_the_other_rows_are_estimates_on_the_copies_the_rounds_reached():
     """The rounds are chosen at the first n_target; the features and the other rows are
     counted on the copies they reached, the features under the data's names."""
-    from ensstab_dask.estimates.pipeline import estimate_from_runs
+    from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
     from ensstab_dask.real.runs import Copies, real_run_plan, runs_from_copies
     from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
     from ensstab_dask.settings import EstimateSettings

@@ -12,7 +12,8 @@ from synthetic import single_selector
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.pipeline import (
+from ensstab_dask.estimates.records.spending import Cost
+from ensstab_dask.estimates.stages.pipeline import (
     assemble_runs,
     estimate,
     estimate_from_runs,
@@ -22,8 +23,7 @@ from ensstab_dask.estimates.pipeline import (
     threshold_draws,
     useful_draws,
 )
-from ensstab_dask.estimates.records import Cost
-from ensstab_dask.estimates.trust import guard_rails, notes
+from ensstab_dask.estimates.words.trust import guard_rails, notes
 from ensstab_dask.indices import (
     NogueiraStability,
     index_range,
@@ -196,7 +196,7 @@ def _noise_cli_args(tmp_path) -> list[str]:
 def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
     """NumPy's warnings inside an estimate reach the user; the guard rails, which the
     summary prints, are not repeated on stderr."""
-    from ensstab_dask.estimates import single as algorithm
+    from ensstab_dask.estimates.stages import single as algorithm
 
     stability_of = algorithm.real_stability_of
 
@@ -213,7 +213,7 @@ def test_the_cli_silences_only_its_own_warnings(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_a_bug_keeps_its_traceback_and_a_users_mistake_is_one_line(tmp_path, monkeypatch, capsys):
-    from ensstab_dask.estimates import single as algorithm
+    from ensstab_dask.estimates.stages import single as algorithm
 
     def broken(*args, **kwargs):
         raise ValueError("an internal function broke")

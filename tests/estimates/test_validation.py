@@ -8,7 +8,7 @@ import xarray as xr
 from small_problem import DATA
 
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.validation import NaiveSettings, compare, naive_cache_path, naive_check, validate
+from ensstab_dask.estimates.validation.harness import NaiveSettings, compare, naive_cache_path, naive_check, validate
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 
@@ -233,7 +233,7 @@ def test_the_estimates_copies_are_a_naive_check_in_the_same_layout():
     alike, the naive check of 10 copies of 20 makes exactly the estimate's runs, and its
     measurement at m = 20 (every member, no choice to make) gives what the estimate does."""
     from ensstab_dask import estimate
-    from ensstab_dask.estimates.real_runs import RealRunner, make_real_runs
+    from ensstab_dask.estimates.stages.real_runs import RealRunner, make_real_runs
     from ensstab_dask.real.naive import _measure, real_ensemble_runs
     from ensstab_dask.real.runs import Copies
     from ensstab_dask.settings import EstimateSettings

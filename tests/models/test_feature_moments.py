@@ -7,7 +7,7 @@ import pytest
 
 from ensstab_dask import rank_scores
 from ensstab_dask.aggregation import aggregate_rankings
-from ensstab_dask.estimates.pipeline import estimate_from_runs
+from ensstab_dask.estimates.stages.pipeline import estimate_from_runs
 from ensstab_dask.indices import similarity_matrix
 from ensstab_dask.models.feature_moments import CopyMoments, moment_curve, moment_prediction
 from ensstab_dask.real.runs import runs_from_copies

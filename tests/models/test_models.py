@@ -14,7 +14,7 @@ from synthetic import real_like_copies
 
 import ensstab_dask as es
 from ensstab_dask.checks import MODELS
-from ensstab_dask.estimates import assemble, pipeline, prediction, real_runs
+from ensstab_dask.estimates.stages import assemble, pipeline, prediction, real_runs
 from ensstab_dask.indices import pairwise_similarity, pairwise_stability_se, stability_of_subsets
 from ensstab_dask.models import REGISTRY, Context, Prediction, SelfCheck, get_model
 from ensstab_dask.models.anchored import CHECK_LIMIT
@@ -444,7 +444,7 @@ def test_the_law_is_exact_on_its_own_curves_and_its_covariance_is_the_jackknife(
 
 
 def test_the_simulators_fit_is_one_record_that_a_model_reads_from_its_context():
-    from ensstab_dask.estimates.records import FittedSimulator
+    from ensstab_dask.estimates.records.parts import FittedSimulator
     from ensstab_dask.models.simulator_fit import SimulatorFit
 
     assert FittedSimulator is SimulatorFit  # the Estimate's record is the one the fit is made as

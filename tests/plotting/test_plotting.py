@@ -393,7 +393,7 @@ def test_the_report_gives_the_verdict_of_compare(result, tmp_path):
     The naive values sit 1.5 combined SE from the prediction, with an SE a quarter of the
     prediction's: more than 2 of the naive SE away (the old report said "no"), within 2
     combined SE (compare() says within)."""
-    from ensstab_dask.estimates.comparison import compare
+    from ensstab_dask.estimates.validation.comparison import compare
 
     est, real, _ = result
     pred, pred_se = est.predicted(), est.curve_se()

@@ -234,7 +234,7 @@ def test_cli_layer_and_use_raw(tmp_path, capsys):
 
 def test_frequencies_are_written_back_to_var_matched_on_names(tmp_path):
     import ensstab_dask as es
-    from ensstab_dask.estimates.to_anndata import write_frequencies_to_var
+    from ensstab_dask.estimates.interop.to_anndata import write_frequencies_to_var
 
     X, obs, var = _study()
     adata = anndata.AnnData(X=X, obs=obs, var=var)

@@ -4,8 +4,8 @@ size's stability over the copies of every check that measured it, with its SE.""
 import numpy as np
 import pytest
 
-from ensstab_dask.estimates.naive_settings import NaiveSettings
-from ensstab_dask.estimates.validation import naive_check
+from ensstab_dask.estimates.validation.harness import naive_check
+from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.indices import stability_of_subsets, stability_se
 from ensstab_dask.real.datasets import make_microarray
 from ensstab_dask.real.naive import pool_naive_checks, real_ensemble_stability

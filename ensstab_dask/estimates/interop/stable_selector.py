@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.wording import param
+from ensstab_dask.wording import param, words
 
 __all__ = ["StableFeatureSelector"]
 
@@ -101,7 +101,7 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
         ensemble of ``m_ensemble`` keeps on at least ``cutoff`` of them."""
         import warnings
 
-        from ensstab_dask.estimates.pipeline import estimate
+        from ensstab_dask.estimates.stages.pipeline import estimate
         from ensstab_dask.exceptions import UnreliableEstimateWarning
 
         # At least two features (one is kept of them) and four samples (two halves of two
@@ -143,6 +143,11 @@ class StableFeatureSelector(SelectorMixin, BaseEstimator):
                 **given,
             )
         features = est.features
+        if features is None:  # settings naming a model that measures no copies
+            raise InvalidParameterError(
+                words("settings: ", param("model", est.settings["model"]), " measures no real ensemble copies to count")
+                + " features on"
+            )
         measured = [int(m) for m in features["m_measured"].values]
         if self.m_ensemble not in measured:
             raise InvalidParameterError(

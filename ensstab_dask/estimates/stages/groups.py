@@ -20,6 +20,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import xarray as xr
@@ -27,10 +28,10 @@ import xarray as xr
 from ensstab_dask.budget.cost import check_cost
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
-from ensstab_dask.estimates.features import feature_names_of, stable_features
-from ensstab_dask.estimates.pipeline import estimate_with, refuse_before_the_work
-from ensstab_dask.estimates.real_runs import RealRunner, check_estimate_cost, real_run_items
-from ensstab_dask.estimates.result import Estimate
+from ensstab_dask.estimates.records.estimate import Estimate
+from ensstab_dask.estimates.stages.features import feature_names_of, stable_features
+from ensstab_dask.estimates.stages.pipeline import estimate_with, refuse_before_the_work
+from ensstab_dask.estimates.stages.real_runs import RealRunner, check_estimate_cost, real_run_items
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.cache_files import digest_with, hash_x
 from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
@@ -39,6 +40,11 @@ from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_pr
 from ensstab_dask.real.selectors import make_scorer, selector_for
 from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
 from ensstab_dask.wording import Spelling, param
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
+
+    from ensstab_dask.settings.options import EstimateOptions
 
 __all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
 
@@ -83,7 +89,7 @@ class GroupEstimates:
 
     def markers(self) -> dict[str, list[str]]:
         """Each group's stable features: those its largest measured ensemble keeps on at
-        least ``cutoff`` of the real ensembles (:mod:`~ensstab_dask.estimates.features`)."""
+        least ``cutoff`` of the real ensembles (:mod:`~ensstab_dask.estimates.stages.features`)."""
         return {
             g: [] if est.features is None else [str(n) for n in stable_features(est.features)["names"]]
             for g, est in self.estimates.items()
@@ -192,7 +198,7 @@ def estimate_groups(
     cache_dir: str | os.PathLike | None = None,
     feature_names=None,
     allow_large: bool = False,
-    **settings,
+    **settings: Unpack[EstimateOptions],
 ) -> GroupEstimates:
     """Estimate, for each group of ``labels``, the stability of ensembles selecting the
     features that tell it from ``reference``. Every setting of
@@ -239,7 +245,8 @@ def estimate_groups(
     n_target = check_n_target(n_target, X.shape[1])
     names = feature_names_of(names, X.shape[1])
     problems = group_problems(labels, groups, reference)
-    setting = EstimateSettings(n_feature=X.shape[1], n_target=n_target, **settings)
+    # n_runs=None as given becomes its derived default inside: checked there, typed int after.
+    setting = EstimateSettings(n_feature=X.shape[1], n_target=n_target, **cast("dict[str, Any]", settings))
     data = {g: (X if p.rows is None else X[p.rows], p) for g, p in problems.items()}
     scorer = make_scorer(selector_for(setting.selector, problems[next(iter(problems))].y))  # a regressor refused
     # Before any cluster starts: what each group's estimate refuses alone, and every group's runs priced together.

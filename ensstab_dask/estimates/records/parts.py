@@ -1,4 +1,4 @@
-"""The parts of an :class:`~ensstab_dask.estimates.result.Estimate`, each a record a reader can name.
+"""The parts of an :class:`~ensstab_dask.estimates.records.estimate.Estimate`, each a record a reader can name.
 
 * :class:`SingleSelector`: what the real runs measured of the single selector (t_uniform,
   A[f], its stability and Nogueira's interval, how often each feature was picked);
@@ -7,9 +7,10 @@
   predicts at); only a model whose curve is the simulator's has one;
 * :class:`CurvePrediction`: the model's curve, its bootstrap and intervals, and what made it;
 * :class:`Verdict`: whether to believe it (``reliable``, the warnings and the notes);
-* :class:`Cost`: the real and simulated runs behind it and the seconds of each stage;
-* :class:`Spending`: with a ``precision``, the rounds of real runs it spent
-  (:mod:`~ensstab_dask.estimates.rounds`).
+* :class:`~ensstab_dask.estimates.records.spending.Cost` and
+  :class:`~ensstab_dask.estimates.records.spending.Spending` (in their own module): the
+  real and simulated runs behind it and the seconds of each stage, and the rounds of real
+  runs it spent.
 
 Each record knows its own part of the estimate's JSON (``to_dict``) and of its Dataset
 (``add_to``); so do the adapters :func:`parts` puts around the self-check, the spending,
@@ -25,8 +26,8 @@ from typing import Any, Literal, Protocol, Union
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.estimates.features import feature_rows, stable_features
-from ensstab_dask.estimates.spending import Cost, Round, RunsSpent, Spending
+from ensstab_dask.estimates.records.spending import Cost, Spending
+from ensstab_dask.estimates.stages.features import feature_rows, stable_features
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import SelfCheck
 from ensstab_dask.models.simulator_fit import SimulatorFit
@@ -40,13 +41,8 @@ __all__ = [
     "FittedSimulator",
     "CurvePrediction",
     "Verdict",
-    "Cost",
-    "RunsSpent",
-    "Round",
-    "Spending",
     "Smaller",
     "parts",
-    "json_attrs",
     "COORD_ATTRS",
     "with_coord_attrs",
 ]
@@ -425,7 +421,7 @@ def with_coord_attrs(ds: xr.Dataset) -> xr.Dataset:
 
 class EstimateFields(Protocol):
     """What the words read of an estimate: the records of
-    :class:`~ensstab_dask.estimates.result.Estimate`, named by what it has (the modules of
+    :class:`~ensstab_dask.estimates.records.estimate.Estimate`, named by what it has (the modules of
     words are imported by the result's, so they cannot import it)."""
 
     n_feature: int

@@ -1,11 +1,11 @@
 """What an estimate spent: its real runs as they were paid for (made here or reused from the
 cache), the seconds of each stage, and the rounds of a precision.
 
-:class:`Cost` is part of every :class:`~ensstab_dask.estimates.result.Estimate` (its line
+:class:`Cost` is part of every :class:`~ensstab_dask.estimates.records.estimate.Estimate` (its line
 in the summary, ``real_runs``, ``runs_made``, ``runs_reused``, ``seconds_per_real_run``
 and ``seconds`` in the JSON, ``seconds_*`` in the Dataset's attributes); :class:`Spending`
-of an estimate with a ``precision`` (:mod:`~ensstab_dask.estimates.rounds`).
-:mod:`~ensstab_dask.estimates.records` names them with the estimate's other records.
+of an estimate with a ``precision`` (:mod:`~ensstab_dask.estimates.stages.rounds`).
+:mod:`~ensstab_dask.estimates.records.parts` names them with the estimate's other records.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Cost:
 
 
 class Next(str, Enum):
-    """What came after a round of :func:`~ensstab_dask.estimates.rounds.spend_in_rounds`:
+    """What came after a round of :func:`~ensstab_dask.estimates.stages.rounds.spend_in_rounds`:
     another round (and what it grew), or why the rounds stopped. A ``str``, as the JSON
     records it."""
 

@@ -1,7 +1,7 @@
 """The stable features in words: what the answer says after the curve.
 
 The features an ensemble of the largest measured size keeps on nearly every rerun
-(:func:`~ensstab_dask.estimates.features.stable_features`), how many of them chance alone
+(:func:`~ensstab_dask.estimates.stages.features.stable_features`), how many of them chance alone
 would put there at the copies measured (a bound said to say nothing when it is not below
 the list's length), and the copies, and the cutoff where it must change, that bound that
 number by 1 or by the PFER asked for.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ensstab_dask.estimates.features import stable_features
-from ensstab_dask.estimates.records import EstimateFields
+from ensstab_dask.estimates.records.parts import EstimateFields
+from ensstab_dask.estimates.stages.features import stable_features
 from ensstab_dask.wording import Code, Param, Spelling
 
 __all__ = ["kept_features", "BOUND_WORDS"]

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ensstab_dask.estimates.records import SingleSelector, Smaller, Verdict
+from ensstab_dask.estimates.records.parts import SingleSelector, Smaller, Verdict
 from ensstab_dask.indices import NogueiraStability
 from ensstab_dask.models import Prediction, SelfCheck
 from ensstab_dask.models.simulator_fit import SimulatorFit
@@ -357,7 +357,7 @@ def verdict(
     simulator: bool,
     prediction: Prediction | None = None,
 ) -> Verdict:
-    """The estimate's :class:`~ensstab_dask.estimates.records.Verdict`: the reasons of
+    """The estimate's :class:`~ensstab_dask.estimates.records.parts.Verdict`: the reasons of
     :func:`guard_rails` as its warnings, and its :func:`notes`. ``predicted``: a curve was
     predicted; ``verify``: the fixed point was to be checked; ``simulator``: the curve is
     the paper's simulator's, fitted as ``fit``, at ``single.n_useful``.

@@ -1,7 +1,7 @@
 """Stages 5 to 7 of the estimate: the model's curve.
 
 Before p is fitted the guard rails say whether there is anything to predict
-(:func:`~ensstab_dask.estimates.trust.guard_rails`); when there is:
+(:func:`~ensstab_dask.estimates.words.trust.guard_rails`); when there is:
 
 5. p from the real stability (:func:`~ensstab_dask.simulator.estimators.estimate_p`, common
    random numbers, ``repeats x m_stability`` simulated copies so that its noise is small),
@@ -25,8 +25,8 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.progress import StageBar
-from ensstab_dask.estimates.records import SingleSelector
-from ensstab_dask.estimates.trust import guard_rails
+from ensstab_dask.estimates.records.parts import SingleSelector
+from ensstab_dask.estimates.words.trust import guard_rails
 from ensstab_dask.indices import clip_to_index, index_range
 from ensstab_dask.models import Context, Prediction, SelfCheck
 from ensstab_dask.models.fitting import fit_simulator

@@ -15,18 +15,18 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, check_m_ensemble, check_seed
+from ensstab_dask.checks import check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
-from ensstab_dask.estimates.comparison import compare, verdict, z_text
-from ensstab_dask.estimates.naive_settings import NaiveSettings
-from ensstab_dask.estimates.pipeline import estimate
-from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.exceptions import InvalidParameterError
+from ensstab_dask.estimates.records.estimate import Estimate
+from ensstab_dask.estimates.stages.pipeline import estimate
+from ensstab_dask.estimates.validation.comparison import compare, verdict, z_text
+from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.outputs import json_number
 from ensstab_dask.real.cache_files import (
     check_cache_dir,
@@ -40,8 +40,13 @@ from ensstab_dask.real.datasets import check_data, checked_once
 from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
 from ensstab_dask.real.runs import Copies, check_plan_classes
 from ensstab_dask.real.selectors import selector_for, task_for
-from ensstab_dask.seeding import SeedLike
+from ensstab_dask.settings import DEFAULTS, check_given, takes_settings
 from ensstab_dask.wording import Spelling
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
+
+    from ensstab_dask.settings.options import EstimateOptions
 
 __all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
 
@@ -283,32 +288,33 @@ class Validation:
         return "\n".join(lines)
 
 
+#: The settings whose default the harness sets otherwise than an estimate: the naive check's copies.
+VALIDATE_DEFAULTS = {"m_stability": NaiveSettings.m_stability}
+
+
+@takes_settings(**VALIDATE_DEFAULTS)
 def validate(
     X,
     y,
     n_target: int,
     *,
-    m_ensemble=DEFAULT_M_ENSEMBLE,
-    m_stability: int = NaiveSettings.m_stability,
-    selector=None,
-    aggregate: str = "mean_rank",
-    index: str = "jaccard",
-    seed: SeedLike = 0,
     cache_dir: str | os.PathLike | None = None,
     client: ClientLike = None,
     data: str = "",
     progress: bool = True,
     allow_large: bool = False,
     task: str = "auto",
-    **estimate_options,
+    feature_names=None,
+    **settings: Unpack[EstimateOptions],
 ) -> Validation:
     """Run the estimate and the naive check on the same data, and compare them per m.
 
     Both run on one Dask cluster (``client``; a local one is started once for both when
-    None). The naive check uses the bagging layout with ``m_stability`` copies and is
-    cached in ``cache_dir`` (see :func:`naive_check`); the estimate gets the same
-    ``m_ensemble``, ``m_stability``, ``selector``, ``aggregate``, ``index`` and ``seed``
-    plus ``estimate_options`` (any other keyword of :func:`~ensstab_dask.estimate`).
+    None). The naive check uses the bagging layout with ``m_stability`` copies (by
+    default fewer than an estimate's: its signature says how many) and is cached in ``cache_dir`` (see
+    :func:`naive_check`); the estimate gets every setting, and the naive check the
+    ``m_ensemble``, ``m_stability``, ``selector``, ``aggregate``, ``index`` and ``seed`` it
+    shares with it.
     ``progress``: a bar per stage on stderr (the estimate's real runs and simulations,
     the naive check's real runs) and the dashboard link; False: nothing.
 
@@ -317,8 +323,8 @@ def validate(
     X, y : the data (n_samples, n_feature) and class labels or a regression target
     n_target : int
         Features each selector keeps.
-    m_ensemble, m_stability, selector, aggregate, index, seed, task
-        Shared by the estimate and the naive check (see :func:`~ensstab_dask.estimate`).
+    task, feature_names
+        What ``y`` asks, and the features' names (see :func:`~ensstab_dask.estimate`).
     cache_dir : path, optional
         Where the naive check and the estimate's real runs are cached (:func:`naive_check`,
         :mod:`ensstab_dask.real.run_cache`); None: not cached.
@@ -331,8 +337,7 @@ def validate(
         Run the estimate and the naive check even above the cost thresholds
         (:mod:`ensstab_dask.budget.cost`); the naive check's cost is checked before the estimate
         runs.
-    **estimate_options
-        Any other keyword of :func:`~ensstab_dask.estimate`.
+    **settings
 
     Returns
     -------
@@ -356,14 +361,16 @@ def validate(
     True
     """
 
-    m_list = check_m_ensemble(m_ensemble)
-    seed = check_seed(seed)  # once: the estimate and the naive check share it
-    for bad in ("X", "y", "n_target", "client", "cache_dir"):
-        if bad in estimate_options:
-            raise InvalidParameterError(f"validate() got {bad!r} twice")
-    X, y = check_data(X, y, task=task_for(task, selector))
-    selector = selector_for(selector, y)  # a regressor for a target
-    common = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector, aggregate=aggregate, index=index)
+    check_given(settings, "validate")
+    given = {**DEFAULTS, **VALIDATE_DEFAULTS, **settings}
+    m_list = check_m_ensemble(given["m_ensemble"])
+    seed = check_seed(given["seed"])  # once: the estimate and the naive check share it
+    X, y = check_data(X, y, task=task_for(task, given["selector"]))
+    selector = selector_for(given["selector"], y)  # a regressor for a target
+    m_stability = given["m_stability"]
+    common: dict[str, Any] = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector)
+    common.update(aggregate=given["aggregate"], index=given["index"])
+    others: dict[str, Any] = {k: v for k, v in settings.items() if k not in (*common, "seed")}
     if cache_dir is not None:
         check_cache_dir(cache_dir)
     with checked_once(X, y), hashed_once(X, y):  # the nested steps take them as checked, hashed once
@@ -386,8 +393,9 @@ def validate(
                 progress=progress,
                 allow_large=allow_large,
                 cache_dir=cache_dir,
+                feature_names=feature_names,
                 **common,
-                **estimate_options,
+                **others,
             )
             t_est = time.perf_counter() - t0
             naive_settings = NaiveSettings(seed=seed, **common)

@@ -4,25 +4,25 @@
 simulates everything else. Its stages are functions of their own modules, so that each
 can be tested alone and re-run on resampled inputs (:mod:`ensstab_dask.models.bootstrap`):
 
-1. the real runs (:mod:`~ensstab_dask.estimates.real_runs`: the paper's pools as
+1. the real runs (:mod:`~ensstab_dask.estimates.stages.real_runs`: the paper's pools as
    ``calibration_layout`` says, and the model's real ensemble copies), in one submission;
-2. to 4. the single selector's statistics (:mod:`~ensstab_dask.estimates.single`):
+2. to 4. the single selector's statistics (:mod:`~ensstab_dask.estimates.stages.single`):
    t_uniform, A[f] and :func:`round_n_useful`, :func:`real_stability_of` with Nogueira's
    interval;
-5. to 7. the model's curve (:mod:`~ensstab_dask.estimates.prediction`): p and the fixed
+5. to 7. the model's curve (:mod:`~ensstab_dask.estimates.stages.prediction`): p and the fixed
    point for the paper's simulator, then the curve (:func:`predict_curve` for it) with a
    bootstrap over the real runs that gives every quantity an interval, and its self-check;
 
-then :func:`~ensstab_dask.estimates.trust.guard_rails` says when the method has nothing
-to say, and :mod:`~ensstab_dask.estimates.assemble` makes the
-:class:`~ensstab_dask.estimates.result.Estimate` of the records the stages returned.
-Stages 2 onwards on given runs are :func:`~ensstab_dask.estimates.assemble.estimate_on_runs`
+then :func:`~ensstab_dask.estimates.words.trust.guard_rails` says when the method has nothing
+to say, and :mod:`~ensstab_dask.estimates.stages.assemble` makes the
+:class:`~ensstab_dask.estimates.records.estimate.Estimate` of the records the stages returned.
+Stages 2 onwards on given runs are :func:`~ensstab_dask.estimates.stages.assemble.estimate_on_runs`
 (:func:`estimate_from_runs` here); with a ``precision`` they run again on the copies each
-round grows (:mod:`~ensstab_dask.estimates.rounds`), and with several ``n_target`` at each
-on the same copies (:mod:`~ensstab_dask.estimates.surface`).
+round grows (:mod:`~ensstab_dask.estimates.stages.rounds`), and with several ``n_target`` at each
+on the same copies (:mod:`~ensstab_dask.estimates.stages.surface`).
 
 The naive check (:mod:`ensstab_dask.real.naive`), leave-one-out accuracy
-(:mod:`ensstab_dask.real.accuracy`) and the validation harness (:mod:`ensstab_dask.estimates.validation`)
+(:mod:`ensstab_dask.real.accuracy`) and the validation harness (:mod:`ensstab_dask.estimates.validation.harness`)
 live in their own modules.
 """
 
@@ -33,24 +33,25 @@ import logging
 import os
 import warnings as _warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from ensstab_dask.checks import CALIBRATION_LAYOUTS
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.clients import running_client
 from ensstab_dask.cluster.progress import StageClock, note_dashboard
-from ensstab_dask.estimates.assemble import estimate_on_runs
-from ensstab_dask.estimates.features import check_feature_memory, feature_names_of
-from ensstab_dask.estimates.real_runs import (
+from ensstab_dask.estimates.records.estimate import Estimate
+from ensstab_dask.estimates.stages.assemble import estimate_on_runs
+from ensstab_dask.estimates.stages.features import check_feature_memory, feature_names_of
+from ensstab_dask.estimates.stages.real_runs import (
     EnsembleCopies,
     RealRunner,
     check_estimate_cost,
     every_run_cached,
     make_real_runs,
 )
-from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.rounds import spend_real_runs
-from ensstab_dask.estimates.single import real_stability_of, round_n_useful
-from ensstab_dask.estimates.surface import check_surface, n_target_list, surface_at
+from ensstab_dask.estimates.stages.rounds import spend_real_runs
+from ensstab_dask.estimates.stages.single import real_stability_of, round_n_useful
+from ensstab_dask.estimates.stages.surface import check_surface, n_target_list, surface_at
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.models.fitting import fixed_point_power
 from ensstab_dask.models.onda import predict_curve
@@ -60,6 +61,11 @@ from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_sub
 from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
 from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
 from ensstab_dask.simulator.estimators import threshold_draws, useful_draws
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
+
+    from ensstab_dask.settings.options import EstimateOptions
 
 # The stages' functions are named here too, where the method's steps are listed.
 __all__ = [
@@ -94,7 +100,7 @@ def estimate(
     feature_names=None,
     cache_dir: str | os.PathLike | None = None,
     task: str = "auto",
-    **given,
+    **given: Unpack[EstimateOptions],
 ) -> Estimate:
     """Predict the stability of ensembles of a base selector on ``(X, y)`` (Algorithm 1).
 
@@ -118,7 +124,7 @@ def estimate(
     n_target : int or sequence of int
         Features each selector keeps. Several (``[20, 10, 40]``): the estimate is the first's,
         and ``Estimate.surface`` the curve at each from the same real runs, each row bit for bit
-        that n_target's estimate (:mod:`~ensstab_dask.estimates.surface`; ``'anchored'`` only).
+        that n_target's estimate (:mod:`~ensstab_dask.estimates.stages.surface`; ``'anchored'`` only).
     **settings
     client : where the real runs and the simulations run (see :mod:`ensstab_dask.cluster`).
     progress : bool
@@ -130,7 +136,7 @@ def estimate(
         estimate is refused before any work, saying what it would cost
         (:mod:`ensstab_dask.budget.cost`).
     feature_names : sequence of str, optional
-        One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.features`);
+        One name per feature, for ``Estimate.features`` (:mod:`~ensstab_dask.estimates.stages.features`);
         default: the columns of a pandas ``X``, else ``x0, x1, ...``.
     cache_dir : path, optional
         An existing folder where the real runs are cached (:mod:`ensstab_dask.real.run_cache`):
@@ -180,7 +186,8 @@ def estimate(
     given = {**given, "selector": selector_for(selector, y)}
     n_targets = n_target_list(n_target, n_feature=X.shape[1])
     names = feature_names_of(names, X.shape[1])
-    settings = EstimateSettings(n_feature=X.shape[1], n_target=n_targets[0], **given)
+    # n_runs=None as given becomes its derived default inside: checked there, typed int after.
+    settings = EstimateSettings(n_feature=X.shape[1], n_target=n_targets[0], **cast("dict[str, Any]", given))
     with checked_once(X, y):  # the run timed for the price reads y as this check did
         refuse_before_the_work(X, y, settings, n_targets, allow_large=allow_large)
     scorer = make_scorer(settings.selector)
@@ -255,7 +262,7 @@ def estimate_from_runs(
     """Every stage after the real runs, on given runs: the single-selector statistics, the
     paper's simulator fit (for a simulator model), the model's curve and its self-check,
     and the features' selection frequencies on the copies (named ``feature_names``)
-    (:func:`~ensstab_dask.estimates.assemble.estimate_on_runs`).
+    (:func:`~ensstab_dask.estimates.stages.assemble.estimate_on_runs`).
 
     ``copy_ranks``: the model's real ensemble copies, (copies, weak selectors per copy,
     n_feature); ``check_ranks``: copies made for the self-check alone (see

@@ -1,8 +1,8 @@
 """The estimate against a naive check, per ensemble size: :func:`compare`, the one place
 the verdict "within 2 SE" is decided, and its words (:func:`verdict`).
 
-The validation harness (:mod:`ensstab_dask.estimates.validation`) prints it, and
-:meth:`Estimate.to_dataset <ensstab_dask.estimates.result.Estimate.to_dataset>` stores it
+The validation harness (:mod:`ensstab_dask.estimates.validation.harness`) prints it, and
+:meth:`Estimate.to_dataset <ensstab_dask.estimates.records.estimate.Estimate.to_dataset>` stores it
 beside the naive check (``compare_*``), where the report reads it.
 """
 
@@ -20,7 +20,7 @@ WITHIN = 2.0
 
 
 class Predicts(Protocol):
-    """What :func:`compare` reads of an estimate (an :class:`~ensstab_dask.estimates.result.Estimate`)."""
+    """What :func:`compare` reads of an estimate (an :class:`~ensstab_dask.estimates.records.estimate.Estimate`)."""
 
     @property
     def has_curve(self) -> bool: ...

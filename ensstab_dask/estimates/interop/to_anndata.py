@@ -1,6 +1,6 @@
 """An estimate's selection frequencies written back into an AnnData, where scanpy users
 look: per feature in ``var``, or per group of
-:func:`~ensstab_dask.estimates.groups.estimate_groups` in ``var`` and, in ``uns``, each
+:func:`~ensstab_dask.estimates.stages.groups.estimate_groups` in ``var`` and, in ``uns``, each
 group's genes ranked by selection frequency in the layout of scanpy's
 ``rank_genes_groups`` (so that ``sc.get.rank_genes_groups_df`` and the
 ``sc.pl.rank_genes_groups_*`` plots read them)."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensstab_dask.estimates.features import feature_order
+from ensstab_dask.estimates.stages.features import feature_order
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.formats import shown_name
 from ensstab_dask.wording import param, words
@@ -33,7 +33,7 @@ def write_frequencies_to_var(
     ``..._upper`` and ``{key}_mean_rank``; a var that is not among the features gets NaN.
 
     ``features`` is an estimate's ``est.features``, or the
-    :class:`~ensstab_dask.estimates.groups.GroupEstimates` of :func:`~ensstab_dask.estimate_groups`:
+    :class:`~ensstab_dask.estimates.stages.groups.GroupEstimates` of :func:`~ensstab_dask.estimate_groups`:
     then each group's columns, ``{key}_{group}_frequency_m{B}`` and the rest, and
     ``adata.uns[f"{key}_markers"]`` in the layout of scanpy's ``rank_genes_groups``
     (:func:`rank_genes_groups_layout`: each group's ``n_genes`` most often kept genes,

@@ -10,7 +10,7 @@ the single selector (docs/method.md sections 4-5).
 
 and, where the guard rails will advise one, the smaller n_target the same runs support.
 :func:`measure_single_selector` runs them and returns the
-:class:`~ensstab_dask.estimates.records.SingleSelector` record.
+:class:`~ensstab_dask.estimates.records.parts.SingleSelector` record.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.records import SingleSelector, Smaller
+from ensstab_dask.estimates.records.parts import SingleSelector, Smaller
 from ensstab_dask.indices import NogueiraStability, nogueira_stability, stability_of_subsets
 from ensstab_dask.real.runs import RealRuns
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, make_rng
@@ -39,7 +39,7 @@ def round_n_useful(draws, n_target: int, n_feature: int) -> int:
 
     The simulator is defined only there. A clamped value is not what the real runs
     measured: pass ``n_useful=(mean of the draws, this value)`` to
-    :func:`~ensstab_dask.estimates.trust.caution_reasons`, which says so.
+    :func:`~ensstab_dask.estimates.words.trust.caution_reasons`, which says so.
     """
     return int(min(max(round(float(np.mean(draws))), n_target), n_feature))
 

@@ -1,7 +1,7 @@
 """The naive check's settings (:class:`NaiveSettings`): what its cache file is keyed on,
 and the defaults of :func:`~ensstab_dask.validate` and ``ensstab validate``.
 
-Apart from the harness (:mod:`~ensstab_dask.estimates.validation`, which re-exports it) so
+Apart from the harness (:mod:`~ensstab_dask.estimates.validation.harness`, which re-exports it) so
 that the command line's parser reads these defaults without importing the harness and
 what it runs (Dask, xarray): ``ensstab validate --help`` stays quick.
 """
@@ -22,7 +22,7 @@ __all__ = ["NaiveSettings"]
 
 @dataclass(frozen=True)
 class NaiveSettings:
-    """The naive check's settings (:func:`~ensstab_dask.estimates.validation.naive_check`), what
+    """The naive check's settings (:func:`~ensstab_dask.estimates.validation.harness.naive_check`), what
     its cache file is keyed on.
 
     ``m_ensemble`` and ``seed`` are checked on construction (sizes as a sorted tuple, the

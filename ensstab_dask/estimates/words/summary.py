@@ -14,9 +14,9 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.budget.cost import duration
-from ensstab_dask.estimates.records import EstimateFields, FittedSimulator
-from ensstab_dask.estimates.summary_features import kept_features
-from ensstab_dask.estimates.trust import headline, undecided_sizes
+from ensstab_dask.estimates.records.parts import EstimateFields, FittedSimulator
+from ensstab_dask.estimates.words.features import kept_features
+from ensstab_dask.estimates.words.trust import headline, undecided_sizes
 from ensstab_dask.indices import INDICES, shared_features
 from ensstab_dask.models import SelfCheck, get_model
 from ensstab_dask.outputs import json_number
@@ -158,7 +158,7 @@ def _which_k(self: EstimateFields) -> list[str]:
 def best_n_target(surface: xr.Dataset) -> dict | None:
     """At the largest size asked: each n_target's stability and the share of its top features
     two reruns have in common; the n_target with the highest stability (None when no
-    n_target has a curve). ``surface``: :func:`~ensstab_dask.estimates.surface.surface_dataset`'s."""
+    n_target has a curve). ``surface``: :func:`~ensstab_dask.estimates.stages.surface.surface_dataset`'s."""
     m = int(surface["m_ensemble"].values[-1])
     ks = [int(k) for k in surface["n_target"].values]
     values = surface["stability"].values[:, -1]

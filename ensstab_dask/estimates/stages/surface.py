@@ -22,8 +22,8 @@ import numpy as np
 import xarray as xr
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.assemble import estimate_on_runs
-from ensstab_dask.estimates.real_runs import EnsembleCopies
+from ensstab_dask.estimates.stages.assemble import estimate_on_runs
+from ensstab_dask.estimates.stages.real_runs import EnsembleCopies
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_n_target
 from ensstab_dask.real.runs import runs_from_copies
@@ -34,7 +34,7 @@ __all__ = ["n_target_list", "check_surface", "surface_at", "surface_dataset"]
 
 
 class Curved(Protocol):
-    """What the surface reads of an estimate (an :class:`~ensstab_dask.estimates.result.Estimate`)."""
+    """What the surface reads of an estimate (an :class:`~ensstab_dask.estimates.records.estimate.Estimate`)."""
 
     n_feature: int
     n_target: int
@@ -87,7 +87,7 @@ def surface_at(
     """The curve at each of ``others`` n_target on the same ``copies``, with ``est``'s own
     (:func:`surface_dataset`): no real run, and each row what the estimate at that
     n_target alone gives (the same runs, settings and streams: every stage after the real
-    runs, :func:`~ensstab_dask.estimates.assemble.estimate_on_runs`). None without others."""
+    runs, :func:`~ensstab_dask.estimates.stages.assemble.estimate_on_runs`). None without others."""
     if not others:
         return None
     assert copies.model is not None  # check_surface refused a model without copies
@@ -103,7 +103,7 @@ def surface_at(
 
 def surface_dataset(estimates: Mapping[int, Curved], *, own: int) -> xr.Dataset:
     """The curves of estimates at several n_target (by n_target; each an
-    :class:`~ensstab_dask.estimates.result.Estimate` on the same copies) as one Dataset
+    :class:`~ensstab_dask.estimates.records.estimate.Estimate` on the same copies) as one Dataset
     over (``n_target``, ``m_ensemble``): ``stability`` with ``stability_lower`` and
     ``stability_upper`` (NaN without a bootstrap), and per n_target ``reliable`` and
     ``has_curve``. ``own``: the estimate's own n_target."""

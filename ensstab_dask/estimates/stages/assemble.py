@@ -1,20 +1,20 @@
 """Every stage of the estimate after its real runs, in order, on given runs
 (:func:`estimate_on_runs`), and the last of them, the
-:class:`~ensstab_dask.estimates.result.Estimate` from the records the stages before it
+:class:`~ensstab_dask.estimates.records.estimate.Estimate` from the records the stages before it
 returned (:func:`assemble`).
 
 :func:`estimate_on_runs` is what :func:`~ensstab_dask.estimate` runs on the runs it made,
-each round of a precision on the copies it grew (:mod:`~ensstab_dask.estimates.rounds`)
+each round of a precision on the copies it grew (:mod:`~ensstab_dask.estimates.stages.rounds`)
 and the curve at each other n_target on the same copies
-(:mod:`~ensstab_dask.estimates.surface`):
+(:mod:`~ensstab_dask.estimates.stages.surface`):
 
-1. the single selector's statistics (:mod:`~ensstab_dask.estimates.single`);
+1. the single selector's statistics (:mod:`~ensstab_dask.estimates.stages.single`);
 2. the model's curve, the paper's simulator fitted first for a simulator model, and its
-   self-check (:mod:`~ensstab_dask.estimates.prediction`);
-3. the verdict (:func:`~ensstab_dask.estimates.trust.verdict`);
+   self-check (:mod:`~ensstab_dask.estimates.stages.prediction`);
+3. the verdict (:func:`~ensstab_dask.estimates.words.trust.verdict`);
 4. which features real ensembles keep, on the model's copies, whatever the verdict
-   (:mod:`~ensstab_dask.estimates.features`);
-5. the :class:`~ensstab_dask.estimates.result.Estimate` (:func:`assemble`).
+   (:mod:`~ensstab_dask.estimates.stages.features`);
+5. the :class:`~ensstab_dask.estimates.records.estimate.Estimate` (:func:`assemble`).
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from __future__ import annotations
 import xarray as xr
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.features import copy_features
-from ensstab_dask.estimates.prediction import ModelOutcome, no_curve, predict_with_model
-from ensstab_dask.estimates.real_runs import EnsembleCopies
-from ensstab_dask.estimates.records import Cost, CurvePrediction, RunsSpent, SingleSelector, Verdict
-from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.single import measure_single_selector
-from ensstab_dask.estimates.trust import verdict
+from ensstab_dask.estimates.records.estimate import Estimate
+from ensstab_dask.estimates.records.parts import CurvePrediction, SingleSelector, Verdict
+from ensstab_dask.estimates.records.spending import Cost, RunsSpent
+from ensstab_dask.estimates.stages.features import copy_features
+from ensstab_dask.estimates.stages.prediction import ModelOutcome, no_curve, predict_with_model
+from ensstab_dask.estimates.stages.real_runs import EnsembleCopies
+from ensstab_dask.estimates.stages.single import measure_single_selector
+from ensstab_dask.estimates.words.trust import verdict
 from ensstab_dask.models import Context
 from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.real.runs import RealRuns
@@ -54,7 +55,7 @@ def assemble(
     clock: StageClock,
     features: xr.Dataset | None,
 ) -> Estimate:
-    """The :class:`~ensstab_dask.estimates.result.Estimate` from what the stages found: the
+    """The :class:`~ensstab_dask.estimates.records.estimate.Estimate` from what the stages found: the
     ``runs`` and ``copies`` it was made on, the ``single`` selector's statistics, the
     model's ``outcome`` (no prediction: no curve), the ``verdict`` and the ``features``;
     ``clock`` is its seconds, which later stages of the same estimate add to."""

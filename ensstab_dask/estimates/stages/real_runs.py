@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ensstab_dask.budget.cost import check_cost, estimate_cost
-from ensstab_dask.estimates.records import RunsSpent
+from ensstab_dask.estimates.records.spending import RunsSpent
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import (
     Copies,
@@ -62,7 +62,7 @@ class EnsembleCopies:
     (``check``); None where it asked for none (see :mod:`ensstab_dask.models`). ``spent``:
     how every real run of the estimate so far was paid for (made here or reused from the
     cache; None: not known, as for runs handed to
-    :func:`~ensstab_dask.estimates.pipeline.estimate_from_runs`)."""
+    :func:`~ensstab_dask.estimates.stages.pipeline.estimate_from_runs`)."""
 
     model: np.ndarray | None = field(default=None, repr=False)
     check: np.ndarray | None = field(default=None, repr=False)
@@ -84,7 +84,7 @@ class RealRunner:
     :func:`~ensstab_dask.real.selectors.make_scorer` made it), the Dask client, whether
     to draw a progress bar, and the cache of real runs (:class:`~ensstab_dask.real.run_cache.RunCache`;
     None: every run is made). ``made``: runs made for it elsewhere (one submission for
-    several estimates, :mod:`~ensstab_dask.estimates.groups`), by
+    several estimates, :mod:`~ensstab_dask.estimates.stages.groups`), by
     :func:`~ensstab_dask.real.runs.item_key`, each handed over once, at ``made_rate``
     seconds a run."""
 

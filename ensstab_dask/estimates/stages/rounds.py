@@ -31,11 +31,10 @@ from typing import Any
 from scipy import stats
 
 from ensstab_dask.cluster.progress import StageClock
-from ensstab_dask.estimates.assemble import estimate_on_runs
-from ensstab_dask.estimates.real_runs import EnsembleCopies, RealRunner
-from ensstab_dask.estimates.records import Round, Spending
-from ensstab_dask.estimates.result import Estimate
-from ensstab_dask.estimates.spending import Next
+from ensstab_dask.estimates.records.estimate import Estimate
+from ensstab_dask.estimates.records.spending import Next, Round, Spending
+from ensstab_dask.estimates.stages.assemble import estimate_on_runs
+from ensstab_dask.estimates.stages.real_runs import EnsembleCopies, RealRunner
 from ensstab_dask.real.run_cache import grow_copies
 from ensstab_dask.real.runs import Copies, runs_from_copies
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
@@ -157,7 +156,7 @@ def grow_layout(
 class _Grower:
     """``grow(old, new)`` of the rounds on real runs: runs only the copies and members
     ``new`` adds to ``old`` (on ``runner``), then every stage after the real runs on the
-    grown copies (:func:`~ensstab_dask.estimates.assemble.estimate_on_runs`), every stage's
+    grown copies (:func:`~ensstab_dask.estimates.stages.assemble.estimate_on_runs`), every stage's
     seconds adding up over the rounds on ``clock``; ``copies`` holds the grown copies."""
 
     def __init__(
@@ -203,7 +202,7 @@ def spend_real_runs(
 ) -> tuple[Estimate, EnsembleCopies]:
     """The estimate again on more real copies until ``settings.precision`` is reached or
     ``settings.max_real_runs`` stops it (:func:`spend_in_rounds`), with its
-    :class:`~ensstab_dask.estimates.records.Spending` record; without a precision, on the
+    :class:`~ensstab_dask.estimates.records.parts.Spending` record; without a precision, on the
     layout's own growth (:func:`grow_layout`, with ``layout="adaptive"``). ``first`` is the
     estimate on ``copies``, the first round's; each round runs only the copies and members
     it adds (on ``runner``), then every stage after the real runs on the grown copies, and

@@ -1,5 +1,5 @@
 """The result of an estimate: :class:`Estimate`, its JSON (``to_dict``) and its Dataset
-(``to_dataset``, what the report and the plots read). Its words are :mod:`ensstab_dask.estimates.summary`'s."""
+(``to_dataset``, what the report and the plots read). Its words are :mod:`ensstab_dask.estimates.words.summary`'s."""
 
 from __future__ import annotations
 
@@ -9,20 +9,18 @@ from dataclasses import dataclass, field
 import xarray as xr
 
 from ensstab_dask._version import __version__
-from ensstab_dask.estimates.comparison import compare, comparison_dataset
-from ensstab_dask.estimates.features import feature_table
-from ensstab_dask.estimates.records import (
-    Cost,
+from ensstab_dask.estimates.records.parts import (
     CurvePrediction,
     FittedSimulator,
     SingleSelector,
-    Spending,
     Verdict,
-    json_attrs,
     parts,
     with_coord_attrs,
 )
-from ensstab_dask.estimates.summary import (
+from ensstab_dask.estimates.records.spending import Cost, Spending
+from ensstab_dask.estimates.stages.features import feature_table
+from ensstab_dask.estimates.validation.comparison import compare, comparison_dataset
+from ensstab_dask.estimates.words.summary import (
     estimate_details,
     estimate_summary,
     plain_answer,
@@ -30,7 +28,7 @@ from ensstab_dask.estimates.summary import (
 )
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.models import SelfCheck
-from ensstab_dask.outputs import write_netcdf
+from ensstab_dask.outputs import json_attrs, write_netcdf
 from ensstab_dask.outputs.visible import visible
 from ensstab_dask.wording import Spelling, param
 
@@ -41,7 +39,7 @@ __all__ = ["Estimate"]
 class Estimate:
     """The result of :func:`estimate`. ``summary()`` for people, ``to_dataset()`` for xarray.
 
-    Its fields are the records a reader names (:mod:`~ensstab_dask.estimates.records`);
+    Its fields are the records a reader names (:mod:`~ensstab_dask.estimates.records.parts`);
     a part the model did not compute is None, and absent from ``to_dict()``.
 
     Attributes
@@ -71,14 +69,14 @@ class Estimate:
     features : xarray.Dataset or None
         Each feature's selection frequency over the model's real ensemble copies, per
         measured ensemble size, with its interval and mean rank, named
-        (:mod:`~ensstab_dask.estimates.features`); ``feature_table()`` as a table. Made
+        (:mod:`~ensstab_dask.estimates.stages.features`); ``feature_table()`` as a table. Made
         whatever the verdict; None for a model without copies.
     surface : xarray.Dataset or None
         With several ``n_target``: the curve at each, over (``n_target``, ``m_ensemble``)
-        (:mod:`~ensstab_dask.estimates.surface`).
+        (:mod:`~ensstab_dask.estimates.stages.surface`).
     spending : Spending or None
         With a ``precision``: the rounds of real runs it spent, and why
-        (:mod:`~ensstab_dask.estimates.rounds`).
+        (:mod:`~ensstab_dask.estimates.stages.rounds`).
     cost : Cost
         Runs of the real selector and of the simulated one, and the wall time of each stage.
 
@@ -170,7 +168,7 @@ class Estimate:
     def feature_table(self):
         """The features as a pandas table, most often kept first: ``name``, ``feature`` (its
         column), ``frequency_m<size>`` per measured size, ``mean_rank`` and the intervals
-        (:func:`~ensstab_dask.estimates.features.feature_table`)."""
+        (:func:`~ensstab_dask.estimates.stages.features.feature_table`)."""
         if self.features is None:
             raise InvalidParameterError(
                 param("model", self.prediction.model) + " ran no real ensemble copies: there is no feature table"
@@ -179,7 +177,7 @@ class Estimate:
 
     def to_dict(self) -> dict:
         """The JSON-able summary (the keys of ``ensstab estimate --json``), part by part
-        (:func:`~ensstab_dask.estimates.records.parts`); NaN becomes null."""
+        (:func:`~ensstab_dask.estimates.records.parts.parts`); NaN becomes null."""
         out: dict = {"n_feature": self.n_feature, "n_target": self.n_target}
         for part in parts(self):
             out.update(part.to_dict())
@@ -195,7 +193,7 @@ class Estimate:
         real : xarray.Dataset, optional
             The naive check from :func:`~ensstab_dask.real.naive.real_ensemble_stability` on the
             same data, stored beside the prediction as ``naive_*`` variables, with
-            :func:`~ensstab_dask.estimates.comparison.compare`'s verdict per size as ``compare_*``.
+            :func:`~ensstab_dask.estimates.validation.comparison.compare`'s verdict per size as ``compare_*``.
 
         Returns
         -------
@@ -212,7 +210,7 @@ class Estimate:
             ``feature_*`` over (``feature``, ``m_measured``), named by ``feature_name``, as in
             :attr:`features`. Every dimension is a coordinate, each with its ``long_name``
             and, where the values have them, ``units``
-            (:data:`~ensstab_dask.estimates.records.COORD_ATTRS`).
+            (:data:`~ensstab_dask.estimates.records.parts.COORD_ATTRS`).
         """
         ds = self.prediction.dataset()
         for part in parts(self):
@@ -229,7 +227,7 @@ class Estimate:
 
     def _with_naive(self, ds: xr.Dataset, real: xr.Dataset) -> xr.Dataset:
         """The naive check beside the prediction (``naive_*``), and the verdict per size as
-        :func:`~ensstab_dask.estimates.comparison.compare` gives it (``compare_*``), where the
+        :func:`~ensstab_dask.estimates.validation.comparison.compare` gives it (``compare_*``), where the
         report reads it."""
         self._check_same_problem(real)
         for name in ("stability", "stability_se", "nogueira_lower", "nogueira_upper"):
@@ -268,11 +266,11 @@ class Estimate:
     def summary(self) -> str:
         """The estimate for people: the verdict first, then plain words with the symbols in
         brackets, one number per line (with its interval, saying what interval it is);
-        see :mod:`ensstab_dask.estimates.summary`. Names from the data are shown with their
+        see :mod:`ensstab_dask.estimates.words.summary`. Names from the data are shown with their
         control characters made visible (:func:`~ensstab_dask.outputs.visible.visible`)."""
         return visible(estimate_summary(self), keep="\n")
 
     def details(self) -> str:
         """Every measure of one selector's stability the estimate has (the summary says
-        one), one per line (:func:`~ensstab_dask.estimates.summary.estimate_details`)."""
+        one), one per line (:func:`~ensstab_dask.estimates.words.summary.estimate_details`)."""
         return estimate_details(self)
