@@ -17,7 +17,6 @@ import importlib
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from ensstab_dask._accessor import register_when_xarray_loads
 from ensstab_dask._version import __version__
 from ensstab_dask.exceptions import (
     EnsstabError,
@@ -30,8 +29,6 @@ from ensstab_dask.exceptions import (
     UnreliableEstimateWarning,
     WorkersLost,
 )
-
-register_when_xarray_loads()  # ds.ensstab, as soon as xarray is imported (and not before)
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.aggregation import aggregate_rankings, rank_scores, top_k

@@ -47,6 +47,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 import ensstab_dask as es
+import ensstab_dask.accessor  # noqa: F401 - registers ds.ensstab
 from ensstab_dask import plotting
 
 # %% [markdown]

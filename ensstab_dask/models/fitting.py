@@ -13,6 +13,7 @@ import numpy as np
 from ensstab_dask.models import Context
 from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.seeding import SeedLike, Stage
+from ensstab_dask.simulator.calibration import calibrate
 from ensstab_dask.simulator.estimators import estimate_p
 from ensstab_dask.simulator.fixed_point import FixedPointCheck, check_fixed_point
 from ensstab_dask.sweeps.sweep import sweep
@@ -107,7 +108,7 @@ def _calibrate(ctx: Context, fit: SimulatorFit, n_useful_mean: float) -> Simulat
         client=ctx.client,
         progress=False,
     )
-    cal = surf.ensstab.calibrate(ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
+    cal = calibrate(surf, ctx.real_stability, n_useful_mean, n_runs=ctx.n_runs)
     cal.attrs.update(estimate_n_useful=n_useful, estimate_p=fit.p_pred)
     ran = fit.simulated + len(grid_u) * len(grid_p) * reps * (ctx.m_stability + ctx.n_runs)
     fit = replace(fit, calibration=cal, simulated=ran)

@@ -167,9 +167,9 @@ class NoConsistentCellWarning(EnsstabWarning):
     the closest cell, which matches neither within its tolerance."""
 
 
-@xr.register_dataset_accessor("ensstab")
 class EnsstabAccessor:
-    """``ds.ensstab``: helpers on ensstab_dask sweep Datasets."""
+    """``ds.ensstab``: helpers on ensstab_dask sweep Datasets, registered on xarray by
+    ``import ensstab_dask.accessor`` (:mod:`ensstab_dask.accessor`)."""
 
     def __init__(self, ds: xr.Dataset):
         self._ds = ds

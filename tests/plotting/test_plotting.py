@@ -14,6 +14,7 @@ import xarray as xr
 from sweep_cases import tiny_sweep
 
 import ensstab_dask as es
+import ensstab_dask.accessor  # noqa: F401 - registers ds.ensstab
 from ensstab_dask import plotting
 from ensstab_dask.outputs import write_netcdf
 from ensstab_dask.plotting.report import write_report

@@ -17,6 +17,7 @@ import xarray as xr
 from sweep_cases import GRID, VARS, K, N, assert_same, wait_for_blocks
 
 import ensstab_dask as es
+import ensstab_dask.accessor  # noqa: F401 - registers ds.ensstab
 from ensstab_dask.cli import main as cli_main
 from ensstab_dask.sweeps.storage import SweepStore
 
