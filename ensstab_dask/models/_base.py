@@ -23,7 +23,7 @@ interval, so that the interval covers the error the model was seen to make.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
@@ -165,6 +165,18 @@ class Context:
         )
 
 
+@dataclass(frozen=True)
+class Reused:
+    """What a model's prediction measured that its self-check or band reads again, named."""
+
+    #: The anchored model's similarities of each pair of copies at each member count (members x pairs).
+    similarities: np.ndarray | None = None
+    #: The anchored model's similarities of the members held out for its self-check; None: no split.
+    member_split: np.ndarray | None = None
+    #: The two-level model's within-copy stability of each copy (h's interval reads their spread).
+    per_copy: np.ndarray | None = None
+
+
 @dataclass
 class Prediction:
     """What a model predicts: the curve (with ``stability_lower``/``stability_upper`` when
@@ -178,7 +190,7 @@ class Prediction:
     attrs: dict = field(default_factory=dict)
     h: int | None = None
     within_copy_stability: float | None = None
-    state: dict = field(default_factory=dict, repr=False)  # what the model's self-check reuses
+    reused: Reused = field(default_factory=Reused, repr=False)
 
     def spread(self, m: int) -> float:
         """The prediction's standard error at ``m``: its bootstrap's standard deviation when
@@ -346,19 +358,24 @@ class CurveModel:
         """The model against real ensembles it did not use; None when it cannot be checked."""
         return None
 
-    def widen(self, prediction: Prediction, check: SelfCheck) -> None:
-        """Add the error the self-check saw beyond its noise to the interval, in quadrature,
-        at every size (models that measure some sizes directly override this)."""
-        widen_band(prediction.curve, np.full(len(prediction.curve["m_ensemble"]), check.excess))
+    def widened(self, prediction: Prediction, check: SelfCheck) -> Prediction:
+        """The prediction with the error the self-check saw beyond its noise added to its
+        interval, in quadrature, at every size (models that measure some sizes directly
+        override this); a new record, the one given left as it was."""
+        down = np.full(len(prediction.curve["m_ensemble"]), check.excess)
+        return replace(prediction, curve=widened_band(prediction.curve, down))
 
 
-def widen_band(curve: xr.Dataset, down: np.ndarray, up: np.ndarray | None = None) -> None:
-    """Widen ``stability_lower`` by ``down`` and ``stability_upper`` by ``up`` (default
-    ``down``), each in quadrature with the band's own half-width."""
+def widened_band(curve: xr.Dataset, down: np.ndarray, up: np.ndarray | None = None) -> xr.Dataset:
+    """The curve with ``stability_lower`` widened by ``down`` and ``stability_upper`` by
+    ``up`` (default ``down``), each in quadrature with the band's own half-width; a new
+    Dataset (``curve`` itself where nothing widens)."""
     up = down if up is None else up
     if "stability_lower" not in curve or not (np.any(down > 0) or np.any(up > 0)):
-        return
+        return curve
     point = curve["stability"].values
     lo, hi = curve["stability_lower"].values, curve["stability_upper"].values
-    curve["stability_lower"].values = point - np.hypot(point - lo, down)
-    curve["stability_upper"].values = point + np.hypot(hi - point, up)
+    return curve.assign(
+        stability_lower=curve["stability_lower"].copy(data=point - np.hypot(point - lo, down)),
+        stability_upper=curve["stability_upper"].copy(data=point + np.hypot(hi - point, up)),
+    )

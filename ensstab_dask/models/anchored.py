@@ -37,13 +37,14 @@ each copy for the stability: runs on independent halves).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ensstab_dask.cluster import run_tasks
 from ensstab_dask.indices import PAIRWISE_INDICES, pair_means_without_each
-from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, widen_band
+from ensstab_dask.models._base import Context, CurveModel, Prediction, Reused, SelfCheck, widened_band
 from ensstab_dask.models.feature_moments import CopyMoments, moment_prediction
 from ensstab_dask.models.measured import (
     ROOT_C,
@@ -295,7 +296,7 @@ class Anchored(CurveModel):
             curve=curve_ds,
             bootstrap=boot,
             attrs=attrs,
-            state={"similarities": sim, "member_split": split},
+            reused=Reused(similarities=sim, member_split=split),
         )
 
     @staticmethod
@@ -374,12 +375,13 @@ class Anchored(CurveModel):
         return sims[0], (sims[1] if split else None)
 
     def self_check(self, ctx: Context, prediction: Prediction) -> SelfCheck | None:
-        half = prediction.state["member_split"]
+        half = prediction.reused.member_split
         if half is None:
             return None
         G, B = half.shape[1], prediction.attrs["measured_up_to"]
         h, fit = self._check_sizes(B)
-        at_b = prediction.state["similarities"][B - 1]
+        assert prediction.reused.similarities is not None  # predict measured them with the split
+        at_b = prediction.reused.similarities[B - 1]
         cov = curve_covariance(half)
         curves = np.vstack([pair_means(half), pair_means_without_each(half).T])  # the copies, then without each
         cs = np.atleast_1d(fit_root_law(fit, curves, cov))
@@ -402,14 +404,14 @@ class Anchored(CurveModel):
             made_from=f"each ensemble's first {h} members",
         )
 
-    def widen(self, prediction: Prediction, check: SelfCheck) -> None:
+    def widened(self, prediction: Prediction, check: SelfCheck) -> Prediction:
         """The check's excess error, carried to each extrapolated size in proportion to its
-        distance beyond ``B`` in ``1 / sqrt(m)`` (measured sizes are not widened)."""
+        distance beyond ``B`` in ``1 / sqrt(m)`` (measured sizes are not widened); a new record."""
         B = prediction.attrs["measured_up_to"]
         x = 1.0 / np.sqrt(prediction.curve["m_ensemble"].values.astype(float))
         own = 1.0 / np.sqrt(-(-B // 2)) - 1.0 / np.sqrt(B)
         scale = np.maximum(0.0, 1.0 / np.sqrt(B) - x) / own
-        widen_band(prediction.curve, check.excess * scale)
+        return replace(prediction, curve=widened_band(prediction.curve, check.excess * scale))
 
 
 def _arc_tops_task(ranks: np.ndarray, designs: list[ArcDesign], copies: range) -> list[np.ndarray]:

@@ -12,12 +12,13 @@ curve at the check sizes against the stability measured on those copies.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ensstab_dask.indices import PAIRWISE_INDICES
-from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, widen_band
+from ensstab_dask.models._base import Context, CurveModel, Prediction, SelfCheck, widened_band
 from ensstab_dask.models.bootstrap import bootstrap_estimate
 from ensstab_dask.models.measured import copy_similarities, weighted
 from ensstab_dask.seeding import Stage
@@ -182,7 +183,7 @@ class TwoLevel(Onda):
         s = ctx.settings
         copies = _top_copies(ctx.copies(), s.n_target)
         per_copy = per_copy_stability(copies, s.n_feature, index=s.index)
-        prediction.state["per_copy"] = per_copy
+        prediction.reused = replace(prediction.reused, per_copy=per_copy)
         jw = float(per_copy.mean())
         fit = _estimate_h(ctx, jw, copies.shape[1])
         prediction.h, prediction.within_copy_stability = fit.h, jw
@@ -204,7 +205,8 @@ class TwoLevel(Onda):
         independent of the (u, p) replicates (it comes from other real runs). Returns the
         simulated runs spent.
         """
-        per_copy = out.state["per_copy"]
+        per_copy = out.reused.per_copy
+        assert per_copy is not None  # _fit_h measured them
         s = ctx.settings
         G = len(per_copy)
         from scipy import stats  # here: scipy.stats takes about a second to import (ensstab --help)
@@ -216,7 +218,9 @@ class TwoLevel(Onda):
         point = out.curve["stability"].values
         seed = ctx.sweep_seed(Stage.H_BOUNDS)
         alt = [predict_curve(ctx, seed=seed, model=self.name, h=hh)["stability"].values for hh in (h_lo, h_hi)]
-        widen_band(out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point))
+        out.curve = widened_band(
+            out.curve, np.maximum(0.0, point - np.minimum(*alt)), np.maximum(0.0, np.maximum(*alt) - point)
+        )
         out.intervals["h"] = (float(h_lo), float(h_hi))
         return 2 * s.repeats * ctx.m_stability * sum(s.m_list)
 

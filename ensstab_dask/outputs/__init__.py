@@ -52,6 +52,7 @@ __all__ = [
     "clean_leftovers",
     "temp_prefix",
     "DATA_SUFFIXES",
+    "SHIPPED_DATA_SUFFIXES",
     "protect_suffix",
     "unprotect_suffix",
     "FEATURE_TABLE_HEADER",
@@ -246,8 +247,9 @@ def _stream(out: Path, target: Path) -> str:
 #: The suffixes of data files: the formats the package ships (written here too, so that
 #: no write ever depends on the formats' module being imported first; a test keeps the
 #: two equal), and each one :func:`protect_suffix` adds (``real.file_formats.register_format``).
-_SHIPPED = (".mat", ".npz", ".csv", ".h5ad")
-_PROTECTED: dict[str, None] = dict.fromkeys(_SHIPPED)
+#: The suffixes of the data formats the package reads (``real.file_formats.FORMATS``' own).
+SHIPPED_DATA_SUFFIXES = (".mat", ".npz", ".csv", ".h5ad")
+_PROTECTED: dict[str, None] = dict.fromkeys(SHIPPED_DATA_SUFFIXES)
 #: The suffixes of data files (a live view): an output never replaces one.
 DATA_SUFFIXES = _PROTECTED.keys()
 
@@ -261,7 +263,7 @@ def unprotect_suffix(suffix: str) -> None:
     """Undo :func:`protect_suffix`, for a suffix protected by it: the shipped data suffixes
     (``.mat``, ``.npz``, ``.csv``, ``.h5ad``) stay protected whatever is unregistered, since
     data files of theirs exist whether or not their reader is registered."""
-    if suffix.lower() not in _SHIPPED:
+    if suffix.lower() not in SHIPPED_DATA_SUFFIXES:
         _PROTECTED.pop(suffix.lower(), None)
 
 

@@ -25,9 +25,10 @@ __all__ = ["FORMATS", "LOADERS", "Loader", "register_format", "unregister_format
 #: ``Data`` unchecked (:func:`load_dataset` checks it).
 Loader = Callable[[Path, ReadOptions], Data]
 
-#: The data formats :func:`load_dataset` reads, by lower-case file suffix
-#: (:func:`register_format` adds one).
-FORMATS: dict[str, Format] = {}
+#: The data formats :func:`load_dataset` reads, by lower-case file suffix: the shipped
+#: ones, all in this one table (their suffixes are the outputs' own protected ones,
+#: :data:`~ensstab_dask.outputs.SHIPPED_DATA_SUFFIXES`); :func:`register_format` adds another.
+FORMATS: dict[str, Format] = {fmt.suffix: fmt for fmt in (MAT, NPZ, CSV, H5AD)}
 
 
 def register_format(fmt: Format) -> None:
@@ -46,10 +47,6 @@ def unregister_format(suffix: str) -> None:
     """Forget the format of ``suffix`` (one :func:`register_format` added)."""
     del FORMATS[suffix]
     unprotect_suffix(suffix)
-
-
-for _fmt in (MAT, NPZ, CSV, H5AD):
-    register_format(_fmt)
 
 
 class _Readers(Mapping):

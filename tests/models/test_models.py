@@ -361,8 +361,9 @@ def test_the_self_check_widens_only_what_it_extrapolates():
         held_out="test",
     )
     assert not check.passed and check.excess == pytest.approx(0.05 - 0.02)
-    REGISTRY["anchored"].widen(pred, check)
-    half = (curve["stability_upper"] - curve["stability"]).values
+    wide = REGISTRY["anchored"].widened(pred, check)
+    assert wide is not pred and pred.curve["stability_upper"].values[4] == curve["stability_upper"].values[4]
+    half = (wide.curve["stability_upper"] - wide.curve["stability"]).values
     np.testing.assert_allclose(half[:3], 0.01)  # measured: not widened
     own = 1 / np.sqrt(10) - 1 / np.sqrt(20)
     for j in (3, 4):

@@ -137,3 +137,12 @@ def test_unregistering_a_shipped_format_keeps_its_files_protected(tmp_path):
         register_format(CSV)
         FORMATS[".h5ad"] = FORMATS.pop(".h5ad")  # the table's order, as the other tests read it
     assert list(FORMATS) == [".mat", ".npz", ".csv", ".h5ad"] and data.read_text() == "f0,label\n1,0\n"
+
+
+def test_the_shipped_formats_are_one_table_and_their_files_are_protected_from_the_start():
+    """No format is registered by importing a module: the table holds the shipped ones, and
+    their suffixes are those the outputs protect before any registration."""
+    from ensstab_dask.outputs import DATA_SUFFIXES, SHIPPED_DATA_SUFFIXES
+    from ensstab_dask.real.file_formats import FORMATS
+
+    assert tuple(FORMATS) == SHIPPED_DATA_SUFFIXES and set(SHIPPED_DATA_SUFFIXES) <= set(DATA_SUFFIXES)

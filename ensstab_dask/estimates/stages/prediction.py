@@ -75,7 +75,7 @@ def predict_with_model(
             if check is not None:  # what it predicted as the curve reports it: within the index's range
                 check = replace(check, predicted=clip_to_index(check.predicted, s.index))
             if check is not None and not check.passed:
-                curve_model.widen(prediction, check)
+                prediction = curve_model.widened(prediction, check)
         sims.done()
         _clip_to_ranges(prediction, s, n_runs=ctx.n_runs)
     sims.close()
