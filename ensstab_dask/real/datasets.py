@@ -174,14 +174,23 @@ def _check_float32_range(X: np.ndarray) -> None:
     """Refuse values beyond float32's range (about 3.4e38) in a dense ``X``: scikit-learn's
     trees compute in float32 and refuse them only once the first real run has started (a
     sparse X's are checked with its structure, repeated entries summed)."""
-    big = np.abs(X) > np.finfo(np.float32).max
-    if big.any():
-        first = tuple(np.argwhere(big)[0])
-        where = f"first at sample {first[0]}, feature {first[1]}"
-        raise InvalidParameterError(
-            f"X holds values beyond float32's range, +-{float(np.finfo(np.float32).max):.3g}, in which scikit-learn's "
-            f"trees compute ({int(big.sum())} values; {where}: {X[first]:g}); rescale X"
-        )
+    limit = np.finfo(np.float32).max
+    # Two reductions, no temporary: a check of X must not hold a second X (a dense
+    # 10,000 x 20,000 float64 X is 1.5 GiB). Only a refusal looks further, a block at a time.
+    if X.size == 0 or (X.max() <= limit and X.min() >= -limit):
+        return
+    rows = max(1, 2**22 // max(1, X.shape[1]))
+    count, first = 0, None
+    for start in range(0, X.shape[0], rows):
+        big = np.abs(X[start : start + rows]) > limit
+        count += int(big.sum())
+        if first is None and big.any():
+            first = (start + int(np.argwhere(big)[0][0]), int(np.argwhere(big)[0][1]))
+    assert first is not None  # the reductions above found one
+    raise InvalidParameterError(
+        f"X holds values beyond float32's range, +-{float(limit):.3g}, in which scikit-learn's trees compute "
+        f"({count} values; first at sample {first[0]}, feature {first[1]}: {X[first]:g}); rescale X"
+    )
 
 
 def check_n_target(n_target, n_feature: int) -> int:
