@@ -24,7 +24,9 @@ t = time.perf_counter()
 Xc, yc = check_data(X, y)
 dt = time.perf_counter() - t
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(f"{dtype.name}: X {X.nbytes / 2**20:,.0f} MiB; check_data adds {(after - before) / 2**10:,.0f} MiB of peak RSS, {dt:.2f} s; returns X itself: {Xc is X}")
+grew = (after - before) / 2**10
+print(f"{dtype.name}: X {X.nbytes / 2**20:,.0f} MiB; check_data adds {grew:,.0f} MiB of peak RSS, {dt:.2f} s; "
+      f"returns X itself: {Xc is X}")
 """
 for dtype in ("float64", "float32"):
     print(subprocess.run([sys.executable, "-c", CASE, dtype], capture_output=True, text=True).stdout.strip())
