@@ -161,8 +161,6 @@ def command_verify(args) -> int:
     except StoreDamaged as exc:
         print(f"ensstab: error: {exc}", file=sys.stderr)
         return 1
-    for note in found.notes:
-        print(f"{args.store}: note: {note}")
     for problem in found.problems:
         print(f"{args.store}: {problem}")
     if found.problems:

@@ -153,8 +153,8 @@ def write_checked(ds: xr.Dataset, path: str | os.PathLike, *, logger: logging.Lo
 
 def read_checked(path: Path, *, logger: logging.Logger, what: str) -> xr.Dataset | None:
     """The cache file at ``path`` when its checksum holds (the checksum attribute taken
-    off), else None: when the file cannot be read, has no checksum (written before cache
-    files had one) or fails it. Then a warning on ``logger`` says ``what`` was not reused,
+    off), else None: when the file cannot be read, has no checksum (nothing this package
+    writes lacks one, so it is not trusted) or fails it. Then a warning on ``logger`` says ``what`` was not reused,
     which file and why, and that it is recomputed."""
     why = in_the_way(path) or (None if path.is_file() else "it is not a regular file")
     try:

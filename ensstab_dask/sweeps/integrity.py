@@ -63,6 +63,11 @@ FRESH = (
     "into a fresh store"
 )
 EDITED = "a rerun refuses a store edited so: move the store aside (or delete it) and run the sweep into a fresh store"
+#: A store made by an earlier development version (no checksums, digests or consolidated metadata).
+EARLIER = (
+    "it was made by an earlier development version of ensstab_dask, which this one does not read: move it aside "
+    "(or delete it) and run the sweep into a fresh store"
+)
 REMOVE = (
     "remove what is named, then run verify again: it says whether a rerun recomputes what was there or the store "
     "must be started afresh"
@@ -73,13 +78,11 @@ REMOVE = (
 class Inspection:
     """What :meth:`~ensstab_dask.sweeps.storage.SweepStore.inspect` found: ``problems``,
     each one line naming what is damaged, and ``advice``, what to do about them (the first
-    kind found decides); ``notes``, what the store cannot prove (written before checksums
-    or digests); ``done``, the completion mask (None when the store could not be read that
+    kind found decides); ``done``, the completion mask (None when the store could not be read that
     far); ``state``, the store read once (as ``SweepStore.load(completion=True)``)."""
 
     problems: list[str] = field(default_factory=list)
     advice: str = ""
-    notes: list[str] = field(default_factory=list)
     done: np.ndarray | None = None
     state: xr.Dataset | None = None
 

@@ -12,8 +12,9 @@ Layout of a store ``S.zarr``:
   repeat) and its place in the grid, keyed by the settings record (the seed, the grid):
   written with the block's data, before its completion flag. A chunk moved within the
   store, or copied from another sweep's store, no longer matches its cells' digests, and
-  those cells read as damaged (:meth:`SweepStore.misplaced`). Stores written before the
-  digest have none and are read as before.
+  those cells read as damaged (:meth:`SweepStore.misplaced`). A store without
+  digests (or chunk checksums, or consolidated metadata) was made by an earlier
+  development version and is refused, never read (:meth:`SweepStore.made_earlier`).
 * the store's files and metadata, checked before zarr opens anything
   (:mod:`~ensstab_dask.sweeps.integrity`): no link, no special file, no folder where a
   chunk belongs, metadata unchanged since the store was made (its checksum, with the
@@ -32,8 +33,7 @@ does not exist or has its full template and settings. Opening a store with diffe
 them, and changes nothing.
 
 The template is written with consolidated metadata (one read opens the store, and ``xr.open_zarr`` does not
-warn); block writes change no metadata, so it stays current. Stores written before that get it the next time a
-sweep resumes them.
+warn); block writes change no metadata, so it stays current.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from ensstab_dask.exceptions import InvalidParameterError, StoreDamaged, StoreLo
 from ensstab_dask.outputs import atomic_output, refuse_to_replace, umask_mode, write_json, write_netcdf
 from ensstab_dask.sweeps.digests import cell_digests
 from ensstab_dask.sweeps.integrity import (
+    EARLIER,
     EDITED,
     FRESH,
     INTEGRITY_ATTR,
@@ -146,30 +147,15 @@ def _has_consolidated_metadata(path: Path) -> bool:
     return True
 
 
-def _consolidate(path: Path) -> None:
-    """Add consolidated metadata to a store written without it. Called under the writer's
-    lock; zarr replaces the root metadata file atomically, so a kill leaves the old one."""
-    import zarr
-
-    with _quiet_consolidation():
-        zarr.consolidate_metadata(str(path))
-
-
 def open_store(path: str | os.PathLike, *, chunks: Literal["auto"] | None = "auto") -> xr.Dataset:
     """A sweep store opened lazily: metadata and index coordinates are read, values only
     when asked for.
 
-    The store's consolidated metadata is read in one go. A store written before
-    ensstab_dask wrote it has none and is read from its per-array metadata, without the
-    warning ``xr.open_zarr`` would give (the next sweep on it adds the metadata).
-    ``chunks``: as for ``xr.open_zarr``; None reads each variable through zarr alone, no
-    dask graph, which is quicker for a store read whole at once.
+    The store's consolidated metadata, which every store this version makes has, is read
+    in one go. ``chunks``: as for ``xr.open_zarr``; None reads each variable through zarr
+    alone, no dask graph, which is quicker for a store read whole at once.
     """
-    try:
-        return xr.open_zarr(path, consolidated=True, chunks=chunks)
-    except (KeyError, ValueError):
-        # No consolidated metadata; any other problem raises again here, from the per-array metadata.
-        return xr.open_zarr(path, consolidated=False, chunks=chunks)
+    return xr.open_zarr(path, consolidated=True, chunks=chunks)
 
 
 class SweepStore:
@@ -178,8 +164,8 @@ class SweepStore:
     Every chunk carries a checksum (:func:`~ensstab_dask.sweeps.digests.chunk_codecs`): a chunk that fails it, or
     cannot be read at all, reads as missing (NaN, not done), so that ``verify`` and
     ``export`` report its cells damaged and a rerun recomputes them
-    (:meth:`drop_unreadable`). Stores written before checksums open as before
-    (:meth:`has_checksums` says so)."""
+    (:meth:`drop_unreadable`). A store without them was made by an earlier development
+    version: refused (:meth:`made_earlier`)."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -197,8 +183,6 @@ class SweepStore:
         check_store_path(store.path)
         if store.path.exists():
             store.check(settings, template)
-            if not _has_consolidated_metadata(store.path):  # a store from before consolidation
-                _consolidate(store.path)
             return store
         parent = store.path.parent
         if not parent.is_dir():
@@ -303,10 +287,8 @@ class SweepStore:
     def misplaced(self, state: xr.Dataset) -> np.ndarray:
         """Cells marked done whose values do not match their digest: a chunk moved within
         the store, copied from another sweep's store (another seed or grid), or changed.
-        All False for a store written before the digest. ``state`` as for :meth:`damaged`."""
+        ``state`` as for :meth:`damaged`."""
         done = state[COMPLETED].values.astype(bool)
-        if DIGEST not in state:
-            return np.zeros_like(done)
         dims = tuple(str(d) for d in state[COMPLETED].dims)
         want = cell_digests(state.drop_vars(list(BOOKKEEPING)), dims, [0] * len(dims), self.digest_key())
         return done & (want != state[DIGEST].values) & ~self.damaged(state)  # a cell with no data is damaged
@@ -347,6 +329,9 @@ class SweepStore:
         if meta is None or (problems and not meta.attrs):  # nothing more can be read safely
             out.add(problems, advice)
             return out
+        if lacks := self.made_earlier():  # before zarr reads it whole: refused, never read
+            out.add([f"it has no {' and no '.join(lacks)}"], EARLIER)
+            return out
         self.settings()  # a damaged record is the error it always was
         if problems:
             out.add(problems, advice)
@@ -360,13 +345,6 @@ class SweepStore:
         out.add(metadata_changed(meta) if not out.problems else [], FRESH)
         if out.problems:
             return out
-        if not self.has_checksums():
-            out.notes.append("written before chunk checksums, so a flipped bit in it cannot be detected")
-        if not self.has_digests():
-            out.notes.append(
-                "written before cell digests, so a chunk moved within it or copied from another store cannot be "
-                "detected"
-            )
         state = self.load(completion=True)
         out.state, out.done = state, state[COMPLETED].values.astype(bool)
         unreadable = [c.relative_to(self.path) for c in self._seen_unreadable or []]  # what load found
@@ -390,6 +368,8 @@ class SweepStore:
             if meta is not None and meta.attrs:
                 self.settings()  # a damaged record is the error it always was
             raise StoreDamaged(f"store {str(self.path)!r} is damaged: " + "; ".join(problems) + f"; {advice}")
+        if lacks := self.made_earlier():
+            raise StoreMismatch(f"store {str(self.path)!r} has no {' and no '.join(lacks)}: {EARLIER}")
         stored = self.settings()
         problems = self.provenance_problems()
         if problems:
@@ -422,16 +402,25 @@ class SweepStore:
         """A variable's values; a chunk that cannot be read is :class:`StoreDamaged`, named."""
         return self._values(open_store(self.path), name)
 
+    def made_earlier(self) -> list[str]:
+        """What this store lacks of what every store this version makes has (consolidated
+        metadata, chunk checksums, cell digests): empty for one it made."""
+        kept = {
+            "consolidated metadata": _has_consolidated_metadata(self.path),
+            "chunk checksums": self.has_checksums(),
+            "cell digests": self.has_digests(),
+        }
+        return [what for what, has in kept.items() if not has]
+
     def has_checksums(self) -> bool:
-        """Whether the store's chunks carry a checksum (stores written before do not)."""
+        """Whether the store's chunks carry a checksum."""
         import zarr
 
         meta = zarr.open_array(str(self.path / COMPLETED), mode="r").metadata
         return any(type(c).__name__ == "Crc32cCodec" for c in getattr(meta, "codecs", ()))  # none in zarr format 2
 
     def has_digests(self) -> bool:
-        """Whether the store's cells carry a digest (:func:`~ensstab_dask.sweeps.digests.cell_digests`;
-        older stores do not)."""
+        """Whether the store's cells carry a digest (:func:`~ensstab_dask.sweeps.digests.cell_digests`)."""
         return (self.path / DIGEST / "zarr.json").is_file()
 
     def unreadable_chunks(self) -> list[Path]:
@@ -503,10 +492,9 @@ class SweepStore:
         A region write changes chunks only, never metadata, so the consolidated metadata
         is not rewritten (``consolidated=False``): rewriting it per block would cost a
         metadata write each time and gain nothing."""
-        if self.has_digests():
-            dims = tuple(region)
-            start = [region[d].start for d in dims]
-            data = data.assign({DIGEST: (dims, cell_digests(data, dims, start, self.digest_key()))})
+        dims = tuple(region)
+        start = [region[d].start for d in dims]
+        data = data.assign({DIGEST: (dims, cell_digests(data, dims, start, self.digest_key()))})
         data.to_zarr(self.path, region=region, consolidated=False)
         shape = tuple(s.stop - s.start for s in region.values())
         flags = xr.Dataset({COMPLETED: (tuple(region), np.ones(shape, dtype=np.int8))})

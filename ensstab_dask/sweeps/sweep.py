@@ -280,8 +280,6 @@ def _block_not_written(sw: SweepStore, exc: OSError) -> Exception:
 def _still_to_do(sw: SweepStore, blocks: list[Block]) -> list[Block]:
     """The blocks of a store's sweep not yet done (a block planned differently last time
     and done in part is redone per cell); cells marked done that hold no data are redone."""
-    if not sw.has_checksums():
-        logger.warning("sweep: %s was written before chunk checksums: a flipped bit in it cannot be detected", sw.path)
     state = sw.load(completion=True)  # read once: what is done, and whether it holds data
     # A chunk failing its checksum is garbage: removed, its cells read as missing and are
     # redone (writing a block into it would fail reading it first).

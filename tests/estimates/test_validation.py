@@ -192,7 +192,7 @@ def test_a_cached_curve_that_fails_its_checksum_is_recomputed_and_said(tmp_path,
         with xr.open_dataset(path) as damaged:  # still a readable file, with a wrong number in it
             assert float(damaged["stability"].values[0]) != float(first["stability"].values[0])
         said = "fails its checksum"
-    else:  # as cache files were written before they had a checksum
+    else:  # a file without a checksum (none this package writes): not trusted
         with xr.open_dataset(path) as old:
             ds = old.load()
         del ds.attrs["ensstab_checksum"]

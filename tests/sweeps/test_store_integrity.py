@@ -13,7 +13,7 @@ import zarr
 
 import ensstab_dask as es
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.sweeps.storage import StoreDamaged, export_netcdf
+from ensstab_dask.sweeps.storage import StoreDamaged, StoreMismatch, export_netcdf
 
 KW = dict(n_useful=[20, 40], p=[0.5, 0.9], m_ensemble=[1, 3], m_stability=5, repeats=2, seed=3)
 
@@ -208,21 +208,32 @@ def test_a_deleted_coordinate_chunk_is_damage_not_a_zero(tmp_path, capsys, coord
         es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
 
 
-def test_a_store_written_before_checksums_opens_with_a_note(tmp_path, capsys, monkeypatch, caplog):
+@pytest.mark.parametrize("lacks", ["chunk checksums", "cell digests"])
+def test_a_store_made_by_an_earlier_version_is_refused_and_left_as_it_was(tmp_path, capsys, monkeypatch, lacks):
+    """No reader of older stores: one without chunk checksums or cell digests (as earlier
+    development versions wrote them) is refused by verify, export and a resume, untouched."""
     from zarr.codecs import ZstdCodec
 
     import ensstab_dask.sweeps.grid
 
-    monkeypatch.setattr(ensstab_dask.sweeps.grid, "chunk_codecs", lambda: (ZstdCodec(),))  # as stores were written
-    store, ref = make(tmp_path)
-    monkeypatch.undo()
-    assert cli_main(["verify", str(store)]) == 0
+    if lacks == "chunk checksums":
+        monkeypatch.setattr(ensstab_dask.sweeps.grid, "chunk_codecs", lambda: (ZstdCodec(),))
+        store, _ = make(tmp_path)
+        monkeypatch.undo()
+    else:
+        store, _ = make(tmp_path)
+        shutil.rmtree(store / "cell_digest")
+        meta = json.loads((store / "zarr.json").read_text())
+        meta["consolidated_metadata"]["metadata"].pop("cell_digest")
+        meta["attributes"].pop("ensstab_integrity")  # the record that says it was made with digests
+        (store / "zarr.json").write_text(json.dumps(meta))
+    before = sorted((p.relative_to(store), p.stat().st_mtime_ns) for p in store.rglob("*"))
+    assert cli_main(["verify", str(store)]) == 1
     out = capsys.readouterr().out
-    assert "note: written before chunk checksums" in out and ": ok;" in out
-    with caplog.at_level("WARNING", logger="ensstab_dask.sweep"):
-        again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
-    assert any("before chunk checksums" in r.getMessage() for r in caplog.records)
-    np.testing.assert_array_equal(again["stability"].values, ref["stability"].values)
+    assert f"it has no {lacks}" in out and "earlier development version" in out, out
+    with pytest.raises(StoreMismatch, match=f"has no {lacks}.*earlier development version"):
+        es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
+    assert sorted((p.relative_to(store), p.stat().st_mtime_ns) for p in store.rglob("*")) == before
 
 
 # report trusts a store no more than export; each cell's values are bound to their place ----
@@ -304,22 +315,6 @@ def test_a_chunk_moved_or_copied_from_another_sweep_is_caught_and_recomputed(tmp
     for v in CELL_VARIABLES:
         np.testing.assert_array_equal(again[v].values, ref[v].values, err_msg=v)
     assert cli_main(["verify", str(store)]) == 0
-
-
-def test_a_store_written_before_cell_digests_is_read_verified_and_resumed(tmp_path, capsys):
-    store, ref = make(tmp_path)
-    shutil.rmtree(store / "cell_digest")  # as stores were written before the digest
-    meta = json.loads((store / "zarr.json").read_text())
-    meta["consolidated_metadata"]["metadata"].pop("cell_digest")
-    meta["attributes"].pop("ensstab_integrity")  # the record that says it was made with digests
-    (store / "zarr.json").write_text(json.dumps(meta))
-    assert cli_main(["verify", str(store)]) == 0
-    assert "note: written before cell digests" in capsys.readouterr().out
-    assert export_netcdf(store, tmp_path / "x.nc").exists()
-    chunks(store, "completed")[0].unlink()  # a row to redo: written without a digest, as before
-    again = es.sweep(300, 10, client="synchronous", progress=False, store=store, **KW)
-    np.testing.assert_array_equal(again["stability_draws"].values, ref["stability_draws"].values)
-    assert not (store / "cell_digest").exists() and cli_main(["verify", str(store)]) == 0
 
 
 def test_an_incomplete_export_shows_only_the_cells_marked_done(tmp_path, capsys):

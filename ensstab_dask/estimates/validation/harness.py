@@ -70,7 +70,7 @@ def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
 
 def _read_cached(path: Path) -> xr.Dataset | None:
     """A cached naive curve whose checksum holds, or None, when the file cannot be read,
-    has no checksum (written before cache files had one) or fails it: the curve is then
+    has no checksum or fails it: the curve is then
     recomputed and the file replaced, and a warning (logger ``ensstab_dask.validate``)
     says which file and why (:func:`~ensstab_dask.real.cache_files.read_checked`)."""
     return read_checked(path, logger=logger, what="validate: cached naive curve")
