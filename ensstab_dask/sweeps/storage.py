@@ -329,7 +329,8 @@ class SweepStore:
         if meta is None or (problems and not meta.attrs):  # nothing more can be read safely
             out.add(problems, advice)
             return out
-        if lacks := self.made_earlier():  # before zarr reads it whole: refused, never read
+        # A store made earlier is refused before zarr reads it (damage found above is named first).
+        if not problems and (lacks := self.made_earlier()):
             out.add([f"it has no {' and no '.join(lacks)}"], EARLIER)
             return out
         self.settings()  # a damaged record is the error it always was
