@@ -221,11 +221,12 @@ def test_the_library_signature_agrees_with_the_table():
     for name, default in DEFAULTS.items():
         assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY, name
         assert parameters[name].default == default and type(parameters[name].default) is type(default), name
-    # validate() passes the rest on to estimate(); those it declares are settings, its own defaults where the
-    # naive check's cost asks for fewer copies (m_stability), the table's otherwise.
-    declared = {n: p.default for n, p in inspect.signature(es.validate).parameters.items() if n in DEFAULTS}
-    assert set(declared) == {"m_ensemble", "m_stability", "selector", "aggregate", "index", "seed"}
-    assert {n: d for n, d in declared.items() if d != DEFAULTS[n]} == {"m_stability": 20}
+    # validate() and estimate_groups() take every setting from the same declaration, validate() with its own
+    # default where the naive check's cost asks for fewer copies (m_stability).
+    for entry, own in ((es.validate, {"m_stability": 20}), (es.estimate_groups, {})):
+        declared = {n: p.default for n, p in inspect.signature(entry).parameters.items() if n in DEFAULTS}
+        assert set(declared) == set(DEFAULTS), entry.__name__
+        assert {n: d for n, d in declared.items() if d != DEFAULTS[n]} == own, entry.__name__
 
 
 def _options(command: str) -> dict:
