@@ -60,3 +60,12 @@ def busy_machine():
         return
     with cpu_hogs() as hogs:
         yield hogs
+
+
+@pytest.fixture(scope="session")
+def default_study_runs(tmp_path_factory):
+    """The embedded default's 200 real runs, cached once for the session (tests/shared_runs.py):
+    copy them (``shared_runs.copy_runs``) where a full-size run's subject is not the runs."""
+    from shared_runs import default_study_runs
+
+    return default_study_runs(tmp_path_factory)

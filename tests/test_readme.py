@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from shared_runs import copy_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -151,14 +152,19 @@ print("TOUR " + json.dumps({
 
 
 @pytest.mark.slow
-def test_api_tour_runs_as_a_script_and_in_a_notebook(tmp_path):
+def test_api_tour_runs_as_a_script_and_in_a_notebook(tmp_path, default_study_runs):
     """The README's Python block, as written: saved to a file and run with ``python`` (its
     local cluster's worker processes import the file again), then as a notebook's cell in a
-    Jupyter kernel, in the same folder (reading the runs the script cached there)."""
+    Jupyter kernel, in the same folder (reading the runs the script cached there).
+
+    The folder starts with the session's cache of the embedded default's 200 real runs
+    (tests/shared_runs.py): what is tested here is the tour's calls and what they print,
+    not the runs, which the main command's test and the pins make."""
     nbformat = pytest.importorskip("nbformat", reason="nbformat is in the test extra")
     nbclient = pytest.importorskip("nbclient", reason="nbclient is in the test extra")
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "the README has no python block"
+    copy_runs(default_study_runs, tmp_path)
     (tmp_path / "tour.py").write_text(blocks[0])
     env = dict(os.environ, MPLBACKEND="Agg")
     res = subprocess.run([sys.executable, "tour.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
@@ -185,16 +191,21 @@ def test_api_tour_runs_as_a_script_and_in_a_notebook(tmp_path):
 
 
 @pytest.mark.slow
-def test_main_command_with_the_cli_defaults(tmp_path):
+def test_main_command_with_the_cli_defaults(tmp_path, default_study_runs):
     """`ensstab estimate`, the README's first command, as users run it (all defaults:
-    embedded default, 300 trees, local cluster), with --json to read what it said."""
+    embedded default, 300 trees, local cluster), with --json to read what it said.
+
+    Its cache starts with the session's copy of the embedded default's 200 real runs
+    (tests/shared_runs.py, made by ``estimate`` with the same defaults): what is tested is
+    the answer as printed, the same whether its runs were made here or read back."""
     import json
     import subprocess
     import sys
 
     out, table = tmp_path / "e.json", tmp_path / "features.csv"
     res = subprocess.run(
-        [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--features", str(table), "--json", str(out)],
+        [sys.executable, "-m", "ensstab_dask.cli", "estimate", "--features", str(table), "--json", str(out)]
+        + ["--cache-dir", str(copy_runs(default_study_runs, tmp_path / "runs"))],
         capture_output=True,
         text=True,
         timeout=900,

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from shared_runs import copy_runs
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -15,9 +16,11 @@ DEFAULT = es.make_microarray(seed=0)  # the embedded default study
 
 
 @pytest.fixture(scope="module")
-def fitted(tmp_path_factory):
-    """In a Pipeline on the embedded default, with the default forest (300 trees), as users run it."""
-    stable = es.StableFeatureSelector(20, cache_dir=str(tmp_path_factory.mktemp("runs")))
+def fitted(tmp_path_factory, default_study_runs):
+    """In a Pipeline on the embedded default, with the default forest (300 trees), as users
+    run it, from a copy of the session's cache of those 200 runs (tests/shared_runs.py): the
+    selection is tested here, not the runs."""
+    stable = es.StableFeatureSelector(20, cache_dir=str(copy_runs(default_study_runs, tmp_path_factory.mktemp("runs"))))
     model = make_pipeline(stable, LogisticRegression(max_iter=1000)).fit(DEFAULT.X, DEFAULT.y)
     return stable, model
 
