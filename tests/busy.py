@@ -1,9 +1,10 @@
 """A busy machine on demand: CPU hogs beside whatever runs, as on a shared laptop or CI runner.
 
 :func:`cpu_hogs` starts busy processes (two per core by default) for the length of a
-``with`` block. ``tests/under_load.py`` runs the signal tests, a sweep and a notebook
-beside them and counts how often each holds; in a pytest run, ``ENSSTAB_TEST_HOGS=1``
-starts them around each test that asks for the ``busy_machine`` fixture (tests/conftest.py).
+``with`` block. ``tests/under_load.py`` runs the signal tests, the tests that bound a wall
+time, a sweep and a notebook beside them and counts how often each holds; in a pytest run,
+``ENSSTAB_TEST_HOGS=1`` starts them around each test that asks for the ``busy_machine``
+fixture (tests/conftest.py).
 
 :func:`as_a_foreground_job` gives a command the signal dispositions a terminal's
 foreground job has, whatever this process inherited.

@@ -4,13 +4,16 @@ Each check runs ``--repeat`` times beside two busy processes per core (tests/bus
 started once for the whole run, and prints how many of its runs passed::
 
     python tests/under_load.py signals --repeat 20   # the signal tests below, as pytest runs them
+    python tests/under_load.py bounds --repeat 3     # every test that bounds a wall time (below)
     python tests/under_load.py sweep --repeat 5      # a 320-cell sweep into a store, to its end
     python tests/under_load.py notebook --repeat 2   # examples/03_reference_datasets.ipynb (small)
     python tests/under_load.py suite --repeat 2      # the whole test suite
 
 ``signals`` runs the five tests that failed under load (Ctrl-C and SIGTERM during an
 estimate, Ctrl-C during a sweep without a store and during validate, Ctrl-C while the
-local cluster starts); ``sweep`` passes when the sweep exits 0 with nothing on stderr
+local cluster starts); ``bounds`` runs every test that bounds a wall time (tests/pace.py
+scales each bound with the machine's pace: two of them failed beside other work when they
+were fixed seconds, issue 62); ``sweep`` passes when the sweep exits 0 with nothing on stderr
 (``--quiet``) and ``ensstab verify`` finds every cell done; ``notebook`` runs
 examples/03 with ``ENSSTAB_EXAMPLE_SMALL=1`` as the test suite does (``--full`` for the
 sizes a user runs: tens of minutes per run on 2 cores). The exit status is 0 when every
@@ -41,6 +44,37 @@ SIGNAL_TESTS = [
     "tests/cli/test_cli_signals.py::test_sigterm_during_estimate_is_one_line_and_exit_143",
     "tests/cli/test_cli_signals.py::test_ctrl_c_during_a_sweep_without_a_store_and_during_validate",
     "tests/outputs/test_outputs.py::test_ctrl_c_while_the_local_cluster_starts_exits_130_without_the_exit_hook_traceback",
+]
+#: Every test that bounds a wall time: those that make a tests/pace.py Pace, and the one
+#: fixed bound kept (a SIGKILL's, which no load slows). About 15 min a run beside the hogs
+#: on 2 cores.
+_CP = "tests/cluster/test_cluster_processes.py::"
+BOUND_TESTS = [
+    _CP + "test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes",
+    _CP + "test_tls_cluster_accepts_its_certificates_and_refuses_others",
+    _CP + "test_bad_scheduler_address_fails_clearly_in_bounded_time",
+    _CP + "test_a_call_after_the_scheduler_died_is_scheduler_lost",
+    _CP + "test_tls_to_a_plain_tcp_scheduler_says_so",
+    _CP + "test_the_scheduler_dying_between_two_results_is_scheduler_lost",
+    _CP + "test_a_remote_cluster_whose_only_worker_dies_says_so_and_goes_on_with_a_new_one",
+    _CP + "test_a_remote_sweep_whose_last_worker_dies_says_so_then_ends_and_the_store_resumes",
+    _CP + "test_a_remote_cluster_whose_only_worker_is_stopped_says_so_and_goes_on_when_it_answers",
+    _CP + "test_a_stopped_remote_scheduler_ends_the_sweep_in_one_line_and_a_fresh_cluster_resumes",
+    _CP + "test_work_with_data_waits_for_a_worker_to_join_and_says_so",
+    _CP + "test_work_with_data_on_a_stopped_worker_says_so_and_goes_on_when_it_answers",
+    "tests/cluster/test_hostile_schedulers.py::test_connect_gives_up_within_its_timeout",
+    "tests/cluster/test_hostile_schedulers.py::test_the_cli_says_so_in_one_line_within_its_timeout",
+    "tests/cluster/test_clients.py::test_a_misspelt_name_lists_the_accepted_values_at_once",
+    "tests/cluster/test_clients.py::test_ctrl_c_kills_a_busy_worker_process_at_once_and_no_nanny_restarts_it",
+    "tests/sweeps/test_sweep.py::test_unreachable_scheduler_fails_fast",
+    "tests/sweeps/test_sweep.py::test_malformed_address_fails_at_once",
+    "tests/sweeps/test_store_integrity.py::test_a_fifo_in_a_store_is_refused_not_waited_on",
+    "tests/cli/test_cli_signals.py::test_sighup_is_handled_as_sigterm",
+    "tests/cli/test_cli_signals.py::test_sigterm_while_waiting_for_a_silent_scheduler_ends_the_process_within_seconds",
+    "tests/cli/test_cli_signals.py::test_ctrl_c_while_the_local_cluster_starts_ends_the_process_within_seconds",
+    "tests/cli/test_cli_signals.py::test_sigterm_during_simulate_ends_it_within_seconds",
+    "tests/cli/test_cli_faults.py::test_report_on_a_fifo_is_refused_not_waited_on",
+    "tests/cli/test_cli_faults.py::test_a_header_only_csv_and_a_fifo_as_data_are_called_what_they_are",
 ]
 #: 16 x 20 = 320 cells, ensembles of 5: about a minute of work on 2 idle cores.
 SWEEP = [
@@ -94,6 +128,10 @@ def signals(i: int, folder: Path) -> tuple[bool, str]:
     return _pytest(["-n", "0", *SIGNAL_TESTS], folder / f"signals-{i}.xml", timeout=3600)
 
 
+def bounds(i: int, folder: Path) -> tuple[bool, str]:
+    return _pytest(["-n", "0", *BOUND_TESTS], folder / f"bounds-{i}.xml", timeout=3600)
+
+
 def sweep(i: int, folder: Path) -> tuple[bool, str]:
     store = folder / f"sweep-{i}.zarr"
     cli = [sys.executable, "-m", "ensstab_dask.cli"]
@@ -128,7 +166,7 @@ def suite(i: int, folder: Path) -> tuple[bool, str]:
     return _pytest([], folder / f"suite-{i}.xml", timeout=4 * 3600)
 
 
-CHECKS = {"signals": signals, "sweep": sweep, "notebook": notebook, "suite": suite}
+CHECKS = {"signals": signals, "bounds": bounds, "sweep": sweep, "notebook": notebook, "suite": suite}
 
 
 def main(argv: list[str] | None = None) -> int:

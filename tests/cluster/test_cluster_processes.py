@@ -26,6 +26,7 @@ import distributed  # noqa: F401 - its config defaults, before any dask.config.s
 import numpy as np
 import pytest
 import xarray as xr
+from pace import Pace
 from process_cluster import MAKE_CERTS, ProcessCluster, _env
 from sweep_cases import assert_same, blocks_done, wait_for_blocks
 
@@ -246,9 +247,12 @@ def test_client_killed_mid_sweep_resumes(cluster, reference, tmp_path, caplog):
 # 4. The scheduler dies mid-sweep: a clear error, then a fresh cluster finishes it ------
 
 
-def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_cluster, reference, tmp_path, caplog):
+def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(
+    start_cluster, reference, tmp_path, caplog, busy_machine
+):
     first = start_cluster("first")
     store = tmp_path / "k.zarr"
+    pace = Pace()  # before the sweep: a reference run after the kill's cue would let it finish first
     proc = subprocess.Popen(
         _sweep_cli_args(first.address, store), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -266,7 +270,8 @@ def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_clus
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert "lost the connection to the Dask scheduler" in lines[0] and "resume" in lines[0]
-    assert waited < 60
+    # The closed connection is seen at once: no wait of its own, only the CLI's way out.
+    pace.assert_within(waited, 0, what="the sweep's end after its scheduler's death")
     first.stop()
     done = blocks_done(store)
     assert 2 <= done < N_CELLS
@@ -280,7 +285,7 @@ def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(start_clus
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="deploy/tls/make-certs.sh needs openssl")
-def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, tmp_path):
+def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, tmp_path, busy_machine):
     for name in ("ours", "other"):
         subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / name)], check=True, timeout=120, capture_output=True)
     c = start_cluster("tls", n_workers=1, tls_dir=tmp_path / "ours")
@@ -324,11 +329,12 @@ def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, 
     assert "no client certificates" in run.stderr and "--tls-ca-file" in run.stderr
 
     # Certificates from another CA: the handshake fails, reported within the timeout.
+    pace = Pace()
     start = time.monotonic()
     with pytest.raises(es.SchedulerUnreachable, match="could not reach the Dask scheduler at tls://"):
         with dask.config.set(certificates("other", "5s")):
             es.sweep(N, K, client=c.address, progress=False, **small)
-    assert time.monotonic() - start < 60
+    pace.assert_within(time.monotonic() - start, 5, what="a refused handshake")
 
     # Plain TCP to the TLS scheduler: refused.
     with pytest.raises(es.SchedulerUnreachable):
@@ -348,16 +354,21 @@ def _free_port() -> int:
 
 
 @pytest.mark.parametrize(
-    "address, message, bound",
+    "address, message, waits",
     [
-        (None, "could not reach the Dask scheduler at tcp://127.0.0.1:", 60),
-        ("tcp://127.0.0.1:99999", "malformed scheduler address", 20),
-        ("tcp://127.0.0.1", "malformed scheduler address", 20),
-        ("bogus://somewhere:8786", "malformed scheduler address", 20),
+        # Nothing listens: connections refused and tried again until --timeout.
+        (None, "could not reach the Dask scheduler at tcp://127.0.0.1:", 3),
+        # Refused before any connection is tried: no wait at all.
+        ("tcp://127.0.0.1:99999", "malformed scheduler address", 0),
+        ("tcp://127.0.0.1", "malformed scheduler address", 0),
+        ("bogus://somewhere:8786", "malformed scheduler address", 0),
     ],
 )
-def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, bound):
+def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, waits, busy_machine):
+    """The run's own wait (the --timeout of 3 s, or none) and the machine's pace: 20 s in
+    all for a malformed address failed beside other work, at 26.9 s (issue 62)."""
     address = address or f"tcp://127.0.0.1:{_free_port()}"
+    pace = Pace()
     start = time.monotonic()
     run = subprocess.run(
         _cli("sweep", "--n-useful", "30", "--p", "0.5", "--scheduler", address, "--timeout", "3", "--quiet"),
@@ -369,7 +380,7 @@ def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, b
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
-    assert time.monotonic() - start < bound
+    pace.assert_within(time.monotonic() - start, waits, what=f"the CLI with --scheduler {address}")
 
 
 def test_stop_script_leaves_no_process(start_cluster):
@@ -403,20 +414,19 @@ def _alive(pid: int) -> bool:
 # 7. A lost scheduler is told by the exception's type and the client's state ------------
 
 
-def test_a_call_after_the_scheduler_died_is_scheduler_lost(start_cluster):
+def test_a_call_after_the_scheduler_died_is_scheduler_lost(start_cluster, busy_machine):
     """A plain call to the scheduler (no future cancelled, no "scheduler-connection-lost"
     in any message) fails with an OSError once the scheduler is gone: while the client is
     no longer running, that is a lost scheduler, reported as such."""
     from ensstab_dask.cluster import connect
 
     c = start_cluster("lost", n_workers=1)
+    pace = Pace()
     with pytest.raises(es.SchedulerLost, match=f"lost the connection to the Dask scheduler at {c.address}"):
         with connect(c.address, timeout=3) as client:
             os.kill(c.pid("scheduler"), signal.SIGKILL)
-            deadline = time.monotonic() + 30
-            while client.status == "running" and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert client.status != "running", "the client did not notice the scheduler's death"
+            # The closed connection is seen at once: no wait of its own.
+            pace.wait_until(lambda: client.status != "running", 0, what="sign that the client saw the scheduler die")
             client.nthreads()
 
 
@@ -448,8 +458,14 @@ def test_a_garbage_certificate_is_named_not_called_an_unreachable_scheduler(tmp_
         assert said in lines[0] and str(junk) in lines[0] and "could not reach" not in lines[0], lines[0]
 
 
-def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path):
-    """The reason was empty: "could not reach the Dask scheduler ... ()"."""
+def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path, busy_machine):
+    """The reason was empty: "could not reach the Dask scheduler ... ()".
+
+    The plain-TCP scheduler is known by the first bytes it sends: the --timeout is the
+    machine's pace, not 5 s, for a scheduler process slowed by other work sends them late
+    (after 4.5 s, the handshake's share of 5, beside other work: issue 62), and the run
+    then rightly says it timed out. The timeout is no bound on the run: it ends as those
+    bytes come."""
     subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / "c")], check=True, timeout=120, capture_output=True)
     d = tmp_path / "c"
     tls = [
@@ -461,30 +477,30 @@ def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path):
         str(d / "client-key.pem"),
     ]
     address = cluster.address.replace("tcp://", "tls://")
-    args = ["sweep", "--n-feature", "200", "--n-useful", "20", "--p", "0.5", "--timeout", "5", "--quiet"]
+    timeout = round(Pace().bound(5))
+    args = ["sweep", "--n-feature", "200", "--n-useful", "20", "--p", "0.5", "--timeout", str(timeout), "--quiet"]
     run = subprocess.run(
-        _cli(*args, "--scheduler", address, *tls), capture_output=True, text=True, timeout=120, env=_env()
+        _cli(*args, "--scheduler", address, *tls), capture_output=True, text=True, timeout=timeout + 120, env=_env()
     )
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2 and len(lines) == 1, run.stderr
-    assert "()" not in lines[0] and "tcp://" in lines[0], lines[0]
+    assert "()" not in lines[0] and "(no TLS handshake: is the scheduler a tcp:// one" in lines[0], lines[0]
 
 
-def test_the_scheduler_dying_between_two_results_is_scheduler_lost(start_cluster):
+def test_the_scheduler_dying_between_two_results_is_scheduler_lost(start_cluster, busy_machine):
     """The scheduler SIGKILLed mid-sweep ended, about one run in four, in a ClosedClientError
     traceback: the client had closed itself by the time the work in flight was cancelled.
     Here it has, every time: the next submission and the cancel both meet a closed client."""
     from ensstab_dask.cluster import connect, run_tasks
 
     c = start_cluster("dies", n_workers=1)
+    pace = Pace()
 
     def on_result(i: int, out) -> None:
         if i == 0:
             os.kill(c.pid("scheduler"), signal.SIGKILL)
-            deadline = time.monotonic() + 60
-            while client.status != "closed" and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert client.status == "closed", client.status
+            # distributed tries to reconnect for the client's timeout (3 s), then closes it.
+            pace.wait_until(lambda: client.status == "closed", 3, what="closed client")
 
     with pytest.raises(es.SchedulerLost, match=f"lost the connection to the Dask scheduler at {c.address}"):
         with connect(c.address, timeout=3) as client:
@@ -509,14 +525,17 @@ class _Watched:
         self.reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)
         self.reader.start()
 
-    def wait_for_line(self, needle: str, within: float) -> float:
-        """Seconds until a stderr line holding ``needle`` came, the sweep still running."""
-        start = time.monotonic()
-        while not any(needle in line for line in self.lines):
+    def wait_for_line(self, needle: str, pace: Pace, waits: float) -> float:
+        """Seconds until a stderr line holding ``needle`` came, the sweep still running, at
+        most ``waits`` and the machine's pace (tests/pace.py)."""
+
+        def said() -> bool:
+            if any(needle in line for line in self.lines):
+                return True
             assert self.proc.poll() is None, f"the sweep ended ({self.proc.returncode}): {''.join(self.lines)[-3000:]}"
-            assert time.monotonic() - start < within, f"no {needle!r} within {within} s: {''.join(self.lines)}"
-            time.sleep(0.1)
-        return time.monotonic() - start
+            return False
+
+        return pace.wait_until(said, waits, what=f"{needle!r} on stderr", every=0.1)
 
     def finish(self, timeout: float) -> int:
         try:
@@ -527,6 +546,16 @@ class _Watched:
                 self.proc.wait()
         self.reader.join(10)
         return code
+
+
+def _silence_noted_within(silence: float | None = None) -> float:
+    """Seconds by design from a worker's end (or stop) to what the client does after
+    ``silence`` s without one (default SILENCE_NOTED_AFTER: the line that says so). The
+    first look comes once no result has landed for _QUIET s, and may yet see a heartbeat
+    sent before the stop; the silence is counted from there, a look every _CHECK_EVERY s."""
+    from ensstab_dask.cluster.tasks import _CHECK_EVERY, _QUIET, SILENCE_NOTED_AFTER
+
+    return _QUIET + (SILENCE_NOTED_AFTER if silence is None else silence) + _CHECK_EVERY
 
 
 def _start_worker(cluster: ProcessCluster, name: str, *, nanny: bool = True) -> subprocess.Popen:
@@ -542,21 +571,23 @@ def _start_worker(cluster: ProcessCluster, name: str, *, nanny: bool = True) -> 
     )
 
 
-def test_a_remote_cluster_whose_only_worker_dies_says_so_and_goes_on_with_a_new_one(start_cluster, reference, tmp_path):
+def test_a_remote_cluster_whose_only_worker_dies_says_so_and_goes_on_with_a_new_one(
+    start_cluster, reference, tmp_path, busy_machine
+):
     """Its only worker (nanny and all) SIGKILLed mid-sweep: the client waited without a
-    word. It says, in one line within SILENCE_NOTED_AFTER and a margin, that no worker is
-    connected and how to start one, goes on waiting, and finishes with the one started."""
-    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
-
+    word. It says, in one line within SILENCE_NOTED_AFTER and the machine's pace, that no
+    worker is connected and how to start one, goes on waiting, and finishes with the one
+    started."""
     c = start_cluster("lone", n_workers=1)
     store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    pace = Pace()  # before the sweep, which goes on while a reference runs
     run = _Watched(c, store, out)
     worker = None
     try:
         wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
         os.killpg(c.pid("worker-1"), signal.SIGKILL)
         run.wait_for_line(
-            f"no worker has been connected to the Dask scheduler at {c.address}", SILENCE_NOTED_AFTER + 40
+            f"no worker has been connected to the Dask scheduler at {c.address}", pace, _silence_noted_within()
         )
         assert f"dask worker {c.address}" in "".join(run.lines)
         worker = _start_worker(c, "worker-new")
@@ -572,26 +603,27 @@ def test_a_remote_cluster_whose_only_worker_dies_says_so_and_goes_on_with_a_new_
 
 
 def test_a_remote_sweep_whose_last_worker_dies_says_so_then_ends_and_the_store_resumes(
-    start_cluster, reference, tmp_path, caplog
+    start_cluster, reference, tmp_path, caplog, busy_machine
 ):
     """Its only worker, run without a nanny, SIGKILLed mid-sweep (the probe's case): said in
-    one line within SILENCE_NOTED_AFTER and a margin, with when the work ends; with no
-    worker back by ``ensstab.workerless-ends-after`` (30 s here; 120 s by default) the sweep
-    ends in one line, exit status 1, and the store resumes on another cluster."""
-    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
-
+    one line within SILENCE_NOTED_AFTER and the machine's pace, with when the work ends;
+    with no worker back by ``ensstab.workerless-ends-after`` (30 s here; 120 s by default)
+    the sweep ends in one line, exit status 1, and the store resumes on another cluster."""
     c = start_cluster("bare", n_workers=1)
     os.killpg(c.pid("worker-1"), signal.SIGKILL)  # its worker with a nanny, replaced by one without
     bare = _start_worker(c, "bare", nanny=False)
     store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    pace = Pace()  # before the sweep, which goes on while a reference runs
     run = _Watched(c, store, out, env={"DASK_ENSSTAB__WORKERLESS_ENDS_AFTER": "30"})
     try:
         wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
         os.killpg(bare.pid, signal.SIGKILL)
+        killed = time.monotonic()
         run.wait_for_line(
-            f"no worker has been connected to the Dask scheduler at {c.address}", SILENCE_NOTED_AFTER + 40
+            f"no worker has been connected to the Dask scheduler at {c.address}", pace, _silence_noted_within()
         )
-        code = run.finish(120)
+        code = run.finish(pace.bound(_silence_noted_within(30)) + 120)
+        ended = time.monotonic() - killed
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(bare.pid, signal.SIGKILL)
@@ -601,23 +633,25 @@ def test_a_remote_sweep_whose_last_worker_dies_says_so_then_ends_and_the_store_r
     assert "if none does" in lines[0], lines
     assert lines[-1].startswith(f"ensstab: error: the Dask cluster at {c.address} has had no worker answering for")
     assert lines[-1].endswith("rerun the same command to resume from the store"), lines[-1]
+    pace.assert_within(ended, _silence_noted_within(30), what="the sweep's end after its last worker's")
     _resumes_on_a_fresh_cluster(c, start_cluster, store, caplog, reference)
 
 
 def test_a_remote_cluster_whose_only_worker_is_stopped_says_so_and_goes_on_when_it_answers(
-    start_cluster, reference, tmp_path
+    start_cluster, reference, tmp_path, busy_machine
 ):
     """Its only worker SIGSTOPped: still connected, it sends no heartbeat. Said in one line,
     and the sweep finishes once the worker is continued."""
-    from ensstab_dask.cluster.tasks import SILENCE_NOTED_AFTER
-
     c = start_cluster("frozen", n_workers=1)
     store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    pace = Pace()  # before the sweep, which goes on while a reference runs
     run = _Watched(c, store, out)
     try:
         wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
         os.killpg(c.pid("worker-1"), signal.SIGSTOP)
-        run.wait_for_line(f"no worker of the Dask scheduler at {c.address} has answered for", SILENCE_NOTED_AFTER + 40)
+        run.wait_for_line(
+            f"no worker of the Dask scheduler at {c.address} has answered for", pace, _silence_noted_within()
+        )
     finally:
         os.killpg(c.pid("worker-1"), signal.SIGCONT)
     assert run.finish(240) == 0, "".join(run.lines)[-3000:]
@@ -627,31 +661,37 @@ def test_a_remote_cluster_whose_only_worker_is_stopped_says_so_and_goes_on_when_
 
 
 def test_a_stopped_remote_scheduler_ends_the_sweep_in_one_line_and_a_fresh_cluster_resumes(
-    start_cluster, reference, tmp_path, caplog
+    start_cluster, reference, tmp_path, caplog, busy_machine
 ):
     """The scheduler SIGSTOPped mid-sweep keeps its connections open, so nothing in
     distributed ever gave up: the client waited without a word. Once it has not answered
     for distributed.comm.timeouts.tcp (15 s here; distributed wants 11 s at least), the sweep ends with one line, exit
     status 1, and the store resumes on another cluster."""
+    from ensstab_dask.cluster.tasks import _ASK_WITHIN, _CHECK_EVERY
+
+    # distributed's tcp timeout, then at most one check's interval and one question's wait.
+    gone_within = 15 + _CHECK_EVERY + _ASK_WITHIN
     c = start_cluster("stopped", n_workers=1)
     store, out = tmp_path / "s.zarr", tmp_path / "s.nc"
+    pace = Pace()  # before the sweep, which goes on while a reference runs
     run = _Watched(c, store, out, env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__TCP": "15s"})
     try:
         wait_for_blocks(store, 2, lambda: run.proc.poll() is None)
         os.killpg(c.pid("scheduler"), signal.SIGSTOP)
         start = time.monotonic()
-        code = run.finish(120)
+        code = run.finish(pace.bound(gone_within) + 120)
         took = time.monotonic() - start
     finally:
         os.killpg(c.pid("scheduler"), signal.SIGCONT)
     lines = "".join(run.lines).strip().splitlines()
     assert code == 1 and len(lines) == 1, lines
     assert f"the Dask scheduler at {c.address} has not answered for" in lines[0] and "resume" in lines[0], lines[0]
-    assert 15 <= took < 15 + 40
+    assert 15 <= took
+    pace.assert_within(took, gone_within, what="the sweep's end after its scheduler stopped")
     _resumes_on_a_fresh_cluster(c, start_cluster, store, caplog, reference)
 
 
-def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster):
+def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster, busy_machine):
     """The data go to the workers first: with none connected, distributed's scatter gave up
     after the connect timeout with a TimeoutError traceback ("No valid workers found").
     The wait goes on, said in one line, and the work is done once a worker joins."""
@@ -660,11 +700,10 @@ def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster):
 
     c = start_cluster("empty", n_workers=1)
     with connect(c.address, timeout=3) as client:
+        pace = Pace()
         os.killpg(c.pid("worker-1"), signal.SIGKILL)
-        deadline = time.monotonic() + 60
-        while client.nthreads() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not client.nthreads(), "the killed worker is still listed"
+        # Its closed connection tells the scheduler at once: no wait of its own.
+        pace.wait_until(lambda: not client.nthreads(), 0, what="end of the killed worker's listing", every=0.1)
 
         said: list[str] = []
         joined: list[subprocess.Popen] = []
@@ -692,7 +731,7 @@ def test_work_with_data_waits_for_a_worker_to_join_and_says_so(start_cluster):
     assert any(f"dask worker {c.address}" in line for line in said), said
 
 
-def test_work_with_data_on_a_stopped_worker_says_so_and_goes_on_when_it_answers(start_cluster):
+def test_work_with_data_on_a_stopped_worker_says_so_and_goes_on_when_it_answers(start_cluster, busy_machine):
     """The data go to the workers first: to a worker that is connected but stopped, the
     scatter waited without end and without a word (an estimate on a remote cluster said
     nothing for 90 s). Said in one line as a task's wait is, and done once it is continued."""
@@ -712,9 +751,11 @@ def test_work_with_data_on_a_stopped_worker_says_so_and_goes_on_when_it_answers(
         heard = Heard()
         log = logging.getLogger("ensstab_dask.cluster")
         log.addHandler(heard)
+        # Continued anyway once the line is late for this machine's pace: a client that says
+        # nothing fails below, not by hanging.
+        late = Pace().bound(_silence_noted_within())
         os.killpg(c.pid("worker-1"), signal.SIGSTOP)
-        # Continued anyway after a while: a client that says nothing fails below, not by hanging.
-        unstop = threading.Timer(SILENCE_NOTED_AFTER + 60, os.killpg, (c.pid("worker-1"), signal.SIGCONT))
+        unstop = threading.Timer(late, os.killpg, (c.pid("worker-1"), signal.SIGCONT))
         unstop.start()
         start = time.monotonic()
         try:
