@@ -2,7 +2,7 @@
 
 A bound in fixed seconds holds on an idle machine only. On 2 cores running other work
 (load 6 to 14), a CLI run that refuses a malformed address at once took 26.9 s against a
-20 s bound (issue 62): starting Python and importing the libraries is most of any CLI
+20 s bound: starting Python and importing the libraries is most of any CLI
 run, and it slows with the load. So a bound here is what the behaviour itself waits (a
 timeout it was given, a silence it must notice) plus a few *reference runs*: the wall
 time, now, of a fresh Python importing what every ``--scheduler`` run of the CLI imports
