@@ -34,7 +34,8 @@ def main(argv=None) -> int:
 
     from ensstab_dask.cluster import local_cluster
     from ensstab_dask.estimates.stages.pipeline import estimate
-    from ensstab_dask.estimates.validation.harness import Validation, compare
+    from ensstab_dask.estimates.validation.comparison import compare
+    from ensstab_dask.estimates.validation.harness import Validation
     from ensstab_dask.real.datasets import reference_dataset
     from ensstab_dask.real.naive import real_ensemble_stability
     from ensstab_dask.real.selectors import default_selector

@@ -38,7 +38,8 @@ DATASETS = {"colon": 20, "lymphoma": 40, "prostate": 60, "prostate-3level": 60}
 
 def _naive_reference(data, n_target, seeds, naive_sizes, *, cache_dir, client) -> list:
     """One 20-copy naive check per seed, each independent (``validate``'s, cached)."""
-    from ensstab_dask.estimates.validation.harness import NaiveSettings, naive_check
+    from ensstab_dask.estimates.validation.harness import naive_check
+    from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
     from ensstab_dask.real.selectors import default_selector
 
     checks = []

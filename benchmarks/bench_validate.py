@@ -82,7 +82,7 @@ def gene_target(data):
 
 def variants(data, n_target, naive, *, selector, m_stability, seed, client) -> list[str]:
     from ensstab_dask.estimates.stages.pipeline import assemble_runs, estimate_from_runs, real_subsets
-    from ensstab_dask.estimates.validation.harness import compare
+    from ensstab_dask.estimates.validation.comparison import compare
     from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
     from ensstab_dask.settings import EstimateSettings
 

@@ -56,7 +56,7 @@ def _number(text: str) -> int:
 def test_the_readme_states_the_default_real_runs_and_the_measured_time():
     from ensstab_dask.checks import DEFAULT_MODEL
     from ensstab_dask.cli._parser import build_parser
-    from ensstab_dask.estimates.validation.harness import NaiveSettings
+    from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
     from ensstab_dask.models import get_model
     from ensstab_dask.real.naive import naive_real_runs
 

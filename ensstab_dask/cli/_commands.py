@@ -34,7 +34,8 @@ from ensstab_dask.cli._common import (
     write_outputs,
 )
 from ensstab_dask.estimates.stages.pipeline import estimate
-from ensstab_dask.estimates.validation.harness import NaiveSettings, validate
+from ensstab_dask.estimates.validation.harness import validate
+from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ensstab_dask.estimates.validation.harness import NaiveSettings
+from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.plotting.common import (
     REAL_COLOR,
     STABILITY_COLOR,

@@ -22,7 +22,8 @@ from small_problem import DATA, SMALL
 
 from ensstab_dask.cluster import Display, run_tasks
 from ensstab_dask.estimates.stages.pipeline import estimate
-from ensstab_dask.estimates.validation.harness import Validation, compare
+from ensstab_dask.estimates.validation.comparison import compare
+from ensstab_dask.estimates.validation.harness import Validation
 from ensstab_dask.estimates.words.summary import estimate_details
 
 SMALL = dict(SMALL, m_stability=6)

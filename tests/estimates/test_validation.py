@@ -8,7 +8,9 @@ import xarray as xr
 from small_problem import DATA
 
 from ensstab_dask.cli import main as cli_main
-from ensstab_dask.estimates.validation.harness import NaiveSettings, compare, naive_cache_path, naive_check, validate
+from ensstab_dask.estimates.validation.comparison import compare
+from ensstab_dask.estimates.validation.harness import naive_cache_path, naive_check, validate
+from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 

@@ -384,7 +384,7 @@ def test_cost_picture_and_caption_say_what_is_compared(est_and_real, est_ds):
     """Without a naive check: time at the naive check's copies count, labelled runs only, and
     a caption without the dot it does not draw. With one: the ratio at equal precision is
     (naive runs x naive SE^2) / (estimate runs x estimate SE^2) per size, and is said."""
-    from ensstab_dask.estimates.validation.harness import NaiveSettings
+    from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
     from ensstab_dask.plotting.cost import DIRECT_COPIES, cost_words, equal_precision_ratio
     from ensstab_dask.plotting.report import _caption_words
 

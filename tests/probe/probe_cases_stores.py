@@ -111,7 +111,8 @@ def case_105_cached_curve_flipped(tmp: pathlib.Path) -> str:
 
     import numpy as np
 
-    from ensstab_dask.estimates.validation.harness import NaiveSettings, naive_check
+    from ensstab_dask.estimates.validation.harness import naive_check
+    from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
     from ensstab_dask.real.datasets import make_microarray
 
     data = make_microarray(n_feature=120, n_informative=10, effect=2.0, n_samples=40, seed=0)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from ensstab_dask.settings.options import EstimateOptions
 
-__all__ = ["validate", "Validation", "compare", "naive_check", "NaiveSettings", "naive_cache_path"]
+__all__ = ["validate", "Validation", "naive_check", "naive_cache_path"]
 
 logger = logging.getLogger("ensstab_dask.validate")
 
