@@ -65,7 +65,8 @@ class Pace:
         self.seconds = _latest[0][1] if recent else reference_seconds()
 
     def bound(self, waits: float, runs: float = RUNS) -> float:
-        """``waits`` seconds that the behaviour waits by design, and ``runs`` reference runs."""
+        """``waits`` seconds that the behaviour waits by design (for a limit against a hang,
+        what it allowed on an idle machine), and ``runs`` reference runs."""
         return waits + runs * self.seconds
 
     def _again(self) -> None:
