@@ -2,7 +2,7 @@
 
 A bound in fixed seconds holds on an idle machine only. On 2 cores running other work
 (load 6 to 14), a CLI run that refuses a malformed address at once took 26.9 s against a
-20 s bound (issue 62): starting Python and importing the libraries is most of any CLI
+20 s bound: starting Python and importing the libraries is most of any CLI
 run, and it slows with the load. So a bound here is what the behaviour itself waits (a
 timeout it was given, a silence it must notice) plus a few *reference runs*: the wall
 time, now, of a fresh Python importing what every ``--scheduler`` run of the CLI imports
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = "import ensstab_dask.cli._commands, distributed"
 #: Reference runs allowed beside the waits: a CLI run's own work is about one, and the load
 #: can rise between the reference and the run it bounds (beside CPU hogs and a full test
-#: suite, at load 12 to 15, a CLI run took 2.2 reference runs timed half a minute before).
+#: suite, at load 12 to 15, a CLI run took 2.2 reference runs timed for the case before it).
 RUNS = 4.0
 #: Seconds a reference time serves the tests that follow in this process (the cases of one
 #: parametrised test, say), so that each does not pay a run of its own.

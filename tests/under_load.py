@@ -13,7 +13,7 @@ started once for the whole run, and prints how many of its runs passed::
 estimate, Ctrl-C during a sweep without a store and during validate, Ctrl-C while the
 local cluster starts); ``bounds`` runs every test that bounds a wall time (tests/pace.py
 scales each bound with the machine's pace: two of them failed beside other work when they
-were fixed seconds, issue 62); ``sweep`` passes when the sweep exits 0 with nothing on stderr
+were fixed seconds); ``sweep`` passes when the sweep exits 0 with nothing on stderr
 (``--quiet``) and ``ensstab verify`` finds every cell done; ``notebook`` runs
 examples/03 with ``ENSSTAB_EXAMPLE_SMALL=1`` as the test suite does (``--full`` for the
 sizes a user runs: tens of minutes per run on 2 cores). The exit status is 0 when every

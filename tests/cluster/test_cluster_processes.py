@@ -373,7 +373,7 @@ def _free_port() -> int:
 )
 def test_bad_scheduler_address_fails_clearly_in_bounded_time(address, message, waits, busy_machine):
     """The run's own wait (the --timeout of 3 s, or none) and the machine's pace: 20 s in
-    all for a malformed address failed beside other work, at 26.9 s (issue 62)."""
+    all for a malformed address failed beside other work, at 26.9 s."""
     address = address or f"tcp://127.0.0.1:{_free_port()}"
     pace = Pace()
     start = time.monotonic()
@@ -470,7 +470,7 @@ def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path, busy_machine):
 
     The plain-TCP scheduler is known by the first bytes it sends: the --timeout is the
     machine's pace, not 5 s, for a scheduler process slowed by other work sends them late
-    (after 4.5 s, the handshake's share of 5, beside other work: issue 62), and the run
+    (after 4.5 s, the handshake's share of 5, beside other work), and the run
     then rightly says it timed out. The timeout is no bound on the run: it ends as those
     bytes come."""
     _make_certs(tmp_path / "c")
