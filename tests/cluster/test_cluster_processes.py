@@ -284,10 +284,17 @@ def test_scheduler_killed_gives_clear_error_and_fresh_cluster_resumes(
 # 5. TLS ----------------------------------------------------------------------------------
 
 
+def _make_certs(folder: Path) -> None:
+    """deploy/tls/make-certs.sh into ``folder``. Its four RSA keys take about 2 s of CPU on
+    an idle machine; beside CPU hogs and a test suite on 2 cores they took over the 120 s
+    this once had, so the limit is that and the machine's pace (tests/pace.py)."""
+    subprocess.run(["bash", str(MAKE_CERTS), str(folder)], check=True, timeout=Pace().bound(120), capture_output=True)
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="deploy/tls/make-certs.sh needs openssl")
 def test_tls_cluster_accepts_its_certificates_and_refuses_others(start_cluster, tmp_path, busy_machine):
     for name in ("ours", "other"):
-        subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / name)], check=True, timeout=120, capture_output=True)
+        _make_certs(tmp_path / name)
     c = start_cluster("tls", n_workers=1, tls_dir=tmp_path / "ours")
     assert c.address.startswith("tls://")
     small = dict(n_useful=[30], p=[0.5, 0.9], m_ensemble=[1], m_stability=10, repeats=2, seed=1)
@@ -434,7 +441,7 @@ def test_a_call_after_the_scheduler_died_is_scheduler_lost(start_cluster, busy_m
 
 
 def test_a_garbage_certificate_is_named_not_called_an_unreachable_scheduler(tmp_path):
-    subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / "ok")], check=True, timeout=120, capture_output=True)
+    _make_certs(tmp_path / "ok")
     junk = tmp_path / "junk.pem"
     junk.write_text("not a certificate\n")
     ok = tmp_path / "ok"
@@ -466,7 +473,7 @@ def test_tls_to_a_plain_tcp_scheduler_says_so(cluster, tmp_path, busy_machine):
     (after 4.5 s, the handshake's share of 5, beside other work), and the run
     then rightly says it timed out. The timeout is no bound on the run: it ends as those
     bytes come."""
-    subprocess.run(["bash", str(MAKE_CERTS), str(tmp_path / "c")], check=True, timeout=120, capture_output=True)
+    _make_certs(tmp_path / "c")
     d = tmp_path / "c"
     tls = [
         "--tls-ca-file",
