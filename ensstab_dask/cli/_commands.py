@@ -34,8 +34,7 @@ from ensstab_dask.cli._common import (
     write_outputs,
 )
 from ensstab_dask.estimates.stages.pipeline import estimate
-from ensstab_dask.estimates.validation.harness import validate
-from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
+from ensstab_dask.estimates.validation.harness import VALIDATE_DEFAULTS, validate
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
@@ -425,7 +424,7 @@ def _naive_copies(args, options: dict) -> dict:
     command line and the library compare with the same direct measurement."""
     if "--m-stability" in args.typed:
         return options
-    return dict(options, m_stability=NaiveSettings.m_stability)
+    return dict(options, **VALIDATE_DEFAULTS)  # validate()'s own defaults, from where it declares them
 
 
 def command_validate(args) -> int:
