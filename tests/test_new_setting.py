@@ -114,6 +114,8 @@ def test_one_declaration_makes_a_setting_everywhere(tmp_path):
     use = tmp_path / "use.py"
     use.write_text(
         "import ensstab_dask as es\nes.estimate([[0.0]], [0], 1, toy=4)\nes.estimate([[0.0]], [0], 1, toy='x')\n"
+        "from ensstab_dask.models.model_settings import ModelSettings\n"
+        "def read(settings: ModelSettings) -> int:\n    return settings.toy  # a model sees it\n"
     )
     checked = _run(
         ["-m", "mypy", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), str(use)], env, cwd=tmp_path

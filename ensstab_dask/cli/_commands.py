@@ -21,6 +21,7 @@ from ensstab_dask.cli._common import (
     UsageError,
     check_before_the_data,
     check_outputs,
+    checked_work,
     cluster_options,
     default_cache_dir,
     estimate_options,
@@ -33,8 +34,8 @@ from ensstab_dask.cli._common import (
     write_json_option,
     write_outputs,
 )
-from ensstab_dask.estimates.stages.pipeline import estimate
-from ensstab_dask.estimates.validation.harness import VALIDATE_DEFAULTS, validate
+from ensstab_dask.estimates.stages.pipeline import estimate_checked
+from ensstab_dask.estimates.validation.harness import VALIDATE_DEFAULTS, validate_checked
 from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, UnreliableEstimateWarning
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
@@ -199,28 +200,16 @@ def command_estimate(args) -> int:
         )
     print(data_line)
     val = None
-    names = dict(feature_names=data.feature_names)
+    checked, settings, run = checked_work(args, data, options, cluster, cache_dir)
     with warnings.catch_warnings():
         # The summary prints every guard rail above the curve; no second copy on stderr.
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
         if args.validate:  # the harness: it checks the naive check's cost before the estimate's work
-            val = validate(
-                data.X,
-                data.y,
-                n_target,
-                data=source,
-                progress=not args.quiet,
-                cache_dir=cache_dir,
-                **cluster,
-                **options,
-                **names,
-            )
+            val = validate_checked(checked, n_target, settings, source=source, **run)
             val = val.spelled(OptionSpelling(args.cli_options))
             est = val.estimate
         else:
-            est = estimate(
-                data.X, data.y, n_target, progress=not args.quiet, cache_dir=cache_dir, **cluster, **options, **names
-            )
+            est = estimate_checked(checked, n_target, settings, **run)
             est = est.spelled(OptionSpelling(args.cli_options))
     print(est.summary())
     if args.details:
@@ -256,7 +245,7 @@ def command_estimate(args) -> int:
 def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     """``estimate --groupby``: an estimate for each group against the reference, in one
     submission of real runs (:func:`~ensstab_dask.estimates.stages.groups.estimate_groups`)."""
-    from ensstab_dask.estimates.stages.groups import estimate_groups
+    from ensstab_dask.estimates.stages.groups import GroupQuestion, estimate_groups_checked, group_problems
 
     given = [o for o, v in (("--label", args.label), ("--classes", args.classes)) if v is not None]
     given += [o for o in ("--validate", "--features") if getattr(args, o[2:], None)]
@@ -267,25 +256,15 @@ def _estimate_groups(args, cluster: dict, cache_dir: str | None) -> int:
     n_target = n_targets_of(args, several=False)
     options = estimate_options(args)
     check_before_the_data(args, options, n_target)
-    data, source, data_line = load_data(argparse.Namespace(**{**vars(args), "label": args.groupby}))
+    # The labels read as classes, as estimate_groups reads them: the data are checked once, here.
+    labelled = argparse.Namespace(**{**vars(args), "label": args.groupby, "task": "classification"})
+    data, source, data_line = load_data(labelled)
     print(data_line)
-    allow_large = options.pop("allow_large")
+    checked, settings, run = checked_work(args, data, options, cluster, cache_dir)
+    question = GroupQuestion(group_problems(checked.y, args.groups, args.reference), args.reference, args.groupby)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # each summary prints its guard rails
-        res = estimate_groups(
-            data.X,
-            data.y,
-            n_target,
-            groups=args.groups,
-            reference=args.reference,
-            groupby=args.groupby,
-            progress=not args.quiet,
-            cache_dir=cache_dir,
-            feature_names=data.feature_names,
-            allow_large=allow_large,
-            **cluster,
-            **options,
-        )
+        res = estimate_groups_checked(checked, n_target, question, settings, **run)
     res = res.spelled(OptionSpelling(args.cli_options))
     print(res.summary())
     markers = res.markers()
@@ -439,19 +418,10 @@ def command_validate(args) -> int:
     data, source, data_line = load_data(args)
     options = for_the_target(args, data, options)
     print(data_line)
+    checked, settings, run = checked_work(args, data, options, cluster, cache_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # the table says it
-        res = validate(
-            data.X,
-            data.y,
-            n_target,
-            cache_dir=cache_dir,
-            data=source,
-            feature_names=data.feature_names,
-            progress=not args.quiet,
-            **cluster,
-            **options,
-        )
+        res = validate_checked(checked, n_target, settings, source=source, **run)
     res = res.spelled(OptionSpelling(args.cli_options))
     print(res.summary())
     ds = res.to_dataset()

@@ -29,7 +29,14 @@ from ensstab_dask.outputs import (
     write_json,
     write_netcdf,
 )
-from ensstab_dask.real.datasets import class_counts, load_dataset, make_microarray, select_classes
+from ensstab_dask.real.datasets import (
+    CheckedData,
+    check_data,
+    class_counts,
+    load_dataset,
+    make_microarray,
+    select_classes,
+)
 from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
 from ensstab_dask.real.selectors import DEFAULT_TREES, library_of
 from ensstab_dask.real.targets import target_line, task_of
@@ -189,6 +196,20 @@ def for_the_target(args, data, options: dict) -> dict:
     return {**options, "selector": selector, "task": task}
 
 
+def checked_work(args, data, options: dict, cluster: dict, cache_dir) -> tuple[CheckedData, dict, dict]:
+    """What the library's checked entries take: the data of :func:`load_data` (checked there,
+    once, for the task the estimate reads: :func:`for_the_target`), the settings among
+    ``options``, and where and how the work runs."""
+    settings = {k: v for k, v in options.items() if k not in ("allow_large", "task")}
+    run = dict(
+        client=cluster.get("client"),
+        progress=not args.quiet,
+        cache_dir=cache_dir,
+        allow_large=bool(options.get("allow_large", False)),
+    )
+    return CheckedData(data.X, data.y, data.feature_names), settings, run
+
+
 def target_record(y) -> dict:
     """What the JSON says of the label: its classes and counts, or a regression target's range."""
     if task_of(y) == "classification":
@@ -343,6 +364,7 @@ def load_data(args):
         source = args.data
     else:
         data = make_microarray(seed=0)
+        data = data._replace(**dict(zip("Xy", check_data(data.X, data.y))))  # as load_dataset checks a file's
         source = "embedded default (make_microarray(seed=0): 62 samples, 2000 features, 40 informative)"
     if task_of(data.y) == "regression":
         if args.classes is not None:
@@ -444,7 +466,7 @@ def check_before_the_data(args, options: dict, n_targets, *, naive: bool = False
     # A stand-in problem: the checks that need the data's own size run again on the data.
     chosen = {k: v for k, v in options.items() if k != "allow_large"}
     settings = EstimateSettings(n_feature=n_target + 1, n_target=n_target, **chosen, data_known=False)
-    real, _ = check_estimate_cost(None, None, settings, allow_large=args.yes)
+    real, _ = check_estimate_cost(None, settings, allow_large=args.yes)
     if naive:
         real += naive_real_runs(settings.m_list, settings.m_stability)  # priced on the data, where one is timed
     trees = real * args.n_estimators

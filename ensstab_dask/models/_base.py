@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ensstab_dask.cluster.progress import StageClock
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES
+from ensstab_dask.models.model_settings import ModelSettings
 from ensstab_dask.models.simulator_fit import SimulatorFit
 from ensstab_dask.outputs import json_number
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive, int_from
@@ -42,39 +43,6 @@ __all__ = ["CurveModel", "Context", "Prediction", "SelfCheck", "CHECK_Z"]
 
 #: A self-check fails beyond this combined |z|.
 CHECK_Z = 2.0
-
-
-class ModelSettings(Protocol):
-    """What a model reads of the estimate's settings, read-only
-    (:class:`~ensstab_dask.settings.EstimateSettings`, which reads the models' registry,
-    so this module names only the fields)."""
-
-    @property
-    def n_feature(self) -> int: ...
-    @property
-    def n_target(self) -> int: ...
-    @property
-    def m_stability(self) -> int: ...
-    @property
-    def repeats(self) -> int: ...
-    @property
-    def p_method(self) -> str: ...
-    @property
-    def verify(self) -> bool: ...
-    @property
-    def calibrate(self) -> bool: ...
-    @property
-    def n_boot(self) -> int: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def aggregate(self) -> str: ...
-    @property
-    def index(self) -> str: ...
-    @property
-    def seed(self) -> Any: ...
-    @property
-    def m_list(self) -> list[int]: ...
 
 
 @dataclass

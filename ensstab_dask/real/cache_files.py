@@ -13,14 +13,11 @@ real runs (:mod:`ensstab_dask.real.run_cache`) cache through here.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator
-from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -77,36 +74,10 @@ def _update(h, arrays):
     return h
 
 
-#: The arrays of :func:`hashed_once` and their hash once made: ``[X, y, hash or None]``.
-_HASHED: ContextVar[list | None] = ContextVar("ensstab_hashed", default=None)
-
-
-@contextlib.contextmanager
-def hashed_once(X, y) -> Iterator[None]:
-    """Inside, :func:`data_hash` of these very arrays hashes them once and hands out copies:
-    the nested steps of one call (validate's estimate cache and naive check) read the data
-    once."""
-    token = _HASHED.set([X, y, None])
-    try:
-        yield
-    finally:
-        _HASHED.reset(token)
-
-
-def data_hash(X, y):
-    """A SHA-256 object updated with the data (:func:`hash_data`), the caller's own copy."""
-    held = _HASHED.get()
-    if held is None or held[0] is not X or held[1] is not y:
-        return hash_data(hashlib.sha256(), X, y)
-    if held[2] is None:
-        held[2] = hash_data(hashlib.sha256(), X, y)
-    return held[2].copy()
-
-
 def data_digest(X, y) -> str:
     """A SHA-256 of the data (:func:`hash_data`): the same for equal arrays, whatever their
     memory layout; another for a changed value, dtype or shape."""
-    return data_hash(X, y).hexdigest()
+    return hash_data(hashlib.sha256(), X, y).hexdigest()
 
 
 def check_cache_dir(cache_dir) -> None:

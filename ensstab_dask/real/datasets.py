@@ -36,12 +36,12 @@ classes to ask the two-class question.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import logging
 import os
-from collections.abc import Iterator
-from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +78,7 @@ __all__ = [
     "discretize",
     "load_dataset",
     "check_data",
-    "checked_once",
+    "CheckedData",
     "check_n_target",
     "make_microarray",
     "make_names_unique",
@@ -94,21 +94,39 @@ REFERENCE_SOURCE = "https://jundongl.github.io/scikit-feature/datasets.html"
 DATA_DIR_ENV = "ENSSTAB_DATA_DIR"
 
 
-#: The arrays :func:`checked_once` holds as checked.
-_CHECKED: ContextVar[tuple | None] = ContextVar("ensstab_checked", default=None)
+@dataclass(frozen=True, eq=False)
+class CheckedData:
+    """``X`` and ``y`` as :func:`check_data` returned them, and the feature names given with
+    them: what the steps after a public entry's check take, so that one call checks its
+    data once and hashes them at most once (:attr:`digest`).
 
+    Made by :meth:`of` (which checks), or directly from what a check returned (a group's
+    rows and labels of checked data).
+    """
 
-@contextlib.contextmanager
-def checked_once(X, y) -> Iterator[None]:
-    """Inside, :func:`check_data` takes these very arrays (as it returned them) as checked:
-    the nested entries of one call (validate's estimate and naive check) check the data
-    once, and read ``y`` as the first check did, as scikit-learn's
-    ``prefer_skip_nested_validation`` does."""
-    token = _CHECKED.set((X, y))
-    try:
-        yield
-    finally:
-        _CHECKED.reset(token)
+    X: Any
+    y: np.ndarray
+    #: The names given with X (``feature_names``, or a DataFrame's columns), as given.
+    names: Any = None
+
+    @classmethod
+    def of(cls, X, y, *, feature_names=None, **check) -> CheckedData:
+        """``X`` and ``y`` checked by :func:`check_data` (``check``: its keywords); the names
+        are ``feature_names``, or a DataFrame's columns."""
+        names = feature_names if feature_names is not None else getattr(X, "columns", None)
+        return cls(*check_data(X, y, **check), names)
+
+    @property
+    def n_feature(self) -> int:
+        return int(self.X.shape[1])
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """:func:`~ensstab_dask.real.cache_files.data_digest` of X and y, made once."""
+        # Here: the cache files' module imports xarray, which the command's parser never needs.
+        from ensstab_dask.real.cache_files import data_digest
+
+        return data_digest(self.X, self.y)
 
 
 def check_data(
@@ -133,11 +151,6 @@ def check_data(
     import scipy.sparse
     from sklearn.utils.validation import check_X_y
 
-    held = _CHECKED.get()
-    if held is not None and held[0] is X and held[1] is y:
-        if n_target is not None:
-            check_n_target(n_target, X.shape[1])
-        return X, y
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:  # a .mat file's Y is a column (or a row)
         y = y.ravel()
@@ -291,7 +304,8 @@ def select_classes(data: Data, classes) -> Data:
     Parameters
     ----------
     data : Data
-        As :func:`load_dataset` or :func:`make_microarray` return it.
+        As :func:`load_dataset` or :func:`make_microarray` return it (checked: the kept
+        rows are not checked again).
     classes : sequence or str
         At least two of ``y``'s classes, by their labels as :func:`class_counts` prints
         them (``1`` for a .mat file's 1.0), or one string of them separated by commas
@@ -318,8 +332,13 @@ def select_classes(data: Data, classes) -> Data:
             param("classes") + f": {', '.join(map(repr, unknown))} not among the classes of the data: {_listed(counts)}"
         )
     keep = np.isin(np.array([_label_text(label) for label in data.y]), chosen)
-    X, y = check_data(data.X[keep], data.y[keep])
-    return data._replace(X=X, y=y)
+    if keep.sum() < 4:  # as check_data asks of any data
+        raise InvalidParameterError(
+            param("classes") + f": {', '.join(map(repr, chosen))} hold {int(keep.sum())} samples; at least 4 are needed"
+        )
+    # The rows of checked data are checked data (a sparse X's kept canonical): X is not read again.
+    X = data.X[keep]
+    return data._replace(X=_canonical(X) if hasattr(X, "has_canonical_format") else X, y=data.y[keep])
 
 
 def load_dataset(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -26,10 +27,10 @@ from ensstab_dask.checks import AGGREGATES, DEFAULT_M_ENSEMBLE, check_choice, ch
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.indices import INDICES, nogueira_stability, stability_of_subsets, stability_se
-from ensstab_dask.real.datasets import check_data, checked_once
+from ensstab_dask.real.datasets import CheckedData
 from ensstab_dask.real.resamples import check_resample_classes
 from ensstab_dask.real.runs import Copies, real_run_plan, say_the_price
-from ensstab_dask.real.selectors import describe_selector, make_scorer, real_run, selector_for, task_for
+from ensstab_dask.real.selectors import checked_run, describe_selector, make_scorer, selector_for, task_for
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, make_rng
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "pool_naive_checks",
     "naive_ensembles",
     "check_naive_cost",
+    "NaiveRequest",
+    "measure_naive",
     "naive_real_runs",
     "LAYOUTS",
 ]
@@ -51,28 +54,52 @@ def naive_real_runs(m_ensemble, m_stability: int) -> int:
     return m_stability * max(m_ensemble)
 
 
-def check_naive_cost(
-    X,
-    y,
-    n_target: int,
-    *,
-    m_ensemble,
-    m_stability: int,
-    selector=None,
-    allow_large: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class NaiveRequest:
+    """What a naive check measures, checked on construction: ``m_stability`` copies of
+    ensembles of up to ``max(m_ensemble)`` weak selectors, ``n_target`` features each
+    (checked against the data by :meth:`CheckedData.of
+    <ensstab_dask.real.datasets.CheckedData.of>`), aggregated and compared as said;
+    ``selector`` as :func:`~ensstab_dask.real.selectors.selector_for` made it for the data."""
+
+    n_target: int
+    m_ensemble: tuple[int, ...] = tuple(DEFAULT_M_ENSEMBLE)
+    m_stability: int = 50
+    selector: Any = None
+    layout: str = "bagging"
+    aggregate: str = "mean_rank"
+    index: str = "jaccard"
+    seed: Any = 0
+
+    def __post_init__(self) -> None:
+        checked = dict(
+            n_target=check_int(self.n_target, "n_target", minimum=1),
+            m_ensemble=tuple(check_m_ensemble(self.m_ensemble)),
+            m_stability=check_int(self.m_stability, "m_stability", minimum=2),
+            layout=check_choice(self.layout, "layout", LAYOUTS),
+            aggregate=check_choice(self.aggregate, "aggregate", AGGREGATES),
+            index=check_choice(self.index, "index", INDICES),
+            seed=check_seed(self.seed),
+        )
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
+
+    @property
+    def real_runs(self) -> int:
+        return naive_real_runs(self.m_ensemble, self.m_stability)
+
+
+def check_naive_cost(data: CheckedData, request: NaiveRequest, *, allow_large: bool = False) -> None:
     """The naive check's ``m_stability x max(m_ensemble)`` real runs against the cost
-    threshold (:func:`~ensstab_dask.budget.cost.check_cost`), one of them timed on ``(X, y)`` when
-    refused: callers that run it after other work (validation) check it first."""
-    m_list = check_m_ensemble(m_ensemble)
-    m_stability = check_int(m_stability, "m_stability", minimum=2)
+    threshold (:func:`~ensstab_dask.budget.cost.check_cost`), one of them timed on the data
+    when refused: callers that run it after other work (validation) check it first."""
     check_cost(
         "the naive check",
-        n_feature=np.shape(X)[1],
-        real_runs=naive_real_runs(m_list, m_stability),
-        sizes=len(m_list),
+        n_feature=data.n_feature,
+        real_runs=request.real_runs,
+        sizes=len(request.m_ensemble),
         allow_large=allow_large,
-        time_one_run=lambda: real_run(X, y, n_target, selector=selector),
+        time_one_run=lambda: checked_run(data, selector=request.selector),
     )
 
 
@@ -177,49 +204,49 @@ def real_ensemble_stability(
     >>> bool((real.nogueira_lower <= real.nogueira).all())
     True
     """
-    X, y = check_data(X, y, n_target=n_target, task=task_for(task, selector))
-    selector = selector_for(selector, y)
-    check_resample_classes(y, "half")  # here, not in the first task on a worker
-    n_feature = X.shape[1]
-    m_list = check_m_ensemble(m_ensemble)
-    m_stability = check_int(m_stability, "m_stability", minimum=2)
-    check_choice(layout, "layout", LAYOUTS)
-    check_choice(aggregate, "aggregate", AGGREGATES)
-    check_choice(index, "index", INDICES)
-    seed = check_seed(seed)
+    data = CheckedData.of(X, y, n_target=n_target, task=task_for(task, selector))
+    check_resample_classes(data.y, "half")  # here, not in the first task on a worker
+    request = NaiveRequest(
+        n_target, m_ensemble, m_stability, selector_for(selector, data.y), layout, aggregate, index, seed
+    )
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    with checked_once(X, y):  # the run timed for the price reads y as this check did
-        check_naive_cost(
-            X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
-        )
-    ss = as_seed_sequence(seed)
-    pool = max(m_list)
-    copies = Copies(m_stability, pool, ss, layout)
+    check_naive_cost(data, request, allow_large=allow_large)
+    return measure_naive(data, request, client=client, progress=progress, batch_size=batch_size)
+
+
+def measure_naive(
+    data: CheckedData, request: NaiveRequest, *, client: ClientLike, progress: bool, batch_size: int = 1
+) -> xr.Dataset:
+    """:func:`real_ensemble_stability` of data and a request already checked (and priced)."""
+    r = request
+    ss = as_seed_sequence(r.seed)
+    pool = max(r.m_ensemble)
+    copies = Copies(r.m_stability, pool, ss, r.layout)
     with connect(client) as c:  # one cluster for the price and the runs
         target = "synchronous" if c is None else c
         if progress:
-            runs = copies.runs
-            say_the_price("the naive check", X, y, make_scorer(selector), target, to_make=runs, total=runs)
+            scorer, runs = make_scorer(r.selector), copies.runs
+            say_the_price("the naive check", data.X, data.y, scorer, target, to_make=runs, total=runs)
         t0 = time.perf_counter()
         ranks = real_ensemble_runs(
-            X, y, copies, selector=selector, client=target, batch_size=batch_size, progress=progress
+            data.X, data.y, copies, selector=r.selector, client=target, batch_size=batch_size, progress=progress
         )
-    measured = _measure(ranks, m_list, n_target, n_feature, aggregate=aggregate, index=index, ss=ss)
+    measured = _measure(ranks, r.m_ensemble, r.n_target, data.n_feature, aggregate=r.aggregate, index=r.index, ss=ss)
     seconds = time.perf_counter() - t0
-    ds = _naive_dataset(m_list, measured, index)
+    ds = _naive_dataset(list(r.m_ensemble), measured, r.index)
     ds.attrs.update(
         title="ensstab_dask naive real ensemble stability",
         kind="naive_check",
-        n_feature=n_feature,
-        n_target=n_target,
-        m_stability=m_stability,
-        layout=layout,
-        modelled_by_simulator=int(layout == "bagging"),
-        aggregate=aggregate,
-        index=index,
-        seed=seed,
-        selector=describe_selector(selector),
-        real_runs=m_stability * pool,
+        n_feature=data.n_feature,
+        n_target=r.n_target,
+        m_stability=r.m_stability,
+        layout=r.layout,
+        modelled_by_simulator=int(r.layout == "bagging"),
+        aggregate=r.aggregate,
+        index=r.index,
+        seed=r.seed,
+        selector=describe_selector(r.selector),
+        real_runs=r.real_runs,
         seconds=seconds,
         ensstab_dask_version=__version__,
     )

@@ -38,7 +38,7 @@ import numpy as np
 from ensstab_dask.aggregation import rank_scores
 from ensstab_dask.checks import check_choice
 from ensstab_dask.exceptions import InvalidParameterError
-from ensstab_dask.real.datasets import check_data
+from ensstab_dask.real.datasets import CheckedData, check_data
 from ensstab_dask.real.resamples import check_resample_classes, resample_indices
 from ensstab_dask.real.targets import standardized, task_of
 from ensstab_dask.seeding import SeedLike, as_seed_sequence, make_rng
@@ -56,6 +56,7 @@ __all__ = [
     "resample_indices",
     "check_resample_classes",
     "real_run",
+    "checked_run",
     "convergence_counted",
     "ConvergenceTally",
     "library_of",
@@ -358,8 +359,13 @@ def real_run(
     ``np.flatnonzero(ranks <= n_target)``.
     """
     X, y = check_data(X, y, n_target=n_target, task=task_for(task, selector))
-    check_resample_classes(y, resample)
-    return run_batch(make_scorer(selector_for(selector, y)), X, y, resample, [as_seed_sequence(seed)])[0]
+    return checked_run(CheckedData(X, y), selector=selector, resample=resample, seed=seed)
+
+
+def checked_run(data: CheckedData, *, selector=None, resample="half", seed: SeedLike = 0) -> np.ndarray:
+    """:func:`real_run` on data already checked (the run an estimate times for its price)."""
+    check_resample_classes(data.y, resample)
+    return run_batch(make_scorer(selector_for(selector, data.y)), data.X, data.y, resample, [as_seed_sequence(seed)])[0]
 
 
 def run_batch(scorer: Scorer, X: np.ndarray, y: np.ndarray, resample, seeds: Sequence) -> np.ndarray:

@@ -8,8 +8,8 @@ labels, but a numeric ``y`` of many distinct whole numbers (more than
 and refuses one of two values (a class label read as a number). Once checked, a
 regression target is float64 and class labels never are (whole-number floats, 1.0 and
 2.0, become int64), so the dtype of a checked ``y`` says its task (:func:`task_of`). A
-call's nested steps take the arrays its first check returned as checked
-(:func:`~ensstab_dask.real.datasets.checked_once`); a checked target of whole numbers
+call's steps after its check take the arrays it returned
+(:class:`~ensstab_dask.real.datasets.CheckedData`); a checked target of whole numbers
 given anew with ``task="auto"`` is refused, asking which, not read as classes.
 
 A regression target reaches the selector in standard units (:func:`standardized`: its

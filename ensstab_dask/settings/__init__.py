@@ -611,6 +611,36 @@ def options_source() -> str:
     )
 
 
+#: Where the models' read-only view of the settings is written (:func:`model_settings_source`).
+MODEL_SETTINGS_MODULE = "ensstab_dask/models/model_settings.py"
+
+
+def model_settings_source() -> str:
+    """The source of :mod:`ensstab_dask.models.model_settings`: the ``Protocol`` by which a
+    curve model reads the settings it is given (this module reads the models' registry, so
+    the models cannot import it), one read-only property per field of
+    :class:`EstimateSettings` and its ``m_list``. Generated from the declaration with
+    :func:`options_source`, so that a model and a type checker see a new setting at once."""
+    types = {f.name: str(f.type) for f in fields(EstimateSettings)}
+    types["m_list"] = "list[int]"
+    props = "\n".join(f"    @property\n    def {name}(self) -> {kind}: ..." for name, kind in types.items())
+    return (
+        '"""What a curve model reads of the estimate\'s settings, read-only: generated from\n'
+        ":class:`~ensstab_dask.settings.EstimateSettings` by ``python -m ensstab_dask.settings``\n"
+        "(never edited by hand; tests/settings/test_options.py fails while it is out of date).\n"
+        'The settings module reads the models\' registry, so the models name the fields here."""\n\n'
+        "from __future__ import annotations\n\n"
+        "from collections.abc import Sequence\n"
+        "from typing import Any, Protocol\n\n"
+        "from ensstab_dask.seeding import SeedLike\n\n"
+        '__all__ = ["ModelSettings"]\n\n\n'
+        "class ModelSettings(Protocol):\n"
+        '    """The estimate\'s settings as a model reads them (an\n'
+        '    :class:`~ensstab_dask.settings.EstimateSettings`)."""\n\n'
+        f"{props}\n"
+    )
+
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 

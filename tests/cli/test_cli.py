@@ -296,21 +296,21 @@ def test_the_suite_keeps_out_of_the_users_home(_home_left_alone):
 
 
 def test_estimate_validate_is_the_validation_harness(monkeypatch, capsys):
-    """``ensstab estimate --validate`` runs validate() (the estimate and the naive check on
-    one cluster, the naive check's cost first), not a copy of it."""
+    """``ensstab estimate --validate`` runs validate()'s work (the estimate and the naive check
+    on one cluster, the naive check's cost first, on the data checked once), not a copy of it."""
     from ensstab_dask.cli import _commands
 
     called = {}
 
-    def harness(X, y, n_target, **kwargs):
-        called.update(kwargs, n_target=n_target)
+    def harness(data, n_target, settings, **kwargs):
+        called.update(settings, **kwargs, n_target=n_target)
         raise es.InvalidParameterError("the harness was called")
 
     def no_estimate(*args, **kwargs):
         raise AssertionError("estimate() called on its own")
 
-    monkeypatch.setattr(_commands, "validate", harness)
-    monkeypatch.setattr(_commands, "estimate", no_estimate)
+    monkeypatch.setattr(_commands, "validate_checked", harness)
+    monkeypatch.setattr(_commands, "estimate_checked", no_estimate)
     assert main(["estimate", "--validate", "--n-target", "7", "--m-stability", "6", "--scheduler", "synchronous"]) == 2
     assert capsys.readouterr().err == "ensstab: error: the harness was called\n"
     assert called["n_target"] == 7 and called["m_stability"] == 6 and called["client"] == "synchronous"
@@ -327,11 +327,11 @@ def test_the_naive_check_of_the_command_line_has_the_librarys_copies(monkeypatch
 
     called = {}
 
-    def harness(X, y, n_target, **kwargs):
-        called.update(kwargs)
+    def harness(data, n_target, settings, **kwargs):
+        called.update(settings)
         raise es.InvalidParameterError("the harness was called")
 
-    monkeypatch.setattr(_commands, "validate", harness)
+    monkeypatch.setattr(_commands, "validate_checked", harness)
     assert main([*command, "--scheduler", "synchronous"]) == 2
     assert called["m_stability"] == inspect.signature(es.validate).parameters["m_stability"].default == 20
     capsys.readouterr()

@@ -9,16 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from ensstab_dask.settings import OPTIONS_MODULE, SETTINGS, options_source
+from ensstab_dask.settings import MODEL_SETTINGS_MODULE, OPTIONS_MODULE, SETTINGS, model_settings_source, options_source
 from ensstab_dask.settings.options import EstimateOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_options_module_is_the_declarations_as_generated():
-    """Edited by hand or left behind by a new setting, it fails here: ``python -m ensstab_dask.settings``."""
+    """Edited by hand or left behind by a new setting, either fails here: ``python -m ensstab_dask.settings``."""
     assert (ROOT / OPTIONS_MODULE).read_text() == options_source()
     assert list(EstimateOptions.__annotations__) == [s.name for s in SETTINGS]
+    # The models' view of the settings, from the same declaration: every setting among its properties.
+    assert (ROOT / MODEL_SETTINGS_MODULE).read_text() == model_settings_source()
+    from ensstab_dask.models.model_settings import ModelSettings
+
+    assert {s.name for s in SETTINGS} <= set(vars(ModelSettings))
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,7 +35,7 @@ from ensstab_dask.estimates.stages.pipeline import estimate_with, refuse_before_
 from ensstab_dask.estimates.stages.real_runs import RealRunner, check_estimate_cost, real_run_items
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.cache_files import digest_with, hash_x
-from ensstab_dask.real.datasets import check_data, check_n_target, class_counts
+from ensstab_dask.real.datasets import CheckedData, check_n_target, class_counts
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_price
 from ensstab_dask.real.selectors import make_scorer, selector_for
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
     from ensstab_dask.settings.options import EstimateOptions
 
-__all__ = ["estimate_groups", "GroupEstimates", "group_problems"]
+__all__ = ["estimate_groups", "estimate_groups_checked", "GroupEstimates", "GroupQuestion", "group_problems"]
 
 logger = logging.getLogger(__name__)
 
@@ -132,18 +133,27 @@ def _shared(attrs: list[dict], context=None) -> dict:
     return {k: v for k, v in first.items() if all(k in a and np.array_equal(a[k], v) for a in rest)}
 
 
-def _caches(cache_dir, X, data: dict, scorer) -> dict[str, RunCache | None]:
+def _group_data(X, problem: Problem) -> CheckedData:
+    """A group's data: all of X against the rest, or the rows of the group and a named
+    reference (a copy of them, made when that group's step needs it and let go after)."""
+    return CheckedData(X if problem.rows is None else X[problem.rows], problem.y)
+
+
+def _caches(cache_dir, data: CheckedData, problems: dict[str, Problem], scorer) -> dict[str, RunCache | None]:
     """Each group's cache of real runs (None without ``cache_dir``), keyed by its own data:
     X read once for every group that asks of all of X (``reference="rest"``), a group's
-    rows (a named reference) hashed alone."""
+    rows (a named reference) hashed alone, one group's rows at a time."""
     if cache_dir is None:
-        return dict.fromkeys(data)
+        return dict.fromkeys(problems)
     # Only where some group asks of all of X (against the rest): a named reference's rows are their own data.
-    x_hash = hash_x(hashlib.sha256(), X) if any(p.rows is None for _, p in data.values()) else None
-    return {
-        g: RunCache.open(cache_dir, X_g, p.y, scorer, digest=digest_with(x_hash, p.y) if p.rows is None else None)
-        for g, (X_g, p) in data.items()
-    }
+    x_hash = hash_x(hashlib.sha256(), data.X) if any(p.rows is None for p in problems.values()) else None
+    caches = {}
+    for g, p in problems.items():
+        d = _group_data(data.X, p)
+        caches[g] = RunCache.open(
+            cache_dir, d.X, d.y, scorer, digest=digest_with(x_hash, p.y) if p.rows is None else None
+        )
+    return caches
 
 
 def _groups(count: int) -> str:
@@ -240,27 +250,61 @@ def estimate_groups(
     True
     """
     check_given(settings, "estimate_groups")
-    names = feature_names if feature_names is not None else getattr(X, "columns", None)
-    X, labels = check_data(X, labels, task="classification")
-    n_target = check_n_target(n_target, X.shape[1])
-    names = feature_names_of(names, X.shape[1])
-    problems = group_problems(labels, groups, reference)
+    data = CheckedData.of(X, labels, feature_names=feature_names, task="classification")
+    question = GroupQuestion(group_problems(data.y, groups, reference), reference, groupby)
+    return estimate_groups_checked(
+        data,
+        n_target,
+        question,
+        settings,
+        client=client,
+        progress=progress,
+        cache_dir=cache_dir,
+        allow_large=allow_large,
+    )
+
+
+@dataclass(frozen=True)
+class GroupQuestion:
+    """What :func:`estimate_groups` asks of each group: its problem (:func:`group_problems`),
+    the reference each is told from, and the label column's name."""
+
+    problems: dict[str, Problem]
+    reference: str = "rest"
+    groupby: str = ""
+
+
+def estimate_groups_checked(
+    data: CheckedData,
+    n_target: int,
+    question: GroupQuestion,
+    given: Mapping[str, Any],
+    *,
+    client: ClientLike,
+    progress: bool,
+    cache_dir: str | os.PathLike | None,
+    allow_large: bool,
+) -> GroupEstimates:
+    """:func:`estimate_groups` of data already checked (``data.y``: the group labels, read as
+    classes), the settings ``given`` as :func:`~ensstab_dask.settings.check_given` passed them."""
+    X, problems = data.X, question.problems
+    n_target = check_n_target(n_target, data.n_feature)
+    names = feature_names_of(data.names, data.n_feature)
     # n_runs=None as given becomes its derived default inside: checked there, typed int after.
-    setting = EstimateSettings(n_feature=X.shape[1], n_target=n_target, **cast("dict[str, Any]", settings))
-    data = {g: (X if p.rows is None else X[p.rows], p) for g, p in problems.items()}
+    setting = EstimateSettings(n_feature=data.n_feature, n_target=n_target, **cast("dict[str, Any]", given))
     scorer = make_scorer(selector_for(setting.selector, problems[next(iter(problems))].y))  # a regressor refused
     # Before any cluster starts: what each group's estimate refuses alone, and every group's runs priced together.
-    for X_g, p in data.values():
-        refuse_before_the_work(X_g, p.y, setting, [n_target], allow_large=True)
-    real, simulated = check_estimate_cost(None, None, setting, allow_large=True)  # one group's counts
+    for g in problems:
+        refuse_before_the_work(_group_data(X, problems[g]), setting, [n_target], allow_large=True)
+    real, simulated = check_estimate_cost(None, setting, allow_large=True)  # one group's counts
     check_cost(
         f"the estimates of {_groups(len(problems))}",
-        n_feature=X.shape[1],
+        n_feature=data.n_feature,
         real_runs=real * len(problems),
         simulated=simulated * len(problems),
         allow_large=allow_large,
     )
-    caches = _caches(cache_dir, X, data, scorer)
+    caches = _caches(cache_dir, data, problems, scorer)
     plan = list(real_run_items(setting).values())
     nothing_held = (plan, float("nan"))
     surveyed = {g: nothing_held if (cache := caches[g]) is None else cache.survey(plan, X.shape[1]) for g in problems}
@@ -270,12 +314,12 @@ def estimate_groups(
         note_dashboard(c, progress)
         target = "synchronous" if c is None else c
         if progress and asked:
-            X_g, p = data[asked[0]]
+            first = _group_data(X, problems[asked[0]])
             recorded = [rate for _, rate in surveyed.values()]
             say_the_price(
                 f"the estimates of {_groups(len(problems))}",
-                X_g,
-                p.y,
+                first.X,
+                first.y,
                 scorer,
                 target,
                 to_make=sum(b.runs for g in asked for b in blocks[g]),
@@ -300,7 +344,8 @@ def estimate_groups(
         runs = sum(r.size // r.shape[-1] for runs_g in made for r in runs_g)
         handed = {g: {item_key(b): r for b, r in zip(blocks[g], made_g)} for g, made_g in zip(asked, made)}
         estimates = {}
-        for g, (X_g, p) in data.items():
-            runner = RealRunner(X_g, p.y, scorer, target, progress, caches[g], handed.get(g), seconds / max(runs, 1))
+        for g in problems:  # a named reference's rows taken for one group at a time
+            d = _group_data(X, problems[g])
+            runner = RealRunner(d.X, d.y, scorer, target, progress, caches[g], handed.get(g), seconds / max(runs, 1))
             estimates[g] = estimate_with(runner, setting, [], names)
-    return GroupEstimates(estimates, reference, groupby, seconds)
+    return GroupEstimates(estimates, question.reference, question.groupby, seconds)

@@ -32,7 +32,7 @@ import dataclasses
 import logging
 import os
 import warnings as _warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ensstab_dask.checks import CALIBRATION_LAYOUTS
@@ -55,7 +55,7 @@ from ensstab_dask.estimates.stages.surface import check_surface, n_target_list, 
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.models.fitting import fixed_point_power
 from ensstab_dask.models.onda import predict_curve
-from ensstab_dask.real.datasets import check_data, checked_once
+from ensstab_dask.real.datasets import CheckedData
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
 from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 # The stages' functions are named here too, where the method's steps are listed.
 __all__ = [
     "estimate",
+    "estimate_checked",
     "estimate_from_runs",
     "Estimate",
     "CALIBRATION_LAYOUTS",
@@ -180,36 +181,55 @@ def estimate(
     True
     """
     check_given(given, "estimate")
-    selector = given.get("selector")
-    names = feature_names if feature_names is not None else getattr(X, "columns", None)
-    X, y = check_data(X, y, task=task_for(task, selector))
-    given = {**given, "selector": selector_for(selector, y)}
-    n_targets = n_target_list(n_target, n_feature=X.shape[1])
-    names = feature_names_of(names, X.shape[1])
-    # n_runs=None as given becomes its derived default inside: checked there, typed int after.
-    settings = EstimateSettings(n_feature=X.shape[1], n_target=n_targets[0], **cast("dict[str, Any]", given))
-    with checked_once(X, y):  # the run timed for the price reads y as this check did
-        refuse_before_the_work(X, y, settings, n_targets, allow_large=allow_large)
-    scorer = make_scorer(settings.selector)
-    cache = None if cache_dir is None else RunCache.open(cache_dir, X, y, scorer)
-
-    if client is None and _all_cached(cache, settings, X.shape[1]):
-        client = "synchronous"  # nothing to run that a cluster would speed up: none is started
-    with connect(client) as c:
-        note_dashboard(c, progress)
-        runner = RealRunner(X, y, scorer, "synchronous" if c is None else c, progress, cache)
-        est = estimate_with(runner, settings, n_targets[1:], names)
-    if cache is not None:
-        cache_logger.info("reused %d real runs from %s (ran %d)", cache.reused, cache_dir, cache.fresh)
+    data = CheckedData.of(X, y, feature_names=feature_names, task=task_for(task, given.get("selector")))
+    est = estimate_checked(
+        data, n_target, given, client=client, progress=progress, cache_dir=cache_dir, allow_large=allow_large
+    )
     for w in est.warnings:
         _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
     return est
 
 
-def refuse_before_the_work(X, y, settings: EstimateSettings, n_targets: list[int], *, allow_large: bool) -> None:
+def estimate_checked(
+    data: CheckedData,
+    n_target: int | Sequence[int],
+    given: Mapping[str, Any],
+    *,
+    client: ClientLike,
+    progress: bool,
+    cache_dir: str | os.PathLike | None,
+    allow_large: bool,
+) -> Estimate:
+    """:func:`estimate` of data already checked for the selector's task (by
+    :meth:`CheckedData.of <ensstab_dask.real.datasets.CheckedData.of>`), with the settings
+    ``given`` as :func:`~ensstab_dask.settings.check_given` passed them; its warnings are
+    its caller's to give."""
+    given = {**given, "selector": selector_for(given.get("selector"), data.y)}
+    n_targets = n_target_list(n_target, n_feature=data.n_feature)
+    names = feature_names_of(data.names, data.n_feature)
+    # n_runs=None as given becomes its derived default inside: checked there, typed int after.
+    settings = EstimateSettings(n_feature=data.n_feature, n_target=n_targets[0], **cast("dict[str, Any]", given))
+    refuse_before_the_work(data, settings, n_targets, allow_large=allow_large)
+    scorer = make_scorer(settings.selector)
+    cache = None if cache_dir is None else RunCache.open(cache_dir, data.X, data.y, scorer, digest=data.digest)
+
+    if client is None and _all_cached(cache, settings, data.n_feature):
+        client = "synchronous"  # nothing to run that a cluster would speed up: none is started
+    with connect(client) as c:
+        note_dashboard(c, progress)
+        runner = RealRunner(data.X, data.y, scorer, "synchronous" if c is None else c, progress, cache)
+        est = estimate_with(runner, settings, n_targets[1:], names)
+    if cache is not None:
+        cache_logger.info("reused %d real runs from %s (ran %d)", cache.reused, cache_dir, cache.fresh)
+    return est
+
+
+def refuse_before_the_work(
+    data: CheckedData, settings: EstimateSettings, n_targets: list[int], *, allow_large: bool
+) -> None:
     """Everything an estimate refuses before any run: its price, a surface its model cannot
     make, an n_target whose own checks fail (a PFER it cannot reach), a feature table too large."""
-    check_estimate_cost(X, y, settings, allow_large=allow_large)
+    check_estimate_cost(data, settings, allow_large=allow_large)
     check_surface(settings.curve_model, n_targets)
     for k in n_targets[1:]:
         dataclasses.replace(settings, n_target=k)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ensstab_dask.budget.cost import check_cost, estimate_cost
 from ensstab_dask.estimates.records.spending import RunsSpent
+from ensstab_dask.real.datasets import CheckedData
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import (
     Copies,
@@ -41,7 +42,7 @@ from ensstab_dask.real.runs import (
     runs_from_copies,
     say_the_price,
 )
-from ensstab_dask.real.selectors import real_run
+from ensstab_dask.real.selectors import checked_run
 from ensstab_dask.seeding import Stage, Stream, as_seed_sequence, derive
 from ensstab_dask.settings import EstimateSettings
 
@@ -199,16 +200,16 @@ def make_real_runs(runner: RealRunner, settings: EstimateSettings) -> tuple[Real
     return runs_from_copies(copies.model, s.n_target), copies
 
 
-def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) -> tuple[int, int]:
+def check_estimate_cost(data: CheckedData | None, settings: EstimateSettings, *, allow_large: bool) -> tuple[int, int]:
     """The estimate's real runs and simulated selectors against the cost thresholds, before
     any work (:func:`~ensstab_dask.budget.cost.check_cost`), and ``y``'s classes against
-    the runs (:func:`~ensstab_dask.real.runs.check_plan_classes`); a real run is timed on ``X, y``
-    (``X`` None: the data are not read yet, and only the simulated selectors are priced, at
+    the runs (:func:`~ensstab_dask.real.runs.check_plan_classes`); a real run is timed on the
+    checked ``data`` (None: the data are not read yet, and only the simulated selectors are priced, at
     least at the simulator's rate on ``settings``' problem). Returns the counts, (real runs,
     simulated selectors)."""
     s, curve_model = settings, settings.curve_model
-    if y is not None:  # a class too small for the runs: said here, before any cluster starts
-        check_plan_classes(y, list(real_run_items(settings).values()))
+    if data is not None:  # a class too small for the runs: said here, before any cluster starts
+        check_plan_classes(data.y, list(real_run_items(settings).values()))
     paper = (
         sum(pool_sizes(s.calibration_layout, n_runs=s.n_runs, m_stability=s.m_stability))
         if curve_model.paper_runs
@@ -228,13 +229,11 @@ def check_estimate_cost(X, y, settings: EstimateSettings, *, allow_large: bool) 
     check_cost(
         "the estimate",
         n_feature=s.n_feature,
-        at_least=X is None,
-        real_runs=0 if X is None else real,
+        at_least=data is None,
+        real_runs=0 if data is None else real,
         simulated=simulated,
         sizes=len(s.m_list),
         allow_large=allow_large,
-        time_one_run=None
-        if X is None
-        else lambda: real_run(X, y, s.n_target, selector=s.selector, resample=s.resample),
+        time_one_run=None if data is None else lambda: checked_run(data, selector=s.selector, resample=s.resample),
     )
     return real, simulated

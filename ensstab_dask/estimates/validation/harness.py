@@ -9,10 +9,13 @@ harness on the same data reuses it, anything else recomputes.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import os
 import time
+import warnings as _warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,20 +27,15 @@ from ensstab_dask.checks import check_m_ensemble, check_seed
 from ensstab_dask.cluster import ClientLike, connect
 from ensstab_dask.cluster.progress import note_dashboard
 from ensstab_dask.estimates.records.estimate import Estimate
-from ensstab_dask.estimates.stages.pipeline import estimate
+from ensstab_dask.estimates.stages.pipeline import estimate_checked
 from ensstab_dask.estimates.validation.comparison import compare, verdict, z_text
 from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
+from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.outputs import json_number
-from ensstab_dask.real.cache_files import (
-    check_cache_dir,
-    data_digest,
-    data_hash,
-    hashed_once,
-    read_checked,
-    write_checked,
-)
-from ensstab_dask.real.datasets import check_data, checked_once
-from ensstab_dask.real.naive import check_naive_cost, real_ensemble_stability
+from ensstab_dask.real.cache_files import check_cache_dir, read_checked, write_checked
+from ensstab_dask.real.datasets import CheckedData
+from ensstab_dask.real.naive import NaiveRequest, check_naive_cost, measure_naive
+from ensstab_dask.real.resamples import check_resample_classes
 from ensstab_dask.real.runs import Copies, check_plan_classes
 from ensstab_dask.real.selectors import selector_for, task_for
 from ensstab_dask.settings import DEFAULTS, check_given, takes_settings
@@ -48,7 +46,7 @@ if TYPE_CHECKING:
 
     from ensstab_dask.settings.options import EstimateOptions
 
-__all__ = ["validate", "Validation", "naive_check", "naive_cache_path"]
+__all__ = ["validate", "validate_checked", "Validation", "naive_check", "naive_check_checked", "naive_cache_path"]
 
 logger = logging.getLogger("ensstab_dask.validate")
 
@@ -61,11 +59,31 @@ _NAIVE_FORMAT = 4
 def naive_cache_path(X, y, n_target: int, *, cache_dir, **settings) -> Path:
     """Where :func:`naive_check` keeps the naive curve of these data and settings (the
     selector among them says whether ``y`` is a regression target)."""
-    X, y = check_data(X, y, n_target=n_target)
-    h = data_hash(X, y)
+    data = CheckedData.of(X, y, n_target=n_target)
+    return _naive_path(data, n_target, cache_dir, settings)
+
+
+def _naive_path(data: CheckedData, n_target: int, cache_dir, settings: dict) -> Path:
+    """:func:`naive_cache_path` of data already checked (its digest made at most once)."""
+    h = hashlib.sha256(data.digest.encode())
     settings = dict(settings, n_target=int(n_target), format=_NAIVE_FORMAT)
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     return Path(cache_dir) / f"naive-{h.hexdigest()[:20]}.nc"
+
+
+def _request(n_target: int, naive: NaiveSettings, data: CheckedData) -> NaiveRequest:
+    """The naive check that ``naive`` asks of ``data`` (the bagging layout, the selector for its task)."""
+    selector = selector_for(naive.selector, data.y)
+    return NaiveRequest(
+        n_target,
+        tuple(naive.m_ensemble),
+        naive.m_stability,
+        selector,
+        "bagging",
+        naive.aggregate,
+        naive.index,
+        naive.seed,
+    )
 
 
 def _read_cached(path: Path) -> xr.Dataset | None:
@@ -97,14 +115,16 @@ def naive_check(
     ``y`` is a regression target when it holds fractions or the selector is a regressor.
     """
     naive = NaiveSettings() if naive is None else naive
-    X, y = check_data(X, y, n_target=n_target, task=task_for("auto", naive.selector))
-    with checked_once(X, y):  # the cache path and the check read y as this check did
-        return _naive_check(
-            X, y, n_target, naive, cache_dir=cache_dir, client=client, progress=progress, allow_large=allow_large
-        )
+    data = CheckedData.of(X, y, n_target=n_target, task=task_for("auto", naive.selector))
+    return naive_check_checked(
+        data, n_target, naive, cache_dir=cache_dir, client=client, progress=progress, allow_large=allow_large
+    )
 
 
-def _naive_check(X, y, n_target: int, naive: NaiveSettings, *, cache_dir, client, progress, allow_large) -> xr.Dataset:
+def naive_check_checked(
+    data: CheckedData, n_target: int, naive: NaiveSettings, *, cache_dir, client, progress: bool, allow_large: bool
+) -> xr.Dataset:
+    """:func:`naive_check` of data already checked for the selector's task."""
     settings = naive.to_dict()
     m_list = settings["m_ensemble"]
     path = None
@@ -112,8 +132,8 @@ def _naive_check(X, y, n_target: int, naive: NaiveSettings, *, cache_dir, client
     cacheable = naive.selector is None or hasattr(naive.selector, "get_params")
     if cache_dir is not None and cacheable:
         check_cache_dir(cache_dir)
-        path = naive_cache_path(X, y, n_target, cache_dir=cache_dir, **settings)
-        digest = data_digest(X, y)
+        path = _naive_path(data, n_target, cache_dir, settings)
+        digest = data.digest
         ds = _read_cached(path) if path.exists() else None
         if ds is not None:
             if [int(m) for m in ds["m_ensemble"].values] == m_list and all(
@@ -123,20 +143,10 @@ def _naive_check(X, y, n_target: int, naive: NaiveSettings, *, cache_dir, client
                 ds.attrs["cached"] = 1
                 ds.attrs["cache_file"] = str(path)
                 return ds
-    ds = real_ensemble_stability(
-        X,
-        y,
-        n_target,
-        m_ensemble=m_list,
-        m_stability=naive.m_stability,
-        selector=naive.selector,
-        aggregate=naive.aggregate,
-        index=naive.index,
-        seed=naive.seed,
-        client=client,
-        progress=progress,
-        allow_large=allow_large,
-    )
+    check_resample_classes(data.y, "half")
+    request = _request(n_target, naive, data)
+    check_naive_cost(data, request, allow_large=allow_large)
+    ds = measure_naive(data, request, client=client, progress=progress)
     if path is not None:
         ds.attrs["data_digest"] = digest  # what the curve was measured on, checked when it is read back
     if path is not None and write_checked(ds, path, logger=logger, what="validate: naive curve") is not None:
@@ -362,55 +372,61 @@ def validate(
     """
 
     check_given(settings, "validate")
+    selector = {**DEFAULTS, **settings}["selector"]
+    checked = CheckedData.of(X, y, feature_names=feature_names, task=task_for(task, selector))
+    val = validate_checked(
+        checked,
+        n_target,
+        settings,
+        source=data,
+        client=client,
+        progress=progress,
+        cache_dir=cache_dir,
+        allow_large=allow_large,
+    )
+    for w in val.estimate.warnings:
+        _warnings.warn(w, UnreliableEstimateWarning, stacklevel=2)
+    return val
+
+
+def validate_checked(
+    data: CheckedData,
+    n_target: int,
+    settings: Mapping[str, Any],
+    *,
+    source: str,
+    client: ClientLike,
+    progress: bool,
+    cache_dir: str | os.PathLike | None,
+    allow_large: bool,
+) -> Validation:
+    """:func:`validate` of data already checked for the selector's task, the settings as
+    :func:`~ensstab_dask.settings.check_given` passed them (``source``: :func:`validate`'s
+    ``data``); its warnings are its caller's to give."""
     given = {**DEFAULTS, **VALIDATE_DEFAULTS, **settings}
     m_list = check_m_ensemble(given["m_ensemble"])
     seed = check_seed(given["seed"])  # once: the estimate and the naive check share it
-    X, y = check_data(X, y, task=task_for(task, given["selector"]))
-    selector = selector_for(given["selector"], y)  # a regressor for a target
+    selector = selector_for(given["selector"], data.y)  # a regressor for a target
     m_stability = given["m_stability"]
     common: dict[str, Any] = dict(m_ensemble=m_list, m_stability=m_stability, selector=selector)
     common.update(aggregate=given["aggregate"], index=given["index"])
     others: dict[str, Any] = {k: v for k, v in settings.items() if k not in (*common, "seed")}
     if cache_dir is not None:
         check_cache_dir(cache_dir)
-    with checked_once(X, y), hashed_once(X, y):  # the nested steps take them as checked, hashed once
-        # Before any cluster starts: a class too small for the naive check's copies (the
-        # estimate checks its own runs before it runs them), and a naive check too large to run.
-        check_plan_classes(y, [Copies(1, 1)])
-        check_naive_cost(
-            X, y, n_target, m_ensemble=m_list, m_stability=m_stability, selector=selector, allow_large=allow_large
-        )
-        with connect(client) as c:
-            note_dashboard(c, progress)
-            target = "synchronous" if c is None else c
-            t0 = time.perf_counter()
-            est = estimate(
-                X,
-                y,
-                n_target,
-                seed=seed,
-                client=target,
-                progress=progress,
-                allow_large=allow_large,
-                cache_dir=cache_dir,
-                feature_names=feature_names,
-                **common,
-                **others,
-            )
-            t_est = time.perf_counter() - t0
-            naive_settings = NaiveSettings(seed=seed, **common)
-            naive = naive_check(
-                X,
-                y,
-                n_target,
-                naive_settings,
-                cache_dir=cache_dir,
-                client=target,
-                progress=progress,
-                allow_large=allow_large,
-            )
+    # Before any cluster starts: a class too small for the naive check's copies (the
+    # estimate checks its own runs before it runs them), and a naive check too large to run.
+    check_plan_classes(data.y, [Copies(1, 1)])
+    naive_settings = NaiveSettings(seed=seed, **common)
+    check_naive_cost(data, _request(n_target, naive_settings, data), allow_large=allow_large)
+    with connect(client) as c:
+        note_dashboard(c, progress)
+        run: dict[str, Any] = dict(client="synchronous" if c is None else c, progress=progress, cache_dir=cache_dir)
+        t0 = time.perf_counter()
+        est = estimate_checked(data, n_target, {**common, **others, "seed": seed}, allow_large=allow_large, **run)
+        t_est = time.perf_counter() - t0
+        naive = naive_check_checked(data, n_target, naive_settings, allow_large=allow_large, **run)
     # Both as made: the naive check's own clock (a cached one keeps the time it took then), the
     # estimate's real runs at the seconds they took when made (the cache's reading is not a cost).
     as_made = t_est + est.cost.seconds_as_made() - sum(est.cost.seconds.values())
     seconds = {"estimate": as_made, "estimate_here": t_est, "naive": float(naive.attrs["seconds"])}
-    return Validation(est, naive, compare(est, naive), seconds, data)
+    return Validation(est, naive, compare(est, naive), seconds, source)

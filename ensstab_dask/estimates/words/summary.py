@@ -58,22 +58,22 @@ def number_line(words: str, value: str, where: str = "", *notes: str) -> str:
     return f"    {words}: {value}" + (f", {where}" if where else "") + "".join(f"; {n}" for n in notes if n)
 
 
-def estimate_summary(self: EstimateFields) -> str:
+def estimate_summary(est: EstimateFields) -> str:
     """The estimate for people: the verdict first, then plain words with the symbols in
     brackets, one number per line (with its interval, saying what interval it is)."""
     lines = [
-        *plain_answer(self),
+        *plain_answer(est),
         "",
-        f"The method's quantities: stability of ensembles of the base selector ({self.settings['index']} index; "
-        f"{self.n_feature} features, each run keeps its top {self.n_target} (n_target))",
-        *_verdict(self),
-        *_measured(self),
-        *_simulator(self),
-        *_curve(self),
+        f"The method's quantities: stability of ensembles of the base selector ({est.settings['index']} index; "
+        f"{est.n_feature} features, each run keeps its top {est.n_target} (n_target))",
+        *_verdict(est),
+        *_measured(est),
+        *_simulator(est),
+        *_curve(est),
     ]
-    if self.self_check is not None:
-        lines += ["", "  " + _check_text(self.self_check)]
-    lines += ["", "  " + cost_line(self.cost)]
+    if est.self_check is not None:
+        lines += ["", "  " + _check_text(est.self_check)]
+    lines += ["", "  " + cost_line(est.cost)]
     return "\n".join(lines)
 
 
@@ -101,49 +101,49 @@ def cost_line(cost) -> str:
 _HARDLY = 0.05
 
 
-def plain_answer(self: EstimateFields) -> list[str]:
+def plain_answer(est: EstimateFields) -> list[str]:
     """The answer in plain words: shared features per ensemble size, where more members
     stop helping, and whether to believe it (the first lines of :func:`estimate_summary`)."""
-    k = self.n_target
-    if not self.has_curve:
-        lines = ["Answer: none. " + _sentence(headline(self.warnings[0]) + _more(self.warnings))]
-        return lines + kept_features(self) + [f"  Note: {_sentence(n)}" for n in self.notes]
-    index = self.settings["index"]
-    m = [int(v) for v in self.curve["m_ensemble"].values]
-    shared = shared_features(self.curve["stability"].values, index, self.n_feature, k)
-    intervals = self.curve_interval()
+    k = est.n_target
+    if not est.has_curve:
+        lines = ["Answer: none. " + _sentence(headline(est.warnings[0]) + _more(est.warnings))]
+        return lines + kept_features(est) + [f"  Note: {_sentence(n)}" for n in est.notes]
+    index = est.settings["index"]
+    m = [int(v) for v in est.curve["m_ensemble"].values]
+    shared = shared_features(est.curve["stability"].values, index, est.n_feature, k)
+    intervals = est.curve_interval()
     lines = [
         f"Answer: two runs of the ensemble, each on its own random half of the samples, would have about this "
-        f"many of their top {k} features (of {self.n_feature}) in common:"
+        f"many of their top {k} features (of {est.n_feature}) in common:"
     ]
     width = len(str(max(m)))
     for size, r in zip(m, shared):
         who = "1 selector (no ensemble)" if size == 1 else f"an ensemble of {size:>{width}}"
         text = f"    {who}: {r:4.1f} of {k} ({r / k:.0%})"
         if size in intervals:
-            lo, hi = shared_features(np.array(intervals[size]), index, self.n_feature, k)
-            text += f"; {self.prediction.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
+            lo, hi = shared_features(np.array(intervals[size]), index, est.n_feature, k)
+            text += f"; {est.prediction.confidence:.0%} interval {lo:.1f} to {hi:.1f}"
         lines.append(text)
     if len(m) > 1:
-        bounds = {size: tuple(shared_features(np.array(b), index, self.n_feature, k)) for size, b in intervals.items()}
-        lines.append("  " + _plateau(self, m, shared, bounds))
-    lines += _which_k(self)
-    lines += ["  " + line for line in _believe(self)]
-    if self.spending is not None:
-        lines.append("  " + spell(self.spending.sentence(), self.verdict.spelling))
+        bounds = {size: tuple(shared_features(np.array(b), index, est.n_feature, k)) for size, b in intervals.items()}
+        lines.append("  " + _plateau(est, m, shared, bounds))
+    lines += _which_k(est)
+    lines += ["  " + line for line in _believe(est)]
+    if est.spending is not None:
+        lines.append("  " + spell(est.spending.sentence(), est.verdict.spelling))
     # The notes qualify the curve: beside it, before the features.
-    lines += [f"  Note: {_sentence(n)}" for n in self.notes] + kept_features(self)
-    return lines + ["  " + _in_the_index(index, self.n_feature, k, shared[0], self.curve["stability"].values[0])]
+    lines += [f"  Note: {_sentence(n)}" for n in est.notes] + kept_features(est)
+    return lines + ["  " + _in_the_index(index, est.n_feature, k, shared[0], est.curve["stability"].values[0])]
 
 
-def _which_k(self: EstimateFields) -> list[str]:
+def _which_k(est: EstimateFields) -> list[str]:
     """With several n_target: which keeps the most stable top features at the largest size."""
-    if self.surface is None:
+    if est.surface is None:
         return []
-    best = best_n_target(self.surface)
+    best = best_n_target(est.surface)
     if best is None:
         return ["  Which n_target: none of those asked has a curve."]
-    index = self.settings["index"]
+    index = est.settings["index"]
     parts = [
         f"top {k}: {v:.3f} ({r:.1f} of {k})" if np.isfinite(v) else f"top {k}: no curve"
         for k, v, r in zip(best["n_target"], best["stability"], best["shared"])
@@ -187,11 +187,11 @@ def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> st
     return f"Below, the method's terms: {in_common}, so {shared:.1f} of {k} is {value:.3f}."
 
 
-def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dict[int, tuple[float, float]]) -> str:
+def _plateau(est: EstimateFields, m: list[int], shared: np.ndarray, bounds: dict[int, tuple[float, float]]) -> str:
     """The size beyond which more members add less than a 20th of n_target shared features;
     on a curve that falls somewhere (beyond its interval), where it is highest instead; on a
-    curve still gaining at the largest size, what the self-check measured beyond it."""
-    k = self.n_target
+    curve still gaining at the largest size, what the est-check measured beyond it."""
+    k = est.n_target
     gain = max(1.0, _HARDLY * k)
     falls = [
         (a, b)
@@ -208,7 +208,7 @@ def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dic
             f"({shared[top]:.1f} of {k}) and falls beyond its interval between some sizes (see the notes)."
         )
     # Where the two predictions disagree the curve's height is unknown: no plateau is read there.
-    undecided = undecided_sizes(self.curve)
+    undecided = undecided_sizes(est.curve)
     known = [i for i, size in enumerate(m) if not undecided or size < undecided[0]]
     if undecided and len(known) < 2:
         return f"From m = {undecided[0]} on the data cannot tell how far the curve climbs (see below)."
@@ -218,7 +218,7 @@ def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dic
     enough = next((size for size, r in zip(m, shared) if top - r < gain), m[-1])
     what = f"{gain:g} shared feature" + ("" if gain == 1 else "s")
     if enough == m[-1]:
-        more = beyond or _measured_beyond(self, m[-1])
+        more = beyond or _measured_beyond(est, m[-1])
         return (
             f"It still gains at {m[-1]} members (at least {what} from the size before): larger ensembles may "
             f"share more{more}."
@@ -226,32 +226,32 @@ def _plateau(self: EstimateFields, m: list[int], shared: np.ndarray, bounds: dic
     return f"Beyond about {enough} members, more add less than {what} (up to the {m[-1]} predicted{beyond})."
 
 
-def _measured_beyond(self: EstimateFields, largest: int) -> str:
-    """What the self-check measured on real ensembles larger than the sizes asked, and how
+def _measured_beyond(est: EstimateFields, largest: int) -> str:
+    """What the est-check measured on real ensembles larger than the sizes asked, and how
     to have it with its interval; else that larger sizes were not predicted."""
-    chk = self.self_check
+    chk = est.self_check
     beyond = [] if chk is None else [(m, v) for m, v in zip(chk.sizes, chk.measured) if m > largest and np.isfinite(v)]
     if not beyond:
         return f", but sizes above {largest} were not predicted"
-    index, k = self.settings["index"], self.n_target
+    index, k = est.settings["index"], est.n_target
     said = ", ".join(
-        f"{shared_features(np.array([v]), index, self.n_feature, k)[0]:.1f} of {k} at {m}" for m, v in beyond
+        f"{shared_features(np.array([v]), index, est.n_feature, k)[0]:.1f} of {k} at {m}" for m, v in beyond
     )
     sizes = " and ".join(str(m) for m, _ in beyond)
     return (
-        f": real ensembles measured for the self-check share {said}; adding {sizes} to the sizes asked gives "
+        f": real ensembles measured for the est-check share {said}; adding {sizes} to the sizes asked gives "
         f"{'it' if len(beyond) == 1 else 'them'} with an interval, from the same runs"
     )
 
 
-def _believe(self: EstimateFields) -> list[str]:
+def _believe(est: EstimateFields) -> list[str]:
     """Whether to believe the curve, in at most two short lines of plain words: the verdict
     (up to the size from which the model's two predictions disagree, where there is one)
     and, when the answer reaches beyond the sizes measured, how far (the details are in the
-    self-check's line of the method's quantities)."""
-    if not self.reliable:
-        return [f"Believe it? No, not as a validated prediction: {headline(self.warnings[0])}{_more(self.warnings)}."]
-    chk = self.self_check
+    est-check's line of the method's quantities)."""
+    if not est.reliable:
+        return [f"Believe it? No, not as a validated prediction: {headline(est.warnings[0])}{_more(est.warnings)}."]
+    chk = est.self_check
     if chk is None:
         said = "none of the method's checks objected"
     elif chk.made_from:  # the checked prediction saw part of the ensembles it is checked on: say which
@@ -264,16 +264,16 @@ def _believe(self: EstimateFields) -> list[str]:
             f"{chk.copies} real ensembles of {chk.members} members, not used to make the prediction, matched it "
             "within their noise"
         )
-    undecided = undecided_sizes(self.curve)
-    sizes = [int(v) for v in self.curve["m_ensemble"].values]
+    undecided = undecided_sizes(est.curve)
+    sizes = [int(v) for v in est.curve["m_ensemble"].values]
     if undecided:
         first = undecided[0]
         decided = [m for m in sizes if m < first]
         upto = f"Up to m = {decided[-1]}, yes: {said}" if decided else "Not at any size asked"
-        lines = [f"Believe it? {upto}. From m = {first} the data cannot tell: {_cannot_tell(self, first)}."]
+        lines = [f"Believe it? {upto}. From m = {first} the data cannot tell: {_cannot_tell(est, first)}."]
     else:
         lines = [f"Believe it? Yes: {said}."]
-    measured = get_model(self.settings.get("model", "onda")).measured_up_to(self.curve.attrs)
+    measured = get_model(est.settings.get("model", "onda")).measured_up_to(est.curve.attrs)
     top = sizes[-1]
     if measured is not None and top > measured:
         lines.append(
@@ -283,20 +283,20 @@ def _believe(self: EstimateFields) -> list[str]:
     return lines
 
 
-def _cannot_tell(self: EstimateFields, first: int) -> str:
+def _cannot_tell(est: EstimateFields, first: int) -> str:
     """Why the size ``first`` is beyond what the runs can tell, and what measuring it costs:
     every copy grown to ``first`` members, the runs made reused."""
-    at = self.curve.sel(m_ensemble=first)
-    index, k = self.settings["index"], self.n_target
+    at = est.curve.sel(m_ensemble=first)
+    index, k = est.settings["index"], est.n_target
     moments, law = (
-        shared_features(np.array([float(at[key])]), index, self.n_feature, k)[0]
+        shared_features(np.array([float(at[key])]), index, est.n_feature, k)[0]
         for key in ("stability", "stability_law")
     )
-    G, B = int(self.curve.attrs.get("copies", 0)), int(self.curve.attrs["measured_up_to"])
+    G, B = int(est.curve.attrs.get("copies", 0)), int(est.curve.attrs["measured_up_to"])
     more = G * (first - B)
-    pace = self.cost.seconds_per_run
+    pace = est.cost.seconds_per_run
     when = f", about {duration(more * pace)} at this run's pace" if np.isfinite(pace) and pace > 0 else ""
-    grow = self.verdict.spelling(Param("members", first))
+    grow = est.verdict.spelling(Param("members", first))
     return (
         f"the features' rank moments predict {moments:.1f} of {k} shared and the law {law:.1f}, further apart than "
         f"their noise, so the interval covers both; growing each of the {G} copies to {first} members (pass "
@@ -318,24 +318,24 @@ def _more(reasons: list[str]) -> str:
     return "" if len(reasons) < 2 else f" ({len(reasons) - 1} more reason{'s' * (len(reasons) > 2)} below)"
 
 
-def _verdict(self: EstimateFields) -> list[str]:
+def _verdict(est: EstimateFields) -> list[str]:
     """Whether to believe what follows: before any number."""
     lines: list[str] = []
-    if self.reliable:
-        checked = "" if self.self_check is None else " and the self-check passed"
+    if est.reliable:
+        checked = "" if est.self_check is None else " and the est-check passed"
         lines.append(f"  reliable: yes (no guard rail tripped{checked})")
     else:
         lines.append(
             "  reliable: NO"
-            + ("" if self.has_curve else ": the method has nothing to say here, and no curve is predicted")
+            + ("" if est.has_curve else ": the method has nothing to say here, and no curve is predicted")
         )
-        lines += [f"  warning: {w}" for w in self.warnings]
+        lines += [f"  warning: {w}" for w in est.warnings]
     return lines
 
 
-def _measured(self: EstimateFields) -> list[str]:
+def _measured(est: EstimateFields) -> list[str]:
     """What the real runs measured, and which runs each statistic came from."""
-    one, s, index = self.single, self.settings, self.settings["index"]
+    one, s, index = est.single, est.settings, est.settings["index"]
     lines: list[str] = []
     useful_on = _runs_of(s)[0]
     n_draws = len(one.t_uniform_draws)
@@ -359,13 +359,13 @@ def _measured(self: EstimateFields) -> list[str]:
             f"{one.n_useful_mean:.1f}",
             f"from {s['n_runs']} real runs on {useful_on}, mean over {n_draws} threshold draws "
             f"(standard deviation {one.n_useful_std:.1f})",
-            interval_text(self, "n_useful", ".1f"),
+            interval_text(est, "n_useful", ".1f"),
         )
     )
-    one_selector = single_selector_stability(self)["stability_one_selector"]
+    one_selector = single_selector_stability(est)["stability_one_selector"]
     interval = one_selector.get("interval")
     # A weak selector where the number is the real copies' members, the real selector's own elsewhere.
-    kind = "weak" if _one_from_curve(self) else "real"
+    kind = "weak" if _one_from_curve(est) else "real"
     lines.append(
         number_line(
             f"stability of one {kind} selector ({index} index)",
@@ -438,7 +438,7 @@ def single_selector_stability(est: EstimateFields) -> dict[str, dict]:
     if _one_from_curve(est):
         lo_hi = est.curve_interval().get(1)
         value = float(est.curve["stability"].sel(m_ensemble=1))
-        widened = "" if est.self_check is None or est.self_check.passed else ", widened by the self-check's error"
+        widened = "" if est.self_check is None or est.self_check.passed else ", widened by the est-check's error"
         kind = f"bootstrap interval over the {est.prediction.interval_of}{widened}"
         words = model.single_selector
     else:
@@ -454,9 +454,9 @@ def single_selector_stability(est: EstimateFields) -> dict[str, dict]:
     return {"stability_one_selector": one_selector, "paper_stability": paper}
 
 
-def _simulator(self: EstimateFields) -> list[str]:
+def _simulator(est: EstimateFields) -> list[str]:
     """The paper's simulator fitted to the real runs (p, the fixed point, calibration, h)."""
-    s, one, fit, pred = self.settings, self.single, self.fit, self.prediction
+    s, one, fit, pred = est.settings, est.single, est.fit, est.prediction
     lines: list[str] = []
     if fit is not None and (np.isfinite(fit.p) or fit.n_useful_v is not None):
         # A curve that does not come from this simulator: say so.
@@ -472,7 +472,7 @@ def _simulator(self: EstimateFields) -> list[str]:
                 "selector strength (p, the chance a rank goes to a favoured useful feature)",
                 f"{fit.p:.4f}",
                 "",
-                interval_text(self, "p", ".3f"),
+                interval_text(est, "p", ".3f"),
                 at_end,
             )
         )
@@ -491,7 +491,7 @@ def _simulator(self: EstimateFields) -> list[str]:
                 "preferred features per ensemble copy (h, two-level model)",
                 f"{pred.h}",
                 "",
-                interval_text(self, "h", ".0f"),
+                interval_text(est, "h", ".0f"),
             )
         )
         lines.append(
@@ -521,20 +521,20 @@ def _fixed_point(fit: FittedSimulator, repeats: int) -> list[str]:
     ]
 
 
-def _curve(self: EstimateFields) -> list[str]:
+def _curve(est: EstimateFields) -> list[str]:
     """The predicted curve, each size with its interval, saying what it is an interval of."""
-    s, pred = self.settings, self.prediction
+    s, pred = est.settings, est.prediction
     lines: list[str] = []
-    if self.has_curve:
+    if est.has_curve:
         made = "Simulated" if pred.simulator else "Estimated"
-        heading = "Predicted stability" if self.reliable else f"{made} stability (NOT a validated prediction)"
+        heading = "Predicted stability" if est.reliable else f"{made} stability (NOT a validated prediction)"
         source = pred.source
-        intervals = self.curve_interval()
+        intervals = est.curve_interval()
         if intervals:
             of = pred.interval_of
             widened = ", widened for h's interval" if "h" in pred.intervals else ""
-            if self.self_check is not None and not self.self_check.passed:
-                widened += ", widened by the self-check's error"
+            if est.self_check is not None and not est.self_check.passed:
+                widened += ", widened by the est-check's error"
             band = (
                 f"each with its {pred.confidence:.0%} bootstrap interval over the {of} "
                 f"({s['n_boot']} replicates{widened}):"
@@ -543,7 +543,7 @@ def _curve(self: EstimateFields) -> list[str]:
             band = "no bootstrap (n_boot=0): each with the spread of one simulated measurement only:"
         lines += ["", f"  {heading} of an ensemble of m_ensemble weak selectors ({source}),", f"  {band}"]
         for m, value, sd in zip(
-            self.curve["m_ensemble"].values, self.curve["stability"].values, self.curve["stability_std"].values
+            est.curve["m_ensemble"].values, est.curve["stability"].values, est.curve["stability_std"].values
         ):
             if intervals:
                 lo, hi = intervals[int(m)]
@@ -555,7 +555,7 @@ def _curve(self: EstimateFields) -> list[str]:
 
 
 def _check_text(check: SelfCheck) -> str:
-    """The self-check in one sentence for the summary."""
+    """The est-check in one sentence for the summary."""
     sizes = ", ".join(
         f"m = {m}: predicted {p:.3f}, measured {r:.3f}, z = {z:+.1f}"
         for m, p, r, z in zip(check.sizes, check.predicted, check.measured, check.z)
@@ -568,11 +568,11 @@ def _check_text(check: SelfCheck) -> str:
     )
 
 
-def estimate_details(self: EstimateFields) -> str:
+def estimate_details(est: EstimateFields) -> str:
     """Every measure of one selector's stability the estimate has, one per line: the one
     the summary says first, then the others, each named for what it is."""
-    measures = single_selector_stability(self)
-    one, paper, index = measures["stability_one_selector"], measures["paper_stability"], self.settings["index"]
+    measures = single_selector_stability(est)
+    one, paper, index = measures["stability_one_selector"], measures["paper_stability"], est.settings["index"]
     lines = [f"Details: one selector's stability, every measure of it ({index} index unless named)"]
     interval = "" if "interval" not in one else f"{one['interval']} [{one['lower']:.4f}, {one['upper']:.4f}]"
     lines.append(number_line("the estimate's (what every output says)", _number(one["value"]), one["from"], interval))
@@ -582,16 +582,16 @@ def estimate_details(self: EstimateFields) -> str:
                 "the paper's measure (the index over the stability runs alone, what the simulator's p is fitted to)",
                 _number(paper["value"]),
                 paper["from"],
-                interval_text(self, "real_stability", ".4f"),
+                interval_text(est, "real_stability", ".4f"),
             )
         )
     else:
-        m_list = [int(v) for v in self.curve["m_ensemble"].values]
-        if self.has_curve and 1 in m_list:
-            at_one = float(self.curve["stability"].values[m_list.index(1)])
-            model = get_model(self.settings.get("model", "onda"))
+        m_list = [int(v) for v in est.curve["m_ensemble"].values]
+        if est.has_curve and 1 in m_list:
+            at_one = float(est.curve["stability"].values[m_list.index(1)])
+            model = get_model(est.settings.get("model", "onda"))
             lines.append(number_line("the curve's m_ensemble = 1", f"{at_one:.4f}", model.single_selector))
-    nog = self.single.real_nogueira
+    nog = est.single.real_nogueira
     lines.append(
         number_line(
             "the same runs by Nogueira's index",
