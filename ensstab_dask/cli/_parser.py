@@ -14,7 +14,7 @@ from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
 from ensstab_dask.cli._common import CACHE_FOLDER, UsageError, check_options_alone, parse_values
 from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
-from ensstab_dask.real.named_selectors import NAMED_SELECTORS
+from ensstab_dask.real.named_selectors import NAMED_SELECTORS, selectors_help
 from ensstab_dask.real.selectors import DEFAULT_TREES
 from ensstab_dask.real.targets import TASKS
 from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, Setting, models_using
@@ -100,7 +100,7 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
         p.add_argument(_flag(("no_" if setting.default else "") + setting.name), action="store_true", help=text)
         return
     if setting.name == "selector":  # the command line names the library's selector objects
-        p.add_argument("--selector", default="rf", choices=list(NAMED_SELECTORS), help=text)
+        p.add_argument("--selector", default="rf", choices=list(NAMED_SELECTORS), help=f"{text}: {selectors_help()}")
         grown = " and ".join(name for name, named in NAMED_SELECTORS.items() if named.trees)
         p.add_argument("--n-estimators", type=int, default=DEFAULT_TREES, help=f"trees for {grown}")
         return
