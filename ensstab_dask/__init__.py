@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers
     from ensstab_dask.estimates.interop.stable_selector import StableFeatureSelector
     from ensstab_dask.estimates.interop.to_anndata import write_frequencies_to_var
     from ensstab_dask.estimates.records.estimate import Estimate
+    from ensstab_dask.estimates.records.selectors import SelectorComparison
+    from ensstab_dask.estimates.stages.compare import compare
     from ensstab_dask.estimates.stages.groups import GroupEstimates, estimate_groups
     from ensstab_dask.estimates.stages.pipeline import estimate
     from ensstab_dask.estimates.validation.harness import Validation, validate
@@ -81,6 +83,8 @@ _LAZY = {
     "cluster": ("connect", "session"),
     "estimates.stages.pipeline": ("estimate",),
     "estimates.stages.groups": ("GroupEstimates", "estimate_groups"),
+    "estimates.stages.compare": ("compare",),
+    "estimates.records.selectors": ("SelectorComparison",),
     "estimates.records.estimate": ("Estimate",),
     "estimates.interop.stable_selector": ("StableFeatureSelector",),
     "estimates.validation.harness": ("Validation", "validate"),
@@ -122,6 +126,8 @@ __all__ = [
     "estimate",
     "Estimate",
     "estimate_groups",
+    "compare",
+    "SelectorComparison",
     "GroupEstimates",
     "StableFeatureSelector",
     "real_ensemble_stability",

@@ -27,6 +27,9 @@ CALIBRATION_LAYOUTS = ("paper", "ensemble", "ensemble-all")
 COPY_LAYOUTS = ("fixed", "adaptive")
 #: The layout estimate uses unless told otherwise (docs/validation.md says why).
 DEFAULT_CALIBRATION_LAYOUT = "ensemble"
+#: The predictors that score a real ensemble copy's features on the samples it did not see
+#: (``predictor``), with the tasks each serves; see real.accuracy.
+PREDICTORS: dict[str, tuple[str, ...]] = {"rf": ("classification", "regression"), "logistic": ("classification",)}
 #: How p is fitted to the real selector's stability; see simulator.estimators.estimate_p.
 P_METHODS = ("bisect", "grid")
 #: The ensemble sizes an estimate predicts, and the naive check measures, unless told otherwise.

@@ -98,6 +98,7 @@ class Stage(enum.IntEnum):
     MEASURED = 19  # the anchored model's measured curve and its bootstrap
     FEATURES = 20  # the features' selection frequencies on the copies
     MOMENTS = 21  # the anchored model's prediction beyond B from the features' rank moments
+    ACCURACY = 22  # the predictor's seeds as it scores each copy's features on the unseen half
 
 
 def as_seed_sequence(seed: SeedLike, *, name: str = "seed") -> np.random.SeedSequence:

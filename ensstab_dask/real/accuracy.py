@@ -1,4 +1,6 @@
-"""Prediction accuracy of the selected features, the paper's way of choosing n_target."""
+"""Prediction accuracy of selected features: the paper's leave-one-out way of choosing
+n_target (:func:`prediction_accuracy`), and the predictors that score a real ensemble
+copy's features on the half of the samples it did not see (:func:`held_out_scores`)."""
 
 from __future__ import annotations
 
@@ -8,17 +10,19 @@ from typing import Any
 import numpy as np
 
 from ensstab_dask.aggregation import aggregate_rankings
-from ensstab_dask.checks import AGGREGATES, check_choice, check_int, check_seed
+from ensstab_dask.checks import AGGREGATES, PREDICTORS, check_choice, check_int, check_seed
 from ensstab_dask.cluster import ClientLike, map_shared
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import check_data
 from ensstab_dask.real.resamples import resample_indices
-from ensstab_dask.real.selectors import make_scorer, member_ranks
+from ensstab_dask.real.selectors import make_scorer, member_ranks, seeded_clone
+from ensstab_dask.real.targets import task_of
 from ensstab_dask.seeding import SeedLike, Stream, as_seed_sequence, derive, make_rng
+from ensstab_dask.wording import param
 
 # scikit-learn is imported where it is used: it takes a tenth of a second to import.
 
-__all__ = ["prediction_accuracy", "PredictionAccuracy"]
+__all__ = ["prediction_accuracy", "PredictionAccuracy", "make_predictor", "held_out_scores"]
 
 
 @dataclass(frozen=True)
@@ -184,3 +188,43 @@ def prediction_accuracy(
     correct = preds == y
     acc = float(correct.mean())
     return PredictionAccuracy(acc, float(np.sqrt(acc * (1 - acc) / len(y))), len(y), preds, n_target, m_ensemble)
+
+
+def make_predictor(name: str, task: str):
+    """A fresh predictor of :data:`~ensstab_dask.checks.PREDICTORS`' ``name`` for ``task``:
+    the paper's 300-tree forest (a classifier, or a regressor for a target), or an L2
+    logistic regression on unit-variance features (classes only); a task it does not serve
+    refused in one line."""
+    check_choice(name, "predictor", tuple(PREDICTORS))
+    if task not in PREDICTORS[name]:
+        raise InvalidParameterError(
+            param("predictor", name) + f" serves {' and '.join(PREDICTORS[name])} only; a {task} target takes 'rf'"
+        )
+    if name == "rf":
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        forest = RandomForestRegressor if task == "regression" else RandomForestClassifier
+        return forest(n_estimators=300, max_features="sqrt", n_jobs=1)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(with_mean=False), LogisticRegression(max_iter=2000))
+
+
+def held_out_scores(predictor, X, y, train: np.ndarray, chosen: list[np.ndarray], seed) -> np.ndarray:
+    """For each feature set of ``chosen``: ``predictor`` (cloned, seeded from ``seed``) fitted
+    on the samples ``train`` with those features and scored on every other sample: balanced
+    accuracy for class labels, R^2 for a regression target (the checked ``y``'s dtype says
+    which). One real ensemble copy's task: its half, its ensembles at each size."""
+    from sklearn.metrics import balanced_accuracy_score, r2_score
+
+    test = np.setdiff1d(np.arange(X.shape[0]), train)
+    score = r2_score if task_of(y) == "regression" else balanced_accuracy_score
+    rng = make_rng(seed)
+    out = np.empty(len(chosen))
+    for i, features in enumerate(chosen):
+        model = seeded_clone(predictor, rng)
+        model.fit(X[np.ix_(train, features)], y[train])
+        out[i] = score(y[test], model.predict(X[np.ix_(test, features)]))
+    return out

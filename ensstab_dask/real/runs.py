@@ -13,7 +13,7 @@ import sys
 import time
 import warnings
 from dataclasses import astuple, dataclass, field, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -52,6 +52,7 @@ __all__ = [
     "check_plan_classes",
     "Problem",
     "group_run_plan",
+    "GroupRuns",
     "item_key",
     "say_the_price",
 ]
@@ -197,15 +198,18 @@ def _plan_tasks(item: Pool | Copies, batch_size: int) -> list[tuple]:
     return tasks
 
 
-def _run_task(scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args) -> tuple[np.ndarray, int, str, tuple]:
+def _run_task(
+    scorer: Scorer, X: np.ndarray, y: np.ndarray, kind: str, *args
+) -> tuple[np.ndarray, int, str, tuple, float]:
     """What each real-run task executes: a batch of a pool's runs, or of a copy's members.
     Returns their ranks, how many of them did not converge, with the first warning's
     first line, and the selector's other warnings, each once
     (:func:`~ensstab_dask.real.selectors.convergence_counted`): they are raised in the
-    worker's process, where no one would see them."""
+    worker's process, where no one would see them; and the seconds the batch took there."""
+    start = time.perf_counter()
     with convergence_counted(every=True) as tally:
         ranks = run_batch(scorer, X, y, *args) if kind == "pool" else member_ranks(scorer, X, y, *args)
-    return ranks, tally.runs, tally.message, tuple(tally.others)
+    return ranks, tally.runs, tally.message, tuple(tally.others), time.perf_counter() - start
 
 
 def _say_convergence(results: list, n_runs: int) -> None:
@@ -277,16 +281,19 @@ def real_run_plan(
         batch_size=batch_size,
         progress=progress,
         desc=desc,
-    )[0]
+    ).ranks[0]
 
 
 @dataclass(frozen=True)
 class Problem:
     """One question asked of the data: the labels ``y`` of the samples ``rows`` of X (None:
-    every sample), as one group against the rest (or against another group) asks it."""
+    every sample), as one group against the rest (or against another group) asks it, and
+    the ``selector`` that answers it (None: the plan's; several selectors compared on one
+    data ask one question each)."""
 
     y: np.ndarray = field(repr=False)
     rows: np.ndarray | None = field(default=None, repr=False)
+    selector: Any = None
 
 
 def group_run_plan(
@@ -299,11 +306,12 @@ def group_run_plan(
     batch_size: int = 1,
     progress: bool = True,
     desc: str = "real runs",
-) -> list[list[np.ndarray]]:
+) -> GroupRuns:
     """The runs of each problem's plan, every problem's in one submission: X goes to the
-    workers once, each problem's labels beside it, and each task runs a batch of one
-    problem's runs (on ``X[rows]`` where it has rows). Returns, per problem, what
-    :func:`real_run_plan` would for it alone, bit for bit."""
+    workers once, each problem's labels and selector beside it, and each task runs a batch
+    of one problem's runs (on ``X[rows]`` where it has rows). Returns, per problem, what
+    :func:`real_run_plan` would for it alone, bit for bit, with the work each took
+    (:class:`GroupRuns`)."""
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     for problem, plan in zip(problems, plans):
         for item in plan:
@@ -313,11 +321,11 @@ def group_run_plan(
                 check_int(item.copies, "copies", minimum=1)
                 check_int(item.members, "members", minimum=1)
         check_plan_classes(problem.y, plan)  # here, not in a worker's traceback
-    scorer = make_scorer(selector_for(selector, problems[0].y))
+    scorers = tuple(make_scorer(selector_for(selector if p.selector is None else p.selector, p.y)) for p in problems)
     per_item = [[_plan_tasks(item, batch_size) for item in plan] for plan in plans]
     tasks = [(g, *task) for g, items in enumerate(per_item) for item_tasks in items for task in item_tasks]
     display = Display(desc, "run", [len(t[-1]) for t in tasks], enabled=progress)
-    shared = (scorer, X, tuple(p.y for p in problems), tuple(p.rows for p in problems))
+    shared = (scorers, X, tuple(p.y for p in problems), tuple(p.rows for p in problems))
     results = run_tasks(_group_task, tasks, shared=shared, client=client, display=display)
     assert results is not None  # without on_result, run_tasks returns the results
     _say_convergence(results, sum(len(t[-1]) for t in tasks))
@@ -330,12 +338,25 @@ def group_run_plan(
             ranks = np.concatenate([next(parts) for _ in item_tasks])
             made.append(ranks if isinstance(item, Pool) else ranks.reshape(item.copies, item.members, -1))
         out.append(made)
-    return out
+    worked = np.zeros(len(plans))
+    for task, result in zip(tasks, results):
+        worked[task[0]] += result[-1]
+    return GroupRuns(out, worked.tolist())
 
 
-def _group_task(scorer: Scorer, X, ys: tuple, rows: tuple, g: int, kind: str, *args) -> tuple:
+@dataclass(frozen=True)
+class GroupRuns:
+    """What :func:`group_run_plan` made: per problem, the ranks of each plan item (as
+    :func:`real_run_plan` returns them), and the seconds its runs took on the workers, their
+    tasks' durations summed (each problem's share of one submission's work)."""
+
+    ranks: list[list[np.ndarray]]
+    seconds: list[float]
+
+
+def _group_task(scorers: tuple, X, ys: tuple, rows: tuple, g: int, kind: str, *args) -> tuple:
     """A task of :func:`group_run_plan`: problem ``g``'s batch (:func:`_run_task`)."""
-    return _run_task(scorer, X if rows[g] is None else X[rows[g]], ys[g], kind, *args)
+    return _run_task(scorers[g], X if rows[g] is None else X[rows[g]], ys[g], kind, *args)
 
 
 def item_key(item: Pool | Copies) -> tuple:

@@ -57,6 +57,7 @@ __all__ = [
     "check_resample_classes",
     "real_run",
     "checked_run",
+    "seeded_clone",
     "convergence_counted",
     "ConvergenceTally",
     "library_of",
@@ -248,15 +249,20 @@ class _EstimatorScorer:
         self.importance_getter = importance_getter
 
     def __call__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        from sklearn.base import clone
 
-        est = clone(self.estimator)
-        # Every random_state, a pipeline's steps' too (``step__random_state``): an unseeded
-        # step would make runs irreproducible.
-        seeded = [k for k in est.get_params() if k == "random_state" or k.endswith("__random_state")]
-        est.set_params(**{k: int(rng.integers(0, 2**31 - 1)) for k in seeded})
+        est = seeded_clone(self.estimator, rng)
         est.fit(X, y)
         return _feature_importances(est, self.importance_getter)
+
+
+def seeded_clone(estimator, rng: np.random.Generator):
+    """A clone of ``estimator`` with every ``random_state`` drawn from ``rng``, a pipeline's
+    steps' too (``step__random_state``): an unseeded step would make runs irreproducible."""
+    from sklearn.base import clone
+
+    est = clone(estimator)
+    seeded = [k for k in est.get_params() if k == "random_state" or k.endswith("__random_state")]
+    return est.set_params(**{k: int(rng.integers(0, 2**31 - 1)) for k in seeded})
 
 
 def _feature_importances(est, importance_getter="auto") -> np.ndarray:

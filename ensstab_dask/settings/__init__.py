@@ -37,6 +37,7 @@ from ensstab_dask.checks import (
     DEFAULT_N_RUNS,
     MODELS,
     P_METHODS,
+    PREDICTORS,
     SIMULATOR_MODELS,
 )
 from ensstab_dask.exceptions import InvalidParameterError
@@ -73,6 +74,7 @@ __all__ = [
     "models_using",
     "takes_settings",
     "check_given",
+    "NOT_TAKEN",
     "mb_cutoff",
     "refuse_cutoff_with_pfer",
     "DEFAULT_MAX_REAL_RUNS",
@@ -339,6 +341,15 @@ class EstimateSettings:
         "Buhlmann's for it, (n_target^2/(pfer n_feature) + 1)/2, as R's stabs",
         metavar="PFER",
     )
+    predictor: str | None = setting(
+        None,
+        OrNone(Options(tuple(PREDICTORS))),
+        "a predictor that scores each real ensemble copy's features on the half of the samples it did not see, at "
+        "every measured ensemble size: 'rf' (the paper's 300-tree forest) or 'logistic'; balanced accuracy for "
+        "classes, R^2 for a regression target, no extra selector runs",
+        metavar="NAME",
+        used_when="measures_copies",
+    )
     #: False for a stand-in problem before the data are read (the command line's checks):
     #: every check but a cell's memory, which grows with the data's size.
     data_known: InitVar[bool] = True
@@ -384,7 +395,7 @@ class EstimateSettings:
                 )
                 + words(" has no adaptive layout (got ", param("layout", "adaptive"), "); leave layout at 'fixed'")
             )
-        for name in ("copies", "members"):  # nothing to count for a model that measures no copies
+        for name in ("copies", "members", "predictor"):  # nothing to count for a model that measures no copies
             if getattr(self, name) is not None and curve_model.copy_design() is None:
                 raise InvalidParameterError(
                     words(
@@ -641,6 +652,9 @@ def model_settings_source() -> str:
     )
 
 
+#: A default for :func:`takes_settings` that leaves the setting out of the function's signature.
+NOT_TAKEN: Any = type("NotTaken", (), {"__repr__": lambda self: "NOT_TAKEN"})()
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -655,7 +669,9 @@ def takes_settings(function: Callable | None = None, /, **defaults: Any) -> Any:
     ``**settings`` stands: what it allows (its constraint) and its help.
 
     ``@takes_settings(m_stability=20)`` gives a setting another default for this function
-    (one it applies itself: the harness's naive check has fewer copies than an estimate)."""
+    (one it applies itself: the harness's naive check has fewer copies than an estimate);
+    ``selector=NOT_TAKEN`` leaves a setting out of its signature and docstring (one it takes
+    otherwise: :func:`~ensstab_dask.compare`'s ``selectors``)."""
     if function is None:
         return lambda f: _taking_settings(f, defaults)
     return _taking_settings(function, defaults)
@@ -668,7 +684,11 @@ def _taking_settings(function: Callable, defaults: dict[str, Any]) -> Callable:
     params = list(signature.parameters.values())
     types = setting_types()
     default = {**DEFAULTS, **defaults}
-    declared = [kinds(s.name, kinds.KEYWORD_ONLY, default=default[s.name], annotation=types[s.name]) for s in SETTINGS]
+    declared = [
+        kinds(s.name, kinds.KEYWORD_ONLY, default=default[s.name], annotation=types[s.name])
+        for s in SETTINGS
+        if default[s.name] is not NOT_TAKEN
+    ]
     positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
     own = [p for p in params if p.kind is kinds.KEYWORD_ONLY]
     function.__signature__ = signature.replace(parameters=[*positional, *declared, *own])  # type: ignore[attr-defined]
@@ -683,6 +703,8 @@ def _settings_doc(indent: str, default: dict[str, Any]) -> str:
     """Each setting as a NumPy-style parameter entry: name, what it allows, default, help."""
     entries = []
     for s in SETTINGS:
+        if default[s.name] is NOT_TAKEN:
+            continue
         text = s.described(lambda name: f"``{name}``")
         if isinstance(s.constraint, Flag):  # the help says what the value other than the default does
             text = f"{not s.default}: {text}"

@@ -39,3 +39,4 @@ class EstimateOptions(TypedDict, total=False):
     max_real_runs: int | None
     cutoff: float
     pfer: float | None
+    predictor: str | None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+import numpy as np
 import xarray as xr
 
 from ensstab_dask._version import __version__
@@ -32,7 +33,7 @@ from ensstab_dask.outputs import json_attrs, write_netcdf
 from ensstab_dask.outputs.visible import visible
 from ensstab_dask.wording import Spelling, param
 
-__all__ = ["Estimate"]
+__all__ = ["Estimate", "stack_estimates"]
 
 
 @dataclass
@@ -71,6 +72,10 @@ class Estimate:
         measured ensemble size, with its interval and mean rank, named
         (:mod:`~ensstab_dask.estimates.stages.features`); ``feature_table()`` as a table. Made
         whatever the verdict; None for a model without copies.
+    accuracy : xarray.Dataset or None
+        With a ``predictor``: each copy's features at each measured size scored on the half
+        of the samples the copy did not see, the mean over copies and its SE
+        (:mod:`~ensstab_dask.estimates.stages.held_out`); None without one.
     surface : xarray.Dataset or None
         With several ``n_target``: the curve at each, over (``n_target``, ``m_ensemble``)
         (:mod:`~ensstab_dask.estimates.stages.surface`).
@@ -112,6 +117,7 @@ class Estimate:
     fit: FittedSimulator | None = None
     self_check: SelfCheck | None = None
     features: xr.Dataset | None = field(repr=False, default=None)
+    accuracy: xr.Dataset | None = field(repr=False, default=None)
     surface: xr.Dataset | None = field(repr=False, default=None)
     spending: Spending | None = None
 
@@ -274,3 +280,17 @@ class Estimate:
         """Every measure of one selector's stability the estimate has (the summary says
         one), one per line (:func:`~ensstab_dask.estimates.words.summary.estimate_details`)."""
         return estimate_details(self)
+
+
+def stack_estimates(estimates: dict[str, Estimate], dim: str, *, long_name: str) -> xr.Dataset:
+    """Each estimate's :meth:`Estimate.to_dataset` along ``dim``, labelled by its name; the
+    attributes are those every estimate has with one value (the others are each one's own)."""
+    parts = [est.to_dataset() for est in estimates.values()]
+    ds = xr.concat(parts, dim=dim, combine_attrs=_shared_attrs, join="outer")
+    return ds.assign_coords({dim: (dim, list(estimates), {"long_name": long_name})})
+
+
+def _shared_attrs(attrs: list[dict], context=None) -> dict:
+    """The attributes every one of ``attrs`` has, with one value (xarray's ``combine_attrs``)."""
+    first, *rest = attrs
+    return {k: v for k, v in first.items() if all(k in a and np.array_equal(a[k], v) for a in rest)}

@@ -354,13 +354,39 @@ class _Features:
         return {"features": feature_rows(self.features), "stable_features": stable_features(self.features)}
 
     def add_to(self, ds: xr.Dataset) -> xr.Dataset:
-        # The estimate's own features name their sizes m_measured and their names feature_name;
-        # a features Dataset made before they did is renamed to those.
-        f = self.features.rename({k: v for k, v in _OLD_FEATURE_NAMES.items() if k in self.features.variables})
-        f = f.rename({k: f"feature_{k}" for k in f.data_vars})
+        f = self.features.rename({k: f"feature_{k}" for k in self.features.data_vars})
         f.attrs = {}
         ds = ds.merge(f)
         ds.attrs.update({f"features_{k}": v for k, v in self.features.attrs.items()})
+        return ds
+
+
+@dataclass(frozen=True)
+class _Accuracy:
+    """The accuracy from the halves: ``accuracy`` (score and SE per measured size) in the
+    JSON; ``accuracy``, ``accuracy_se`` over ``m_measured`` and ``accuracy_copy`` over
+    (``copy``, ``m_measured``) in the Dataset, the metric and predictor in its attributes."""
+
+    accuracy: xr.Dataset
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.accuracy
+        sizes = [str(int(m)) for m in a["m_measured"].values]
+        return {
+            "accuracy": {
+                "metric": a.attrs["metric"],
+                "predictor": a.attrs["predictor"],
+                "copies": int(a.attrs["copies"]),
+                "score": {m: json_number(v) for m, v in zip(sizes, a["accuracy"].values)},
+                "se": {m: json_number(v) for m, v in zip(sizes, a["accuracy_se"].values)},
+            }
+        }
+
+    def add_to(self, ds: xr.Dataset) -> xr.Dataset:
+        a = self.accuracy.copy()
+        a.attrs = {}
+        ds = ds.merge(a)
+        ds.attrs.update({f"accuracy_{k}": v for k, v in self.accuracy.attrs.items()})
         return ds
 
 
@@ -390,8 +416,6 @@ class _Surface:
 
 
 #: What the features' coordinates were called before they shared the estimate's Dataset's names.
-_OLD_FEATURE_NAMES = {"m_ensemble": "m_measured", "name": "feature_name"}
-
 #: Every coordinate an estimate's Dataset can have, and its attributes, in one place
 #: (:func:`with_coord_attrs`). Units where the values have them; a name or a ratio has
 #: none (xarray would print "[1]"), only its long_name and description.
@@ -457,5 +481,6 @@ def parts(est) -> list[Part]:
     out += [None if est.self_check is None else _Checked(est.self_check), est.cost]
     out += [None if est.spending is None else _Spent(est.spending, est.verdict.spelling)]
     out += [None if est.features is None else _Features(est.features)]
+    out += [None if est.accuracy is None else _Accuracy(est.accuracy)]
     out += [None if est.surface is None else _Surface(est.surface)]
     return [p for p in out if p is not None]

@@ -18,26 +18,25 @@ import dataclasses
 import hashlib
 import logging
 import os
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import xarray as xr
 
 from ensstab_dask.budget.cost import check_cost
-from ensstab_dask.cluster import ClientLike, connect
-from ensstab_dask.cluster.progress import note_dashboard
-from ensstab_dask.estimates.records.estimate import Estimate
+from ensstab_dask.cluster import ClientLike
+from ensstab_dask.estimates.records.estimate import Estimate, stack_estimates
 from ensstab_dask.estimates.stages.features import feature_names_of, stable_features
-from ensstab_dask.estimates.stages.pipeline import estimate_with, refuse_before_the_work
-from ensstab_dask.estimates.stages.real_runs import RealRunner, check_estimate_cost, real_run_items
+from ensstab_dask.estimates.stages.pipeline import refuse_before_the_work
+from ensstab_dask.estimates.stages.real_runs import check_estimate_cost
+from ensstab_dask.estimates.stages.together import Asked, estimate_together
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.cache_files import digest_with, hash_x
 from ensstab_dask.real.datasets import CheckedData, check_n_target, class_counts
 from ensstab_dask.real.run_cache import RunCache
-from ensstab_dask.real.runs import Problem, group_run_plan, item_key, say_the_price
+from ensstab_dask.real.runs import Problem
 from ensstab_dask.real.selectors import make_scorer, selector_for
 from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
 from ensstab_dask.wording import Spelling, param
@@ -120,17 +119,9 @@ class GroupEstimates:
         """Every group's :meth:`Estimate.to_dataset` along a ``group`` dimension; its
         attributes are those every group has with one value (the others are each group's
         own: :meth:`to_dict`)."""
-        parts = [est.to_dataset() for est in self.estimates.values()]
-        ds = xr.concat(parts, dim="group", combine_attrs=_shared, join="outer")
-        ds = ds.assign_coords(group=("group", self.groups, {"long_name": self.groupby or "group"}))
+        ds = stack_estimates(self.estimates, "group", long_name=self.groupby or "group")
         ds.attrs.update(kind="group_estimates", reference=self.reference, groupby=self.groupby)
         return ds
-
-
-def _shared(attrs: list[dict], context=None) -> dict:
-    """The attributes every one of ``attrs`` has, with one value (xarray's ``combine_attrs``)."""
-    first, *rest = attrs
-    return {k: v for k, v in first.items() if all(k in a and np.array_equal(a[k], v) for a in rest)}
 
 
 def _group_data(X, problem: Problem) -> CheckedData:
@@ -305,47 +296,8 @@ def estimate_groups_checked(
         allow_large=allow_large,
     )
     caches = _caches(cache_dir, data, problems, scorer)
-    plan = list(real_run_items(setting).values())
-    nothing_held = (plan, float("nan"))
-    surveyed = {g: nothing_held if (cache := caches[g]) is None else cache.survey(plan, X.shape[1]) for g in problems}
-    blocks = {g: surveyed[g][0] for g in problems}
-    asked = [g for g in problems if blocks[g]]
-    with connect(client) as c:
-        note_dashboard(c, progress)
-        target = "synchronous" if c is None else c
-        if progress and asked:
-            first = _group_data(X, problems[asked[0]])
-            recorded = [rate for _, rate in surveyed.values()]
-            say_the_price(
-                f"the estimates of {_groups(len(problems))}",
-                first.X,
-                first.y,
-                scorer,
-                target,
-                to_make=sum(b.runs for g in asked for b in blocks[g]),
-                total=len(problems) * sum(item.runs for item in plan),
-                seconds_per_run=float(np.nanmean(recorded)) if np.isfinite(recorded).any() else float("nan"),
-            )
-        start = time.perf_counter()
-        made = (
-            group_run_plan(
-                X,
-                [problems[g] for g in asked],
-                [blocks[g] for g in asked],
-                selector=scorer,
-                client=target,
-                progress=progress,
-                desc=f"real runs of {_groups(len(asked))}",
-            )
-            if asked
-            else []
-        )
-        seconds = time.perf_counter() - start
-        runs = sum(r.size // r.shape[-1] for runs_g in made for r in runs_g)
-        handed = {g: {item_key(b): r for b, r in zip(blocks[g], made_g)} for g, made_g in zip(asked, made)}
-        estimates = {}
-        for g in problems:  # a named reference's rows taken for one group at a time
-            d = _group_data(X, problems[g])
-            runner = RealRunner(d.X, d.y, scorer, target, progress, caches[g], handed.get(g), seconds / max(runs, 1))
-            estimates[g] = estimate_with(runner, setting, [], names)
+    asked = {g: Asked(replace(p, selector=scorer), setting, caches[g]) for g, p in problems.items()}
+    estimates, seconds = estimate_together(
+        X, asked, names=names, client=client, progress=progress, what=_groups(len(problems))
+    )
     return GroupEstimates(estimates, question.reference, question.groupby, seconds)

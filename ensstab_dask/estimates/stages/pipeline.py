@@ -42,6 +42,7 @@ from ensstab_dask.cluster.progress import StageClock, note_dashboard
 from ensstab_dask.estimates.records.estimate import Estimate
 from ensstab_dask.estimates.stages.assemble import estimate_on_runs
 from ensstab_dask.estimates.stages.features import check_feature_memory, feature_names_of
+from ensstab_dask.estimates.stages.held_out import copy_accuracy
 from ensstab_dask.estimates.stages.real_runs import (
     EnsembleCopies,
     RealRunner,
@@ -55,10 +56,12 @@ from ensstab_dask.estimates.stages.surface import check_surface, n_target_list, 
 from ensstab_dask.exceptions import UnreliableEstimateWarning
 from ensstab_dask.models.fitting import fixed_point_power
 from ensstab_dask.models.onda import predict_curve
+from ensstab_dask.real.accuracy import make_predictor
 from ensstab_dask.real.datasets import CheckedData
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import RealRuns, assemble_runs, pool_sizes, real_subsets, runs_from_copies
 from ensstab_dask.real.selectors import make_scorer, selector_for, task_for
+from ensstab_dask.real.targets import task_of
 from ensstab_dask.settings import EstimateSettings, check_given, takes_settings
 from ensstab_dask.simulator.estimators import threshold_draws, useful_draws
 
@@ -230,6 +233,8 @@ def refuse_before_the_work(
     """Everything an estimate refuses before any run: its price, a surface its model cannot
     make, an n_target whose own checks fail (a PFER it cannot reach), a feature table too large."""
     check_estimate_cost(data, settings, allow_large=allow_large)
+    if settings.predictor is not None:  # one that does not serve y's task, refused before any run
+        make_predictor(settings.predictor, task_of(data.y))
     check_surface(settings.curve_model, n_targets)
     for k in n_targets[1:]:
         dataclasses.replace(settings, n_target=k)
@@ -264,6 +269,9 @@ def estimate_with(runner: RealRunner, settings: EstimateSettings, others: list[i
     )
     if settings.largest_design != settings.copy_design or settings.precision is not None:
         est, copies = spend_real_runs(est, runner, settings, copies, clock=clock, feature_names=names)
+    if settings.predictor is not None:
+        with clock.stage("accuracy"):
+            est = dataclasses.replace(est, accuracy=copy_accuracy(runner, settings, copies))
     surface = surface_at(est, settings, others, copies, client=runner.client, clock=clock)
     return est if surface is None else dataclasses.replace(est, surface=surface)
 
