@@ -2,11 +2,12 @@
 compared estimates' curves and their accuracy from the halves.
 
 Among every (selector, measured size) with an accuracy, those within one standard error
-of the best accuracy qualify (the SE of their difference, the two SEs over copies combined); of those, the one whose ensembles share the most features
-(the predicted curve, as shared features of ``n_target``) is chosen, the smaller size on
-a tie. The second sentence says, for each other selector, the smallest size at which its
-curve keeps as many (beyond the measured sizes it is the model's extrapolation), or the
-most it keeps at the largest size asked.
+of the best accuracy qualify (the SE of their difference: the two SEs over copies
+combined); of those, the one whose ensembles share the most features (the predicted
+curve, as shared features of ``n_target``) is chosen, the smaller size on a tie. The
+second sentence says, for each other selector, the smallest size at which its curve
+keeps as many (beyond the measured sizes it is the model's extrapolation), or the most it
+keeps at the largest size asked.
 """
 
 from __future__ import annotations
