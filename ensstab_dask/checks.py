@@ -30,6 +30,8 @@ DEFAULT_CALIBRATION_LAYOUT = "ensemble"
 #: The predictors that score a real ensemble copy's features on the samples it did not see
 #: (``predictor``), with the tasks each serves; see real.accuracy.
 PREDICTORS: dict[str, tuple[str, ...]] = {"rf": ("classification", "regression"), "logistic": ("classification",)}
+#: The predictor :func:`~ensstab_dask.compare` scores accuracy with unless told otherwise.
+DEFAULT_PREDICTOR = "rf"
 #: How p is fitted to the real selector's stability; see simulator.estimators.estimate_p.
 P_METHODS = ("bisect", "grid")
 #: The ensemble sizes an estimate predicts, and the naive check measures, unless told otherwise.

@@ -40,6 +40,8 @@ from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, Unr
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
+from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
+from ensstab_dask.real.targets import task_of
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf
 from ensstab_dask.sweeps.sweep import sweep
@@ -404,6 +406,42 @@ def _naive_copies(args, options: dict) -> dict:
     if "--m-stability" in args.typed:
         return options
     return dict(options, **VALIDATE_DEFAULTS)  # validate()'s own defaults, from where it declares them
+
+
+def command_compare(args) -> int:
+    """``ensstab compare``: an estimate per selector, their runs in one submission, the choice."""
+    from ensstab_dask.estimates.stages.compare import compare_checked, named_selectors
+    from ensstab_dask.plotting.compare_report import write_compare_report
+
+    if args.groupby is not None or args.groups is not None or "--reference" in args.typed:
+        raise UsageError("--groupby, --groups and --reference are estimate's: compare asks one question of the data")
+    if "--selector" in args.typed:
+        raise UsageError("--selector is estimate's one selector; compare takes several: --selectors a,b,...")
+    check_outputs(args)
+    cluster = cluster_options(args)
+    cache_dir = _cache_dir(args)
+    n_target = n_targets_of(args, several=False)
+    options = estimate_options(args)
+    options.pop("selector")  # the estimate's one selector; compare's are --selectors
+    names = [n.strip() for n in args.selectors.split(",") if n.strip()]
+    check_before_the_data(args, {**options, "selector": None}, n_target)
+    data, source, data_line = load_data(args)
+    print(data_line)
+    task = task_of(data.y)
+    selectors = named_selectors(
+        {n: named_selector(n, args.n_estimators, task) if n in NAMED_SELECTORS else n for n in names}, task
+    )
+    checked, settings, run = checked_work(args, data, {**options, "task": task}, cluster, cache_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)  # each line says its verdict
+        res = compare_checked(checked, n_target, selectors, settings, **run)
+    res = res.spelled(OptionSpelling(args.cli_options))
+    print(res.summary())
+    payload = {**res.to_dict(), "data": source, **target_record(data.y)}
+    ds = res.to_dataset()
+    ds.attrs["data"] = source
+    write_outputs(args, payload, ds, report=lambda out, overwrite: write_compare_report(res, out, overwrite=overwrite))
+    return 0
 
 
 def command_validate(args) -> int:

@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ensstab_dask._version import __version__
-from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, SIMULATOR_MODELS
+from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, DEFAULT_PREDICTOR, SIMULATOR_MODELS
 from ensstab_dask.cli._common import CACHE_FOLDER, UsageError, check_options_alone, parse_values
 from ensstab_dask.estimates.validation.naive_settings import NaiveSettings
 from ensstab_dask.real.datasets import data_formats
-from ensstab_dask.real.named_selectors import NAMED_SELECTORS, selectors_help
+from ensstab_dask.real.named_selectors import DEFAULT_SELECTORS, NAMED_SELECTORS, selectors_help
 from ensstab_dask.real.selectors import DEFAULT_TREES
 from ensstab_dask.real.targets import TASKS
 from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, Setting, models_using
@@ -101,8 +101,7 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
         return
     if setting.name == "selector":  # the command line names the library's selector objects
         p.add_argument("--selector", default="rf", choices=list(NAMED_SELECTORS), help=f"{text}: {selectors_help()}")
-        grown = " and ".join(name for name, named in NAMED_SELECTORS.items() if named.trees)
-        p.add_argument("--n-estimators", type=int, default=DEFAULT_TREES, help=f"trees for {grown}")
+        _add_n_estimators(p)
         return
     constraint = setting.constraint.constraint if isinstance(setting.constraint, OrNone) else setting.constraint
     kind: Callable[[str], Any] = {Int: int, BootCount: int, Seed: int, Real: float}.get(type(constraint), str)
@@ -110,6 +109,12 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
     if isinstance(constraint, Sizes):
         kind, default = _values(int, _flag(setting.name)), ",".join(map(str, default))
     p.add_argument(_flag(setting.name), type=kind, choices=choices, default=default, metavar=setting.metavar, help=text)
+
+
+def _add_n_estimators(p: argparse.ArgumentParser) -> None:
+    """``--n-estimators``: the trees of the named selectors that grow them (the table says which)."""
+    grown = " and ".join(name for name, named in NAMED_SELECTORS.items() if named.trees)
+    p.add_argument("--n-estimators", type=int, default=DEFAULT_TREES, help=f"trees for {grown}")
 
 
 def _add_shared_options(p: argparse.ArgumentParser) -> None:
@@ -268,13 +273,19 @@ def _add_data_options(est: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_estimate_options(est: argparse.ArgumentParser, *, defaults: Mapping[str, Any]) -> None:
-    """The estimate's options, shared by ``estimate`` and ``validate``: the data, then one
-    per setting of :data:`~ensstab_dask.settings.SETTINGS`, with ``defaults`` (those of
-    the library function behind the command)."""
+def _add_estimate_options(
+    est: argparse.ArgumentParser, *, defaults: Mapping[str, Any], one_selector: bool = True
+) -> None:
+    """The estimate's options, shared by ``estimate``, ``validate`` and ``compare``: the data,
+    then one per setting of :data:`~ensstab_dask.settings.SETTINGS`, with ``defaults`` (those
+    of the library function behind the command); without ``one_selector``, no --selector
+    (the command takes several), only --n-estimators."""
     _add_yes(est)
     _add_data_options(est)
     for setting in SETTINGS:
+        if setting.name == "selector" and not one_selector:
+            _add_n_estimators(est)
+            continue
         _add_setting(est, setting, default=defaults[setting.name])
     _name_the_models(est)
 
@@ -415,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_command(sub)
     _add_estimate_command(sub)
     _add_validate_command(sub)
+    _add_compare_command(sub)
     _add_report_command(sub)
     _add_verify_command(sub)
     _add_export_command(sub)
@@ -526,6 +538,36 @@ def _add_estimate_command(sub) -> None:
     _add_output_options(est, features=True, report=True, h5ad=True)
     _common_first(est, COMMON_OPTIONS)
     est.set_defaults(func=_command("estimate"), check_alone=check_options_alone)
+
+
+def _add_compare_command(sub) -> None:
+    """``ensstab compare``."""
+    cmp = sub.add_parser(
+        "compare",
+        help="which selector and which ensemble size: stability and accuracy side by side",
+        description="An estimate per selector on the same data, every selector's real runs sent to the cluster "
+        "together and each cached as its own (a selector added later runs only its own), each copy's features "
+        "scored by --predictor on the half of the samples it did not see. Prints which selector and size keep "
+        "the most features among those within one SE of the best accuracy, and what each other selector needs.",
+        epilog=_examples(
+            "ensstab compare --selectors rf,extra-trees,l1-logistic,f-test   # the embedded default study",
+            "ensstab compare --data colon.mat --n-target 20 --report colon-selectors/ --json colon-selectors.json",
+        ),
+    )
+    cmp.add_argument(
+        "--selectors",
+        default=",".join(DEFAULT_SELECTORS),
+        help=f"the selectors compared, comma-separated, at least two: {selectors_help()} "
+        f"(default: {','.join(DEFAULT_SELECTORS)})",
+    )
+    _add_estimate_options(cmp, defaults={**DEFAULTS, "predictor": DEFAULT_PREDICTOR}, one_selector=False)
+    _add_cache_options(cmp, no_cache=True)
+    _add_cluster_options(cmp)
+    _add_quiet(cmp)
+    _add_output_options(cmp, report=True)
+    _common_first(cmp, ("--selectors", *COMMON_OPTIONS))
+    # The estimate's options read one selector; compare's are --selectors, this one unused.
+    cmp.set_defaults(func=_command("compare"), check_alone=check_options_alone, selector="rf")
 
 
 def _add_validate_command(sub) -> None:

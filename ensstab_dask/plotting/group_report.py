@@ -16,7 +16,7 @@ from ensstab_dask.plotting.curve import plot_stability_curve
 from ensstab_dask.plotting.report import answer_html, page, picture_metadata
 from ensstab_dask.wording import param
 
-__all__ = ["write_group_report"]
+__all__ = ["write_group_report", "report_folder", "write_page"]
 
 
 def _curve_png(ds, dpi: int) -> bytes:
@@ -29,6 +29,29 @@ def _curve_png(ds, dpi: int) -> bytes:
     return out.getvalue()
 
 
+def report_folder(out_dir, *, overwrite: bool) -> Path:
+    """``out_dir`` as the folder of a one-page report: one that exists must be an empty
+    folder, or be replaced with ``overwrite=True`` (refused before any work is drawn)."""
+    out = Path(out_dir)
+    refuse_to_replace(out, directory=True, overwrite=overwrite)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not overwrite)):
+        raise InvalidParameterError(
+            param("out_dir")
+            + f" {out} exists and is not an empty folder; pass "
+            + param("overwrite", True)
+            + " to replace it"
+        )
+    return out
+
+
+def write_page(out: Path, text: str) -> Path:
+    """``text`` as ``out/index.html``, the folder written whole or not at all."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(out, overwrite=True, directory=True) as tmp:
+        (tmp / "index.html").write_text(text, encoding="utf-8")
+    return out / "index.html"
+
+
 def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 110) -> Path:
     """Write ``index.html`` into ``out_dir``: what was compared, then a panel per group of
     ``groups`` (a :class:`~ensstab_dask.estimates.stages.groups.GroupEstimates`): its answer as
@@ -39,15 +62,7 @@ def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 1
     from ensstab_dask.estimates.words.summary import cost_line
 
     e = html.escape
-    out = Path(out_dir)
-    refuse_to_replace(out, directory=True, overwrite=overwrite)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not overwrite)):
-        raise InvalidParameterError(
-            param("out_dir")
-            + f" {out} exists and is not an empty folder; pass "
-            + param("overwrite", True)
-            + " to replace it"
-        )
+    out = report_folder(out_dir, overwrite=overwrite)
     against = "the rest" if groups.reference == "rest" else f"group {groups.reference}"
     parts = [f"<h1>Stability of each group's features against {e(against)}</h1>"]
     parts.append(
@@ -69,7 +84,4 @@ def write_group_report(groups, out_dir, *, overwrite: bool = False, dpi: int = 1
         parts.append(f"<p><small>{e(cost_line(est.cost))}</small></p></section>")
     parts.append(f"<p><small>report by ensstab_dask {e(__version__)}.</small></p>")
     text = page("ensstab_dask groups report", parts)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(out, overwrite=True, directory=True) as tmp:
-        (tmp / "index.html").write_text(text, encoding="utf-8")
-    return out / "index.html"
+    return write_page(out, text)

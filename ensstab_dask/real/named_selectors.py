@@ -16,7 +16,7 @@ from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.wording import param
 
-__all__ = ["NamedSelector", "NAMED_SELECTORS", "named_selector", "L1_C", "selectors_help"]
+__all__ = ["NamedSelector", "NAMED_SELECTORS", "named_selector", "L1_C", "selectors_help", "DEFAULT_SELECTORS"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,10 @@ NAMED_SELECTORS: dict[str, NamedSelector] = {
         _mutual_info, trees=False, says="univariate mutual information (nearest-neighbour estimate; slow)"
     ),
 }
+
+
+#: The selectors :func:`~ensstab_dask.compare` and ``ensstab compare`` compare unless told otherwise.
+DEFAULT_SELECTORS = ("rf", "extra-trees", "l1-logistic", "f-test")
 
 
 def named_selector(name: str, n_estimators: int, task: str = "classification"):

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ensstab_dask.budget.cost import check_cost
+from ensstab_dask.checks import DEFAULT_PREDICTOR
 from ensstab_dask.cluster import ClientLike
 from ensstab_dask.estimates.records.selectors import SelectorComparison
 from ensstab_dask.estimates.stages.features import feature_names_of
@@ -17,7 +18,7 @@ from ensstab_dask.estimates.stages.real_runs import check_estimate_cost
 from ensstab_dask.estimates.stages.together import Asked, estimate_together
 from ensstab_dask.exceptions import InvalidParameterError
 from ensstab_dask.real.datasets import CheckedData, check_n_target
-from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
+from ensstab_dask.real.named_selectors import DEFAULT_SELECTORS, NAMED_SELECTORS, named_selector
 from ensstab_dask.real.run_cache import RunCache
 from ensstab_dask.real.runs import Problem
 from ensstab_dask.real.selectors import DEFAULT_TREES, make_scorer, selector_for
@@ -30,12 +31,10 @@ if TYPE_CHECKING:
 
     from ensstab_dask.settings.options import EstimateOptions
 
-__all__ = ["compare", "compare_checked", "DEFAULT_SELECTORS", "COMPARE_DEFAULTS"]
+__all__ = ["compare", "compare_checked", "named_selectors", "COMPARE_DEFAULTS"]
 
-#: The selectors compared unless told otherwise.
-DEFAULT_SELECTORS = ("rf", "extra-trees", "l1-logistic", "f-test")
 #: The settings whose default a comparison sets otherwise than an estimate: it scores accuracy.
-COMPARE_DEFAULTS = {"predictor": "rf"}
+COMPARE_DEFAULTS = {"predictor": DEFAULT_PREDICTOR}
 
 
 @takes_settings(**COMPARE_DEFAULTS, selector=NOT_TAKEN)
