@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 import random
+import socket
 import ssl
 import struct
 import sys
@@ -102,6 +103,11 @@ async def _open(
     the time is up (a scheduler may be starting), and that ends before the whole check's,
     so that a port where nothing listens is reported as distributed reports it, not as a
     listener that did not answer.
+
+    With ``context``, the TLS handshake comes after, on the connection accepted, within
+    what is left of ``within``: a listener that accepted and then gave no handshake (cut
+    off, not TLS at all, or none in time: a tcp:// scheduler, slowed, talks first and
+    late) is said to be one that does not speak TLS, not one that could not be reached.
     """
     from distributed.comm.addressing import get_address_host_port
 
@@ -111,24 +117,57 @@ async def _open(
     attempt = 0
     while True:
         try:
-            connecting = asyncio.open_connection(host, port, ssl=context, server_hostname=server_hostname)
-            return await asyncio.wait_for(connecting, max(deadline - loop.time(), 0.001))
-        except ssl.SSLCertVerificationError:
-            raise
-        except (ssl.SSLError, ConnectionResetError, ConnectionAbortedError, EOFError) as exc:
-            if context is None:
-                raise
-            if isinstance(exc, ssl.SSLError) and not _not_tls(exc):
-                raise  # the scheduler refused our certificate, or we refused its: the TLS words
-            raise OSError(
-                "no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
-            ) from None
+            sock = await asyncio.wait_for(_connected_socket(host, port), max(deadline - loop.time(), 0.001))
+            break
         except (OSError, asyncio.TimeoutError) as exc:
             left = deadline - loop.time()
             if left <= 0:
                 raise OSError(f"Timed out trying to connect to {address} after {within:.2g} s") from exc
             await asyncio.sleep(random.uniform(0, min(left, 0.01 * 2**attempt)))
             attempt += 1
+    if context is None:
+        return await asyncio.open_connection(sock=sock)
+    # At least a twentieth of the time: a connection accepted just before the deadline is
+    # not a listener that failed a handshake it had a millisecond for.
+    handshake_within = max(deadline - loop.time(), within / 20)
+    try:
+        # The connected socket handed over whole, TLS from its first byte: on Python 3.10
+        # as on later ones (StreamWriter.start_tls is 3.11's), and no byte a peer that
+        # talks first sends (a tcp:// scheduler's greeting) is read as plain data before
+        # TLS starts, where the handshake would never see it and wait for its timeout.
+        return await asyncio.open_connection(
+            sock=sock, ssl=context, server_hostname=server_hostname, ssl_handshake_timeout=handshake_within
+        )
+    except ssl.SSLCertVerificationError:
+        raise
+    except (ssl.SSLError, ConnectionResetError, ConnectionAbortedError, EOFError) as exc:
+        # ConnectionAbortedError is also asyncio's word for a handshake out of time.
+        if isinstance(exc, ssl.SSLError) and not _not_tls(exc):
+            raise  # the scheduler refused our certificate, or we refused its: the TLS words
+        raise OSError(
+            "no TLS handshake: is the scheduler a tcp:// one, or is the address's port a different service?"
+        ) from None
+
+
+async def _connected_socket(host: str, port: int) -> socket.socket:
+    """A TCP connection to ``host``:``port``, on the first of its addresses that accepts;
+    the error of the last one tried if none does."""
+    loop = asyncio.get_running_loop()
+    error: OSError = OSError(f"no address found for {host}")
+    for family, kind, proto, _, where in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, where)
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        except BaseException:  # cancelled: the deadline, or the whole check's
+            sock.close()
+            raise
+        return sock
+    raise error
 
 
 async def _ask(address: str, context: ssl.SSLContext | None, server_hostname: str | None, timeout: float) -> object:

@@ -4,6 +4,8 @@ they land, a progress bar in completion order."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import itertools
 import logging
@@ -133,16 +135,15 @@ def _run_on_cluster(c, fn, tasks, shared, advance, *, on_result, window, pure) -
             _, i = in_flight[fut.key]
             advance(i)
             if on_result is not None:
+                on_result(i, _gathered(c, [fut], watch)[0])
+                # Only now: a fetch that fails (its worker lost) leaves it to be cancelled below.
                 del in_flight[fut.key]
-                on_result(i, _result(fut, watch))
                 fut.release()
                 for new in submit(1):
                     running.add(new)
-        # Gathered only once every task has finished (or one failed): a gather interrupted
-        # by Ctrl-C leaves one waiter per task, each logging "Task exception was never
-        # retrieved" when the client closes.
-        futures = [f for f, _ in in_flight.values()]
-        gathered = c.gather(futures)
+        # Gathered once every task has finished (or one failed: the gather raises its error),
+        # watched as the wait for them was.
+        gathered = _gathered(c, [f for f, _ in in_flight.values()], watch)
         if on_result is None:
             results: list = [None] * len(tasks)
             for (_, i), out in zip(in_flight.values(), gathered):
@@ -195,17 +196,29 @@ def _scatter(c, shared: tuple, watch: _Watch) -> list:
         watch.wait_for_a_worker()
 
 
-def _result(fut, watch: _Watch):
-    """The result of the finished ``fut``. Fetching it asks the scheduler where it is: one
-    stopped meanwhile would hold this call forever, so the wait is cut into short ones,
-    and ``watch`` raises SchedulerLost once the scheduler has been silent too long."""
-    while True:
-        try:
-            return fut.result(timeout=_ASK_WITHIN)
-        except TimeoutError:  # distributed's TimeoutError is this one
-            if fut.status == "error":
-                raise  # the task's own TimeoutError
-            watch.workers()
+def _gathered(c, futures: list, watch: _Watch) -> list:
+    """The results of ``futures``, which have finished (a failed one's error is raised),
+    fetched by one gather on the client's loop. Fetching asks the scheduler where each
+    result is, and a result lost with its worker is computed again first: the wait is
+    cut into short ones, and ``watch`` raises WorkersLost or SchedulerLost once the
+    cluster has been without a worker, or silent, too long.
+
+    Not ``fut.result(timeout=...)`` or ``c.gather`` in a loop: distributed cancels its
+    gather at each timeout (and at Ctrl-C), leaving a task per future behind; cancelled
+    with the work on the way out, each then logged "Task exception was never retrieved
+    ... AllExit" under the one-line error. The one gather here is never cancelled: it ends
+    when its futures finish, or are cancelled by the caller on the way out or by the
+    client's close, its outcome taken by the concurrent future that runs it.
+    """
+    fetching = asyncio.run_coroutine_threadsafe(c.gather(futures, asynchronous=True), c.loop.asyncio_loop)
+    # Waited for, not asked for its result with a timeout: a task's own TimeoutError would
+    # read as the wait's.
+    while not concurrent.futures.wait([fetching], timeout=_ASK_WITHIN).done:
+        watch.workers()
+    from dask.utils import shorten_traceback
+
+    with shorten_traceback():  # as distributed's own gather: a failed task's frames, not the client's
+        return fetching.result()
 
 
 def _next_landed(running, watch: _Watch):

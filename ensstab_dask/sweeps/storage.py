@@ -38,11 +38,14 @@ warn); block writes change no metadata, so it stays current.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
 import os
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,6 +139,42 @@ def _quiet_consolidation() -> Iterator[None]:
         yield
 
 
+#: Seconds the process waits at exit for zarr's IO thread to stop (:func:`_stop_zarrs_loop`): ample for a
+#: thread starved of CPU on a loaded machine, and a bound on the exit of one whose loop is stuck in a call.
+_ZARR_STOP_PATIENCE = 10.0
+
+
+@functools.cache
+def _zarr_exits_cleanly() -> None:
+    """Import zarr, and have its IO loop stopped, patiently, before zarr's own exit handler
+    closes it.
+
+    zarr 3 runs its IO on an event loop in a thread of its own. Its exit handler
+    (``zarr.core.sync.cleanup_resources``) asks that loop to stop, waits 0.2 s for the
+    thread, then closes the loop whether or not it has stopped: on a loaded machine the
+    thread has not run by then, and the process ends with "Thread did not finish cleanly"
+    and a "Cannot close a running event loop" traceback. ``atexit`` runs its handlers last
+    registered first, so this one, registered once zarr's import has registered zarr's,
+    runs before it: zarr's then finds the loop stopped, and closes it quietly.
+    """
+    import zarr  # noqa: F401 - registers zarr's exit handler, which must come before this one's
+
+    atexit.register(_stop_zarrs_loop)
+
+
+def _stop_zarrs_loop() -> None:
+    """Stop zarr 3's IO loop and wait for its thread, at most :data:`_ZARR_STOP_PATIENCE` s
+    (zarr 2 has no loop of its own)."""
+    sync = sys.modules.get("zarr.core.sync")
+    loop = getattr(sync, "loop", [None])[0]
+    thread = getattr(sync, "iothread", [None])[0]
+    if loop is None or thread is None or not thread.is_alive():
+        return
+    with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing left to stop
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(_ZARR_STOP_PATIENCE)
+
+
 def _has_consolidated_metadata(path: Path) -> bool:
     """Whether the store at ``path`` has consolidated metadata (reads the root metadata only)."""
     import zarr
@@ -155,6 +194,7 @@ def open_store(path: str | os.PathLike, *, chunks: Literal["auto"] | None = "aut
     in one go. ``chunks``: as for ``xr.open_zarr``; None reads each variable through zarr
     alone, no dask graph, which is quicker for a store read whole at once.
     """
+    _zarr_exits_cleanly()
     return xr.open_zarr(path, consolidated=True, chunks=chunks)
 
 
@@ -168,6 +208,7 @@ class SweepStore:
     version: refused (:meth:`made_earlier`)."""
 
     def __init__(self, path: str | os.PathLike):
+        _zarr_exits_cleanly()  # every use of a store goes through zarr
         self.path = Path(path)
         # The chunk files the last load found unreadable (None before a load): a resume
         # removes them without reading the store a second time.

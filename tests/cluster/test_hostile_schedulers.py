@@ -7,6 +7,7 @@ more (the talking service: "out of memory", then a ``Client.__del__`` traceback)
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
 import time
@@ -34,14 +35,14 @@ SAID = {
 }
 
 
-def _connect_in_a_thread(address: str, timeout: float, bound: float) -> BaseException | None:
-    """What ``connect(address, timeout=...)`` raised, or None; a connect still waiting after
-    ``bound`` seconds fails the test (its thread is left behind, a daemon)."""
+def _connect_in_a_thread(address: str, timeout: float, bound: float, security=None) -> BaseException | None:
+    """What ``connect(address, timeout=..., security=...)`` raised, or None; a connect still
+    waiting after ``bound`` seconds fails the test (its thread is left behind, a daemon)."""
     outcome: list = []
 
     def attempt() -> None:
         try:
-            with connect(address, timeout=timeout):
+            with connect(address, timeout=timeout, security=security):
                 outcome.append(None)
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             outcome.append(exc)
@@ -89,6 +90,35 @@ def test_the_cli_says_so_in_one_line_within_its_timeout(kind, tmp_path, busy_mac
     assert f"could not reach the Dask scheduler at {address} within 3 s ({SAID[kind]}" in ran.lines[0]
     pace.assert_within(ran.seconds, 3, what=f"the CLI with a {kind} listener")
     assert not (tmp_path / "s.zarr").exists()  # a sweep that cannot start leaves no store
+
+
+def test_tls_to_a_listener_that_accepts_and_never_answers_says_no_tls_handshake(busy_machine):
+    """The TCP connection and the TLS handshake shared one wait: a listener that accepted
+    and sent nothing back (as a tcp:// scheduler slowed by other work sends its greeting
+    late) was said "Timed out trying to connect". The handshake now has its own wait, on
+    the connection accepted, and its failure its own words. Nothing listening at all keeps
+    distributed's words."""
+    from distributed.security import Security
+
+    security = Security.temporary()  # a client certificate: the handshake never gets to it
+    accepted = threading.Event()
+    with listener(accepted=accepted) as address:
+        address = address.replace("tcp://", "tls://")
+        pace = Pace()
+        start = time.monotonic()
+        raised = _connect_in_a_thread(address, 2, bound=pace.bound(2) + 60, security=security)
+        took = time.monotonic() - start
+    assert accepted.is_set()
+    assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+    assert f"at {address} within 2 s (no TLS handshake: is the scheduler a tcp:// one" in str(raised), str(raised)
+    pace.assert_within(took, 2, what="connect() over TLS to a silent listener")
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        nothing = f"tls://127.0.0.1:{free.getsockname()[1]}"
+    raised = _connect_in_a_thread(nothing, 1, bound=pace.bound(1) + 60, security=security)
+    assert isinstance(raised, es.SchedulerUnreachable), repr(raised)
+    assert f"at {nothing} within 1 s (Timed out trying to connect to {nothing}" in str(raised), str(raised)
 
 
 @pytest.mark.parametrize("how", ["pickled", "serialized", "raw"])
