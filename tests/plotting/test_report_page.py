@@ -1,7 +1,8 @@
 """Each kind of report, opened as users open it: in a real browser (headless Chromium), at
 1280 px and at 390 px (a phone).
 
-For the report of an estimate, of a validation, of an estimate per group and of a sweep:
+For the report of an estimate, of a validation, of an estimate per group, of a sweep and
+of a comparison of selectors:
 no text wider than its box (nothing cut at the right edge, no page that scrolls sideways),
 every image loaded, no console error, no request leaving the file, and a feature and a
 group named ``<img src=x onerror=alert(1)>`` shown as text (no image made of it, no alert).
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import ensstab_dask as es
+from ensstab_dask.plotting.compare_report import write_compare_report
 from ensstab_dask.plotting.group_report import write_group_report
 from ensstab_dask.plotting.report import write_report
 from ensstab_dask.real.datasets import make_microarray
@@ -31,7 +33,7 @@ playwright = pytest.importorskip(
 
 WIDTHS = (1280, 390)
 HOSTILE = "<img src=x onerror=alert(1)>"
-KINDS = ("estimate", "validate", "groups", "sweep")
+KINDS = ("estimate", "validate", "groups", "sweep", "compare")
 SMALL = dict(selector=es.default_selector(10), client="synchronous", progress=False)
 
 
@@ -75,12 +77,18 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         labels = [HOSTILE if c else "rest-like" for c in data.y]
         labels = [f"{g}{i % 2}" if g == "rest-like" else g for i, g in enumerate(labels)]
         groups = es.estimate_groups(data.X, labels, 5, m_ensemble=(1, 5, 20), feature_names=names, **SMALL)
+        selectors = {HOSTILE: es.default_selector(10), "f-test": "f-test"}
+        small = {k: v for k, v in SMALL.items() if k != "selector"}
+        compared = es.compare(
+            data.X, data.y, 5, selectors=selectors, m_ensemble=(1, 5, 20), predictor="logistic", **small
+        )
     sweep = es.sweep(300, 10, n_useful=[20, 40], p=[0.5, 0.7], m_ensemble=[1, 5], repeats=2, client="synchronous")
     return {
         "estimate": write_report(est, out / "estimate"),
         "validate": write_report(val.to_dataset(), out / "validate"),
         "groups": write_group_report(groups, out / "groups"),
         "sweep": write_report(sweep, out / "sweep"),
+        "compare": write_compare_report(compared, out / "compare"),
     }
 
 
@@ -132,7 +140,9 @@ def test_the_report_reads_as_a_page(browser, reports, kind, width):
     if kind != "sweep":
         # A hostile name is text: shown as written, never an element.
         assert seen["madeOfNames"] == 0 and "<img src=x onerror=alert(" in seen["text"]
-        if kind == "groups":
-            assert HOSTILE in seen["text"]  # the group's name, as its panel's title
-        # The answer as prose and a table.
-        assert seen["answerTables"] >= 1 and seen["answerLeads"] >= 1
+        if kind in ("groups", "compare"):
+            assert HOSTILE in seen["text"]  # the group's or the selector's name, as written
+        if kind == "compare":  # the choice in its sentences, then the pictures and the table
+            assert "within one SE of the best accuracy" in seen["text"] and seen["images"] == 2
+        else:  # the answer as prose and a table
+            assert seen["answerTables"] >= 1 and seen["answerLeads"] >= 1

@@ -104,8 +104,10 @@ def named_selectors(selectors, task: str) -> dict[str, Any]:
     its class (numbered where two share one); at least two, each name once."""
     items = list(selectors.items()) if isinstance(selectors, Mapping) else [(None, s) for s in selectors]
     if isinstance(selectors, str) or len(items) < 2:
+        given = [selectors] if isinstance(selectors, str) else [n or getattr(s, "__name__", s) for n, s in items]
+        shown = ", ".join(s if isinstance(s, str) else type(s).__name__ for s in given)
         raise InvalidParameterError(
-            param("selectors") + f" must name at least two selectors to compare; got {selectors!r}"
+            param("selectors") + f" must name at least two selectors to compare; got {len(given)} ({shown})"
         )
     out: dict[str, Any] = {}
     for name, sel in items:

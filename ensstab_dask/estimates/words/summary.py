@@ -190,7 +190,7 @@ def _in_the_index(index: str, n: int, k: int, shared: float, value: float) -> st
 def _plateau(est: EstimateFields, m: list[int], shared: np.ndarray, bounds: dict[int, tuple[float, float]]) -> str:
     """The size beyond which more members add less than a 20th of n_target shared features;
     on a curve that falls somewhere (beyond its interval), where it is highest instead; on a
-    curve still gaining at the largest size, what the est-check measured beyond it."""
+    curve still gaining at the largest size, what the self-check measured beyond it."""
     k = est.n_target
     gain = max(1.0, _HARDLY * k)
     falls = [
@@ -227,7 +227,7 @@ def _plateau(est: EstimateFields, m: list[int], shared: np.ndarray, bounds: dict
 
 
 def _measured_beyond(est: EstimateFields, largest: int) -> str:
-    """What the est-check measured on real ensembles larger than the sizes asked, and how
+    """What the self-check measured on real ensembles larger than the sizes asked, and how
     to have it with its interval; else that larger sizes were not predicted."""
     chk = est.self_check
     beyond = [] if chk is None else [(m, v) for m, v in zip(chk.sizes, chk.measured) if m > largest and np.isfinite(v)]
@@ -239,7 +239,7 @@ def _measured_beyond(est: EstimateFields, largest: int) -> str:
     )
     sizes = " and ".join(str(m) for m, _ in beyond)
     return (
-        f": real ensembles measured for the est-check share {said}; adding {sizes} to the sizes asked gives "
+        f": real ensembles measured for the self-check share {said}; adding {sizes} to the sizes asked gives "
         f"{'it' if len(beyond) == 1 else 'them'} with an interval, from the same runs"
     )
 
@@ -248,7 +248,7 @@ def _believe(est: EstimateFields) -> list[str]:
     """Whether to believe the curve, in at most two short lines of plain words: the verdict
     (up to the size from which the model's two predictions disagree, where there is one)
     and, when the answer reaches beyond the sizes measured, how far (the details are in the
-    est-check's line of the method's quantities)."""
+    self-check's line of the method's quantities)."""
     if not est.reliable:
         return [f"Believe it? No, not as a validated prediction: {headline(est.warnings[0])}{_more(est.warnings)}."]
     chk = est.self_check
@@ -322,7 +322,7 @@ def _verdict(est: EstimateFields) -> list[str]:
     """Whether to believe what follows: before any number."""
     lines: list[str] = []
     if est.reliable:
-        checked = "" if est.self_check is None else " and the est-check passed"
+        checked = "" if est.self_check is None else " and the self-check passed"
         lines.append(f"  reliable: yes (no guard rail tripped{checked})")
     else:
         lines.append(
@@ -438,7 +438,7 @@ def single_selector_stability(est: EstimateFields) -> dict[str, dict]:
     if _one_from_curve(est):
         lo_hi = est.curve_interval().get(1)
         value = float(est.curve["stability"].sel(m_ensemble=1))
-        widened = "" if est.self_check is None or est.self_check.passed else ", widened by the est-check's error"
+        widened = "" if est.self_check is None or est.self_check.passed else ", widened by the self-check's error"
         kind = f"bootstrap interval over the {est.prediction.interval_of}{widened}"
         words = model.single_selector
     else:
@@ -534,7 +534,7 @@ def _curve(est: EstimateFields) -> list[str]:
             of = pred.interval_of
             widened = ", widened for h's interval" if "h" in pred.intervals else ""
             if est.self_check is not None and not est.self_check.passed:
-                widened += ", widened by the est-check's error"
+                widened += ", widened by the self-check's error"
             band = (
                 f"each with its {pred.confidence:.0%} bootstrap interval over the {of} "
                 f"({s['n_boot']} replicates{widened}):"
@@ -555,7 +555,7 @@ def _curve(est: EstimateFields) -> list[str]:
 
 
 def _check_text(check: SelfCheck) -> str:
-    """The est-check in one sentence for the summary."""
+    """The self-check in one sentence for the summary."""
     sizes = ", ".join(
         f"m = {m}: predicted {p:.3f}, measured {r:.3f}, z = {z:+.1f}"
         for m, p, r, z in zip(check.sizes, check.predicted, check.measured, check.z)
