@@ -22,13 +22,14 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
 
 
-def test_there_are_five_notebooks_with_twins():
+def test_there_are_six_notebooks_with_twins():
     assert [p.stem for p in NOTEBOOKS] == [
         "01_quickstart",
         "02_sweep_and_xarray",
         "03_reference_datasets",
         "04_cluster_by_address",
         "05_groups_pbmc68k",
+        "06_compare_selectors",
     ]
     for nb in NOTEBOOKS:
         assert nb.with_suffix(".py").exists(), nb
@@ -91,7 +92,11 @@ def test_notebook_runs(path, tmp_path, monkeypatch, request):
 
 
 #: Per notebook, the first cell that runs for minutes at full size.
-LONG_CELLS = {"02_sweep_and_xarray": "es.sweep(", "03_reference_datasets": "es.validate("}
+LONG_CELLS = {
+    "02_sweep_and_xarray": "es.sweep(",
+    "03_reference_datasets": "es.validate(",
+    "06_compare_selectors": "es.compare(",
+}
 
 
 # -- The small setting changes sizes only -------------------------------------------------

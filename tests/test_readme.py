@@ -256,9 +256,12 @@ SIZE_OPTIONS = {
     "--features",
     "--cells",
     "--genes",
+    "--n-feature",
+    "--copies",
 }
 
 #: Commands that take minutes as written, with what makes them take seconds here.
+COMPARE = "ensstab compare --selectors rf,extra-trees,l1-logistic,f-test"
 COLON = 'ensstab estimate --data "$ENSSTAB_DATA_DIR/colon.mat" --n-target 20 --json colon.json'
 STAGES = (
     "python benchmarks/bench_stages.py --features 2000,7129,20000 --repeats 3 "
@@ -272,7 +275,13 @@ SHRUNK = {
     "ensstab validate --output validation.nc": ["--m-stability", "4", "--n-estimators", "10", "--n-boot", "20"],
     COLON: ["--n-estimators", "10", "--n-boot", "20"],
     "python benchmarks/bench_simulator.py": ["--repeats", "1", "--rows", "20", "--literal-rows", "1"],
-    "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": ["--repeats", "1"],
+    "python benchmarks/bench_features.py --json benchmarks/results/features-20000.json": [
+        "--repeats",
+        "1",
+        "--n-feature",
+        "2000",
+    ],
+    COMPARE: ["--n-estimators", "10", "--n-boot", "20", "--copies", "4"],
     STAGES: ["--features", "300", "--repeats", "1", "--n-estimators", "10"],
     SINGLE_CELL: ["--cells", "400,600", "--genes", "300", "--n-estimators", "3"],
 }
@@ -409,7 +418,7 @@ def _blocks():
         if run:
             # Those that start a cluster take more than a few seconds.
             slow = any(
-                c.argv[:2] in (["ensstab", "sweep"], ["ensstab", "estimate"], ["ensstab", "validate"]) for c in run
+                c.argv[:2] in (["ensstab", cmd] for cmd in ("sweep", "estimate", "validate", "compare")) for c in run
             )
             yield pytest.param(run, marks=[pytest.mark.slow] if slow else [], id=f"{doc}:{block}")
         if bench:

@@ -40,7 +40,6 @@ from ensstab_dask.exceptions import InvalidParameterError, OutputNotWritten, Unr
 from ensstab_dask.models import get_model
 from ensstab_dask.outputs import check_writable, refuse_to_replace, write_netcdf
 from ensstab_dask.plotting.report import write_report
-from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
 from ensstab_dask.real.targets import task_of
 from ensstab_dask.simulator.kernel import simulated_stability
 from ensstab_dask.sweeps.storage import StoreDamaged, SweepStore, export_netcdf
@@ -428,9 +427,7 @@ def command_compare(args) -> int:
     data, source, data_line = load_data(args)
     print(data_line)
     task = task_of(data.y)
-    selectors = named_selectors(
-        {n: named_selector(n, args.n_estimators, task) if n in NAMED_SELECTORS else n for n in names}, task
-    )
+    selectors = named_selectors(names, task, n_estimators=args.n_estimators)
     checked, settings, run = checked_work(args, data, {**options, "task": task}, cluster, cache_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)  # each line says its verdict

@@ -107,8 +107,11 @@ def test_accuracy_from_the_halves_is_chance_without_signal_and_high_with_it():
     assert a.attrs["metric"] == "balanced_accuracy" and int(a.attrs["copies"]) == 10
     assert (np.abs(a["accuracy"] - 0.5) <= 4 * a["accuracy_se"]).all(), a["accuracy"].values
     strong = _data(effect=3.0, seed=6)
-    best = es.estimate(strong.X, strong.y, 5, predictor="logistic", **SMALL).accuracy
-    assert float(best["accuracy"].sel(m_measured=20)) > 0.9
+    said = es.estimate(strong.X, strong.y, 5, predictor="logistic", **SMALL)
+    assert float(said.accuracy["accuracy"].sel(m_measured=20)) > 0.9
+    assert "Accuracy of the kept features on the half of the samples each real ensemble copy did not see" in (
+        said.summary()
+    )
 
 
 def test_a_regression_target_is_scored_by_r2_and_logistic_refused_for_it():

@@ -458,6 +458,7 @@ class EstimateFields(Protocol):
     verdict: Verdict
     cost: Cost
     features: xr.Dataset | None
+    accuracy: xr.Dataset | None
     surface: xr.Dataset | None
     spending: Spending | None
 

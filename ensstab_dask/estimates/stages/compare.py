@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ensstab_dask.budget.cost import check_cost
-from ensstab_dask.checks import DEFAULT_PREDICTOR
+from ensstab_dask.checks import DEFAULT_PREDICTOR, check_int
 from ensstab_dask.cluster import ClientLike
 from ensstab_dask.estimates.records.selectors import SelectorComparison
 from ensstab_dask.estimates.stages.features import feature_names_of
@@ -44,6 +44,7 @@ def compare(
     n_target: int,
     *,
     selectors: Sequence[Any] | Mapping[str, Any] = DEFAULT_SELECTORS,
+    n_estimators: int = DEFAULT_TREES,
     client: ClientLike = None,
     progress: bool = True,
     allow_large: bool = False,
@@ -70,6 +71,8 @@ def compare(
     selectors : sequence or mapping, default ("rf", "extra-trees", "l1-logistic", "f-test")
         Names of :data:`~ensstab_dask.real.named_selectors.NAMED_SELECTORS`, scikit-learn
         selectors (named by their class), or a mapping of names to either.
+    n_estimators : int, default 300
+        The trees of the named selectors that grow them (``rf``, ``extra-trees``).
     client, progress, allow_large, feature_names, cache_dir, task
         As :func:`~ensstab_dask.estimate` takes them; one cluster for every selector.
     **settings
@@ -94,14 +97,15 @@ def compare(
         raise InvalidParameterError(param("selector") + " is one selector; compare takes several as selectors=")
     settings = cast("EstimateOptions", {**COMPARE_DEFAULTS, **settings})  # its own default: it scores accuracy
     data = CheckedData.of(X, y, feature_names=feature_names, task=task)
-    named = named_selectors(selectors, task_of(data.y))
+    named = named_selectors(selectors, task_of(data.y), n_estimators=n_estimators)
     run: dict[str, Any] = dict(client=client, progress=progress, cache_dir=cache_dir, allow_large=allow_large)
     return compare_checked(data, n_target, named, settings, **run)
 
 
-def named_selectors(selectors, task: str) -> dict[str, Any]:
-    """``selectors`` by name: a name of the registry made for ``task``, an estimator named by
-    its class (numbered where two share one); at least two, each name once."""
+def named_selectors(selectors, task: str, *, n_estimators: int = DEFAULT_TREES) -> dict[str, Any]:
+    """``selectors`` by name: a name of the registry made for ``task`` (its trees
+    ``n_estimators``), an estimator named by its class (numbered where two share one); at
+    least two, each name once."""
     items = list(selectors.items()) if isinstance(selectors, Mapping) else [(None, s) for s in selectors]
     if isinstance(selectors, str) or len(items) < 2:
         given = [selectors] if isinstance(selectors, str) else [n or getattr(s, "__name__", s) for n, s in items]
@@ -116,7 +120,7 @@ def named_selectors(selectors, task: str) -> dict[str, Any]:
                 raise InvalidParameterError(
                     param("selectors") + f": {sel!r} is not one of {', '.join(NAMED_SELECTORS)}"
                 )
-            name, sel = name or sel, named_selector(sel, DEFAULT_TREES, task)
+            name, sel = name or sel, named_selector(sel, check_int(n_estimators, "n_estimators", minimum=1), task)
         name = str(name or type(sel).__name__)
         base, i = name, 2
         while name in out:

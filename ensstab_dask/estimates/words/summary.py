@@ -73,8 +73,23 @@ def estimate_summary(est: EstimateFields) -> str:
     ]
     if est.self_check is not None:
         lines += ["", "  " + _check_text(est.self_check)]
+    if est.accuracy is not None:
+        lines += ["", "  " + accuracy_line(est.accuracy)]
     lines += ["", "  " + cost_line(est.cost)]
     return "\n".join(lines)
+
+
+def accuracy_line(accuracy) -> str:
+    """The accuracy from the halves in one line: per measured size, the mean over copies and
+    its SE (:mod:`~ensstab_dask.estimates.stages.held_out`)."""
+    a = accuracy
+    metric = "R^2" if a.attrs["metric"] == "r2" else "balanced accuracy"
+    sizes = zip(a["m_measured"].values, a["accuracy"].values, a["accuracy_se"].values)
+    per = "; ".join(f"m = {int(m)}: {v:.3f} (SE {se:.3f})" for m, v, se in sizes)
+    return (
+        f"Accuracy of the kept features on the half of the samples each real ensemble copy did not see ({metric} "
+        f"of {a.attrs['predictor']}, mean over {int(a.attrs['copies'])} copies): {per}"
+    )
 
 
 def cost_line(cost) -> str:
