@@ -26,6 +26,17 @@ class SelectorComparison:
         Each selector's estimate, by the name it was given.
     seconds : float
         The wall time of the one submission of every selector's real runs not cached.
+
+    Examples
+    --------
+    >>> import ensstab_dask as es
+    >>> data = es.make_microarray(n_feature=100, n_informative=10, effect=3.0, seed=1)
+    >>> res = es.compare(data.X, data.y, 5, selectors=["f-test", "l1-logistic"], m_ensemble=(1, 3), n_boot=0,
+    ...                  predictor="logistic", client="synchronous", progress=False)
+    >>> sorted(res.to_dict()["selectors"]["f-test"])[:4]
+    ['accuracy', 'curve', 'curve_interval', 'reliable']
+    >>> res.to_dataset()["accuracy"].dims
+    ('selector', 'm_measured')
     """
 
     estimates: dict[str, Estimate]
