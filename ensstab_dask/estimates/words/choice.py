@@ -7,7 +7,7 @@ combined); of those, the one whose ensembles share the most features (the predic
 curve, as shared features of ``n_target``) is chosen, the smaller size on a tie. The
 second sentence says, for each other selector, the smallest size at which its curve
 keeps as many (beyond the measured sizes it is the model's extrapolation), or the most it
-keeps at the largest size asked.
+keeps up to the largest size asked.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def choice_sentences(estimates: dict[str, Estimate]) -> list[str]:
             others.append(f"{name} needs m = {reach[0]} to keep as many")
         else:
             m_top = max(curve)
-            others.append(f"{name} keeps {curve[m_top][0]:.1f} at m = {m_top}")
+            others.append(f"{name} keeps at most {np.nanmax([v for v, _, _ in curve.values()]):.1f} (to m = {m_top})")
     if others:
         sentences.append("; ".join(others) + ".")
     return sentences
