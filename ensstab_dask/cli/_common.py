@@ -41,7 +41,7 @@ from ensstab_dask.real.named_selectors import NAMED_SELECTORS, named_selector
 from ensstab_dask.real.selectors import DEFAULT_TREES, library_of
 from ensstab_dask.real.targets import target_line, task_of
 from ensstab_dask.settings import SETTINGS, USED_WHEN, EstimateSettings, models_using, refuse_cutoff_with_pfer
-from ensstab_dask.settings.constraints import Flag
+from ensstab_dask.settings.constraints import Flag, OrNone
 from ensstab_dask.wording import NAME_ONLY, Param, Text, python
 
 #: The path that names standard output (``--json -``), as in most command-line tools.
@@ -390,6 +390,9 @@ def _setting_values(args) -> dict:
     """The estimate's settings as the options give them, the selector by its name."""
     check_int(args.n_estimators, "n_estimators", minimum=1)
     options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
+    for setting in SETTINGS:  # a choice that may be None is typed as the word none (cli._parser._add_setting)
+        if isinstance(setting.constraint, OrNone) and options[setting.name] == "none":
+            options[setting.name] = None
     for setting in SETTINGS:
         if isinstance(setting.constraint, Flag) and setting.default:  # offered as --no-NAME
             options[setting.name] = not getattr(args, f"no_{setting.name}")

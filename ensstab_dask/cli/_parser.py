@@ -106,6 +106,10 @@ def _add_setting(p: argparse.ArgumentParser, setting: Setting, *, default: Any) 
     constraint = setting.constraint.constraint if isinstance(setting.constraint, OrNone) else setting.constraint
     kind: Callable[[str], Any] = {Int: int, BootCount: int, Seed: int, Real: float}.get(type(constraint), str)
     choices = constraint.allowed if isinstance(constraint, Options) else None
+    if choices is not None and isinstance(setting.constraint, OrNone):
+        # A choice that may be None is typed as the word none (compare's --predictor none: no
+        # accuracy), read as None with the other values (cli._common.estimate_options).
+        choices = (*choices, "none")
     if isinstance(constraint, Sizes):
         kind, default = _values(int, _flag(setting.name)), ",".join(map(str, default))
     p.add_argument(_flag(setting.name), type=kind, choices=choices, default=default, metavar=setting.metavar, help=text)

@@ -169,5 +169,8 @@ def test_the_command_compares_selectors_end_to_end(tmp_path, capsys):
     assert capsys.readouterr().err.strip().splitlines() == [
         "ensstab: error: --selectors must name at least two selectors to compare; got 1 (rf)"
     ]
+    # --predictor none: stability alone, and the choice says it cannot choose without accuracy.
+    assert main([*argv[:-4], "--predictor", "none", "--scheduler", "synchronous", "--quiet", "--no-cache"]) == 0
+    assert "No choice: no selector has both a predicted curve and an accuracy" in capsys.readouterr().out
     assert main(["compare", "--selector", "rf", "--scheduler", "synchronous"]) == 2
     assert "compare takes several: --selectors a,b,..." in capsys.readouterr().err
