@@ -38,8 +38,24 @@ def _empty(d: dict, where: str = "") -> list[str]:
     return out
 
 
-def test_an_estimate_holds_at_most_a_dozen_fields():
-    assert len(dataclasses.fields(es.Estimate)) <= 12
+def test_an_estimate_holds_its_records_and_nothing_else():
+    """An estimate is its records, each a concept of its own (a new one is a decision, said
+    here): the problem, the settings, and what each stage found."""
+    assert [f.name for f in dataclasses.fields(es.Estimate)] == [
+        "n_feature",
+        "n_target",
+        "settings",
+        "single",
+        "prediction",
+        "verdict",
+        "cost",
+        "fit",
+        "self_check",
+        "features",
+        "accuracy",
+        "surface",
+        "spending",
+    ]
 
 
 def test_a_default_model_json_has_nothing_its_model_did_not_compute(estimates):
@@ -105,22 +121,13 @@ def test_every_coordinate_carries_its_attrs_and_keeps_them_on_disk(estimates, tm
         assert {n: back[n].attrs for n in back.coords} == {n: ds[n].attrs for n in ds.coords}
 
 
-def test_the_features_are_over_feature_and_m_measured_from_old_or_new_names(estimates):
+def test_the_features_are_over_feature_and_m_measured(estimates):
     """The Dataset's feature frequencies are feature_* over (feature, m_measured), named by
-    feature_name, whichever names the features Dataset itself uses."""
-    import xarray as xr
-
+    feature_name."""
     est = estimates["anchored"]
     ds = est.to_dataset()
     assert ds["feature_frequency"].dims == ("feature", "m_measured")
     assert ds["feature_name"].dims == ("feature",) and "name" not in ds.variables
-    from ensstab_dask.estimates.records.parts import _Features
-
-    both = {"m_ensemble": "m_measured", "name": "feature_name"}
-    old = est.features.rename({v: k for k, v in both.items() if v in est.features.variables})
-    new = est.features.rename({k: v for k, v in both.items() if k in est.features.variables})
-    assert _Features(old).add_to(xr.Dataset()).identical(_Features(new).add_to(xr.Dataset()))
-    assert _Features(new).add_to(xr.Dataset())["feature_frequency"].dims == ("feature", "m_measured")
 
 
 def test_a_simulator_estimate_keeps_its_fit(estimates):

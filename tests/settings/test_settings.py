@@ -17,6 +17,7 @@ from ensstab_dask.checks import DEFAULT_M_ENSEMBLE, DEFAULT_N_RUNS
 from ensstab_dask.cli import build_parser
 from ensstab_dask.cli._common import estimate_options
 from ensstab_dask.models import REGISTRY
+from ensstab_dask.real.named_selectors import selectors_help
 from ensstab_dask.real.selectors import default_selector
 from ensstab_dask.seeding import Stage, Stream, derive
 from ensstab_dask.settings import DEFAULTS, SETTINGS, USED_WHEN, EstimateSettings
@@ -54,6 +55,7 @@ def test_every_field_has_one_constraint_checked_in_the_estimates_order():
         "max_real_runs",
         "cutoff",
         "pfer",
+        "predictor",
     ]
 
 
@@ -87,6 +89,7 @@ def test_to_dict_is_what_an_estimate_records():
         "max_real_runs",
         "cutoff",
         "pfer",
+        "predictor",
     ]
 
 
@@ -155,7 +158,7 @@ def test_validate_params_checks_in_order_and_fills_derived_defaults():
 def test_the_stage_keys_keep_their_values():
     names = (
         "T_UNIFORM REAL POOL P VERIFY PREDICT CALIBRATE MEMBER_RUNS BOOT BOOT_P BOOT_CURVE POWER T_BOOT COPIES H "
-        "H_BOUNDS RANDOM_EFFECTS CHECK_COPIES CHECK MEASURED FEATURES MOMENTS"
+        "H_BOUNDS RANDOM_EFFECTS CHECK_COPIES CHECK MEASURED FEATURES MOMENTS ACCURACY"
     ).split()
     assert [(s.name, int(s)) for s in Stage] == [(name, i) for i, name in enumerate(names)]
     assert derive(3, Stream.ESTIMATE, Stage.CHECK, 1).spawn_key == (9, 18, 1)
@@ -255,6 +258,8 @@ def test_the_cli_offers_every_setting_with_the_librarys_default_and_the_tables_h
         dest = ("no_" if setting.default is True else "") + setting.name
         by_option[dest] = setting
         help_text = re.sub(r" \(--model [^)]*only\)$", "", actions[dest].help)
+        if setting.name == "selector":  # then each name the option takes, from the selectors' table
+            help_text = help_text.removesuffix(f": {selectors_help()}")
         assert help_text == re.sub(r"`(\w+)`", lambda m: "--" + m[1].replace("_", "-"), setting.help), dest
     assert set(actions) - set(by_option) == CLI_OWN_BY_COMMAND[command]  # no option for a setting the table lacks
 
@@ -292,6 +297,7 @@ def test_each_help_text_and_the_default_sizes_are_written_once_in_the_package():
 SNAPSHOT = {
     "m_ensemble": ((1, 5, 10, 20, 30, 50), "distinct ints >= 1"),
     "m_stability": (50, "an int >= 2"),
+    "predictor": (None, "None or one of 'rf', 'logistic'"),
     "n_runs": (None, "an int >= 1"),
     "repeats": (20, "an int >= 2"),
     "p_method": ("bisect", "one of 'bisect', 'grid'"),
