@@ -282,7 +282,7 @@ SHRUNK = {
         "2000",
     ],
     COMPARE: ["--n-estimators", "10", "--n-boot", "20", "--copies", "4"],
-    COMPARE + " --report compare-report/": ["--n-estimators", "10", "--n-boot", "20", "--copies", "4"],
+    COMPARE + " --json selectors.json --report selectors/": ["--n-estimators", "10", "--n-boot", "20", "--copies", "4"],
     STAGES: ["--features", "300", "--repeats", "1", "--n-estimators", "10"],
     SINGLE_CELL: ["--cells", "400,600", "--genes", "300", "--n-estimators", "3"],
 }
