@@ -295,6 +295,10 @@ class Problem:
     rows: np.ndarray | None = field(default=None, repr=False)
     selector: Any = None
 
+    def rows_of(self, X):
+        """The samples of X it asks of: all of X, or a copy of its rows (made when asked)."""
+        return X if self.rows is None else X[self.rows]
+
 
 def group_run_plan(
     X,

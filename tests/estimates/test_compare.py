@@ -129,7 +129,9 @@ def test_a_regression_target_is_scored_by_r2_and_logistic_refused_for_it():
 
 def test_the_choice_keeps_the_most_features_within_one_se_of_the_best_accuracy():
     data = _data()
-    res = es.compare(data.X, data.y, 5, selectors={"forest": FOREST, "f": "f-test"}, predictor="logistic", **SMALL)
+    hostile = "forest\x1b[2J"  # a name with a terminal's control sequence in it
+    res = es.compare(data.X, data.y, 5, selectors={hostile: FOREST, "f": "f-test"}, predictor="logistic", **SMALL)
+    assert "\x1b" not in res.summary() and "forest" in res.summary()  # printed as visible text, never run
     choice = choose(res.estimates)
     assert choice is not None and res.choice()[0].startswith(f"{choice.selector} at m = {choice.m} keeps")
     points = []

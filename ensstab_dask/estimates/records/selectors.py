@@ -11,6 +11,7 @@ import xarray as xr
 from ensstab_dask.estimates.records.estimate import Estimate, stack_estimates
 from ensstab_dask.estimates.words.choice import choice_sentences
 from ensstab_dask.outputs import json_number
+from ensstab_dask.outputs.visible import visible
 from ensstab_dask.wording import Spelling
 
 __all__ = ["SelectorComparison"]
@@ -71,7 +72,9 @@ class SelectorComparison:
                 f"{name}: {'reliable' if est.reliable else 'NOT reliable'}; stability {curve}{acc}; "
                 f"{runs.made} real runs made, {runs.reused} reused, {est.cost.seconds_as_made():.1f} s"
             )
-        return "\n".join(lines)
+        # Names from the user (a selector's) with their control characters made visible, as
+        # an estimate's summary shows the data's names.
+        return visible("\n".join(lines), keep="\n")
 
     def to_dict(self) -> dict:
         """A record per selector under ``selectors`` (``curve``, ``curve_interval``,

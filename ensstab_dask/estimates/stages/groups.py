@@ -127,7 +127,7 @@ class GroupEstimates:
 def _group_data(X, problem: Problem) -> CheckedData:
     """A group's data: all of X against the rest, or the rows of the group and a named
     reference (a copy of them, made when that group's step needs it and let go after)."""
-    return CheckedData(X if problem.rows is None else X[problem.rows], problem.y)
+    return CheckedData(problem.rows_of(X), problem.y)
 
 
 def _caches(cache_dir, data: CheckedData, problems: dict[str, Problem], scorer) -> dict[str, RunCache | None]:

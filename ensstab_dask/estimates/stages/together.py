@@ -55,7 +55,7 @@ def estimate_together(
             recorded = [rate for _, rate in surveyed.values()]
             say_the_price(
                 f"the estimates of {what}",
-                X if first.rows is None else X[first.rows],
+                first.rows_of(X),
                 first.y,
                 first.selector,
                 target,
@@ -88,7 +88,7 @@ def estimate_together(
         estimates = {}
         for k, a in asked.items():  # a question's rows taken for one estimate at a time
             p = a.problem
-            X_k = X if p.rows is None else X[p.rows]
+            X_k = p.rows_of(X)
             runner = RealRunner(
                 X_k, p.y, p.selector, target, progress, a.cache, handed.get(k), rates.get(k, float("nan"))
             )
